@@ -1,0 +1,92 @@
+// Hot-path plumbing behind the public macros and classes. Internal: include
+// <jitscope/jitscope.hpp> instead.
+//
+// The inline part is the guard (one relaxed load of g_session) and the clock
+// read; recording is one out-of-line call into the library (emit.cpp).
+#pragma once
+
+#include <jitscope/detail/export.hpp>
+#include <jitscope/detail/record.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <string_view>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#if defined(__GNUC__)
+#define JITSCOPE_ALWAYS_INLINE inline __attribute__((always_inline))
+#define JITSCOPE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define JITSCOPE_ALWAYS_INLINE inline
+#define JITSCOPE_UNLIKELY(x) (x)
+#endif
+
+namespace jitscope {
+struct Arg;
+}
+
+namespace jitscope::detail {
+
+#if defined(JITSCOPE_DISABLE)
+inline constexpr bool kCompiledIn = false;
+#else
+inline constexpr bool kCompiledIn = true;
+#endif
+
+// The session word. 0: no session. Otherwise bit 0 says the clock is the TSC
+// (1) or CLOCK_MONOTONIC (0), and the bits above are the session's
+// generation, so one relaxed load answers "on?", "which clock?" and "which
+// session?".
+extern JITSCOPE_API std::atomic<std::uint32_t> g_session;
+
+inline constexpr std::uint32_t kSessionTscBit = 1;
+
+JITSCOPE_ALWAYS_INLINE std::uint32_t session_word() noexcept {
+  // relaxed: a stale value only means one event more or less at the edges of
+  // a session; the slow path (registration) re-checks with acquire.
+  return g_session.load(std::memory_order_relaxed);
+}
+
+JITSCOPE_ALWAYS_INLINE std::uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Ticks of the session's clock: TSC ticks or monotonic ns.
+JITSCOPE_ALWAYS_INLINE std::uint64_t read_clock(std::uint32_t session) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (session & kSessionTscBit) return __rdtsc();
+#else
+  (void)session;
+#endif
+  return monotonic_ns();
+}
+
+// What a span's begin left behind for its end and its args.
+struct SpanToken {
+  std::uint32_t session = 0;  // session word at begin; 0: span never began
+  std::uint8_t index = 0;     // its slot on the writer's open-span stack
+  bool recorded = false;      // false: the begin was dropped (ring full / too deep)
+};
+
+JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
+                                    const char* name) noexcept;
+JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
+                                     std::string_view name) noexcept;
+// Closes the innermost span this thread opened in `session`.
+JITSCOPE_API void end_span(std::uint32_t session, std::uint64_t ts) noexcept;
+JITSCOPE_API void add_arg(const SpanToken& token, const Arg& arg) noexcept;
+JITSCOPE_API void instant(std::uint32_t session, std::uint64_t ts, const char* name,
+                          std::string_view dynamic_name, const Arg* args,
+                          std::size_t arg_count) noexcept;
+JITSCOPE_API void counter(std::uint32_t session, std::uint64_t ts, const char* name,
+                          std::string_view dynamic_name, double value) noexcept;
+
+}  // namespace jitscope::detail

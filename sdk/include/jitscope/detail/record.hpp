@@ -1,0 +1,62 @@
+// The fixed-size record carried by the per-thread rings. Internal: the layout
+// may change between versions; only the writer in sdk/src reads it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace jitscope::detail {
+
+enum class RecordKind : std::uint8_t {
+  kBegin = 1,     // span opened: ts, name (or dynamic name bytes follow)
+  kEnd = 2,       // innermost recorded span closed: ts
+  kArg = 3,       // arg on the open span at stack index `index`: name = key
+  kInstant = 4,   // ts, name; `index` = number of kArg records that follow
+  kCounter = 5,   // ts, name, value.f64
+  kThreadName = 6,  // dynamic name bytes follow
+};
+
+enum class ValueType : std::uint8_t {
+  kNone = 0,
+  kInt = 1,
+  kUint = 2,
+  kDouble = 3,
+  kBool = 4,
+  kString = 5,  // bytes follow (after the dynamic name bytes, if any)
+};
+
+// Flags on a record.
+inline constexpr std::uint8_t kFlagDynamicName = 1;  // name bytes follow, `name_len` long
+inline constexpr std::uint8_t kFlagTruncated = 2;    // a dynamic string was cut to fit the ring
+
+// One ring slot. Dynamic bytes (a runtime-built name, a string value) travel
+// in the slots right after their record, as raw bytes, pushed in the same
+// all-or-nothing batch, so the reader always sees a record and its payload
+// together.
+struct Record {
+  std::uint64_t ts;  // clock ticks (see clock.hpp); 0 where unused
+  const char* name;  // static name or arg key; nullptr when kFlagDynamicName
+  union {
+    std::int64_t i64;
+    std::uint64_t u64;  // kUint value; for kString: the string's byte length
+    double f64;
+  } value;
+  std::uint32_t name_len;  // dynamic name length in bytes
+  RecordKind kind;
+  ValueType type;
+  std::uint8_t flags;
+  std::uint8_t index;  // kArg: stack index of the target span; kInstant: arg count
+};
+
+static_assert(sizeof(Record) == 32, "a ring slot is pinned at 32 bytes");
+static_assert(std::is_trivially_copyable_v<Record>);
+
+inline constexpr std::size_t kRecordBytes = sizeof(Record);
+
+// Slots needed to carry `bytes` of dynamic payload.
+constexpr std::size_t payload_slots(std::size_t bytes) noexcept {
+  return (bytes + kRecordBytes - 1) / kRecordBytes;
+}
+
+}  // namespace jitscope::detail

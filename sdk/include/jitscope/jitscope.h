@@ -1,0 +1,64 @@
+/* jitscope C API.
+ *
+ * Quickstart
+ *   #include <jitscope/jitscope.h>
+ *   jitscope_config cfg;
+ *   jitscope_config_init(&cfg);            // defaults
+ *   cfg.output_path = "trace.json";
+ *   if (jitscope_start(&cfg) != 0) fprintf(stderr, "%s\n", jitscope_last_error());
+ *   jitscope_span_begin("compile");        // string literal: stored by pointer
+ *   jitscope_span_begin_copy(name, len);   // runtime name: copied
+ *   jitscope_span_end();                   // closes the innermost span
+ *   jitscope_span_end();
+ *   jitscope_stop();
+ *
+ * Every call is safe with NULL pointers and without a session (it does
+ * nothing); an end with nothing open is counted and ignored. Costs are the
+ * C++ API's (jitscope.hpp) plus one call.
+ */
+#ifndef JITSCOPE_JITSCOPE_H
+#define JITSCOPE_JITSCOPE_H
+
+#include <jitscope/detail/export.hpp>
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum jitscope_overflow {
+  JITSCOPE_OVERFLOW_DROP = 0,
+  JITSCOPE_OVERFLOW_BLOCK = 1
+} jitscope_overflow;
+
+typedef struct jitscope_config {
+  const char* output_path;      /* required */
+  size_t ring_capacity;         /* 32-byte records per thread */
+  jitscope_overflow overflow;
+  unsigned flush_interval_ms;
+  const char* process_name;     /* NULL: the executable's name */
+} jitscope_config;
+
+/* Fills *cfg with the defaults (no output path). */
+JITSCOPE_API void jitscope_config_init(jitscope_config* cfg);
+/* 0 on success; -1 and jitscope_last_error() otherwise. NULL cfg: from JITSCOPE_* env. */
+JITSCOPE_API int jitscope_start(const jitscope_config* cfg);
+/* 0 on success (or no session); -1 if the output had an I/O error. */
+JITSCOPE_API int jitscope_stop(void);
+JITSCOPE_API int jitscope_active(void);
+/* The reason for the calling thread's last failed start/stop; "" if none. */
+JITSCOPE_API const char* jitscope_last_error(void);
+
+JITSCOPE_API void jitscope_span_begin(const char* static_name);
+JITSCOPE_API void jitscope_span_begin_copy(const char* name, size_t len);
+JITSCOPE_API void jitscope_span_end(void);
+JITSCOPE_API void jitscope_instant(const char* static_name);
+JITSCOPE_API void jitscope_counter(const char* static_name, double value);
+JITSCOPE_API void jitscope_thread_name(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITSCOPE_JITSCOPE_H */

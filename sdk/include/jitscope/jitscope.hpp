@@ -1,0 +1,288 @@
+// jitscope — nanosecond-cost tracing for GPU compilers and JITs.
+//
+// Quickstart
+//   #include <jitscope/jitscope.hpp>
+//
+//   void compile(Kernel& k) {
+//     JITSCOPE_SPAN("compile");                       // static name: the fast path
+//     jitscope::Span lower("lower", {{"ops", k.ops}}); // RAII span with typed args
+//     lower.arg("mode", "fast");                       // args while it is open
+//     JITSCOPE_SPAN_DYN(k.name);                      // runtime-built name (copied)
+//     JITSCOPE_INSTANT("cache_miss", {"key", k.hash});
+//     JITSCOPE_COUNTER("queue_depth", queue.size());
+//   }
+//
+//   Run with JITSCOPE_TRACE=trace.json, or start a session from code:
+//     jitscope::Config cfg; cfg.output_path = "trace.json";
+//     if (auto st = jitscope::start(cfg); !st) { /* st.message() says why */ }
+//     ...
+//     jitscope::stop();
+//   Open the file in https://ui.perfetto.dev or chrome://tracing.
+//
+// Cost (bench/jitscope_bench, README "Overhead"): a static-name span with a
+// session on is two clock reads and two 32-byte ring writes; with no session
+// it is one relaxed load and a branch; with JITSCOPE_DISABLE defined before
+// including this header every macro is `static_cast<void>(0)` and the classes
+// are empty.
+//
+// Macros (each is a statement):
+//   JITSCOPE_SPAN("literal")                       span to the end of the scope
+//   JITSCOPE_SPAN_ARGS("literal", {"k", v}, ...)   same, with typed args
+//   JITSCOPE_SPAN_DYN(string_view_expr)            runtime name, copied
+//   JITSCOPE_INSTANT("literal")                    instant event
+//   JITSCOPE_INSTANT("literal", {"k", v}, ...)     instant with args
+//   JITSCOPE_COUNTER("literal", number)            counter sample
+//   JITSCOPE_THREAD_NAME(string_view_expr)         names the calling thread
+//
+// Names: a string literal (a char array) is stored as a pointer and must live
+// as long as the session; anything else (std::string, const char*,
+// string_view) is copied into the ring. Arg keys must be string literals;
+// string arg values are always copied.
+//
+// Threads: spans on one thread must nest (RAII gives this). Nothing here
+// throws, allocates after a thread's first event, locks, or does I/O.
+#pragma once
+
+#include <jitscope/detail/export.hpp>
+#include <jitscope/detail/hot.hpp>
+#include <jitscope/version.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace jitscope {
+
+// What a full ring does with a new record.
+enum class OverflowPolicy : std::uint8_t {
+  kDrop,   // drop the newest record and count it (default: never slows the host)
+  kBlock,  // the producing thread waits for the flusher (tests, exact traces)
+};
+
+// Which clock stamps events. kAuto: the TSC when it is invariant
+// (constant_tsc + nonstop_tsc), else CLOCK_MONOTONIC.
+enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
+
+// Defaults, also used by Config::from_env when a variable is unset.
+inline constexpr std::size_t kDefaultRingCapacity = 65536;  // records: 2 MiB/thread
+inline constexpr std::size_t kMinRingCapacity = 64;
+inline constexpr std::size_t kMaxRingCapacity = std::size_t{1} << 24;
+inline constexpr std::chrono::milliseconds kDefaultFlushInterval{100};
+
+// Result of a cold-path call: ok, or a one-line reason.
+class Status {
+ public:
+  Status() = default;
+  static Status error(std::string message) noexcept {
+    Status s;
+    s.ok_ = false;
+    s.message_ = std::move(message);
+    return s;
+  }
+  bool ok() const noexcept { return ok_; }
+  explicit operator bool() const noexcept { return ok_; }
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  bool ok_ = true;
+  std::string message_;
+};
+
+struct Config {
+  std::string output_path;  // required: the Chrome trace JSON file
+  std::size_t ring_capacity = kDefaultRingCapacity;  // 32-byte records per thread
+  OverflowPolicy overflow = OverflowPolicy::kDrop;
+  std::chrono::milliseconds flush_interval = kDefaultFlushInterval;
+  std::string process_name;  // empty: the executable's name
+  ClockChoice clock = ClockChoice::kAuto;
+
+  // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
+  // variables keep the defaults; a bad value is an error naming the variable.
+  // Requires JITSCOPE_TRACE unless `require_trace` is false.
+  JITSCOPE_API static Status from_env(Config* out, bool require_trace = true) noexcept;
+  // Checks ranges; start() calls it too.
+  JITSCOPE_API Status validate() const noexcept;
+};
+
+// Totals of a finished session, from stop().
+struct SessionStats {
+  std::string output_path;
+  std::uint64_t events_written = 0;   // X + I + C events in the file
+  std::uint64_t events_dropped = 0;   // lost to full rings (kDrop), all threads
+  std::uint64_t spans_incomplete = 0; // spans still open at stop, written as such
+  std::uint64_t threads = 0;          // threads that recorded anything
+  std::uint64_t bytes_written = 0;
+  bool write_failed = false;          // an I/O error stopped the output early
+};
+
+// Starts a session. Fails (no session, one `jitscope:` line on stderr) if one
+// is already active, the config is invalid, or the output can't be opened.
+JITSCOPE_API Status start(const Config& config) noexcept;
+// Stops the active session: drains every ring, closes the file. Spans still
+// open are written with args {"incomplete": true}. A no-op without a session.
+JITSCOPE_API Status stop(SessionStats* stats = nullptr) noexcept;
+
+inline bool active() noexcept {
+  if constexpr (!detail::kCompiledIn) return false;
+  return detail::session_word() != 0;
+}
+
+// Names the calling thread in the trace (not the OS name). Callable any time;
+// the name sticks for later sessions. The string is copied.
+JITSCOPE_API void set_thread_name(std::string_view name) noexcept;
+
+// A typed arg: integer, floating point, bool or string (copied).
+struct Arg {
+  const char* key;
+  detail::ValueType type = detail::ValueType::kNone;
+  union {
+    std::int64_t i64;
+    std::uint64_t u64;
+    double f64;
+    bool b;
+  };
+  std::string_view str;
+
+  template <std::size_t N>
+  Arg(const char (&k)[N], bool v) noexcept : key(k), type(detail::ValueType::kBool), b(v) {}
+  template <std::size_t N, std::signed_integral T>
+  Arg(const char (&k)[N], T v) noexcept : key(k), type(detail::ValueType::kInt), i64(v) {}
+  template <std::size_t N, std::unsigned_integral T>
+    requires(!std::same_as<T, bool>)
+  Arg(const char (&k)[N], T v) noexcept : key(k), type(detail::ValueType::kUint), u64(v) {}
+  template <std::size_t N, std::floating_point T>
+  Arg(const char (&k)[N], T v) noexcept
+      : key(k), type(detail::ValueType::kDouble), f64(static_cast<double>(v)) {}
+  template <std::size_t N>
+  Arg(const char (&k)[N], std::string_view v) noexcept
+      : key(k), type(detail::ValueType::kString), u64(0), str(v) {}
+  template <std::size_t N>
+  Arg(const char (&k)[N], const char* v) noexcept
+      : key(k), type(detail::ValueType::kString), u64(0), str(v ? v : "") {}
+  template <std::size_t N>
+  Arg(const char (&k)[N], const std::string& v) noexcept
+      : key(k), type(detail::ValueType::kString), u64(0), str(v) {}
+};
+
+// RAII span: begins in the constructor, ends in the destructor or end().
+class Span {
+ public:
+  // Static name: a string literal, stored by pointer (the fast path).
+  template <std::size_t N>
+  JITSCOPE_ALWAYS_INLINE explicit Span(const char (&name)[N]) noexcept {
+    begin_static(name);
+  }
+  template <std::size_t N>
+  Span(const char (&name)[N], std::initializer_list<Arg> args) noexcept {
+    begin_static(name);
+    for (const Arg& a : args) arg(a);
+  }
+  // Dynamic name: copied into the ring.
+  explicit Span(std::string_view name) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      const std::uint32_t s = detail::session_word();
+      if (JITSCOPE_UNLIKELY(s != 0))
+        token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
+    }
+  }
+  Span(std::string_view name, std::initializer_list<Arg> args) noexcept : Span(name) {
+    for (const Arg& a : args) arg(a);
+  }
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+  JITSCOPE_ALWAYS_INLINE ~Span() { end(); }
+
+  // Adds an arg while the span is open; ignored once it has ended.
+  void arg(const Arg& a) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      if (token_.session != 0 && token_.recorded) detail::add_arg(token_, a);
+    }
+  }
+  template <std::size_t N, class T>
+  void arg(const char (&key)[N], const T& value) noexcept {
+    arg(Arg(key, value));
+  }
+  // Ends the span now (idempotent).
+  JITSCOPE_ALWAYS_INLINE void end() noexcept {
+    if constexpr (detail::kCompiledIn) {
+      if (token_.session != 0) {
+        detail::end_span(token_.session, detail::read_clock(token_.session));
+        token_.session = 0;
+      }
+    }
+  }
+  bool recording() const noexcept { return token_.session != 0 && token_.recorded; }
+
+ private:
+  JITSCOPE_ALWAYS_INLINE void begin_static(const char* name) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      const std::uint32_t s = detail::session_word();
+      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_static(s, detail::read_clock(s), name);
+    }
+  }
+  detail::SpanToken token_;
+};
+
+// Instant event on the calling thread.
+template <std::size_t N>
+inline void instant(const char (&name)[N], std::initializer_list<Arg> args = {}) noexcept {
+  if constexpr (detail::kCompiledIn) {
+    const std::uint32_t s = detail::session_word();
+    if (JITSCOPE_UNLIKELY(s != 0))
+      detail::instant(s, detail::read_clock(s), name, {}, args.begin(), args.size());
+  }
+}
+inline void instant(std::string_view name, std::initializer_list<Arg> args = {}) noexcept {
+  if constexpr (detail::kCompiledIn) {
+    const std::uint32_t s = detail::session_word();
+    if (JITSCOPE_UNLIKELY(s != 0))
+      detail::instant(s, detail::read_clock(s), nullptr, name, args.begin(), args.size());
+  }
+}
+
+// Counter sample: one track per name, in the process.
+template <std::size_t N>
+inline void counter(const char (&name)[N], double value) noexcept {
+  if constexpr (detail::kCompiledIn) {
+    const std::uint32_t s = detail::session_word();
+    if (JITSCOPE_UNLIKELY(s != 0)) detail::counter(s, detail::read_clock(s), name, {}, value);
+  }
+}
+inline void counter(std::string_view name, double value) noexcept {
+  if constexpr (detail::kCompiledIn) {
+    const std::uint32_t s = detail::session_word();
+    if (JITSCOPE_UNLIKELY(s != 0)) detail::counter(s, detail::read_clock(s), nullptr, name, value);
+  }
+}
+
+}  // namespace jitscope
+
+#define JITSCOPE_CONCAT_IMPL(a, b) a##b
+#define JITSCOPE_CONCAT(a, b) JITSCOPE_CONCAT_IMPL(a, b)
+#define JITSCOPE_UNIQUE(prefix) JITSCOPE_CONCAT(prefix, __LINE__)
+
+#if defined(JITSCOPE_DISABLE)
+#define JITSCOPE_SPAN(name) static_cast<void>(0)
+#define JITSCOPE_SPAN_ARGS(name, ...) static_cast<void>(0)
+#define JITSCOPE_SPAN_DYN(name) static_cast<void>(0)
+#define JITSCOPE_INSTANT(name, ...) static_cast<void>(0)
+#define JITSCOPE_COUNTER(name, value) static_cast<void>(0)
+#define JITSCOPE_THREAD_NAME(name) static_cast<void>(0)
+#else
+// `"" name ""` only compiles for a string literal: the static path is safe.
+#define JITSCOPE_SPAN(name) ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "")
+#define JITSCOPE_SPAN_ARGS(name, ...) \
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", {__VA_ARGS__})
+#define JITSCOPE_SPAN_DYN(name) \
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)(::std::string_view(name))
+#define JITSCOPE_INSTANT(name, ...) \
+  ::jitscope::instant("" name "" __VA_OPT__(, {__VA_ARGS__}))
+#define JITSCOPE_COUNTER(name, value) \
+  ::jitscope::counter("" name "", static_cast<double>(value))
+#define JITSCOPE_THREAD_NAME(name) ::jitscope::set_thread_name(::std::string_view(name))
+#endif

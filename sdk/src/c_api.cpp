@@ -1,0 +1,109 @@
+// The C API: thin, null-safe wrappers over the C++ one.
+#include <jitscope/jitscope.h>
+#include <jitscope/jitscope.hpp>
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+thread_local std::string t_last_error;
+
+void set_last_error(const jitscope::Status& st) noexcept {
+  try {
+    t_last_error = st.ok() ? std::string() : st.message();
+  } catch (...) {
+    t_last_error.clear();
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void jitscope_config_init(jitscope_config* cfg) {
+  if (cfg == nullptr) return;
+  cfg->output_path = nullptr;
+  cfg->ring_capacity = jitscope::kDefaultRingCapacity;
+  cfg->overflow = JITSCOPE_OVERFLOW_DROP;
+  cfg->flush_interval_ms = static_cast<unsigned>(jitscope::kDefaultFlushInterval.count());
+  cfg->process_name = nullptr;
+}
+
+int jitscope_start(const jitscope_config* cfg) {
+  jitscope::Status st;
+  try {
+    jitscope::Config config;
+    if (cfg == nullptr) {
+      st = jitscope::Config::from_env(&config);
+    } else {
+      if (cfg->output_path != nullptr) config.output_path = cfg->output_path;
+      config.ring_capacity = cfg->ring_capacity;
+      if (cfg->overflow != JITSCOPE_OVERFLOW_DROP && cfg->overflow != JITSCOPE_OVERFLOW_BLOCK) {
+        st = jitscope::Status::error("overflow must be JITSCOPE_OVERFLOW_DROP or _BLOCK");
+      }
+      config.overflow = cfg->overflow == JITSCOPE_OVERFLOW_BLOCK ? jitscope::OverflowPolicy::kBlock
+                                                                 : jitscope::OverflowPolicy::kDrop;
+      config.flush_interval = std::chrono::milliseconds(cfg->flush_interval_ms);
+      if (cfg->process_name != nullptr) config.process_name = cfg->process_name;
+    }
+    if (st) st = jitscope::start(config);
+  } catch (...) {
+    st = jitscope::Status::error("out of memory");
+  }
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
+int jitscope_stop(void) {
+  const jitscope::Status st = jitscope::stop();
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
+int jitscope_active(void) { return jitscope::active() ? 1 : 0; }
+
+const char* jitscope_last_error(void) { return t_last_error.c_str(); }
+
+void jitscope_span_begin(const char* static_name) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) jitscope::detail::begin_static(s, jitscope::detail::read_clock(s), static_name);
+}
+
+void jitscope_span_begin_copy(const char* name, size_t len) {
+  if (name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::begin_dynamic(s, jitscope::detail::read_clock(s),
+                                    std::string_view(name, len));
+  }
+}
+
+void jitscope_span_end(void) {
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) jitscope::detail::end_span(s, jitscope::detail::read_clock(s));
+}
+
+void jitscope_instant(const char* static_name) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::instant(s, jitscope::detail::read_clock(s), static_name, {}, nullptr, 0);
+  }
+}
+
+void jitscope_counter(const char* static_name, double value) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::counter(s, jitscope::detail::read_clock(s), static_name, {}, value);
+  }
+}
+
+void jitscope_thread_name(const char* name) {
+  if (name == nullptr) return;
+  jitscope::set_thread_name(name);
+}
+
+}  // extern "C"

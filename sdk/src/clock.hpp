@@ -1,0 +1,69 @@
+// One time base for the process: the TSC when it is invariant (constant_tsc
+// and nonstop_tsc), CLOCK_MONOTONIC otherwise. Producers store raw ticks
+// (detail::read_clock); only the flusher converts them, with one calibration
+// fixed for the life of the process so that nesting survives conversion.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace jitscope::detail {
+
+// 128-bit intermediates keep tick scaling exact; __extension__ keeps -Wpedantic quiet.
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 Uint128;
+
+enum class ClockSource : std::uint8_t { kTsc, kMonotonic };
+
+std::string_view clock_source_name(ClockSource source) noexcept;
+
+// True when /proc/cpuinfo (or cpuid on x86) says the TSC is invariant.
+bool tsc_is_invariant() noexcept;
+
+// A TSC tick and the CLOCK_MONOTONIC ns read at the same moment, taken as the
+// tightest of a few bracketed reads.
+struct ClockPoint {
+  std::uint64_t ticks;
+  std::uint64_t ns;
+  std::uint64_t uncertainty_ticks;  // width of the bracket it came from
+};
+ClockPoint sample_clock_point() noexcept;
+
+// Ticks -> CLOCK_MONOTONIC ns. For the TSC: ns = base_ns + (ticks - base) * ns_per_tick
+// in 32.32 fixed point, exact and monotonic in ticks.
+class ClockConversion {
+ public:
+  static ClockConversion identity() noexcept;  // CLOCK_MONOTONIC ticks are ns
+  static ClockConversion from_points(const ClockPoint& a, const ClockPoint& b) noexcept;
+
+  std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
+    if (mult_ == kIdentity) return ticks;
+    const Int128 delta = static_cast<Int128>(static_cast<std::int64_t>(ticks - base_ticks_));
+    const Int128 ns = static_cast<Int128>(base_ns_) + ((delta * mult_) >> 32);
+    return ns < 0 ? 0 : static_cast<std::uint64_t>(ns);
+  }
+  double ns_per_tick() const noexcept { return static_cast<double>(mult_) / 4294967296.0; }
+  bool is_identity() const noexcept { return mult_ == kIdentity; }
+  std::uint64_t window_ns() const noexcept { return window_ns_; }
+  // Relative error bound of ns_per_tick from the two brackets.
+  double relative_uncertainty() const noexcept { return relative_uncertainty_; }
+
+ private:
+  static constexpr std::uint64_t kIdentity = 0;
+  std::uint64_t base_ticks_ = 0;
+  std::uint64_t base_ns_ = 0;
+  std::uint64_t mult_ = kIdentity;
+  std::uint64_t window_ns_ = 0;
+  double relative_uncertainty_ = 0;
+};
+
+// The process's TSC calibration: the first call takes a point, waits until
+// `min_window_ns` have passed since `first` (sleeping if needed) and fixes the
+// conversion; later calls return the same one. Thread-safe.
+const ClockConversion& tsc_conversion(const ClockPoint& first,
+                                      std::uint64_t min_window_ns) noexcept;
+
+// CLOCK_REALTIME now, in ns since the Unix epoch.
+std::uint64_t realtime_ns() noexcept;
+
+}  // namespace jitscope::detail

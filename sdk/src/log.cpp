@@ -1,0 +1,39 @@
+#include "log.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace jitscope::detail {
+
+void log_line(std::string_view message) noexcept {
+  // A fixed buffer: logging must work when memory is short.
+  char line[1024];
+  constexpr std::string_view kPrefix = "jitscope: ";
+  std::size_t n = 0;
+  std::memcpy(line, kPrefix.data(), kPrefix.size());
+  n += kPrefix.size();
+  const std::size_t room = sizeof(line) - n - 1;
+  const std::size_t len = std::min(message.size(), room);
+  std::memcpy(line + n, message.data(), len);
+  n += len;
+  line[n++] = '\n';
+  const int saved = errno;
+  std::size_t off = 0;
+  while (off < n) {
+    const ssize_t w = ::write(STDERR_FILENO, line + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  errno = saved;
+}
+
+void log_once(std::atomic<bool>& flag, std::string_view message) noexcept {
+  // acq_rel not needed: only "exactly one caller logs" matters.
+  if (!flag.exchange(true, std::memory_order_relaxed)) log_line(message);
+}
+
+}  // namespace jitscope::detail

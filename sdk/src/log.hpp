@@ -1,0 +1,14 @@
+// The one way jitscope talks to the user at run time: a `jitscope: ...` line
+// on stderr, written with one write(2) so lines from threads never interleave.
+#pragma once
+
+#include <atomic>
+#include <string_view>
+
+namespace jitscope::detail {
+
+void log_line(std::string_view message) noexcept;
+// Logs only the first time `flag` is seen false; later calls are silent.
+void log_once(std::atomic<bool>& flag, std::string_view message) noexcept;
+
+}  // namespace jitscope::detail

@@ -1,0 +1,295 @@
+// The session: start/stop, the flusher thread, the output file, the
+// JITSCOPE_TRACE autostart and fork handling.
+#include "clock.hpp"
+#include "log.hpp"
+#include "session_params.hpp"
+#include "thread_registry.hpp"
+#include "trace_writer.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+extern char* program_invocation_short_name;
+
+namespace jitscope::detail {
+
+std::atomic<std::uint32_t> g_session{0};
+
+SessionParams& session_params() noexcept {
+  static SessionParams params;
+  return params;
+}
+
+namespace {
+
+// Writes whole buffers to a file descriptor; the first error is reported once
+// and turns the output off, and the session goes on discarding.
+class FileSink final : public TraceSink {
+ public:
+  FileSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileSink() override { close(); }
+
+  void write(std::string_view bytes) noexcept override {
+    if (failed_) return;
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        fail(n < 0 ? std::strerror(errno) : "write returned 0");
+        return;
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    bytes_ += bytes.size();
+  }
+  void close() noexcept {
+    if (fd_ < 0) return;
+    if (::close(fd_) != 0 && !failed_) fail(std::strerror(errno));
+    fd_ = -1;
+  }
+  bool failed() const noexcept { return failed_; }
+  std::uint64_t bytes() const noexcept { return bytes_; }
+
+ private:
+  void fail(const char* why) noexcept {
+    failed_ = true;
+    try {
+      log_line("writing " + path_ + " failed: " + why + "; the rest of this trace is lost");
+    } catch (...) {
+      log_line("writing the trace failed; the rest of this trace is lost");
+    }
+  }
+  int fd_;
+  std::string path_;
+  std::uint64_t bytes_ = 0;
+  bool failed_ = false;
+};
+
+class Session {
+ public:
+  Session(const Config& cfg, int fd, std::uint32_t word, ClockSource clock, ClockPoint first)
+      : config_(cfg), sink_(fd, cfg.output_path), word_(word), clock_(clock), first_(first) {}
+
+  void start_flusher() { thread_ = std::thread([this] { run(); }); }
+
+  // Signals the flusher, waits for its final drain.
+  void stop_and_join() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_requested_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  SessionStats stats() const { return stats_; }
+
+ private:
+  void run() noexcept {
+    try {
+      SessionInfo info;
+      info.process_name = config_.process_name.empty() ? std::string(program_invocation_short_name)
+                                                       : config_.process_name;
+      info.pid = static_cast<int>(::getpid());
+      info.clock = clock_;
+      // The TSC calibration is fixed once per process, over at least 20 ms
+      // from the first session's start; the flusher waits for it, never a producer.
+      info.conversion = clock_ == ClockSource::kTsc ? tsc_conversion(first_, 20'000'000)
+                                                    : ClockConversion::identity();
+      info.start_unix_ns = start_unix_ns_;
+      info.start_monotonic_ns = first_.ns;
+      info.ring_capacity = config_.ring_capacity;
+      info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
+      info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
+      TraceWriter writer(sink_, info);
+      writer.begin_trace();
+      std::vector<ThreadState*> threads;
+      for (;;) {
+        bool last;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          cv_.wait_for(lock, config_.flush_interval, [this] { return stop_requested_; });
+          last = stop_requested_;
+        }
+        drain_all(writer, threads, /*final=*/last);
+        if (last) break;
+      }
+      writer.end_trace();
+      sink_.close();
+      stats_.output_path = config_.output_path;
+      stats_.events_written = writer.events_written();
+      stats_.spans_incomplete = writer.spans_incomplete();
+      for (const ThreadSummary& s : writer.summaries()) stats_.events_dropped += s.dropped;
+      stats_.threads = writer.summaries().size();
+      stats_.bytes_written = sink_.bytes();
+      stats_.write_failed = sink_.failed();
+    } catch (...) {
+      // Out of memory on the flusher: the trace stops, the host goes on.
+      log_line("flusher ran out of memory; the trace is cut short");
+      stats_.write_failed = true;
+    }
+  }
+
+  void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final) {
+    ThreadRegistry& registry = ThreadRegistry::instance();
+    registry.snapshot(threads);
+    const std::uint64_t end_ns = monotonic_ns();
+    for (ThreadState* t : threads) {
+      // acquire: pairs with the retiring thread's release; read before
+      // draining so that nothing pushed before retirement is missed.
+      const bool retired = t->retired.load(std::memory_order_acquire);
+      if (t->session != word_) {
+        // An earlier session's thread state: not ours to write; discard it.
+        if (retired) registry.remove(t);
+        continue;
+      }
+      writer.drain(*t);
+      if (final || retired) writer.close_open_spans(*t, end_ns);
+      writer.settle(*t);
+      if (retired) registry.remove(t);
+    }
+    std::uint64_t dropped = 0;  // settled summaries outlive retired threads
+    for (const ThreadSummary& s : writer.summaries()) dropped += s.dropped;
+    writer.note_dropped(dropped);
+    writer.flush();
+  }
+
+  Config config_;
+  FileSink sink_;
+  std::uint32_t word_;
+  ClockSource clock_;
+  ClockPoint first_;
+  std::uint64_t start_unix_ns_ = realtime_ns();
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;
+  std::thread thread_;
+  SessionStats stats_;
+};
+
+std::mutex& control_mutex() {
+  static std::mutex* m = new std::mutex();  // leaked: used during exit
+  return *m;
+}
+Session* g_current = nullptr;  // guarded by control_mutex()
+std::uint32_t g_generation = 0;
+
+void fork_prepare() noexcept {
+  control_mutex().lock();
+  ThreadRegistry::instance().lock_for_fork();
+}
+void fork_parent() noexcept {
+  ThreadRegistry::instance().unlock_after_fork();
+  control_mutex().unlock();
+}
+void fork_child() noexcept {
+  // The child has no flusher and must never write the parent's file: drop
+  // the session (its memory is abandoned) and every inherited thread state.
+  g_session.store(0, std::memory_order_relaxed);
+  g_current = nullptr;
+  ThreadRegistry::instance().retire_all_in_child();
+  ThreadRegistry::instance().unlock_after_fork();
+  control_mutex().unlock();
+}
+
+ClockSource pick_clock(ClockChoice choice) noexcept {
+  switch (choice) {
+    case ClockChoice::kTsc: return ClockSource::kTsc;
+    case ClockChoice::kMonotonic: return ClockSource::kMonotonic;
+    case ClockChoice::kAuto: break;
+  }
+  static const bool invariant = tsc_is_invariant();
+  return invariant ? ClockSource::kTsc : ClockSource::kMonotonic;
+}
+
+// JITSCOPE_TRACE: a session from load to exit with no code change.
+struct AutoSession {
+  AutoSession() {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (std::getenv("JITSCOPE_TRACE") == nullptr) return;
+    Config cfg;
+    if (Status st = Config::from_env(&cfg); !st) {
+      log_line("no session started: " + st.message());
+      return;
+    }
+    (void)start(cfg);  // start() reports its own failure
+  }
+  ~AutoSession() { (void)stop(); }
+};
+AutoSession g_auto_session;
+
+}  // namespace
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+Status start(const Config& config) noexcept {
+  using namespace detail;
+  Status result;
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current != nullptr) {
+      result = Status::error("a session is already active");
+    } else if (Status st = config.validate(); !st) {
+      result = st;
+    } else {
+      const int fd = ::open(config.output_path.c_str(),
+                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        result = Status::error("cannot open " + config.output_path + ": " + std::strerror(errno));
+      } else {
+        const ClockSource clock = pick_clock(config.clock);
+        g_generation = (g_generation + 1) & 0x7fffffffu;
+        if (g_generation == 0) g_generation = 1;
+        const std::uint32_t word =
+            (g_generation << 1) | (clock == ClockSource::kTsc ? kSessionTscBit : 0u);
+        auto session = std::make_unique<Session>(config, fd, word, clock, sample_clock_point());
+        SessionParams& params = session_params();
+        params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
+        params.overflow.store(config.overflow, std::memory_order_relaxed);
+        session->start_flusher();
+        g_current = session.release();
+        // release: a thread that sees this word also sees the params above.
+        g_session.store(word, std::memory_order_release);
+      }
+    }
+  } catch (...) {
+    result = Status::error("could not start the session (out of memory or threads)");
+  }
+  if (!result) log_line(result.message());
+  return result;
+}
+
+Status stop(SessionStats* stats) noexcept {
+  using namespace detail;
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return {};
+    // release: pairs with nothing in particular; producers only need to see
+    // 0 eventually, and those that still push are drained or discarded.
+    g_session.store(0, std::memory_order_release);
+    std::unique_ptr<Session> session(g_current);
+    g_current = nullptr;
+    session->stop_and_join();
+    const SessionStats s = session->stats();
+    if (stats != nullptr) *stats = s;
+    if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");
+    return {};
+  } catch (...) {
+    return Status::error("stop failed (out of memory)");
+  }
+}
+
+}  // namespace jitscope

@@ -1,0 +1,394 @@
+#include "trace_writer.hpp"
+
+#include "json_writer.hpp"
+#include "thread_registry.hpp"
+
+#include <jitscope/version.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace jitscope::detail {
+namespace {
+
+constexpr std::size_t kChunkRecords = 4096;     // one pop: 128 KiB
+constexpr std::size_t kFlushThreshold = 1 << 20;  // bytes buffered before the sink
+
+std::size_t string_payload(const Record& r) noexcept {
+  return r.kind == RecordKind::kArg && r.type == ValueType::kString ? r.value.u64 : 0;
+}
+
+}  // namespace
+
+std::size_t group_slots(const Record& r) noexcept {
+  const std::size_t name = (r.flags & kFlagDynamicName) != 0 ? r.name_len : 0;
+  return 1 + payload_slots(name) + payload_slots(string_payload(r));
+}
+
+TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
+    : sink_(sink), info_(info), chunk_(kChunkRecords) {
+  buf_.reserve(kFlushThreshold + 64 * 1024);
+}
+
+void TraceWriter::event_prefix() {
+  if (first_event_) {
+    first_event_ = false;
+  } else {
+    buf_.append(",\n");
+  }
+}
+
+void TraceWriter::maybe_flush() noexcept {
+  if (buf_.size() >= kFlushThreshold) flush();
+}
+
+void TraceWriter::flush() noexcept {
+  if (buf_.empty()) return;
+  sink_.write(buf_);
+  buf_.clear();
+}
+
+void TraceWriter::begin_trace() {
+  buf_.append("[\n");
+  event_prefix();
+  {
+    JsonWriter w(buf_);
+    w.begin_object();
+    w.member("ph", "M");
+    w.member("name", "process_name");
+    w.member("pid", info_.pid);
+    w.member("tid", 0);
+    w.key("args");
+    w.begin_object();
+    w.member("name", std::string_view(info_.process_name));
+    w.end_object();
+    w.end_object();
+  }
+  event_prefix();
+  JsonWriter w(buf_);
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", "jitscope_session");
+  w.member("pid", info_.pid);
+  w.member("tid", 0);
+  w.key("args");
+  w.begin_object();
+  w.member("version", JITSCOPE_VERSION_STRING);
+  w.member("clock", clock_source_name(info_.clock));
+  w.member("ns_per_tick", info_.conversion.is_identity() ? 1.0 : info_.conversion.ns_per_tick());
+  w.member("calibration_window_ns", info_.conversion.window_ns());
+  w.member("calibration_relative_uncertainty", info_.conversion.relative_uncertainty());
+  w.member("session_start_unix_ns", info_.start_unix_ns);
+  w.member("session_start_monotonic_ns", info_.start_monotonic_ns);
+  w.member("timestamps", "CLOCK_MONOTONIC microseconds");
+  w.member("ring_capacity", static_cast<std::uint64_t>(info_.ring_capacity));
+  w.member("overflow", info_.overflow);
+  w.member("flush_interval_ms", info_.flush_interval_ms);
+  w.end_object();
+  w.end_object();
+  flush();
+}
+
+ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
+  ThreadDecodeState& d = *t.decode;
+  if (d.summary == ~std::size_t{0}) {
+    d.summary = summaries_.size();
+    ThreadSummary s;
+    s.tid = t.tid;
+    s.name = t.initial_name;
+    summaries_.push_back(std::move(s));
+    d.tid_fields = ",\"pid\":";
+    append_int(d.tid_fields, info_.pid);
+    d.tid_fields.append(",\"tid\":");
+    append_int(d.tid_fields, t.tid);
+    write_thread_name(d, t.initial_name);
+  }
+  return d;
+}
+
+void TraceWriter::drain(ThreadState& t) {
+  // Bounded: at most one ring's worth per call, so a busy producer cannot
+  // keep the flusher on one thread.
+  std::size_t budget = t.ring.read_available();
+  if (budget == 0) return;
+  ThreadDecodeState& d = prepare(t);
+  while (budget > 0) {
+    const std::size_t n = t.ring.pop(chunk_.data(), std::min(budget, chunk_.size()));
+    if (n == 0) break;
+    budget -= n;
+    std::size_t i = 0;
+    if (!d.partial.empty()) {
+      const std::size_t want = group_slots(d.partial.front()) - d.partial.size();
+      const std::size_t take = std::min(want, n);
+      d.partial.insert(d.partial.end(), chunk_.begin(), chunk_.begin() + take);
+      i = take;
+      if (take < want) continue;
+      handle(t, d.partial.data(), d.partial.size());
+      d.partial.clear();
+      if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
+    }
+    while (i < n) {
+      const std::size_t g = group_slots(chunk_[i]);
+      if (i + g > n) {
+        d.partial.assign(chunk_.begin() + i, chunk_.begin() + n);
+        break;
+      }
+      handle(t, &chunk_[i], g);
+      i += g;
+    }
+  }
+}
+
+void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots) {
+  ThreadDecodeState& d = *t.decode;
+  const Record& r = group[0];
+  const char* payload = reinterpret_cast<const char*>(group + 1);
+  const bool dyn = (r.flags & kFlagDynamicName) != 0;
+  (void)slots;
+
+  if (d.instant_args_left > 0 && r.kind != RecordKind::kArg) {
+    // Cannot happen: an instant's args are pushed with it. Write what we have.
+    ++decode_errors_;
+    d.instant_args_left = 0;
+    write_instant(d);
+  }
+  switch (r.kind) {
+    case RecordKind::kBegin: {
+      if (r.index != d.depth) {
+        ++decode_errors_;
+        d.depth = std::min<std::size_t>(r.index, d.depth);
+      }
+      if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
+      ThreadDecodeState::OpenSpan& s = d.stack[d.depth++];
+      s.begin_ns = info_.conversion.to_ns(r.ts);
+      s.static_name = dyn ? nullptr : r.name;
+      s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
+      s.args.clear();
+      s.truncated = (r.flags & kFlagTruncated) != 0;
+      break;
+    }
+    case RecordKind::kEnd: {
+      if (d.depth == 0) {
+        ++decode_errors_;
+        break;
+      }
+      ThreadDecodeState::OpenSpan& s = d.stack[--d.depth];
+      write_span(d, s, info_.conversion.to_ns(r.ts), false);
+      break;
+    }
+    case RecordKind::kArg: {
+      ThreadDecodeState::OpenSpan* target = nullptr;
+      if (d.instant_args_left > 0) {
+        target = &d.instant;
+      } else if (r.index < d.depth) {
+        target = &d.stack[r.index];
+      }
+      if (target == nullptr) break;  // its span already ended
+      if (!target->args.empty()) target->args.push_back(',');
+      render_arg(target->args, r, payload);
+      if ((r.flags & kFlagTruncated) != 0) target->truncated = true;
+      if (target == &d.instant && --d.instant_args_left == 0) write_instant(d);
+      break;
+    }
+    case RecordKind::kInstant: {
+      ThreadDecodeState::OpenSpan& s = d.instant;
+      s.begin_ns = info_.conversion.to_ns(r.ts);
+      s.static_name = dyn ? nullptr : r.name;
+      s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
+      s.args.clear();
+      s.truncated = (r.flags & kFlagTruncated) != 0;
+      d.instant_args_left = r.index;
+      if (r.index == 0) write_instant(d);
+      break;
+    }
+    case RecordKind::kCounter: {
+      event_prefix();
+      buf_.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":");
+      append_json_string(buf_, dyn ? std::string_view(payload, r.name_len)
+                                   : std::string_view(r.name));
+      buf_.append(",\"ts\":");
+      append_us(buf_, info_.conversion.to_ns(r.ts));
+      buf_.append(d.tid_fields);
+      buf_.append(",\"args\":{\"value\":");
+      append_double(buf_, r.value.f64);
+      buf_.append("}}");
+      ++events_;
+      ++summaries_[d.summary].events;
+      maybe_flush();
+      break;
+    }
+    case RecordKind::kThreadName:
+      write_thread_name(d, std::string_view(payload, r.name_len));
+      break;
+    default:
+      ++decode_errors_;
+      break;
+  }
+}
+
+void TraceWriter::render_arg(std::string& out, const Record& r, const char* payload) {
+  append_json_string(out, r.name != nullptr ? std::string_view(r.name) : std::string_view("?"));
+  out.push_back(':');
+  switch (r.type) {
+    case ValueType::kInt: append_int(out, r.value.i64); break;
+    case ValueType::kUint: append_uint(out, r.value.u64); break;
+    case ValueType::kDouble: append_double(out, r.value.f64); break;
+    case ValueType::kBool: out.append(r.value.u64 != 0 ? "true" : "false"); break;
+    case ValueType::kString: append_json_string(out, std::string_view(payload, r.value.u64)); break;
+    case ValueType::kNone: out.append("null"); break;
+  }
+}
+
+void TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
+                             std::uint64_t end_ns, bool incomplete) {
+  event_prefix();
+  buf_.append("{\"ph\":\"X\",\"cat\":\"jitscope\",\"name\":");
+  append_json_string(buf_, s.static_name != nullptr ? std::string_view(s.static_name)
+                                                    : std::string_view(s.dynamic_name));
+  buf_.append(",\"ts\":");
+  append_us(buf_, s.begin_ns);
+  buf_.append(",\"dur\":");
+  // Both ends are converted points; their difference is the duration.
+  append_us(buf_, end_ns >= s.begin_ns ? end_ns - s.begin_ns : 0);
+  buf_.append(d.tid_fields);
+  if (!s.args.empty() || s.truncated || incomplete) {
+    buf_.append(",\"args\":{");
+    buf_.append(s.args);
+    bool comma = !s.args.empty();
+    if (s.truncated) {
+      buf_.append(comma ? ",\"jitscope_truncated\":true" : "\"jitscope_truncated\":true");
+      comma = true;
+    }
+    if (incomplete) buf_.append(comma ? ",\"incomplete\":true" : "\"incomplete\":true");
+    buf_.push_back('}');
+  }
+  buf_.push_back('}');
+  ++events_;
+  ++summaries_[d.summary].events;
+  maybe_flush();
+}
+
+void TraceWriter::write_instant(ThreadDecodeState& d) {
+  ThreadDecodeState::OpenSpan& s = d.instant;
+  event_prefix();
+  buf_.append("{\"ph\":\"I\",\"s\":\"t\",\"cat\":\"jitscope\",\"name\":");
+  append_json_string(buf_, s.static_name != nullptr ? std::string_view(s.static_name)
+                                                    : std::string_view(s.dynamic_name));
+  buf_.append(",\"ts\":");
+  append_us(buf_, s.begin_ns);
+  buf_.append(d.tid_fields);
+  if (!s.args.empty() || s.truncated) {
+    buf_.append(",\"args\":{");
+    buf_.append(s.args);
+    if (s.truncated) buf_.append(s.args.empty() ? "\"jitscope_truncated\":true"
+                                                : ",\"jitscope_truncated\":true");
+    buf_.push_back('}');
+  }
+  buf_.push_back('}');
+  ++events_;
+  ++summaries_[d.summary].events;
+  maybe_flush();
+}
+
+void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name) {
+  if (!d.name_written.empty() && d.name_written == name) return;
+  d.name_written.assign(name.data(), name.size());
+  summaries_[d.summary].name = d.name_written;
+  event_prefix();
+  buf_.append("{\"ph\":\"M\",\"name\":\"thread_name\"");
+  buf_.append(d.tid_fields);
+  buf_.append(",\"args\":{\"name\":");
+  append_json_string(buf_, name);
+  buf_.append("}}");
+  maybe_flush();
+}
+
+void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
+  ThreadDecodeState& d = *t.decode;
+  if (d.summary == ~std::size_t{0}) return;
+  if (d.instant_args_left > 0) {
+    d.instant_args_left = 0;
+    write_instant(d);
+  }
+  while (d.depth > 0) {
+    write_span(d, d.stack[--d.depth], end_ns, true);
+    ++incomplete_;
+  }
+}
+
+void TraceWriter::settle(ThreadState& t) {
+  ThreadDecodeState& d = *t.decode;
+  const auto dropped = t.dropped.load(std::memory_order_relaxed);
+  const auto args_dropped = t.args_dropped.load(std::memory_order_relaxed);
+  const auto unbalanced = t.unbalanced_ends.load(std::memory_order_relaxed);
+  const auto truncated = t.truncated.load(std::memory_order_relaxed);
+  if (d.summary == ~std::size_t{0}) {
+    if (dropped + args_dropped + unbalanced + truncated == 0) return;  // never recorded
+    prepare(t);
+  }
+  ThreadSummary& s = summaries_[d.summary];
+  s.dropped = dropped;
+  s.args_dropped = args_dropped;
+  s.unbalanced_ends = unbalanced;
+  s.truncated = truncated;
+}
+
+void TraceWriter::note_dropped(std::uint64_t total_dropped) {
+  if (total_dropped == last_dropped_) return;
+  last_dropped_ = total_dropped;
+  event_prefix();
+  buf_.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":\"jitscope.dropped_events\",\"ts\":");
+  append_us(buf_, monotonic_ns());
+  buf_.append(",\"pid\":");
+  append_int(buf_, info_.pid);
+  buf_.append(",\"tid\":0,\"args\":{\"value\":");
+  append_uint(buf_, total_dropped);
+  buf_.append("}}");
+}
+
+void TraceWriter::end_trace() {
+  std::uint64_t dropped = 0, args_dropped = 0, unbalanced = 0, truncated = 0;
+  for (const ThreadSummary& s : summaries_) {
+    dropped += s.dropped;
+    args_dropped += s.args_dropped;
+    unbalanced += s.unbalanced_ends;
+    truncated += s.truncated;
+  }
+  note_dropped(dropped);
+  event_prefix();
+  JsonWriter w(buf_);
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", "jitscope_stats");
+  w.member("pid", info_.pid);
+  w.member("tid", 0);
+  w.key("args");
+  w.begin_object();
+  w.member("events_written", events_);
+  w.member("events_dropped", dropped);
+  w.member("args_dropped", args_dropped);
+  w.member("spans_incomplete", incomplete_);
+  w.member("unbalanced_ends", unbalanced);
+  w.member("strings_truncated", truncated);
+  w.member("decode_errors", decode_errors_);
+  w.key("threads");
+  w.begin_array();
+  for (const ThreadSummary& s : summaries_) {
+    w.begin_object();
+    w.member("tid", s.tid);
+    w.member("name", std::string_view(s.name));
+    w.member("events", s.events);
+    w.member("dropped", s.dropped);
+    if (s.args_dropped != 0) w.member("args_dropped", s.args_dropped);
+    if (s.unbalanced_ends != 0) w.member("unbalanced_ends", s.unbalanced_ends);
+    if (s.truncated != 0) w.member("strings_truncated", s.truncated);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  w.end_object();
+  buf_.append("\n]\n");
+  flush();
+}
+
+}  // namespace jitscope::detail

@@ -1,0 +1,119 @@
+// Turns ring records into Chrome Trace Event Format JSON (array form). Runs on
+// the flusher only. The file opens with "[" and every event after the first is
+// preceded by ",\n", so a file cut off between events is still a valid trace
+// (the array form allows the missing "]"); a clean stop writes the "]".
+#pragma once
+
+#include "clock.hpp"
+
+#include <jitscope/detail/record.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitscope::detail {
+
+struct ThreadState;
+
+// Where the JSON goes. write() gets whole events only.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void write(std::string_view bytes) noexcept = 0;
+};
+
+// The flusher's per-thread decoding state, owned by ThreadState::decode.
+struct ThreadDecodeState {
+  struct OpenSpan {
+    std::uint64_t begin_ns = 0;
+    const char* static_name = nullptr;
+    std::string dynamic_name;
+    std::string args;  // rendered `"k":v,...`
+    bool truncated = false;
+  };
+  std::vector<Record> partial;     // a group split across pops
+  std::vector<OpenSpan> stack;     // grows only; `depth` entries are live
+  std::size_t depth = 0;
+  // An instant whose args are still to come.
+  std::uint32_t instant_args_left = 0;
+  OpenSpan instant;
+  std::string tid_fields;          // `,"pid":P,"tid":T`
+  std::string name_written;        // last thread_name event; empty: none yet
+  std::size_t summary = ~std::size_t{0};  // index into TraceWriter's summaries
+};
+
+struct SessionInfo {
+  std::string process_name;
+  int pid = 0;
+  ClockSource clock = ClockSource::kMonotonic;
+  ClockConversion conversion;
+  std::uint64_t start_unix_ns = 0;
+  std::uint64_t start_monotonic_ns = 0;
+  std::size_t ring_capacity = 0;
+  std::string_view overflow;
+  std::uint64_t flush_interval_ms = 0;
+};
+
+struct ThreadSummary {
+  int tid = 0;
+  std::string name;
+  std::uint64_t events = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t args_dropped = 0;
+  std::uint64_t unbalanced_ends = 0;
+  std::uint64_t truncated = 0;
+};
+
+class TraceWriter {
+ public:
+  TraceWriter(TraceSink& sink, const SessionInfo& info);
+
+  void begin_trace();
+  // Writes every complete record group `t` holds now.
+  void drain(ThreadState& t);
+  // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
+  void close_open_spans(ThreadState& t, std::uint64_t end_ns);
+  // Copies `t`'s counters into its summary (call before freeing it).
+  void settle(ThreadState& t);
+  // A process-level counter of events lost so far, when it changed.
+  void note_dropped(std::uint64_t total_dropped);
+  void end_trace();
+  void flush() noexcept;  // hands buffered events to the sink
+
+  std::uint64_t events_written() const noexcept { return events_; }
+  std::uint64_t spans_incomplete() const noexcept { return incomplete_; }
+  std::uint64_t decode_errors() const noexcept { return decode_errors_; }
+  const std::vector<ThreadSummary>& summaries() const noexcept { return summaries_; }
+  std::uint64_t now_ns_for(std::uint64_t ticks) const noexcept {
+    return info_.conversion.to_ns(ticks);
+  }
+
+ private:
+  void handle(ThreadState& t, const Record* group, std::size_t slots);
+  void write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                  bool incomplete);
+  void write_instant(ThreadDecodeState& d);
+  void write_thread_name(ThreadDecodeState& d, std::string_view name);
+  void render_arg(std::string& out, const Record& r, const char* payload);
+  void event_prefix();
+  void maybe_flush() noexcept;
+  ThreadDecodeState& prepare(ThreadState& t);
+
+  TraceSink& sink_;
+  SessionInfo info_;
+  std::string buf_;
+  std::vector<Record> chunk_;
+  std::vector<ThreadSummary> summaries_;
+  std::uint64_t events_ = 0;
+  std::uint64_t incomplete_ = 0;
+  std::uint64_t decode_errors_ = 0;
+  std::uint64_t last_dropped_ = 0;
+  bool first_event_ = true;
+};
+
+// Slots a record's group occupies: the record and its payload.
+std::size_t group_slots(const Record& r) noexcept;
+
+}  // namespace jitscope::detail
