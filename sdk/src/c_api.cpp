@@ -2,6 +2,8 @@
 #include <jitscope/jitscope.h>
 #include <jitscope/jitscope.hpp>
 
+#include "log.hpp"
+
 #include <cstring>
 #include <string>
 
@@ -36,6 +38,7 @@ int jitscope_start(const jitscope_config* cfg) {
     jitscope::Config config;
     if (cfg == nullptr) {
       st = jitscope::Config::from_env(&config);
+      if (!st) jitscope::detail::log_line("no session started: " + st.message());
     } else {
       if (cfg->output_path != nullptr) config.output_path = cfg->output_path;
       config.ring_capacity = cfg->ring_capacity;

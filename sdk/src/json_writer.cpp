@@ -58,64 +58,112 @@ inline int utf8_step(const unsigned char* p, std::size_t avail) {
   return static_cast<int>(need) + 1;
 }
 
-void append_escape(std::string& out, unsigned char c) {
-  char buf[6] = {'\\', 0, 0, 0, 0, 0};
-  std::size_t len = 2;
+// Writes the escape for an ASCII byte that is not plain; returns the new end.
+inline char* write_escape(char* d, unsigned char c) {
+  d[0] = '\\';
   switch (c) {
-    case '"': buf[1] = '"'; break;
-    case '\\': buf[1] = '\\'; break;
-    case '\b': buf[1] = 'b'; break;
-    case '\f': buf[1] = 'f'; break;
-    case '\n': buf[1] = 'n'; break;
-    case '\r': buf[1] = 'r'; break;
-    case '\t': buf[1] = 't'; break;
+    case '"': d[1] = '"'; return d + 2;
+    case '\\': d[1] = '\\'; return d + 2;
+    case '\b': d[1] = 'b'; return d + 2;
+    case '\f': d[1] = 'f'; return d + 2;
+    case '\n': d[1] = 'n'; return d + 2;
+    case '\r': d[1] = 'r'; return d + 2;
+    case '\t': d[1] = 't'; return d + 2;
     default: {
       static constexpr char kHex[] = "0123456789abcdef";
-      buf[1] = 'u';
-      buf[2] = '0';
-      buf[3] = '0';
-      buf[4] = kHex[c >> 4];
-      buf[5] = kHex[c & 0xF];
-      len = 6;
+      d[1] = 'u';
+      d[2] = '0';
+      d[3] = '0';
+      d[4] = kHex[c >> 4];
+      d[5] = kHex[c & 0xF];
+      return d + 6;
     }
   }
-  out.append(buf, len);
+}
+
+// Escapes input from p[i] until `limit` into d and returns the new i. A sequence that starts
+// before `limit` may run past it (up to n), so the chunk ends on a sequence boundary. Each
+// step starts at a distinct input byte below `limit` and writes at most 6 bytes, so d needs
+// 6 * (limit - i) bytes of room.
+inline std::size_t escape_into(char*& d, const unsigned char* p, std::size_t i,
+                               std::size_t limit, std::size_t n) {
+  while (i < limit) {
+    while (i + 8 <= limit && word_is_plain(p + i)) {
+      std::memcpy(d, p + i, 8);
+      d += 8;
+      i += 8;
+    }
+    while (i < limit && kPlain[p[i]]) *d++ = static_cast<char>(p[i++]);
+    if (i >= limit) break;
+    if (p[i] < 0x80) {
+      d = write_escape(d, p[i++]);
+      continue;
+    }
+    const int step = utf8_step(p + i, n - i);
+    if (step > 0) {
+      for (int k = 0; k < step; ++k) *d++ = static_cast<char>(p[i++]);
+    } else {
+      std::memcpy(d, "\xEF\xBF\xBD", 3);
+      d += 3;
+      i += static_cast<std::size_t>(-step);
+    }
+  }
+  return i;
+}
+
+// Grows `out` by up to `room` bytes, lets write(dst) fill them and returns its end, then trims
+// to what was written. The bytes go straight to their final place: escaping into a stack
+// buffer and appending that was slower, since the copy's wide loads stall on the escaper's
+// narrow stores that have not yet left the store buffer.
+template <class Write>
+inline void write_into(std::string& out, std::size_t room, Write write) {
+#if defined(__cpp_lib_string_resize_and_overwrite)
+  const std::size_t old = out.size();
+  out.resize_and_overwrite(old + room, [&](char* base, std::size_t) {
+    return static_cast<std::size_t>(write(base + old) - base);
+  });
+#else
+  const std::size_t old = out.size();
+  out.resize(old + room);  // zero-fills, the price of staying within C++20
+  char* base = out.data();
+  out.resize(static_cast<std::size_t>(write(base + old) - base));
+#endif
 }
 
 }  // namespace
 
-void append_json_string_body(std::string& out, std::string_view s) {
+void append_json_string_parts(std::string& out, std::string_view pre, std::string_view s,
+                              std::string_view post) {
+  // Input bytes per step: bounds the over-allocation of a long string to 6x this.
+  constexpr std::size_t kChunk = 4096;
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;
-  std::size_t run = 0;  // start of the pending verbatim run, flushed in one append
-  while (true) {
-    while (i + 8 <= n && word_is_plain(p + i)) i += 8;
-    while (i < n && kPlain[p[i]]) ++i;
-    if (i >= n) break;
-    if (p[i] < 0x80) {
-      out.append(s.data() + run, i - run);
-      append_escape(out, p[i]);
-      run = ++i;
-      continue;
-    }
-    const int step = utf8_step(p + i, n - i);
-    if (step > 0) {  // valid sequence: stays in the run
-      i += static_cast<std::size_t>(step);
-      continue;
-    }
-    out.append(s.data() + run, i - run);
-    out.append("\xEF\xBF\xBD", 3);
-    i += static_cast<std::size_t>(-step);
-    run = i;
-  }
-  out.append(s.data() + run, n - run);
+  bool first = true;
+  do {
+    const std::size_t limit = n - i > kChunk ? i + kChunk : n;
+    // post is counted every time: the chunk's last sequence may run on to the end of s.
+    const std::size_t room = (first ? pre.size() : 0) + 6 * (limit - i) + post.size();
+    write_into(out, room, [&](char* d) {
+      if (first) {
+        for (char c : pre) *d++ = c;  // not memcpy: an empty view may hold nullptr
+      }
+      i = escape_into(d, p, i, limit, n);
+      if (i >= n) {
+        for (char c : post) *d++ = c;
+      }
+      return d;
+    });
+    first = false;
+  } while (i < n);
+}
+
+void append_json_string_body(std::string& out, std::string_view s) {
+  append_json_string_parts(out, {}, s, {});
 }
 
 void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  append_json_string_body(out, s);
-  out.push_back('"');
+  append_json_string_parts(out, "\"", s, "\"");
 }
 
 void append_us(std::string& out, std::uint64_t ns) {

@@ -36,6 +36,10 @@ namespace jitscope::detail {
 void append_json_string_body(std::string& out, std::string_view s);
 // Appends '"' + body + '"'.
 void append_json_string(std::string& out, std::string_view s);
+// Appends pre + body + post in as few appends as possible; pre and post are copied as is.
+// Lets the writer emit `,"key":` as one append instead of four.
+void append_json_string_parts(std::string& out, std::string_view pre, std::string_view s,
+                              std::string_view post);
 // ns as microseconds with exactly three decimals: 1234567 -> "1234.567", 5 -> "0.005".
 void append_us(std::string& out, std::uint64_t ns);
 void append_int(std::string& out, std::int64_t v);
@@ -56,15 +60,13 @@ class JsonWriter {
 
   // Escaped; the next value follows it without a comma.
   void key(std::string_view k) {
-    separate();
-    append_json_string(*out_, k);
-    out_->push_back(':');
+    append_json_string_parts(*out_, need_comma_ ? ",\"" : "\"", k, "\":");
     need_comma_ = false;
   }
 
   void value(std::string_view s) {
-    separate();
-    append_json_string(*out_, s);
+    append_json_string_parts(*out_, need_comma_ ? ",\"" : "\"", s, "\"");
+    need_comma_ = true;
   }
   void value(const char* s) {
     if (s == nullptr) {

@@ -278,8 +278,9 @@ inline void counter(std::string_view name, double value) noexcept {
 #define JITSCOPE_SPAN(name) ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "")
 #define JITSCOPE_SPAN_ARGS(name, ...) \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", {__VA_ARGS__})
+// Braces: with parentheses, JITSCOPE_SPAN_DYN(var) would declare a function.
 #define JITSCOPE_SPAN_DYN(name) \
-  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)(::std::string_view(name))
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_){::std::string_view(name)}
 #define JITSCOPE_INSTANT(name, ...) \
   ::jitscope::instant("" name "" __VA_OPT__(, {__VA_ARGS__}))
 #define JITSCOPE_COUNTER(name, value) \

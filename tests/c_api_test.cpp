@@ -1,0 +1,52 @@
+// The C API from C code: spans, dynamic names, instants, counters, thread
+// names, null pointers, unbalanced ends and error reporting.
+// Not covered: behaviour shared with the C++ API (span_test).
+#include "trace_support.hpp"
+
+extern "C" int jitscope_c_scenario(const char* path);
+extern "C" int jitscope_c_bad_config(void);
+
+namespace jitscope::testing {
+namespace {
+
+TEST(CApi, ScenarioWritesTheExpectedTrace) {
+  const std::string path = temp_path("c_api");
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(jitscope_c_scenario(path.c_str()), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err, "jitscope: a session is already active\n");
+  const nlohmann::json trace = load_trace(path);
+  std::map<std::string, nlohmann::json> spans;
+  for (const auto& e : events_with_ph(trace, "X")) spans[e["name"]] = e;
+  ASSERT_EQ(spans.size(), 2u);
+  ASSERT_TRUE(spans.count("c_outer"));
+  ASSERT_TRUE(spans.count("c_dynamic"));
+  EXPECT_LE(to_ns(spans["c_outer"]["ts"]), to_ns(spans["c_dynamic"]["ts"]));
+  const auto instants = events_with_ph(trace, "I");
+  ASSERT_EQ(instants.size(), 1u);
+  EXPECT_EQ(instants[0]["name"], "c_instant");
+  const auto counters = events_with_ph(trace, "C");
+  ASSERT_EQ(counters.size(), 1u);
+  EXPECT_EQ(counters[0]["args"]["value"], 42.5);
+  const auto names = thread_names(trace);
+  bool named = false;
+  for (const auto& [tid, name] : names) named = named || name == "c-main";
+  EXPECT_TRUE(named);
+  const nlohmann::json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["unbalanced_ends"], 1);
+  EXPECT_EQ((*st)["args"]["events_dropped"], 0);
+}
+
+TEST(CApi, BadConfigsFailWithAReason) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(jitscope_c_bad_config(), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("jitscope: no output path"), std::string::npos) << err;
+  EXPECT_NE(err.find("jitscope: cannot open /nonexistent-dir/x.json: No such file"),
+            std::string::npos)
+      << err;
+}
+
+}  // namespace
+}  // namespace jitscope::testing

@@ -1,0 +1,225 @@
+// Config validation, every JITSCOPE_* variable (good and bad values), and the
+// JITSCOPE_TRACE autostart seen from a real host process (env_probe).
+// Not covered: what sessions record (span_test).
+#include "trace_support.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+namespace jitscope::testing {
+namespace {
+
+// Sets variables for one test and restores the environment after.
+class EnvGuard {
+ public:
+  ~EnvGuard() {
+    for (const auto& name : names_) ::unsetenv(name.c_str());
+  }
+  void set(const std::string& name, const std::string& value) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    names_.push_back(name);
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+TEST(Config, DefaultsAreValidOnceAPathIsSet) {
+  Config cfg;
+  EXPECT_FALSE(cfg.validate().ok());
+  EXPECT_NE(cfg.validate().message().find("output path"), std::string::npos);
+  cfg.output_path = "x.json";
+  EXPECT_TRUE(cfg.validate().ok());
+  EXPECT_EQ(cfg.ring_capacity, kDefaultRingCapacity);
+  EXPECT_EQ(cfg.overflow, OverflowPolicy::kDrop);
+}
+
+TEST(Config, OutOfRangeValuesAreRejected) {
+  Config cfg;
+  cfg.output_path = "x.json";
+  cfg.ring_capacity = kMinRingCapacity - 1;
+  EXPECT_FALSE(cfg.validate().ok());
+  cfg.ring_capacity = kMaxRingCapacity + 1;
+  EXPECT_FALSE(cfg.validate().ok());
+  cfg.ring_capacity = kMinRingCapacity;
+  cfg.flush_interval = std::chrono::milliseconds(0);
+  EXPECT_FALSE(cfg.validate().ok());
+  cfg.flush_interval = std::chrono::milliseconds(60001);
+  EXPECT_FALSE(cfg.validate().ok());
+}
+
+TEST(Config, EveryVariableIsReadWhenValid) {
+  EnvGuard env;
+  env.set("JITSCOPE_TRACE", "/tmp/from_env.json");
+  env.set("JITSCOPE_RING_CAPACITY", "4096");
+  env.set("JITSCOPE_OVERFLOW", "block");
+  env.set("JITSCOPE_FLUSH_INTERVAL_MS", "250");
+  env.set("JITSCOPE_PROCESS_NAME", "my compiler");
+  env.set("JITSCOPE_CLOCK", "monotonic");
+  Config cfg;
+  const Status st = Config::from_env(&cfg);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cfg.output_path, "/tmp/from_env.json");
+  EXPECT_EQ(cfg.ring_capacity, 4096u);
+  EXPECT_EQ(cfg.overflow, OverflowPolicy::kBlock);
+  EXPECT_EQ(cfg.flush_interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(cfg.process_name, "my compiler");
+  EXPECT_EQ(cfg.clock, ClockChoice::kMonotonic);
+}
+
+struct BadValue {
+  const char* variable;
+  const char* value;
+};
+
+class BadVariable : public ::testing::TestWithParam<BadValue> {};
+
+TEST_P(BadVariable, IsAnErrorThatNamesTheVariable) {
+  EnvGuard env;
+  env.set("JITSCOPE_TRACE", "/tmp/x.json");
+  env.set(GetParam().variable, GetParam().value);
+  Config cfg;
+  const Status st = Config::from_env(&cfg);
+  ASSERT_FALSE(st.ok()) << GetParam().variable << "=" << GetParam().value;
+  EXPECT_NE(st.message().find(GetParam().variable), std::string::npos) << st.message();
+  EXPECT_EQ(cfg.output_path, "") << "a failed from_env must leave the config alone";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllVariables, BadVariable,
+    ::testing::Values(BadValue{"JITSCOPE_TRACE", ""}, BadValue{"JITSCOPE_RING_CAPACITY", ""},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "abc"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "-1"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "12abc"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", " 128"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "63"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "16777217"},
+                      BadValue{"JITSCOPE_RING_CAPACITY", "99999999999999999999999"},
+                      BadValue{"JITSCOPE_OVERFLOW", "Block"},
+                      BadValue{"JITSCOPE_OVERFLOW", ""},
+                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "0"},
+                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "1.5"},
+                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "60001"},
+                      BadValue{"JITSCOPE_PROCESS_NAME", ""},
+                      BadValue{"JITSCOPE_CLOCK", "rdtsc"},
+                      BadValue{"JITSCOPE_TRCE", "/tmp/typo.json"}));
+
+TEST(Config, TraceIsRequiredUnlessTheCallerSaysOtherwise) {
+  ::unsetenv("JITSCOPE_TRACE");
+  Config cfg;
+  EXPECT_FALSE(Config::from_env(&cfg).ok());
+  cfg.output_path = "from_code.json";
+  EnvGuard env;
+  env.set("JITSCOPE_OVERFLOW", "block");
+  const Status st = Config::from_env(&cfg, /*require_trace=*/false);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cfg.output_path, "from_code.json");
+  EXPECT_EQ(cfg.overflow, OverflowPolicy::kBlock);
+}
+
+// Runs env_probe with exactly `env` (plus PATH) and returns its exit status;
+// stderr lands in `err`.
+struct ProbeResult {
+  int status = -1;
+  std::string out, err;
+};
+
+ProbeResult run_probe(const std::string& env) {
+  const std::string out = temp_path("probe_out"), err = temp_path("probe_err");
+  const std::string cmd = "env -i PATH=/usr/bin:/bin " + env + " '" JITSCOPE_ENV_PROBE "' >'" +
+                          out + "' 2>'" + err + "'";
+  const int raw = std::system(cmd.c_str());
+  ProbeResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(Autostart, TraceVariableTracesAHostWithNoCodeChange) {
+  const std::string path = temp_path("autostart");
+  const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path +
+                                  "' JITSCOPE_OVERFLOW=block JITSCOPE_RING_CAPACITY=128 "
+                                  "JITSCOPE_FLUSH_INTERVAL_MS=1 JITSCOPE_PROCESS_NAME=probe "
+                                  "JITSCOPE_CLOCK=monotonic");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=1\n");
+  EXPECT_EQ(r.err, "");
+  const nlohmann::json trace = load_trace(path);  // stopped and closed at exit
+  EXPECT_EQ(events_with_ph(trace, "X").size(), 100u);
+  EXPECT_EQ(events_with_ph(trace, "C").size(), 100u);
+  const nlohmann::json* meta = metadata(trace, "jitscope_session");
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ((*meta)["args"]["ring_capacity"], 128);
+  EXPECT_EQ((*meta)["args"]["overflow"], "block");
+  EXPECT_EQ((*meta)["args"]["flush_interval_ms"], 1);
+  EXPECT_EQ((*meta)["args"]["clock"], "monotonic");
+  const nlohmann::json* proc = metadata(trace, "process_name");
+  ASSERT_NE(proc, nullptr);
+  EXPECT_EQ((*proc)["args"]["name"], "probe");
+}
+
+struct BadEnv {
+  const char* env;
+  const char* expected;  // in the one stderr line
+};
+class AutostartBadEnv : public ::testing::TestWithParam<BadEnv> {};
+
+TEST_P(AutostartBadEnv, GivesOneLineNoSessionAndKeepsTheExitStatus) {
+  const std::string path = temp_path("bad_env");
+  const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path + "' " + GetParam().env);
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("jitscope: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(GetParam().expected), std::string::npos) << r.err;
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << "no session, so no file";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryVariable, AutostartBadEnv,
+    ::testing::Values(BadEnv{"JITSCOPE_RING_CAPACITY=lots", "JITSCOPE_RING_CAPACITY='lots'"},
+                      BadEnv{"JITSCOPE_OVERFLOW=wait", "JITSCOPE_OVERFLOW='wait'"},
+                      BadEnv{"JITSCOPE_FLUSH_INTERVAL_MS=-5", "JITSCOPE_FLUSH_INTERVAL_MS='-5'"},
+                      BadEnv{"JITSCOPE_PROCESS_NAME=", "JITSCOPE_PROCESS_NAME is set but empty"},
+                      BadEnv{"JITSCOPE_CLOCK=fast", "JITSCOPE_CLOCK='fast'"},
+                      BadEnv{"JITSCOPE_OVERFLOWS=block", "unknown variable JITSCOPE_OVERFLOWS"}));
+
+TEST(Autostart, EmptyTraceVariableIsAnErrorNotASilentDefault) {
+  const ProbeResult r = run_probe("JITSCOPE_TRACE=");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(r.err, "jitscope: no session started: JITSCOPE_TRACE is set but empty\n");
+}
+
+TEST(Autostart, UnwritablePathGivesOneLineAndKeepsTheExitStatus) {
+  const ProbeResult r = run_probe("JITSCOPE_TRACE=/nonexistent-dir/trace.json");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(r.err,
+            "jitscope: cannot open /nonexistent-dir/trace.json: No such file or directory\n");
+}
+
+TEST(Autostart, AFullDiskGivesOneLineAndKeepsTheExitStatus) {
+  const ProbeResult r = run_probe("JITSCOPE_TRACE=/dev/full");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=1\n");
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("jitscope: writing /dev/full failed: No space left on device", 0), 0u)
+      << r.err;
+}
+
+TEST(Autostart, NoVariablesMeansNoSessionAndNoOutput) {
+  const ProbeResult r = run_probe("");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
+}  // namespace jitscope::testing

@@ -1,0 +1,413 @@
+// Spans, instants, counters and thread names through the whole pipeline:
+// producer -> ring -> flusher -> JSON file -> nlohmann::json.
+// Not covered here: the C API (c_api_test), environment variables
+// (config_test), escaping details (json_writer_test), crash safety.
+#include "trace_support.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace jitscope::testing {
+namespace {
+
+using nlohmann::json;
+
+std::vector<json> spans_named(const json& trace, const std::string& name) {
+  std::vector<json> out;
+  for (const auto& e : events_with_ph(trace, "X")) {
+    if (e["name"] == name) out.push_back(e);
+  }
+  return out;
+}
+
+// Checks that the X events of every thread nest properly and returns, for
+// each span, its parent's name ("" at the top).
+std::multimap<std::string, std::string> check_nesting(const json& trace) {
+  std::map<long, std::vector<const json*>> by_thread;
+  const auto xs = events_with_ph(trace, "X");
+  std::vector<json> storage(xs.begin(), xs.end());
+  for (const auto& e : storage) by_thread[e["tid"].get<long>()].push_back(&e);
+  std::multimap<std::string, std::string> parent_of;
+  for (auto& [tid, events] : by_thread) {
+    std::sort(events.begin(), events.end(), [](const json* a, const json* b) {
+      const auto ta = to_ns((*a)["ts"]), tb = to_ns((*b)["ts"]);
+      if (ta != tb) return ta < tb;
+      return to_ns((*a)["dur"]) > to_ns((*b)["dur"]);  // parent first
+    });
+    std::vector<const json*> stack;
+    for (const json* e : events) {
+      const long long begin = to_ns((*e)["ts"]);
+      const long long end = begin + to_ns((*e)["dur"]);
+      while (!stack.empty() &&
+             to_ns((*stack.back())["ts"]) + to_ns((*stack.back())["dur"]) <= begin) {
+        stack.pop_back();
+      }
+      if (!stack.empty()) {
+        const long long pend = to_ns((*stack.back())["ts"]) + to_ns((*stack.back())["dur"]);
+        EXPECT_LE(end, pend) << "span " << (*e)["name"] << " overlaps its parent "
+                             << (*stack.back())["name"] << " on tid " << tid;
+      }
+      parent_of.emplace((*e)["name"].get<std::string>(),
+                        stack.empty() ? "" : (*stack.back())["name"].get<std::string>());
+      stack.push_back(e);
+    }
+  }
+  return parent_of;
+}
+
+TEST(Spans, ManyThreadsWithBlockWriteExactlyEverySpanAndNameEachThread) {
+  constexpr int kThreads = 8;
+  constexpr int kSpans = 20000;
+  Config cfg = test_config("block");
+  cfg.overflow = OverflowPolicy::kBlock;
+  cfg.ring_capacity = 1024;  // far smaller than one thread's output: producers must wait
+  cfg.flush_interval = std::chrono::milliseconds(1);
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      set_thread_name("producer-" + std::to_string(t));
+      for (int i = 0; i < kSpans; ++i) {
+        JITSCOPE_SPAN("work");
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(stats.events_written, static_cast<std::uint64_t>(kThreads) * kSpans);
+
+  const json trace = load_trace(session.path());
+  const auto work = spans_named(trace, "work");
+  EXPECT_EQ(work.size(), static_cast<std::size_t>(kThreads) * kSpans);
+  std::map<long, int> per_thread;
+  for (const auto& e : work) ++per_thread[e["tid"].get<long>()];
+  EXPECT_EQ(per_thread.size(), static_cast<std::size_t>(kThreads));
+  const auto names = thread_names(trace);
+  std::set<std::string> expected, seen;
+  for (int t = 0; t < kThreads; ++t) expected.insert("producer-" + std::to_string(t));
+  for (const auto& [tid, count] : per_thread) {
+    EXPECT_EQ(count, kSpans) << "tid " << tid;
+    ASSERT_TRUE(names.count(tid)) << "tid " << tid << " has no thread_name";
+    seen.insert(names.at(tid));
+  }
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Spans, DropPolicyAccountsForEverySpanExactly) {
+  constexpr int kThreads = 4;
+  constexpr int kSpans = 5000;
+  Config cfg = test_config("drop");
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.ring_capacity = 64;
+  cfg.flush_interval = std::chrono::milliseconds(60000);  // only the final drain
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < kSpans; ++i) {
+        JITSCOPE_SPAN("maybe");
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const SessionStats stats = session.finish();
+  const json trace = load_trace(session.path());
+  const auto written = spans_named(trace, "maybe").size();
+  EXPECT_GT(stats.events_dropped, 0u) << "a 64-slot ring cannot hold 5000 spans";
+  EXPECT_GT(written, 0u);
+  EXPECT_EQ(written + stats.events_dropped, static_cast<std::uint64_t>(kThreads) * kSpans);
+
+  // The trace itself carries the same numbers, per thread and in total.
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["events_dropped"].get<std::uint64_t>(), stats.events_dropped);
+  std::uint64_t per_thread_dropped = 0;
+  std::map<long, std::uint64_t> written_by_tid;
+  for (const auto& e : spans_named(trace, "maybe")) ++written_by_tid[e["tid"].get<long>()];
+  for (const auto& t : (*st)["args"]["threads"]) {
+    per_thread_dropped += t["dropped"].get<std::uint64_t>();
+    const long tid = t["tid"].get<long>();
+    EXPECT_EQ(written_by_tid[tid] + t["dropped"].get<std::uint64_t>(),
+              static_cast<std::uint64_t>(kSpans))
+        << "tid " << tid;
+  }
+  EXPECT_EQ(per_thread_dropped, stats.events_dropped);
+}
+
+TEST(Spans, ThreadsThatExitBeforeStopLoseNothing) {
+  constexpr int kThreads = 16;
+  constexpr int kSpans = 1000;
+  Config cfg = test_config("exit");
+  cfg.flush_interval = std::chrono::milliseconds(60000);  // rings outlive their threads
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  for (int t = 0; t < kThreads; ++t) {
+    std::thread([t] {
+      set_thread_name("short-lived-" + std::to_string(t));
+      for (int i = 0; i < kSpans; ++i) {
+        JITSCOPE_SPAN("brief");
+      }
+      JITSCOPE_INSTANT("bye");
+    }).join();
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  const json trace = load_trace(session.path());
+  EXPECT_EQ(spans_named(trace, "brief").size(), static_cast<std::size_t>(kThreads * kSpans));
+  EXPECT_EQ(events_with_ph(trace, "I").size(), static_cast<std::size_t>(kThreads));
+  std::set<std::string> names;
+  for (const auto& [tid, name] : thread_names(trace)) names.insert(name);
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(names.count("short-lived-" + std::to_string(t)));
+}
+
+void nest(int depth, int max_depth) {
+  static const char* const kNames[] = {"level0", "level1", "level2", "level3", "level4"};
+  Span s(kNames[depth] == nullptr ? "?" : std::string_view(kNames[depth]));
+  if (depth + 1 < max_depth) {
+    nest(depth + 1, max_depth);
+    if (depth % 2 == 0) nest(depth + 1, max_depth);  // siblings too
+  }
+}
+
+TEST(Spans, NestingIsPreservedOnEveryThread) {
+  Config cfg = test_config("nesting");
+  cfg.overflow = OverflowPolicy::kBlock;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([] {
+      for (int i = 0; i < 200; ++i) nest(0, 5);
+    });
+  }
+  for (auto& th : threads) th.join();
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto parents = check_nesting(trace);
+  ASSERT_FALSE(parents.empty());
+  for (const auto& [child, parent] : parents) {
+    if (child == "level0") {
+      EXPECT_EQ(parent, "");
+    } else {
+      const int level = child.back() - '0';
+      EXPECT_EQ(parent, "level" + std::to_string(level - 1)) << child;
+    }
+  }
+  // 1 + 2 + 2 + 4 + 4 spans per nest() call (siblings at even depths).
+  EXPECT_EQ(spans_named(trace, "level0").size(), 600u);
+  EXPECT_EQ(spans_named(trace, "level4").size(), 600u * 4);
+}
+
+TEST(Spans, TypedArgsInstantsAndCountersRoundTrip) {
+  Config cfg = test_config("args");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span outer("outer", {{"i", -42}, {"u", std::uint64_t{18446744073709551615u}}});
+    {
+      Span inner("inner");
+      inner.arg("d", 2.5);
+      outer.arg("added_while_child_open", true);  // goes to outer, not inner
+      inner.arg("s", std::string("text \"quoted\""));
+    }
+    outer.arg("after_child", "late");
+    JITSCOPE_INSTANT("marker", {"k", 7}, {"name", std::string_view("v")});
+    JITSCOPE_INSTANT("plain");
+    JITSCOPE_COUNTER("depth", 3);
+    counter(std::string("dyn_counter"), 0.25);
+    instant(std::string("dyn_instant"));
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto outer = spans_named(trace, "outer");
+  ASSERT_EQ(outer.size(), 1u);
+  EXPECT_EQ(outer[0]["args"]["i"], -42);
+  EXPECT_EQ(outer[0]["args"]["u"].get<std::uint64_t>(), 18446744073709551615u);
+  EXPECT_EQ(outer[0]["args"]["added_while_child_open"], true);
+  EXPECT_EQ(outer[0]["args"]["after_child"], "late");
+  const auto inner = spans_named(trace, "inner");
+  ASSERT_EQ(inner.size(), 1u);
+  EXPECT_EQ(inner[0]["args"]["d"], 2.5);
+  EXPECT_EQ(inner[0]["args"]["s"], "text \"quoted\"");
+  EXPECT_FALSE(inner[0]["args"].contains("added_while_child_open"));
+
+  std::map<std::string, json> instants;
+  for (const auto& e : events_with_ph(trace, "I")) instants[e["name"]] = e;
+  ASSERT_EQ(instants.size(), 3u);
+  EXPECT_EQ(instants["marker"]["s"], "t");
+  EXPECT_EQ(instants["marker"]["args"]["k"], 7);
+  EXPECT_EQ(instants["marker"]["args"]["name"], "v");
+  EXPECT_TRUE(instants.count("plain"));
+  EXPECT_TRUE(instants.count("dyn_instant"));
+
+  std::map<std::string, double> counters;
+  for (const auto& e : events_with_ph(trace, "C")) {
+    counters[e["name"]] = e["args"]["value"].get<double>();
+  }
+  EXPECT_EQ(counters["depth"], 3.0);
+  EXPECT_EQ(counters["dyn_counter"], 0.25);
+}
+
+TEST(Spans, TimestampsAreMicrosecondsWithThreeDecimalsAndInsideTheSession) {
+  Config cfg = test_config("ts");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  for (int i = 0; i < 100; ++i) {
+    JITSCOPE_SPAN("tick");
+  }
+  session.finish();
+  const std::string text = read_file(session.path());
+  const json trace = json::parse(text);
+  const json* meta = metadata(trace, "jitscope_session");
+  ASSERT_NE(meta, nullptr);
+  const auto start_ns = (*meta)["args"]["session_start_monotonic_ns"].get<long long>();
+  EXPECT_FALSE((*meta)["args"]["clock"].get<std::string>().empty());
+  EXPECT_GT((*meta)["args"]["session_start_unix_ns"].get<long long>(), 1600000000LL * 1000000000);
+  EXPECT_EQ((*meta)["args"]["version"], JITSCOPE_VERSION_STRING);
+  // Every ts in the text has exactly three decimals.
+  std::size_t pos = 0, checked = 0;
+  while ((pos = text.find("\"ts\":", pos)) != std::string::npos) {
+    pos += 5;
+    const std::size_t dot = text.find('.', pos);
+    const std::size_t end = text.find_first_of(",}", pos);
+    ASSERT_LT(dot, end);
+    EXPECT_EQ(end - dot - 1, 3u) << text.substr(pos, end - pos);
+    ++checked;
+  }
+  EXPECT_GE(checked, 100u);
+  for (const auto& e : spans_named(trace, "tick")) {
+    // Allow 1 ms of calibration error against CLOCK_MONOTONIC.
+    EXPECT_GE(to_ns(e["ts"]), start_ns - 1000000);
+  }
+}
+
+TEST(Spans, DynamicNamesAreCopiedAtCallTime) {
+  Config cfg = test_config("dyn");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  for (int i = 0; i < 50; ++i) {
+    std::string name = "kernel_" + std::to_string(i);
+    JITSCOPE_SPAN_DYN(name);
+    name.assign(name.size(), 'X');  // the trace must keep the original
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  std::set<std::string> names;
+  for (const auto& e : events_with_ph(trace, "X")) names.insert(e["name"]);
+  EXPECT_EQ(names.size(), 50u);
+  for (int i = 0; i < 50; ++i) EXPECT_TRUE(names.count("kernel_" + std::to_string(i)));
+}
+
+TEST(Spans, SpansOpenAtStopAreWrittenAsIncomplete) {
+  Config cfg = test_config("incomplete");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  Span open_span("still_running");
+  {
+    JITSCOPE_SPAN("finished");
+  }
+  const SessionStats stats = session.finish();
+  open_span.end();  // after stop: ignored
+  EXPECT_EQ(stats.spans_incomplete, 1u);
+  const json trace = load_trace(session.path());
+  const auto open = spans_named(trace, "still_running");
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0]["args"]["incomplete"], true);
+  ASSERT_EQ(spans_named(trace, "finished").size(), 1u);
+  EXPECT_FALSE(spans_named(trace, "finished")[0].contains("args"));
+}
+
+TEST(Spans, WithoutASessionNothingIsRecordedAndNothingBreaks) {
+  ASSERT_FALSE(active());
+  {
+    JITSCOPE_SPAN("ignored");
+    Span s(std::string("ignored too"));
+    s.arg("k", 1);
+    EXPECT_FALSE(s.recording());
+    JITSCOPE_INSTANT("nope");
+    JITSCOPE_COUNTER("nope", 1);
+  }
+  // A span begun before the session must not close one begun inside it.
+  Span before("before_session");
+  Config cfg = test_config("late");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  {
+    JITSCOPE_SPAN("inside");
+  }
+  before.end();
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto xs = events_with_ph(trace, "X");
+  ASSERT_EQ(xs.size(), 1u);
+  EXPECT_EQ(xs[0]["name"], "inside");
+}
+
+TEST(Spans, ASecondSessionStartsCleanAndAnActiveOneRefusesToStartAgain) {
+  Config first = test_config("first");
+  ASSERT_TRUE(start(first).ok());
+  Config clash = test_config("clash");
+  ::testing::internal::CaptureStderr();
+  const Status st = start(clash);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("already active"), std::string::npos);
+  EXPECT_EQ(err, "jitscope: a session is already active\n");
+  Span across("across_sessions");
+  { JITSCOPE_SPAN("one"); }
+  ASSERT_TRUE(stop().ok());
+
+  Config second = test_config("second");
+  ASSERT_TRUE(start(second).ok());
+  { JITSCOPE_SPAN("two"); }
+  across.end();  // began in the first session: must not end anything here
+  { JITSCOPE_SPAN("three"); }
+  ASSERT_TRUE(stop().ok());
+  const json t1 = load_trace(first.output_path);
+  const json t2 = load_trace(second.output_path);
+  EXPECT_EQ(spans_named(t1, "one").size(), 1u);
+  EXPECT_EQ(spans_named(t1, "across_sessions").size(), 1u);  // incomplete at stop
+  EXPECT_EQ(events_with_ph(t2, "X").size(), 2u);
+  EXPECT_EQ(spans_named(t2, "two").size(), 1u);
+  EXPECT_EQ(spans_named(t2, "three").size(), 1u);
+}
+
+TEST(Spans, NestingDeeperThanTheLimitIsCountedNotCorrupted) {
+  Config cfg = test_config("deep");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  constexpr int kDepth = 300;
+  std::vector<std::unique_ptr<Span>> stack;
+  for (int i = 0; i < kDepth; ++i) stack.push_back(std::make_unique<Span>("deep"));
+  while (!stack.empty()) stack.pop_back();  // LIFO ends
+  { JITSCOPE_SPAN("after"); }
+  const SessionStats stats = session.finish();
+  const json trace = load_trace(session.path());
+  const auto deep = spans_named(trace, "deep").size();
+  EXPECT_EQ(deep, 255u);
+  EXPECT_EQ(deep + stats.events_dropped, static_cast<std::uint64_t>(kDepth));
+  EXPECT_EQ(spans_named(trace, "after").size(), 1u);
+  check_nesting(trace);
+}
+
+TEST(Spans, ThreadNameSetBeforeTheSessionIsUsed) {
+  std::thread([] {
+    set_thread_name("named-early");
+    Config cfg = test_config("early_name");
+    ASSERT_TRUE(start(cfg).ok());
+    { JITSCOPE_SPAN("x"); }
+    ASSERT_TRUE(stop().ok());
+    const json trace = load_trace(cfg.output_path);
+    std::set<std::string> names;
+    for (const auto& [tid, name] : thread_names(trace)) names.insert(name);
+    EXPECT_TRUE(names.count("named-early"));
+  }).join();
+}
+
+}  // namespace
+}  // namespace jitscope::testing

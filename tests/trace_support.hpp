@@ -1,0 +1,108 @@
+// Test helpers: unique temp paths, strict trace loading with nlohmann::json,
+// and per-thread views of the events.
+#pragma once
+
+#include <jitscope/jitscope.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace jitscope::testing {
+
+inline std::string temp_path(const std::string& stem) {
+  static std::atomic<int> counter{0};
+  const char* dir = std::getenv("JITSCOPE_TEST_TMP");
+  std::string base = dir != nullptr ? dir : "/tmp";
+  return base + "/" + stem + "." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1)) + ".json";
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Parses a trace strictly. A cut-off file may lack the closing "]"; with
+// `allow_cut` that (and only that) is repaired first.
+inline nlohmann::json load_trace(const std::string& path, bool allow_cut = false) {
+  std::string text = read_file(path);
+  if (allow_cut) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (!text.empty() && text.back() != ']') text += "]";
+  }
+  return nlohmann::json::parse(text);  // throws on anything malformed
+}
+
+inline std::vector<nlohmann::json> events_with_ph(const nlohmann::json& trace,
+                                                  const std::string& ph) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : trace) {
+    if (e.value("ph", "") == ph) out.push_back(e);
+  }
+  return out;
+}
+
+inline const nlohmann::json* metadata(const nlohmann::json& trace, const std::string& name) {
+  for (const auto& e : trace) {
+    if (e.value("ph", "") == "M" && e.value("name", "") == name) return &e;
+  }
+  return nullptr;
+}
+
+// tid -> thread_name (last one written).
+inline std::map<long, std::string> thread_names(const nlohmann::json& trace) {
+  std::map<long, std::string> names;
+  for (const auto& e : trace) {
+    if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name") {
+      names[e["tid"].get<long>()] = e["args"]["name"].get<std::string>();
+    }
+  }
+  return names;
+}
+
+// Time in ns from a ts/dur number written with three decimals.
+inline long long to_ns(const nlohmann::json& us) {
+  return std::llround(us.get<double>() * 1000.0);
+}
+
+// A session started for one test and always stopped.
+class ScopedSession {
+ public:
+  explicit ScopedSession(Config cfg) : path_(cfg.output_path) {
+    status_ = start(cfg);
+  }
+  ~ScopedSession() { (void)stop(); }
+  const Status& status() const { return status_; }
+  SessionStats finish() {
+    SessionStats stats;
+    Status st = stop(&stats);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return stats;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  Status status_;
+};
+
+inline Config test_config(const std::string& stem) {
+  Config cfg;
+  cfg.output_path = temp_path(stem);
+  cfg.flush_interval = std::chrono::milliseconds(5);
+  return cfg;
+}
+
+}  // namespace jitscope::testing

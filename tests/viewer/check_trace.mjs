@@ -1,0 +1,364 @@
+#!/usr/bin/env node
+// Loads a jitscope Chrome trace through Chrome DevTools' own trace engine
+// (@paulirish/trace_engine, the engine behind the DevTools Performance panel)
+// and checks what the *engine* reports (its threads, entries and entry tree)
+// against an expectations file.
+//
+// usage: node check_trace.mjs <trace.json> <expect.json>
+//
+// exit 0: all expectations hold; 1: an expectation failed; 2: usage error,
+// unreadable/unparsable input or the engine could not be loaded/failed.
+//
+// The engine package is resolved from $TRACE_ENGINE_DIR (a directory that
+// holds node_modules/@paulirish/trace_engine), else from this script's
+// directory, else from the current directory.
+//
+// Expectations (every key optional):
+// {
+//   "threads": {"main": {"min_slices": 1}, "worker-0": {"min_slices": 4}},
+//       thread names (thread_name metadata) the engine must report; per
+//       thread: min_slices / max_slices / exact_slices (ph "X" entries in the
+//       engine's thread), min_instants / exact_instants (ph "I" entries).
+//   "thread_count": 3,            exact number of named threads with entries
+//   "process_names": ["hello"],   process_name metadata the engine kept
+//   "slice_names": ["compile_kernel", ...],  each must be an engine slice
+//   "instant_names": ["cache_miss"],         each must be an engine instant
+//   "nesting": [["optimize", "lower"], ["session", null]],
+//       [child, parent]: every engine entry named child must sit in the
+//       engine's tree directly under an entry named parent (null: be a root)
+//   "exact_slice_counts": {"compile_kernel": 32},
+//   "min_slice_counts": {"compile_kernel": 1},
+//   "max_dropped_from_tree": 0,   engine entries the engine could not place
+//                                 in its tree (default 0)
+//   "max_dropped_events": 0,      X/I/i/B events of the file that the engine
+//                                 reports in no thread at all (default 0)
+//   "allow_engine_console_errors": false,  (default false)
+//   "allow_truncated_last_event": false    drop a partial last event (process
+//                                 killed mid-write) instead of failing
+// }
+
+import fs from 'node:fs';
+import path from 'node:path';
+import {createRequire} from 'node:module';
+import {fileURLToPath, pathToFileURL} from 'node:url';
+
+const ENGINE_PKG = '@paulirish/trace_engine';
+
+function die(msg) {
+  console.error(`check_trace: ERROR: ${msg}`);
+  process.exit(2);
+}
+
+// ---------------------------------------------------------------- loading
+
+/** Reads a trace in JSON array form, tolerating a missing closing bracket
+ * (trace of a crashed process) and a trailing comma, and optionally a
+ * partial last event. The object form
+ * {"traceEvents": [...]} is accepted as well. */
+export function loadTraceEvents(file, {allowTruncatedLast = false} = {}) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    die(`cannot read trace ${file}: ${e.message}`);
+  }
+  const notes = [];
+  let body = text.replace(/^\uFEFF/, '').trim();
+  if (body.startsWith('{')) {
+    let obj;
+    try {
+      obj = JSON.parse(body);
+    } catch (e) {
+      die(`trace ${file} is not valid JSON (object form): ${e.message}`);
+    }
+    if (!Array.isArray(obj.traceEvents)) die(`trace ${file}: object form without a traceEvents array`);
+    return {events: obj.traceEvents, notes};
+  }
+  if (!body.startsWith('[')) die(`trace ${file}: does not start with '[' (JSON array form expected)`);
+  if (!body.endsWith(']')) {
+    body = body.replace(/,\s*$/, '');
+    body += '\n]';
+    notes.push('closing "]" was missing (unterminated trace); appended it');
+  } else if (/,\s*\]$/.test(body)) {
+    body = body.replace(/,\s*\]$/, '\n]');
+    notes.push('trailing comma before "]" removed');
+  }
+  let events;
+  try {
+    events = JSON.parse(body);
+  } catch (e) {
+    // A process killed mid-write can leave a partial last event; dropping it
+    // is opt-in so that writer bugs are not hidden.
+    const cut = body.lastIndexOf(',\n');
+    let recovered = null;
+    if (allowTruncatedLast && cut > 0) {
+      try {
+        recovered = JSON.parse(body.slice(0, cut) + '\n]');
+      } catch {
+        recovered = null;
+      }
+    }
+    if (!recovered) die(`trace ${file} is not valid JSON even after closing the array: ${e.message}`);
+    notes.push(`dropped a truncated last event: ${JSON.stringify(body.slice(cut + 2).replace(/\n\]$/, '').slice(0, 80))}`);
+    events = recovered;
+  }
+  if (!Array.isArray(events)) die(`trace ${file}: top level is not an array`);
+  return {events, notes};
+}
+
+function loadExpect(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    die(`cannot read expectations ${file}: ${e.message}`);
+  }
+}
+
+async function importEngine() {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const bases = [...new Set([process.env.TRACE_ENGINE_DIR, here, process.cwd()].filter(Boolean).map(b => path.resolve(b)))];
+  const tried = [];
+  for (const base of bases) {
+    try {
+      const req = createRequire(path.join(base, 'noop.js'));
+      const entry = req.resolve(ENGINE_PKG);
+      const pkgJson = JSON.parse(fs.readFileSync(req.resolve(`${ENGINE_PKG}/package.json`), 'utf8'));
+      const mod = await import(pathToFileURL(entry).href);
+      return {Trace: mod, version: pkgJson.version, entry};
+    } catch (e) {
+      tried.push(`${base}: ${e.code ?? e.message}`);
+    }
+  }
+  die(`cannot load ${ENGINE_PKG} (run npm ci next to package.json, or set TRACE_ENGINE_DIR); tried ${tried.join('; ')}`);
+}
+
+// The engine assumes a browser; the package README says to polyfill DOMRect
+// in Node. Only layout-shift style handlers use it, but keep it faithful.
+function polyfillDOMRect() {
+  if (typeof globalThis.DOMRect !== 'undefined') return;
+  globalThis.DOMRect = class DOMRect {
+    constructor(x = 0, y = 0, width = 0, height = 0) {
+      Object.assign(this, {x: +x, y: +y, width: +width, height: +height});
+    }
+    get left() { return this.x + Math.min(0, this.width); }
+    get right() { return this.x + Math.max(0, this.width); }
+    get top() { return this.y + Math.min(0, this.height); }
+    get bottom() { return this.y + Math.max(0, this.height); }
+  };
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const [tracePath, expectPath] = process.argv.slice(2);
+  if (!tracePath || !expectPath || process.argv.length > 4) {
+    console.error('usage: node check_trace.mjs <trace.json> <expect.json>');
+    process.exit(2);
+  }
+  const expect = loadExpect(expectPath);
+  const {events, notes} = loadTraceEvents(tracePath, {allowTruncatedLast: !!expect.allow_truncated_last_event});
+  const {Trace, version} = await importEngine();
+  polyfillDOMRect();
+
+  console.log(`check_trace: ${tracePath}`);
+  console.log(`  engine: ${ENGINE_PKG}@${version} (TraceModel.Model.createWithAllHandlers().parse)`);
+  for (const n of notes) console.log(`  loader: ${n}`);
+
+  // Input census, used only to account for events the engine dropped.
+  const inputByPhase = new Map();
+  for (const e of events) inputByPhase.set(e.ph, (inputByPhase.get(e.ph) ?? 0) + 1);
+  console.log(`  input: ${events.length} events (${[...inputByPhase].map(([p, n]) => `${p}:${n}`).join(' ')})`);
+
+  // ---- run the real engine pipeline, capturing what it complains about.
+  const engineMessages = [];
+  const saved = {error: console.error, warn: console.warn};
+  console.error = (...a) => engineMessages.push(`error: ${a.map(String).join(' ')}`);
+  console.warn = (...a) => engineMessages.push(`warn: ${a.map(String).join(' ')}`);
+  let parsed;
+  try {
+    const model = Trace.TraceModel.Model.createWithAllHandlers();
+    await model.parse(events);
+    parsed = model.parsedTrace();
+  } catch (e) {
+    console.error = saved.error;
+    console.warn = saved.warn;
+    die(`the trace engine threw while parsing: ${e.stack ?? e}`);
+  } finally {
+    console.error = saved.error;
+    console.warn = saved.warn;
+  }
+  if (!parsed?.data) die('the trace engine returned no parsed data');
+  const data = parsed.data;
+
+  // ---- what the engine reports.
+  const threads = Trace.Handlers.Threads.threadsInTrace(data);
+  const entryToNode = data.Renderer.entryToNode;
+  const sliceCount = new Map();    // name -> count of ph X entries
+  const instantCount = new Map();  // name -> count of ph I entries
+  const byName = new Map();        // name -> [{entry, thread}]
+  const droppedFromTree = [];
+  let engineEntries = 0;
+  const threadSummaries = [];
+  for (const t of threads) {
+    let slices = 0, instants = 0;
+    for (const e of t.entries) {
+      engineEntries++;
+      if (e.ph === 'X') {
+        slices++;
+        sliceCount.set(e.name, (sliceCount.get(e.name) ?? 0) + 1);
+      } else if (e.ph === 'I') {
+        instants++;
+        instantCount.set(e.name, (instantCount.get(e.name) ?? 0) + 1);
+      }
+      if (!byName.has(e.name)) byName.set(e.name, []);
+      byName.get(e.name).push({entry: e, thread: t});
+      if (!t.entryToNode.get(e)) droppedFromTree.push({entry: e, thread: t});
+    }
+    threadSummaries.push({
+      name: t.name, pid: t.pid, tid: t.tid, slices, instants,
+      roots: t.tree.roots.size, depth: t.tree.maxDepth, type: t.type,
+    });
+  }
+  threadSummaries.sort((a, b) => (a.pid - b.pid) || String(a.name).localeCompare(String(b.name)) || (a.tid - b.tid));
+
+  const processNames = new Map();
+  for (const [pid, ev] of data.Meta.processNames ?? []) processNames.set(pid, ev?.args?.name);
+
+  console.log(`  engine: ${threads.length} thread(s), ${engineEntries} entries, trace span ` +
+      `${(data.Meta.traceBounds.range / 1000).toFixed(3)} ms, generic trace: ${data.Meta.traceIsGeneric}`);
+  for (const [pid, name] of processNames) console.log(`    process ${pid}: ${JSON.stringify(name)}`);
+  for (const s of threadSummaries) {
+    console.log(`    thread ${JSON.stringify(s.name)} pid=${s.pid} tid=${s.tid}: ${s.slices} slices, ` +
+        `${s.instants} instants, ${s.roots} roots, depth ${s.depth}`);
+  }
+  const names = [...new Set([...sliceCount.keys(), ...instantCount.keys()])].sort();
+  console.log(`  entries by name: ${names.map(n => {
+    const parts = [];
+    if (sliceCount.has(n)) parts.push(`${sliceCount.get(n)}`);
+    if (instantCount.has(n)) parts.push(`${instantCount.get(n)} instant`);
+    return `${n}=${parts.join('+')}`;
+  }).join(', ')}`);
+
+  // Events of the file that belong on a thread track (complete, instant,
+  // begin; B/E pairs become one entry, so count B only) but that the engine
+  // reports in no thread. Note "i" (lowercase, the spec's current instant
+  // phase) is counted here: this engine version only knows uppercase "I".
+  const trackable = ['X', 'I', 'i', 'B'];
+  const inputTrackable = trackable.reduce((n, p) => n + (inputByPhase.get(p) ?? 0), 0);
+  const droppedEvents = Math.max(0, inputTrackable - engineEntries);
+  const ignoredPhases = [...inputByPhase].filter(([p]) => !['X', 'I', 'B', 'E', 'M'].includes(p));
+  if (ignoredPhases.length) {
+    console.log(`  note: no engine handler consumes phase(s) ${ignoredPhases.map(([p, n]) => `"${p}" (${n})`).join(', ')}` +
+        ` for generic traces; they do not appear as thread entries`);
+  }
+  if (engineMessages.length) {
+    console.log(`  engine console output during parse (${engineMessages.length}):`);
+    for (const m of engineMessages.slice(0, 20)) console.log(`    ${m}`);
+  }
+  const warnings = data.Warnings?.perWarning;
+  if (warnings?.size) {
+    for (const [w, evs] of warnings) console.log(`  engine warning ${w}: ${evs.length} event(s)`);
+  }
+
+  // ---- expectations.
+  const failures = [];
+  const fail = msg => failures.push(msg);
+  const describe = ({entry, thread}) =>
+      `${entry.name}@${entry.ts}${entry.dur !== undefined ? `+${entry.dur}` : ''} on ${JSON.stringify(thread.name)} (tid ${thread.tid})`;
+
+  const namedThreads = new Map();
+  for (const s of threadSummaries) {
+    if (s.name === null) continue;
+    if (!namedThreads.has(s.name)) namedThreads.set(s.name, []);
+    namedThreads.get(s.name).push(s);
+  }
+  for (const [name, want] of Object.entries(expect.threads ?? {})) {
+    const got = namedThreads.get(name);
+    if (!got) {
+      fail(`thread ${JSON.stringify(name)} not reported by the engine (engine threads: ${
+          [...namedThreads.keys()].map(n => JSON.stringify(n)).join(', ') || 'none'})`);
+      continue;
+    }
+    const slices = got.reduce((n, s) => n + s.slices, 0);
+    const instants = got.reduce((n, s) => n + s.instants, 0);
+    const w = want ?? {};
+    if (w.min_slices !== undefined && slices < w.min_slices) fail(`thread ${JSON.stringify(name)}: ${slices} slices < min_slices ${w.min_slices}`);
+    if (w.max_slices !== undefined && slices > w.max_slices) fail(`thread ${JSON.stringify(name)}: ${slices} slices > max_slices ${w.max_slices}`);
+    if (w.exact_slices !== undefined && slices !== w.exact_slices) fail(`thread ${JSON.stringify(name)}: ${slices} slices != exact_slices ${w.exact_slices}`);
+    if (w.min_instants !== undefined && instants < w.min_instants) fail(`thread ${JSON.stringify(name)}: ${instants} instants < min_instants ${w.min_instants}`);
+    if (w.exact_instants !== undefined && instants !== w.exact_instants) fail(`thread ${JSON.stringify(name)}: ${instants} instants != exact_instants ${w.exact_instants}`);
+  }
+  if (expect.thread_count !== undefined && namedThreads.size !== expect.thread_count) {
+    fail(`engine reports ${namedThreads.size} named thread(s), expected thread_count ${expect.thread_count}`);
+  }
+  const procNameSet = new Set(processNames.values());
+  for (const p of expect.process_names ?? []) {
+    if (!procNameSet.has(p)) fail(`process name ${JSON.stringify(p)} not reported by the engine`);
+  }
+  for (const n of expect.slice_names ?? []) {
+    if (!sliceCount.has(n)) fail(`slice ${JSON.stringify(n)} not reported by the engine`);
+  }
+  for (const n of expect.instant_names ?? []) {
+    if (!instantCount.has(n)) fail(`instant ${JSON.stringify(n)} not reported by the engine`);
+  }
+  for (const [n, c] of Object.entries(expect.exact_slice_counts ?? {})) {
+    const got = sliceCount.get(n) ?? 0;
+    if (got !== c) fail(`slice ${JSON.stringify(n)}: engine reports ${got}, expected exactly ${c}`);
+  }
+  for (const [n, c] of Object.entries(expect.min_slice_counts ?? {})) {
+    const got = sliceCount.get(n) ?? 0;
+    if (got < c) fail(`slice ${JSON.stringify(n)}: engine reports ${got}, expected at least ${c}`);
+  }
+  for (const pair of expect.nesting ?? []) {
+    if (!Array.isArray(pair) || pair.length !== 2) {
+      fail(`bad nesting expectation ${JSON.stringify(pair)} (want [child, parent])`);
+      continue;
+    }
+    const [child, parent] = pair;
+    const instances = byName.get(child) ?? [];
+    if (!instances.length) {
+      fail(`nesting ${JSON.stringify(child)} -> ${JSON.stringify(parent)}: no entry named ${JSON.stringify(child)}`);
+      continue;
+    }
+    let bad = 0;
+    const examples = [];
+    for (const inst of instances) {
+      const node = inst.thread.entryToNode.get(inst.entry);
+      const gotParent = node ? (node.parent ? node.parent.entry.name : null) : undefined;
+      if (gotParent !== parent) {
+        bad++;
+        if (examples.length < 3) {
+          examples.push(`${describe(inst)} has ${node ? (gotParent === null ? 'no parent (root)' : `parent ${JSON.stringify(gotParent)}`) : 'no tree node'}`);
+        }
+      }
+    }
+    if (bad) {
+      fail(`nesting ${JSON.stringify(child)} -> ${parent === null ? 'root' : JSON.stringify(parent)}: ` +
+          `${bad} of ${instances.length} instance(s) wrong, e.g. ${examples.join('; ')}`);
+    } else {
+      console.log(`  nesting ok: ${child} -> ${parent === null ? '(root)' : parent} (${instances.length} instance(s))`);
+    }
+  }
+  const maxDroppedTree = expect.max_dropped_from_tree ?? 0;
+  if (droppedFromTree.length > maxDroppedTree) {
+    fail(`${droppedFromTree.length} engine entr(y/ies) could not be placed in the engine's tree ` +
+        `(overlapping a sibling/parent end?), e.g. ${droppedFromTree.slice(0, 3).map(describe).join('; ')}`);
+  }
+  const maxDroppedEvents = expect.max_dropped_events ?? 0;
+  if (droppedEvents > maxDroppedEvents) {
+    fail(`${droppedEvents} X/I/i/B event(s) of the file are reported in no engine thread ` +
+        `(input X/I/i/B: ${inputTrackable}, engine entries: ${engineEntries})`);
+  }
+  if (engineMessages.length && !expect.allow_engine_console_errors) {
+    fail(`the engine logged ${engineMessages.length} error/warning message(s) while parsing (see above)`);
+  }
+
+  if (failures.length) {
+    console.log(`FAIL: ${failures.length} expectation(s) not met:`);
+    for (const f of failures) console.log(`  - ${f}`);
+    process.exit(1);
+  }
+  console.log(`PASS: all expectations met (${tracePath})`);
+}
+
+await main();
