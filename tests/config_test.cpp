@@ -73,6 +73,8 @@ struct BadValue {
   const char* value;
 };
 
+void PrintTo(const BadValue& v, std::ostream* os) { *os << v.variable << "=" << v.value; }
+
 class BadVariable : public ::testing::TestWithParam<BadValue> {};
 
 TEST_P(BadVariable, IsAnErrorThatNamesTheVariable) {
@@ -168,6 +170,8 @@ struct BadEnv {
   const char* env;
   const char* expected;  // in the one stderr line
 };
+void PrintTo(const BadEnv& v, std::ostream* os) { *os << v.env; }
+
 class AutostartBadEnv : public ::testing::TestWithParam<BadEnv> {};
 
 TEST_P(AutostartBadEnv, GivesOneLineNoSessionAndKeepsTheExitStatus) {

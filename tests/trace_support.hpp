@@ -21,7 +21,7 @@ namespace jitscope::testing {
 
 inline std::string temp_path(const std::string& stem) {
   static std::atomic<int> counter{0};
-  const char* dir = std::getenv("JITSCOPE_TEST_TMP");
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
   std::string base = dir != nullptr ? dir : "/tmp";
   return base + "/" + stem + "." + std::to_string(::getpid()) + "." +
          std::to_string(counter.fetch_add(1)) + ".json";

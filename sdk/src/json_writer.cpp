@@ -130,6 +130,44 @@ inline void write_into(std::string& out, std::size_t room, Write write) {
 #endif
 }
 
+// Number writers: d needs kNumberRoom bytes.
+constexpr std::size_t kNumberRoom = 32;
+
+inline char* put_int(char* d, std::int64_t v) { return std::to_chars(d, d + 24, v).ptr; }
+inline char* put_uint(char* d, std::uint64_t v) { return std::to_chars(d, d + 24, v).ptr; }
+
+inline char* put_us(char* d, std::uint64_t ns) {
+  d = std::to_chars(d, d + 24, ns / 1000).ptr;  // at most 17 digits
+  const auto frac = static_cast<unsigned>(ns % 1000);
+  d[0] = '.';
+  d[1] = static_cast<char>('0' + frac / 100);
+  d[2] = static_cast<char>('0' + frac / 10 % 10);
+  d[3] = static_cast<char>('0' + frac % 10);
+  return d + 4;
+}
+
+inline char* put_double(char* d, double v) {
+  if (!std::isfinite(v)) {  // JSON has no spelling for these
+    std::memcpy(d, "null", 4);
+    return d + 4;
+  }
+  // The shortest form is at most 24 chars ("-2.2250738585072014e-308"); forms such as
+  // "1e+300" and "-0" are valid JSON numbers.
+  return std::to_chars(d, d + kNumberRoom, v).ptr;
+}
+
+inline char* put_literal(char* d, std::string_view lit) {
+  std::memcpy(d, lit.data(), lit.size());
+  return d + lit.size();
+}
+
+inline char* put_string(char* d, std::string_view s) {
+  *d++ = '"';
+  escape_into(d, reinterpret_cast<const unsigned char*>(s.data()), 0, s.size(), s.size());
+  *d++ = '"';
+  return d;
+}
+
 }  // namespace
 
 void append_json_string_parts(std::string& out, std::string_view pre, std::string_view s,
@@ -167,38 +205,62 @@ void append_json_string(std::string& out, std::string_view s) {
 }
 
 void append_us(std::string& out, std::uint64_t ns) {
-  char buf[32];  // 20 digits of UINT64_MAX / 1000 is 17, + '.' + 3
-  char* end = std::to_chars(buf, buf + sizeof buf, ns / 1000).ptr;
-  const auto frac = static_cast<unsigned>(ns % 1000);
-  end[0] = '.';
-  end[1] = static_cast<char>('0' + frac / 100);
-  end[2] = static_cast<char>('0' + frac / 10 % 10);
-  end[3] = static_cast<char>('0' + frac % 10);
-  out.append(buf, static_cast<std::size_t>(end + 4 - buf));
+  write_into(out, kNumberRoom, [&](char* d) { return put_us(d, ns); });
 }
 
 void append_int(std::string& out, std::int64_t v) {
-  char buf[24];
-  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  out.append(buf, static_cast<std::size_t>(end - buf));
+  write_into(out, kNumberRoom, [&](char* d) { return put_int(d, v); });
 }
 
 void append_uint(std::string& out, std::uint64_t v) {
-  char buf[24];
-  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  out.append(buf, static_cast<std::size_t>(end - buf));
+  write_into(out, kNumberRoom, [&](char* d) { return put_uint(d, v); });
 }
 
 void append_double(std::string& out, double v) {
-  if (!std::isfinite(v)) {
-    out.append("null", 4);
+  write_into(out, kNumberRoom, [&](char* d) { return put_double(d, v); });
+}
+
+void append_json_item(std::string& out, bool comma, const std::string_view* key,
+                      const JsonScalar& v) {
+  using Kind = JsonScalar::Kind;
+  const bool text = v.kind == Kind::kString || v.kind == Kind::kRaw;
+  const std::size_t key_len = key != nullptr ? key->size() : 0;
+  const std::size_t text_len = text ? v.text.size() : 0;
+  // Strings this long go in pieces so the temporary over-allocation stays bounded.
+  if (key_len + text_len > 4096) {
+    if (comma) out.push_back(',');
+    if (key != nullptr) append_json_string_parts(out, "\"", *key, "\":");
+    if (v.kind == Kind::kString) {
+      append_json_string(out, v.text);
+    } else if (v.kind == Kind::kRaw) {
+      out.append(v.text);
+    } else {
+      append_json_item(out, false, nullptr, v);
+    }
     return;
   }
-  // Shortest form is at most 24 chars ("-2.2250738585072014e-308"); forms like "1e+300" and
-  // "-0" are valid JSON numbers.
-  char buf[32];
-  const char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  out.append(buf, static_cast<std::size_t>(end - buf));
+  std::size_t room = 1 + (key != nullptr ? 6 * key_len + 3 : 0);
+  room += v.kind == Kind::kString ? 6 * text_len + 2 : v.kind == Kind::kRaw ? text_len : kNumberRoom;
+  write_into(out, room, [&](char* d) {
+    if (comma) *d++ = ',';
+    if (key != nullptr) {
+      d = put_string(d, *key);
+      *d++ = ':';
+    }
+    switch (v.kind) {
+      case Kind::kString: return put_string(d, v.text);
+      case Kind::kRaw:
+        if (text_len != 0) std::memcpy(d, v.text.data(), text_len);  // data() may be null
+        return d + text_len;
+      case Kind::kInt: return put_int(d, v.i);
+      case Kind::kUint: return put_uint(d, v.u);
+      case Kind::kDouble: return put_double(d, v.d);
+      case Kind::kUs: return put_us(d, v.u);
+      case Kind::kBool: return put_literal(d, v.b ? "true" : "false");
+      case Kind::kNull: break;
+    }
+    return put_literal(d, "null");
+  });
 }
 
 }  // namespace jitscope::detail

@@ -36,17 +36,25 @@ namespace jitscope::detail {
 void append_json_string_body(std::string& out, std::string_view s);
 // Appends '"' + body + '"'.
 void append_json_string(std::string& out, std::string_view s);
-// Appends pre + body + post in as few appends as possible; pre and post are copied as is.
-// Lets the writer emit `,"key":` as one append instead of four.
+// Internal to JsonWriter. Formatting time is dominated by the fixed cost of each std::string
+// append, so the writer hands a whole item (comma, key and value) to one call that grows
+// `out` once.
 void append_json_string_parts(std::string& out, std::string_view pre, std::string_view s,
-                              std::string_view post);
-// ns as microseconds with exactly three decimals: 1234567 -> "1234.567", 5 -> "0.005".
-void append_us(std::string& out, std::uint64_t ns);
-void append_int(std::string& out, std::int64_t v);
-void append_uint(std::string& out, std::uint64_t v);
-// Shortest round-trip form; NaN and infinities become null since JSON has no spelling
-// for them.
-void append_double(std::string& out, double v);
+                              std::string_view post);  // pre + escaped s + post
+struct JsonScalar {
+  enum class Kind : unsigned char { kString, kRaw, kInt, kUint, kDouble, kUs, kBool, kNull };
+  Kind kind;
+  std::string_view text{};  // kString, kRaw
+  union {
+    std::int64_t i;
+    std::uint64_t u;  // kUint, kUs
+    double d;
+    bool b;
+  };
+};
+// Appends [","] ["key":] value.
+void append_json_item(std::string& out, bool comma, const std::string_view* key,
+                      const JsonScalar& v);
 
 // Streaming writer that places ',' and ':' for nested objects and arrays.
 class JsonWriter {
@@ -64,10 +72,7 @@ class JsonWriter {
     need_comma_ = false;
   }
 
-  void value(std::string_view s) {
-    append_json_string_parts(*out_, need_comma_ ? ",\"" : "\"", s, "\"");
-    need_comma_ = true;
-  }
+  void value(std::string_view s) { item({.kind = JsonScalar::Kind::kString, .text = s}); }
   void value(const char* s) {
     if (s == nullptr) {
       null();
@@ -76,14 +81,8 @@ class JsonWriter {
     }
   }
   void value(std::nullptr_t) { null(); }
-  void value(std::int64_t v) {
-    separate();
-    append_int(*out_, v);
-  }
-  void value(std::uint64_t v) {
-    separate();
-    append_uint(*out_, v);
-  }
+  void value(std::int64_t v) { item(scalar(JsonScalar::Kind::kInt, v)); }
+  void value(std::uint64_t v) { item(scalar(JsonScalar::Kind::kUint, v)); }
   void value(int v) { value(static_cast<std::int64_t>(v)); }
   void value(unsigned v) { value(static_cast<std::uint64_t>(v)); }
   // Catches long long, unsigned long, short, ... which would otherwise be ambiguous between
@@ -103,43 +102,49 @@ class JsonWriter {
   template <class T>
   void value(const T*) = delete;
   void value(double v) {
-    separate();
-    append_double(*out_, v);
+    JsonScalar s{.kind = JsonScalar::Kind::kDouble};
+    s.d = v;
+    item(s);
   }
   void value(bool v) {
-    separate();
-    out_->append(v ? std::string_view("true") : std::string_view("false"));
+    JsonScalar s{.kind = JsonScalar::Kind::kBool};
+    s.b = v;
+    item(s);
   }
-  void null() {
-    separate();
-    out_->append("null", 4);
-  }
+  void null() { item({.kind = JsonScalar::Kind::kNull}); }
   // Number of microseconds, via append_us.
-  void value_us(std::uint64_t ns) {
-    separate();
-    append_us(*out_, ns);
-  }
+  void value_us(std::uint64_t ns) { item(scalar(JsonScalar::Kind::kUs, ns)); }
   // Already-valid JSON value, appended as is.
-  void raw(std::string_view json) {
-    separate();
-    out_->append(json);
-  }
+  void raw(std::string_view json) { item({.kind = JsonScalar::Kind::kRaw, .text = json}); }
 
+  // Same output as key(k) then value(v), in one append.
   template <class T>
   void member(std::string_view k, const T& v) {
-    key(k);
+    pending_key_ = &k;  // consumed by the item() that value(v) ends in, within this call
     value(v);
   }
 
   std::string& buffer() noexcept { return *out_; }
 
  private:
-  void separate() {
-    if (need_comma_) out_->push_back(',');
+  template <class V>
+  static JsonScalar scalar(JsonScalar::Kind kind, V v) {
+    JsonScalar s{.kind = kind};
+    if constexpr (std::is_signed_v<V>) {
+      s.i = v;
+    } else {
+      s.u = v;
+    }
+    return s;
+  }
+  void item(const JsonScalar& v) {
+    const std::string_view* k = pending_key_;
+    pending_key_ = nullptr;  // first, so a bad_alloc below cannot leave it dangling
+    append_json_item(*out_, need_comma_, k, v);
     need_comma_ = true;
   }
   void open(char c) {
-    separate();
+    if (need_comma_) out_->push_back(',');
     out_->push_back(c);
     need_comma_ = false;
   }
@@ -149,6 +154,7 @@ class JsonWriter {
   }
 
   std::string* out_;
+  const std::string_view* pending_key_ = nullptr;  // set only inside member()
   // One flag is enough: a value or a closed container always wants a comma before the next
   // item; an opened container or a key never does. So depth is unbounded and costs nothing.
   bool need_comma_ = false;

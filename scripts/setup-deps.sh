@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages jitscope builds and tests with, when missing.
+# As root it runs apt-get itself; otherwise it prints the exact command and
+# fails. usage: scripts/setup-deps.sh [build|test]
+set -euo pipefail
+
+what="${1:-test}"
+packages=(cmake ninja-build g++ libboost-dev)
+if [ "$what" = "test" ]; then
+  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# Node.js + npm (the viewer test installs Chrome DevTools' trace engine with
+# npm). Any install that provides the commands will do.
+if [ "$what" = "test" ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "jitscope: missing Debian packages. Install them with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "jitscope: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

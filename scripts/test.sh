@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite with a CMake workflow preset.
+# usage: scripts/test.sh [dev|asan|tsan|no-cuda|release]   (default: dev)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-dev}"
+bash scripts/setup-deps.sh test
+cmake --workflow --preset "$preset"
