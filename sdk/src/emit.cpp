@@ -225,7 +225,6 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
 namespace jitscope {
 
 void set_thread_name(std::string_view name) noexcept {
-  if constexpr (!detail::kCompiledIn) return;
   try {
     detail::remember_thread_name(name);
   } catch (...) {
