@@ -3,9 +3,11 @@
 //
 // Not covered here: throughput (measured by a benchmark, not asserted); std::bad_alloc
 // propagation when the string cannot grow; structural misuse (unbalanced begin/end, key()
-// inside an array), which the writer documents it does not detect; big-endian hosts (the
-// 8-byte scan is endian-neutral by construction but never run on one here); that the
-// sign of -0.0 survives a parse (nlohmann reads "-0" as the integer 0).
+// inside an array), which the writer documents it does not detect; big-endian hosts (their
+// byte-at-a-time tail path never runs here); the C++23 resize_and_overwrite branch (only
+// built with -std=c++2b); that writes stay inside the room reserved in the string (std::string
+// does not poison its spare capacity, so ASan cannot see it; reads past the input are caught,
+// see NoReadPastTheView); that the sign of -0.0 survives a parse (nlohmann reads "-0" as 0).
 #include "json_writer.hpp"
 
 #include <gtest/gtest.h>
@@ -136,8 +138,12 @@ TEST(JsonString, HostileTable) {
       {"\xE2", f},
       {"\xF0\x9F\x98", f},
       {"\xF0\x9F", f},
-      {"\xE2\x82" "A", f + "A"},
-      {"\xF0\x9F\x98" "\"", f + "\""},
+      {"\xE2\x82"
+       "A",
+       f + "A"},
+      {"\xF0\x9F\x98"
+       "\"",
+       f + "\""},
       {"\xC3\xC3\xA9", f + "\xC3\xA9"},
       {"\xE2\x82\xE2\x82\xAC", f + "\xE2\x82\xAC"},
       // Overlong forms.
@@ -169,8 +175,15 @@ TEST(JsonString, HostileTable) {
       {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
       {"\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF"},
       // Mixed.
-      {"a\xE2\x82\xAC" "b\xFF" "c\"\n\x01" "d\xF0\x9F\x98\x80",
-       "a\xE2\x82\xAC" "b" + f + "c\"\n\x01" "d\xF0\x9F\x98\x80"},
+      {"a\xE2\x82\xAC"
+       "b\xFF"
+       "c\"\n\x01"
+       "d\xF0\x9F\x98\x80",
+       "a\xE2\x82\xAC"
+       "b" +
+           f +
+           "c\"\n\x01"
+           "d\xF0\x9F\x98\x80"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::PrintToString(c.input));
@@ -194,7 +207,9 @@ TEST(JsonString, EveryControlByte) {
 TEST(JsonString, ExactEscapedText) {
   std::string out = "prefix:";
   append_json_string(out, std::string("a\"b\\c\n\r\t\b\f\x01\x1F\x7F\0", 14));
-  EXPECT_EQ(out, R"(prefix:"a\"b\\c\n\r\t\b\f\u0001\u001f)" "\x7F" R"(\u0000")");
+  EXPECT_EQ(out, R"(prefix:"a\"b\\c\n\r\t\b\f\u0001\u001f)"
+                 "\x7F"
+                 R"(\u0000")");
   out.clear();
   append_json_string_body(out, "\xC0\x80z");
   EXPECT_EQ(out, kFffd + kFffd + "z");
@@ -204,9 +219,9 @@ TEST(JsonString, ExactEscapedText) {
 // at every lane and across word boundaries.
 TEST(JsonString, SpecialsAtEveryOffset) {
   const std::vector<Case> specials = {
-      {"\"", "\""},         {"\\", "\\"},  {"\n", "\n"},
-      {"\x1F", "\x1F"},     {"\x80", kFffd}, {"\xE2\x82\xAC", "\xE2\x82\xAC"},
-      {"\xE2\x82", kFffd},  {"\xFF", kFffd},
+      {"\"", "\""},        {"\\", "\\"},    {"\n", "\n"},
+      {"\x1F", "\x1F"},    {"\x80", kFffd}, {"\xE2\x82\xAC", "\xE2\x82\xAC"},
+      {"\xE2\x82", kFffd}, {"\xFF", kFffd},
   };
   const std::string plain = "abcdefghijklmnopqrstuvwxyz012345";
   for (const Case& sp : specials) {
@@ -235,6 +250,27 @@ TEST(JsonString, NoReadPastTheView) {
       EXPECT_EQ(out, want) << len;
     }
   }
+}
+
+// Valid output is not enough: printable ASCII and valid UTF-8 must come out byte for byte,
+// not as needless \u escapes. Checked alone (1-byte path), in short tails and in whole words.
+TEST(JsonString, PlainBytesAreCopiedVerbatim) {
+  std::string printable;
+  for (int c = 0x20; c < 0x80; ++c) {
+    if (c != '"' && c != '\\') printable.push_back(static_cast<char>(c));
+  }
+  for (std::size_t len : {1, 2, 3, 5, 7, 8, 9, 15, 16}) {
+    for (std::size_t start = 0; start + len <= printable.size(); ++start) {
+      const std::string s = printable.substr(start, len);
+      std::string out;
+      append_json_string_body(out, s);
+      ASSERT_EQ(out, s);
+    }
+  }
+  const std::string utf8 = "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF";
+  std::string out;
+  append_json_string_body(out, utf8);
+  EXPECT_EQ(out, utf8);
 }
 
 TEST(JsonString, AllSingleBytes) {
@@ -271,9 +307,9 @@ TEST(JsonString, AllTwoByteStrings) {
 TEST(JsonString, RandomBytesMatchReference) {
   std::mt19937 rng(12345);  // fixed seed: failures reproduce
   // Bytes that sit on a decision boundary of the decoder, mixed with uniform noise.
-  const unsigned char edges[] = {0x00, 0x1F, 0x20, '"',  '\\', 0x7F, 0x80, 0x8F, 0x90, 0x9F,
-                                 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0,
-                                 0xF4, 0xF5, 0xFF, 'a'};
+  const unsigned char edges[] = {0x00, 0x1F, 0x20, '"',  '\\', 0x7F, 0x80, 0x8F,
+                                 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 'a'};
   for (int iter = 0; iter < 20000; ++iter) {
     const std::size_t len = rng() % 48;
     std::string s;
@@ -282,8 +318,8 @@ TEST(JsonString, RandomBytesMatchReference) {
       s.push_back(static_cast<char>((r & 1) ? edges[(r >> 1) % sizeof edges] : (r >> 8) & 0xFF));
     }
     const std::string got = round_trip(s);
-    ASSERT_EQ(got, reference_repair(s)) << "iteration " << iter << " input "
-                                        << testing::PrintToString(s);
+    ASSERT_EQ(got, reference_repair(s))
+        << "iteration " << iter << " input " << testing::PrintToString(s);
   }
 }
 
@@ -408,7 +444,9 @@ TEST(JsonWriter, NestedExactText) {
   w.end_object();
   EXPECT_EQ(out, R"({"name":"run \"1\"","args":{"n":5,"big":18446744073709551615,"neg":-7},)"
                  R"("list":[1,2.5,true,false,null,null,[],{},[{"k":"v"}],"x"],)"
-                 R"("ts":1234.567,"raw":{"a":[1,2]},"k\n":")" "\xEF\xBF\xBD" R"("})");
+                 R"("ts":1234.567,"raw":{"a":[1,2]},"k\n":")"
+                 "\xEF\xBF\xBD"
+                 R"("})");
   json j = json::parse(out, nullptr, false);
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["args"]["big"].get<std::uint64_t>(), std::numeric_limits<std::uint64_t>::max());
@@ -420,7 +458,7 @@ TEST(JsonWriter, OverloadsPickTheRightKind) {
   std::string out;
   JsonWriter w(out);
   w.begin_array();
-  w.value("lit");                  // string, not bool
+  w.value("lit");  // string, not bool
   w.value(std::string("str"));
   w.value(std::string_view("sv"));
   char mutable_chars[] = "chars";
@@ -452,6 +490,35 @@ TEST(JsonWriter, OverloadsPickTheRightKind) {
   m.member("f", 0.5);
   m.end_object();
   EXPECT_EQ(out, R"({"a":5,"b":"lit","c":"s","d":5,"e":false,"f":0.5})");
+}
+
+// Items over 4096 bytes of text take the chunked path; a multi-byte sequence and an escape
+// straddle the 4096-byte chunk boundary.
+TEST(JsonWriter, LongItemsTakeTheChunkedPath) {
+  const std::string long_key = std::string(4095, 'k') + "\xE2\x82\xAC\"" + std::string(5000, 'q');
+  const std::string long_value = std::string(4094, 'v') + "\n\xF0\x9F\x98\x80" + "\xFF" + "end";
+  std::string long_raw = "[";
+  for (int i = 0; i < 2500; ++i) long_raw += "1,";
+  long_raw += "1]";
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.member("short", 1);
+  w.member(long_key, long_value);
+  w.key(long_key + "2");
+  w.value(7);
+  w.key("raw");
+  w.raw(long_raw);
+  w.member("after", "x");
+  w.end_object();
+  json j = json::parse(out, nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j[long_key], reference_repair(long_value));
+  EXPECT_EQ(j[long_key + "2"], 7);
+  EXPECT_EQ(j["raw"].dump(), long_raw);
+  EXPECT_EQ(j["after"], "x");
+  EXPECT_EQ(j.size(), 5u);
+  EXPECT_NE(out.find(",\"raw\":[1,1,"), std::string::npos);  // separators in the right places
 }
 
 TEST(JsonWriter, DeepNestingHasNoLimit) {

@@ -25,22 +25,25 @@ void cpu_relax() noexcept {
 #endif
 }
 
-// Room for `need` records beyond the End records already owed. kBlock waits
-// for the flusher; it gives up when the session ends or `need` can never fit.
-bool make_room(ThreadState& t, std::size_t need) noexcept {
+[[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
   const std::size_t want = need + t.owed;
-  if (want > t.ring.capacity()) return false;
-  if (t.ring.write_available() >= want) return true;
-  if (t.policy == OverflowPolicy::kDrop) return false;
+  if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
   for (unsigned spin = 0;; ++spin) {
     if (session_word() != t.session) return false;
-    if (t.ring.write_available() >= want) return true;
+    if (t.ring.has_room(want)) return true;
     if (spin < 256) {
       cpu_relax();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
+}
+
+// Room for `need` records beyond the End records already owed. kBlock waits
+// for the flusher; it gives up when the session ends or `need` can never fit.
+JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
+  if (t.ring.has_room(need + t.owed)) [[likely]] return true;
+  return make_room_slow(t, need);
 }
 
 std::size_t clamp_payload(ThreadState& t, std::size_t len, std::uint8_t& flags) noexcept {
@@ -50,90 +53,108 @@ std::size_t clamp_payload(ThreadState& t, std::size_t len, std::uint8_t& flags) 
   return t.max_payload_bytes;
 }
 
-// Pushes `bytes` as raw payload slots right after their record. Room was made.
-void push_payload(ThreadState& t, const char* bytes, std::size_t len) noexcept {
-  Record batch[16];
+// Every field is written: slots are reused, and payload bytes leave garbage.
+JITSCOPE_ALWAYS_INLINE void fill(Record& r, std::uint64_t ts, const char* name,
+                                 std::uint64_t value, std::uint32_t name_len, RecordKind kind,
+                                 ValueType type, std::uint8_t flags, std::uint8_t index) noexcept {
+  r.ts = ts;
+  r.name = name;
+  r.value.u64 = value;
+  r.name_len = name_len;
+  r.kind = kind;
+  r.type = type;
+  r.flags = flags;
+  r.index = index;
+}
+
+// Copies `len` bytes into the slots starting at offset `first` (uncommitted);
+// returns the offset after them.
+std::size_t write_payload(ThreadState& t, std::size_t first, const char* bytes,
+                          std::size_t len) noexcept {
   while (len > 0) {
-    const std::size_t chunk = std::min(len, sizeof batch);
-    std::memset(static_cast<void*>(batch), 0, sizeof batch);
-    std::memcpy(static_cast<void*>(batch), bytes, chunk);
-    t.ring.push(batch, payload_slots(chunk));
+    const std::size_t chunk = std::min(len, kRecordBytes);
+    std::memcpy(static_cast<void*>(&t.ring.slot(first++)), bytes, chunk);
     bytes += chunk;
     len -= chunk;
   }
+  return first;
 }
 
 std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexcept {
   return a.type == ValueType::kString ? clamp_payload(t, a.str.size(), flags) : 0;
 }
 
-void push_arg(ThreadState& t, const Arg& a, std::size_t payload, std::uint8_t flags,
-              std::uint8_t index) noexcept {
-  Record r{};
-  r.name = a.key;
-  r.kind = RecordKind::kArg;
-  r.type = a.type;
-  r.flags = flags;
-  r.index = index;
+// Writes an arg record and its payload at offset `at`; returns the offset after.
+std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
+                      std::uint8_t flags, std::uint8_t index) noexcept {
+  std::uint64_t value = 0;
   switch (a.type) {
-    case ValueType::kInt: r.value.i64 = a.i64; break;
-    case ValueType::kUint: r.value.u64 = a.u64; break;
-    case ValueType::kDouble: r.value.f64 = a.f64; break;
-    case ValueType::kBool: r.value.u64 = a.b ? 1 : 0; break;
-    case ValueType::kString: r.value.u64 = payload; break;
+    case ValueType::kInt: std::memcpy(&value, &a.i64, sizeof value); break;
+    case ValueType::kUint: value = a.u64; break;
+    case ValueType::kDouble: std::memcpy(&value, &a.f64, sizeof value); break;
+    case ValueType::kBool: value = a.b ? 1 : 0; break;
+    case ValueType::kString: value = payload; break;
     case ValueType::kNone: break;
   }
-  t.ring.push(r);
-  if (payload != 0) push_payload(t, a.str.data(), payload);
+  fill(t.ring.slot(at), 0, a.key, value, 0, RecordKind::kArg, a.type, flags, index);
+  return payload != 0 ? write_payload(t, at + 1, a.str.data(), payload) : at + 1;
 }
 
-bool depth_recorded(const ThreadState& t, std::uint32_t d) noexcept {
-  return d < 256 && ((t.recorded_bits[d / 64] >> (d % 64)) & 1u) != 0;
-}
-void set_depth_recorded(ThreadState& t, std::uint32_t d, bool on) noexcept {
+// A span at logical depth d >= 256 is never recorded; below that, a dropped
+// Begin marks its depth so that its end pushes nothing.
+[[gnu::noinline]] void mark_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  bump(t.dropped);
   if (d >= 256) return;
+  t.unrecorded_bits[d / 64] |= std::uint64_t{1} << (d % 64);
+  ++t.unrecorded;
+}
+// True (and unmarks it) when the span at depth d was not recorded.
+JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  if (d >= 256) return true;
+  if (t.unrecorded == 0) [[likely]] return false;
   const std::uint64_t bit = std::uint64_t{1} << (d % 64);
-  if (on) {
-    t.recorded_bits[d / 64] |= bit;
-  } else {
-    t.recorded_bits[d / 64] &= ~bit;
-  }
+  if ((t.unrecorded_bits[d / 64] & bit) == 0) return false;
+  t.unrecorded_bits[d / 64] &= ~bit;
+  --t.unrecorded;
+  return true;
 }
 
-SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
-                std::string_view dynamic_name) noexcept {
+template <bool kDynamic>
+JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
+                                       std::string_view dynamic_name) noexcept {
   ThreadState* t = current_thread_state(session);
-  if (t == nullptr) return {};
+  if (t == nullptr) [[unlikely]] return {};
   const std::uint32_t d = t->depth++;
-  std::uint8_t flags = name == nullptr ? kFlagDynamicName : 0;
-  const std::size_t name_len = name == nullptr ? clamp_payload(*t, dynamic_name.size(), flags) : 0;
+  std::uint8_t flags = 0;
+  std::size_t name_len = 0;
+  if constexpr (kDynamic) {
+    flags = kFlagDynamicName;
+    name_len = clamp_payload(*t, dynamic_name.size(), flags);
+  }
   // 2: this Begin and its End, reserved now so that an End never fails.
-  if (d >= 256 || t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len))) {
-    set_depth_recorded(*t, d, false);
-    bump(t->dropped);
+  if (d >= 256 || t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len)))
+      [[unlikely]] {
+    mark_unrecorded(*t, d);
     return {session, 0, false};
   }
-  Record r{};
-  r.ts = ts;
-  r.name = name;
-  r.name_len = static_cast<std::uint32_t>(name_len);
-  r.kind = RecordKind::kBegin;
-  r.flags = flags;
-  r.index = static_cast<std::uint8_t>(t->owed);
-  t->ring.push(r);
-  if (name_len != 0) push_payload(*t, dynamic_name.data(), name_len);
-  set_depth_recorded(*t, d, true);
-  return {session, static_cast<std::uint8_t>(t->owed++), true};
+  const auto index = static_cast<std::uint8_t>(t->owed);
+  fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
+       ValueType::kNone, flags, index);
+  std::size_t used = 1;
+  if constexpr (kDynamic) used = write_payload(*t, 1, dynamic_name.data(), name_len);
+  t->ring.commit(used);
+  ++t->owed;
+  return {session, index, true};
 }
 
 }  // namespace
 
 SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name) noexcept {
-  return begin(session, ts, name, {});
+  return begin<false>(session, ts, name, {});
 }
 
 SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_view name) noexcept {
-  return begin(session, ts, nullptr, name);
+  return begin<true>(session, ts, nullptr, name);
 }
 
 void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
@@ -144,15 +165,16 @@ void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
     return;
   }
   const std::uint32_t d = --t->depth;
-  if (!depth_recorded(*t, d)) return;
-  set_depth_recorded(*t, d, false);
-  Record r{};
-  r.ts = ts;
-  r.kind = RecordKind::kEnd;
-  // The Begin reserved this slot (make_room keeps `owed` slots free), so
-  // this push cannot fail; count it anyway rather than assume.
-  if (!t->ring.push(r)) bump(t->dropped);
+  if (take_unrecorded(*t, d)) return;
   --t->owed;
+  // The Begin reserved this slot (make_room keeps `owed` slots free), so
+  // there is room; check anyway rather than assume.
+  if (!t->ring.has_room(1)) [[unlikely]] {
+    bump(t->dropped);
+    return;
+  }
+  fill(t->ring.slot(0), ts, nullptr, 0, 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
+  t->ring.commit(1);
 }
 
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
@@ -164,7 +186,7 @@ void add_arg(const SpanToken& token, const Arg& arg) noexcept {
     bump(t->args_dropped);
     return;
   }
-  push_arg(*t, arg, payload, flags, token.index);
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, token.index));
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,
@@ -186,16 +208,13 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
     bump(t->dropped);
     return;
   }
-  Record r{};
-  r.ts = ts;
-  r.name = name;
-  r.name_len = static_cast<std::uint32_t>(name_len);
-  r.kind = RecordKind::kInstant;
-  r.flags = flags;
-  r.index = static_cast<std::uint8_t>(arg_count);
-  t->ring.push(r);
-  if (name_len != 0) push_payload(*t, dynamic_name.data(), name_len);
-  for (std::size_t i = 0; i < arg_count; ++i) push_arg(*t, args[i], arg_payloads[i], arg_flags[i], 0);
+  fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kInstant,
+       ValueType::kNone, flags, static_cast<std::uint8_t>(arg_count));
+  std::size_t at = name_len != 0 ? write_payload(*t, 1, dynamic_name.data(), name_len) : 1;
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    at = write_arg(*t, at, args[i], arg_payloads[i], arg_flags[i], 0);
+  }
+  t->ring.commit(at);  // the instant and its args become visible together
 }
 
 void counter(std::uint32_t session, std::uint64_t ts, const char* name,
@@ -208,16 +227,11 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
     bump(t->dropped);
     return;
   }
-  Record r{};
-  r.ts = ts;
-  r.name = name;
-  r.value.f64 = value;
-  r.name_len = static_cast<std::uint32_t>(name_len);
-  r.kind = RecordKind::kCounter;
-  r.type = ValueType::kDouble;
-  r.flags = flags;
-  t->ring.push(r);
-  if (name_len != 0) push_payload(*t, dynamic_name.data(), name_len);
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  fill(t->ring.slot(0), ts, name, bits, static_cast<std::uint32_t>(name_len), RecordKind::kCounter,
+       ValueType::kDouble, flags, 0);
+  t->ring.commit(name_len != 0 ? write_payload(*t, 1, dynamic_name.data(), name_len) : 1);
 }
 
 }  // namespace jitscope::detail
@@ -240,12 +254,9 @@ void set_thread_name(std::string_view name) noexcept {
     detail::bump(t->args_dropped);
     return;
   }
-  detail::Record r{};
-  r.name_len = static_cast<std::uint32_t>(len);
-  r.kind = detail::RecordKind::kThreadName;
-  r.flags = flags;
-  t->ring.push(r);
-  detail::push_payload(*t, name.data(), len);
+  detail::fill(t->ring.slot(0), 0, nullptr, 0, static_cast<std::uint32_t>(len),
+               detail::RecordKind::kThreadName, detail::ValueType::kNone, flags, 0);
+  t->ring.commit(detail::write_payload(*t, 1, name.data(), len));
 }
 
 }  // namespace jitscope

@@ -11,12 +11,12 @@
 #include <new>
 
 namespace jitscope::detail {
+
+constinit thread_local ThreadState* t_state [[gnu::tls_model("initial-exec")]] = nullptr;
+
 namespace {
 
-// Initial-exec: the library is linked at start-up, and this keeps the hot
-// path's TLS access a single fs-relative load, also in the shared library.
-[[gnu::tls_model("initial-exec")]] thread_local ThreadState* t_state = nullptr;
-[[gnu::tls_model("initial-exec")]] thread_local bool t_exiting = false;
+thread_local bool t_exiting = false;
 
 // The name set with set_thread_name; survives sessions.
 thread_local std::string t_name;
@@ -102,9 +102,8 @@ void remember_thread_name(std::string_view name) {
   t_name_set = true;
 }
 
-ThreadState* current_thread_state(std::uint32_t session) noexcept {
+ThreadState* register_thread(std::uint32_t session) noexcept {
   ThreadState* t = t_state;
-  if (t != nullptr && t->session == session) return t;
   if (t_exiting) return nullptr;
   // acquire: pairs with start()'s release store, so the params are current.
   if (g_session.load(std::memory_order_acquire) != session) return nullptr;
@@ -129,6 +128,5 @@ ThreadState* current_thread_state(std::uint32_t session) noexcept {
   }
 }
 
-ThreadState* current_thread_state_if_registered() noexcept { return t_state; }
 
 }  // namespace jitscope::detail

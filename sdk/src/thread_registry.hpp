@@ -34,7 +34,10 @@ struct ThreadState {
   const std::size_t max_payload_bytes;  // longest dynamic string before truncation
   std::uint32_t depth = 0;  // logical open spans, recorded or not
   std::uint32_t owed = 0;   // recorded open spans: End records the ring must have room for
-  std::uint64_t recorded_bits[4] = {0, 0, 0, 0};  // bit d: span at logical depth d recorded
+  // Spans open at depth < 256 whose Begin was dropped, and their depths as
+  // bits: the common end path checks only the count.
+  std::uint32_t unrecorded = 0;
+  std::uint64_t unrecorded_bits[4] = {0, 0, 0, 0};
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.
   std::atomic<std::uint64_t> dropped{0};          // events lost (ring full / too deep)
@@ -79,12 +82,25 @@ class ThreadRegistry {
   std::vector<ThreadState*> states_;
 };
 
-// The calling thread's state for `session`, registering it if needed;
-// nullptr while the thread is exiting or if allocation fails.
-ThreadState* current_thread_state(std::uint32_t session) noexcept;
+// The calling thread's state. Initial-exec: the library is linked at
+// start-up, and this keeps the access one fs-relative load, also in the
+// shared library.
+// constinit: no dynamic initializer, so no TLS wrapper call on each access.
+extern constinit thread_local ThreadState* t_state [[gnu::tls_model("initial-exec")]];
+
+// Registers the calling thread for `session`; nullptr while it is exiting,
+// if the session is gone, or if allocation fails.
+ThreadState* register_thread(std::uint32_t session) noexcept;
+
+// The calling thread's state for `session`, registering it if needed.
+inline ThreadState* current_thread_state(std::uint32_t session) noexcept {
+  ThreadState* t = t_state;
+  if (t != nullptr && t->session == session) [[likely]] return t;
+  return register_thread(session);
+}
 
 // The calling thread's state if it has one (any session); no registration.
-ThreadState* current_thread_state_if_registered() noexcept;
+inline ThreadState* current_thread_state_if_registered() noexcept { return t_state; }
 
 // The calling thread's trace name (set_thread_name), or its OS name.
 std::string current_thread_name();

@@ -276,13 +276,18 @@ inline void counter(std::string_view name, double value) noexcept {
 #else
 // `"" name ""` only compiles for a string literal: the static path is safe.
 #define JITSCOPE_SPAN(name) ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "")
+// Args are built only when a session is on, so the off path stays one load
+// and a branch (the list lives until the end of the declaration).
+#define JITSCOPE_ARGS_IF_ACTIVE(...)                                   \
+  (::jitscope::active() ? ::std::initializer_list<::jitscope::Arg>{__VA_ARGS__} \
+                        : ::std::initializer_list<::jitscope::Arg>{})
 #define JITSCOPE_SPAN_ARGS(name, ...) \
-  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", {__VA_ARGS__})
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", JITSCOPE_ARGS_IF_ACTIVE(__VA_ARGS__))
 // Braces: with parentheses, JITSCOPE_SPAN_DYN(var) would declare a function.
 #define JITSCOPE_SPAN_DYN(name) \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_){::std::string_view(name)}
 #define JITSCOPE_INSTANT(name, ...) \
-  ::jitscope::instant("" name "" __VA_OPT__(, {__VA_ARGS__}))
+  ::jitscope::instant("" name "" __VA_OPT__(, JITSCOPE_ARGS_IF_ACTIVE(__VA_ARGS__)))
 #define JITSCOPE_COUNTER(name, value) \
   ::jitscope::counter("" name "", static_cast<double>(value))
 #define JITSCOPE_THREAD_NAME(name) ::jitscope::set_thread_name(::std::string_view(name))
