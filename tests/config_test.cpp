@@ -153,8 +153,15 @@ TEST(Autostart, TraceVariableTracesAHostWithNoCodeChange) {
   EXPECT_EQ(r.out, "active=1\n");
   EXPECT_EQ(r.err, "");
   const nlohmann::json trace = load_trace(path);  // stopped and closed at exit
-  EXPECT_EQ(events_with_ph(trace, "X").size(), 100u);
+  std::size_t probe = 0, at_exit = 0;
+  for (const auto& e : events_with_ph(trace, "X")) {
+    probe += e["name"] == "probe_span";
+    at_exit += e["name"] == "exit_span";
+  }
+  EXPECT_EQ(probe, 100u);
+  EXPECT_EQ(at_exit, 10u) << "spans recorded in an atexit handler must not be lost";
   EXPECT_EQ(events_with_ph(trace, "C").size(), 100u);
+  EXPECT_EQ((*metadata(trace, "jitscope_stats"))["args"]["events_dropped"], 0);
   const nlohmann::json* meta = metadata(trace, "jitscope_session");
   ASSERT_NE(meta, nullptr);
   EXPECT_EQ((*meta)["args"]["ring_capacity"], 128);

@@ -4,8 +4,20 @@
 #include <jitscope/jitscope.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+
+namespace {
+// Runs after main returns: glibc has destroyed the main thread's
+// thread_locals by then, but the session is still on.
+void record_at_exit() {
+  for (int i = 0; i < 10; ++i) {
+    JITSCOPE_SPAN("exit_span");
+  }
+}
+}  // namespace
 
 int main() {
+  std::atexit(record_at_exit);
   std::printf("active=%d\n", jitscope::active() ? 1 : 0);
   for (int i = 0; i < 100; ++i) {
     JITSCOPE_SPAN("probe_span");

@@ -2,6 +2,7 @@
 // producer -> ring -> flusher -> JSON file -> nlohmann::json.
 // Not covered here: the C API (c_api_test), environment variables
 // (config_test), escaping details (json_writer_test), crash safety.
+#include "thread_registry.hpp"
 #include "trace_support.hpp"
 
 #include <algorithm>
@@ -407,6 +408,30 @@ TEST(Spans, ThreadNameSetBeforeTheSessionIsUsed) {
     for (const auto& [tid, name] : thread_names(trace)) names.insert(name);
     EXPECT_TRUE(names.count("named-early"));
   }).join();
+}
+
+TEST(Spans, RingsOfThreadsThatExitAfterStopAreFreedByTheNextStop) {
+  std::atomic<bool> recorded{false}, stopped{false};
+  Config cfg = test_config("reap");
+  ASSERT_TRUE(start(cfg).ok());
+  std::thread late([&] {
+    { JITSCOPE_SPAN("before_stop"); }
+    recorded = true;
+    while (!stopped.load()) std::this_thread::yield();
+  });
+  while (!recorded.load()) std::this_thread::yield();
+  ASSERT_TRUE(stop().ok());  // reaps what retired so far; `late` is still alive
+  stopped = true;
+  late.join();  // retires its state after the session is gone
+  std::vector<detail::ThreadState*> states;
+  detail::ThreadRegistry::instance().snapshot(states);
+  std::size_t retired = 0;
+  for (auto* s : states) retired += s->retired.load();
+  EXPECT_EQ(retired, 1u);
+  ASSERT_TRUE(start(test_config("reap2")).ok());  // start() frees it
+  detail::ThreadRegistry::instance().snapshot(states);
+  for (auto* s : states) EXPECT_FALSE(s->retired.load());
+  ASSERT_TRUE(stop().ok());
 }
 
 }  // namespace

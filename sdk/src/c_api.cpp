@@ -4,19 +4,21 @@
 
 #include "log.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 namespace {
 
-thread_local std::string t_last_error;
+// A plain array, not a std::string: glibc destroys the main thread's
+// thread_locals before atexit handlers, which may still call jitscope_stop().
+thread_local char t_last_error[512];
 
 void set_last_error(const jitscope::Status& st) noexcept {
-  try {
-    t_last_error = st.ok() ? std::string() : st.message();
-  } catch (...) {
-    t_last_error.clear();
-  }
+  const std::string& msg = st.message();
+  const std::size_t n = st.ok() ? 0 : std::min(msg.size(), sizeof t_last_error - 1);
+  std::memcpy(t_last_error, msg.data(), n);
+  t_last_error[n] = '\0';
 }
 
 }  // namespace
@@ -66,7 +68,7 @@ int jitscope_stop(void) {
 
 int jitscope_active(void) { return jitscope::active() ? 1 : 0; }
 
-const char* jitscope_last_error(void) { return t_last_error.c_str(); }
+const char* jitscope_last_error(void) { return t_last_error; }
 
 void jitscope_span_begin(const char* static_name) {
   if (static_name == nullptr) return;

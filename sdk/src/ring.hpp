@@ -26,7 +26,7 @@ class Ring {
   explicit Ring(std::size_t capacity)
       : capacity_(capacity),
         mask_(std::bit_ceil(capacity) - 1),
-        slots_(std::make_unique<Record[]>(mask_ + 1)) {}
+        slots_(std::make_unique_for_overwrite<Record[]>(mask_ + 1)) {}  // pages touched on use
 
   std::size_t capacity() const noexcept { return capacity_; }
 

@@ -91,13 +91,19 @@ class Session {
       stop_requested_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    try {
+      if (thread_.joinable()) thread_.join();
+    } catch (...) {
+      thread_.detach();  // a joinable std::thread must not be destroyed
+    }
   }
 
   SessionStats stats() const { return stats_; }
 
  private:
   void run() noexcept {
+    mark_flusher_thread();
+    lost_at_start_ = g_events_lost.load(std::memory_order_relaxed);
     try {
       SessionInfo info;
       info.process_name = config_.process_name.empty() ? std::string(program_invocation_short_name)
@@ -131,12 +137,15 @@ class Session {
       stats_.output_path = config_.output_path;
       stats_.events_written = writer.events_written();
       stats_.spans_incomplete = writer.spans_incomplete();
+      stats_.events_dropped = writer.events_lost();
       for (const ThreadSummary& s : writer.summaries()) stats_.events_dropped += s.dropped;
       stats_.threads = writer.summaries().size();
       stats_.bytes_written = sink_.bytes();
       stats_.write_failed = sink_.failed();
     } catch (...) {
-      // Out of memory on the flusher: the trace stops, the host goes on.
+      // Out of memory on the flusher: end the session for the producers too,
+      // so that none waits (kBlock) on a flusher that is gone.
+      g_session.store(0, std::memory_order_relaxed);  // relaxed: producers only need to see it
       log_line("flusher ran out of memory; the trace is cut short");
       stats_.write_failed = true;
     }
@@ -160,7 +169,10 @@ class Session {
       writer.settle(*t);
       if (retired) registry.remove(t);
     }
-    std::uint64_t dropped = 0;  // settled summaries outlive retired threads
+    // Settled summaries outlive retired threads; events lost before any
+    // ring are counted process-wide.
+    writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
+    std::uint64_t dropped = writer.events_lost();
     for (const ThreadSummary& s : writer.summaries()) dropped += s.dropped;
     writer.note_dropped(dropped);
     writer.flush();
@@ -171,6 +183,7 @@ class Session {
   std::uint32_t word_;
   ClockSource clock_;
   ClockPoint first_;
+  std::uint64_t lost_at_start_ = 0;
   std::uint64_t start_unix_ns_ = realtime_ns();
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -179,8 +192,10 @@ class Session {
   SessionStats stats_;
 };
 
-std::mutex& control_mutex() {
-  static std::mutex* m = new std::mutex();  // leaked: used during exit
+std::mutex& control_mutex() noexcept {
+  // Never destroyed (used during exit); placement new cannot throw.
+  alignas(std::mutex) static unsigned char storage[sizeof(std::mutex)];
+  static std::mutex* m = new (storage) std::mutex();
   return *m;
 }
 Session* g_current = nullptr;  // guarded by control_mutex()
@@ -199,7 +214,7 @@ void fork_child() noexcept {
   // the session (its memory is abandoned) and every inherited thread state.
   g_session.store(0, std::memory_order_relaxed);
   g_current = nullptr;
-  ThreadRegistry::instance().retire_all_in_child();
+  ThreadRegistry::instance().forget_all_in_child();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
 }
@@ -256,6 +271,7 @@ Status start(const Config& config) noexcept {
         const std::uint32_t word =
             (g_generation << 1) | (clock == ClockSource::kTsc ? kSessionTscBit : 0u);
         auto session = std::make_unique<Session>(config, fd, word, clock, sample_clock_point());
+        ThreadRegistry::instance().reap_retired();  // no flusher runs now
         SessionParams& params = session_params();
         params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
         params.overflow.store(config.overflow, std::memory_order_relaxed);
@@ -283,6 +299,7 @@ Status stop(SessionStats* stats) noexcept {
     std::unique_ptr<Session> session(g_current);
     g_current = nullptr;
     session->stop_and_join();
+    ThreadRegistry::instance().reap_retired();  // threads that exited since the last drain
     const SessionStats s = session->stats();
     if (stats != nullptr) *stats = s;
     if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");

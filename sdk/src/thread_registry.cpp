@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace jitscope::detail {
@@ -17,15 +18,24 @@ constinit thread_local ThreadState* t_state [[gnu::tls_model("initial-exec")]] =
 namespace {
 
 thread_local bool t_exiting = false;
+thread_local bool t_is_flusher = false;
 
-// The name set with set_thread_name; survives sessions.
-thread_local std::string t_name;
+// The name set with set_thread_name; survives sessions. A plain array, not a
+// std::string: glibc destroys the main thread's thread_locals before atexit
+// handlers and static destructors, which may still record.
+constexpr std::size_t kMaxRememberedName = 255;
+thread_local char t_name[kMaxRememberedName + 1];
+thread_local std::size_t t_name_len = 0;
 thread_local bool t_name_set = false;
 
 // Retires the thread's state when the thread exits; constructed on the first
 // registration of each thread.
 struct ThreadExitGuard {
   ~ThreadExitGuard() {
+    // The main thread's thread_locals die at exit() before static
+    // destructors and atexit handlers, which may still record: its state
+    // stays live, and the exit-time stop() drains it.
+    if (::getpid() == static_cast<pid_t>(::syscall(SYS_gettid))) return;
     t_exiting = true;
     if (t_state != nullptr) {
       // release: every record this thread pushed is visible to the flusher
@@ -56,10 +66,30 @@ ThreadState::ThreadState(std::uint32_t session_word, std::size_t capacity, Overf
 ThreadState::~ThreadState() = default;
 
 ThreadRegistry& ThreadRegistry::instance() noexcept {
-  // Leaked on purpose: threads may still exit (and touch it) during static
-  // destruction at process exit.
-  static ThreadRegistry* registry = new ThreadRegistry();
+  // Never destroyed: threads may still exit (and touch it) during static
+  // destruction. Placement new into static storage cannot throw.
+  alignas(ThreadRegistry) static unsigned char storage[sizeof(ThreadRegistry)];
+  static ThreadRegistry* registry = new (storage) ThreadRegistry();
   return *registry;
+}
+
+void mark_flusher_thread() noexcept { t_is_flusher = true; }
+
+std::atomic<std::uint64_t> g_events_lost{0};
+
+void ThreadRegistry::reap_retired() noexcept {
+  std::vector<ThreadState*> dead;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto keep = std::partition(states_.begin(), states_.end(), [](ThreadState* s) {
+      // acquire: pairs with the retiring thread's release; nothing it
+      // pushed can still be in flight.
+      return !s->retired.load(std::memory_order_acquire);
+    });
+    dead.assign(keep, states_.end());
+    states_.erase(keep, states_.end());
+  }
+  for (ThreadState* s : dead) delete s;
 }
 
 void ThreadRegistry::add(ThreadState* state) {
@@ -83,13 +113,15 @@ void ThreadRegistry::remove(ThreadState* state) noexcept {
   delete state;
 }
 
-void ThreadRegistry::retire_all_in_child() noexcept {
-  for (ThreadState* s : states_) s->retired.store(true, std::memory_order_relaxed);
+void ThreadRegistry::forget_all_in_child() noexcept {
+  // The parent's flusher may have been halfway through changing any of
+  // them: abandon, never free. The memory is copy-on-write; it costs nothing.
+  states_.clear();
   t_state = nullptr;
 }
 
 std::string current_thread_name() {
-  if (t_name_set) return t_name;
+  if (t_name_set) return std::string(t_name, t_name_len);
   char buf[64] = {0};
   if (pthread_getname_np(pthread_self(), buf, sizeof buf) != 0 || buf[0] == '\0') {
     return "thread-" + std::to_string(static_cast<long>(::syscall(SYS_gettid)));
@@ -98,13 +130,19 @@ std::string current_thread_name() {
 }
 
 void remember_thread_name(std::string_view name) {
-  t_name.assign(name.data(), name.size());
+  t_name_len = std::min(name.size(), kMaxRememberedName);
+  std::memcpy(t_name, name.data(), t_name_len);
   t_name_set = true;
 }
 
 ThreadState* register_thread(std::uint32_t session) noexcept {
   ThreadState* t = t_state;
-  if (t_exiting) return nullptr;
+  if (t_exiting || t_is_flusher) {
+    // Only the flusher itself (if the host instruments what it calls) and
+    // teardown-time events get here; count what teardown loses.
+    if (t_exiting) g_events_lost.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   // acquire: pairs with start()'s release store, so the params are current.
   if (g_session.load(std::memory_order_acquire) != session) return nullptr;
   const SessionParams& params = session_params();
@@ -124,7 +162,9 @@ ThreadState* register_thread(std::uint32_t session) noexcept {
     t_state = fresh;
     return fresh;
   } catch (...) {
-    return nullptr;  // out of memory: this event is lost, the host goes on
+    // Out of memory: this event is lost and counted; the host goes on.
+    g_events_lost.fetch_add(1, std::memory_order_relaxed);  // relaxed: a tally
+    return nullptr;
   }
 }
 

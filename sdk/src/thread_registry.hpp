@@ -73,14 +73,24 @@ class ThreadRegistry {
   // fork() support: hold the lock across fork so the child's copy is sane.
   void lock_for_fork() noexcept { mutex_.lock(); }
   void unlock_after_fork() noexcept { mutex_.unlock(); }
+  // Deletes every retired state. Only with no flusher running (start, stop).
+  void reap_retired() noexcept;
   // In a forked child: every inherited state belongs to a thread that does
-  // not exist here; retire them all.
-  void retire_all_in_child() noexcept;
+  // not exist here; drop them all.
+  void forget_all_in_child() noexcept;
 
  private:
   std::mutex mutex_;
   std::vector<ThreadState*> states_;
 };
+
+// Events lost before reaching any ring (out of memory at registration, or
+// recorded by a thread after its thread_locals were destroyed); counted
+// into the session's dropped total.
+extern std::atomic<std::uint64_t> g_events_lost;
+
+// The flusher never records: whatever it calls that is instrumented is skipped.
+void mark_flusher_thread() noexcept;
 
 // The calling thread's state. Initial-exec: the library is linked at
 // start-up, and this keeps the access one fs-relative load, also in the

@@ -354,6 +354,7 @@ void TraceWriter::end_trace() {
     unbalanced += s.unbalanced_ends;
     truncated += s.truncated;
   }
+  dropped += lost_;
   note_dropped(dropped);
   event_prefix();
   JsonWriter w(buf_);
@@ -366,6 +367,7 @@ void TraceWriter::end_trace() {
   w.begin_object();
   w.member("events_written", events_);
   w.member("events_dropped", dropped);
+  w.member("events_lost_outside_rings", lost_);
   w.member("args_dropped", args_dropped);
   w.member("spans_incomplete", incomplete_);
   w.member("unbalanced_ends", unbalanced);

@@ -79,6 +79,9 @@ class TraceWriter {
   void settle(ThreadState& t);
   // A process-level counter of events lost so far, when it changed.
   void note_dropped(std::uint64_t total_dropped);
+  // Events lost before reaching a ring (see g_events_lost); part of the total.
+  void note_lost(std::uint64_t lost) noexcept { lost_ = lost; }
+  std::uint64_t events_lost() const noexcept { return lost_; }
   void end_trace();
   void flush() noexcept;  // hands buffered events to the sink
 
@@ -110,6 +113,7 @@ class TraceWriter {
   std::uint64_t incomplete_ = 0;
   std::uint64_t decode_errors_ = 0;
   std::uint64_t last_dropped_ = 0;
+  std::uint64_t lost_ = 0;
   bool first_event_ = true;
 };
 
