@@ -360,30 +360,21 @@ void BM_Floor(benchmark::State& state) {
   Measure(state, Mode::kFloor, 1, floor);
 }
 
-// Between the floor and a span: the span's two clock reads and two records,
-// built on the stack and pushed into a Boost spsc ring as emit.cpp does, with
-// none of the SDK around it (no call, no TLS lookup, no room check). Drained
-// untimed by this thread.
-// The two rings side by side, each with two clock reads and a Begin/End
-// pair, none of the SDK around them: boost::lockfree::spsc_queue copies a
-// stack-built record in; ours (sdk/src/ring.hpp) is written in place.
-void BM_RingPushBoost(benchmark::State& state) {
-  auto ring = std::make_unique<boost::lockfree::spsc_queue<Record>>(kRingCapacity);
+// Between the floor and a span: the two rings side by side, each taking two
+// clock reads and a Begin/End pair with none of the SDK around them (no call,
+// no TLS lookup, no reservation), drained untimed by this thread.
+// boost::lockfree::spsc_queue copies a stack-built record in; ours
+// (sdk/src/ring.hpp) is written in place, as emit.cpp does.
+template <class RingType, class PushPair>
+void RingPushCase(benchmark::State& state, PushPair push_pair) {
+  auto ring = std::make_unique<RingType>(kRingCapacity);
   std::vector<Record> sink(kRingCapacity);
   std::uint32_t word = jitscope::detail::session_word();
   benchmark::DoNotOptimize(word);
   Measure(
       state, Mode::kFloor, 2,
-      [&ring, word](std::uint64_t) {
-        Record b{};
-        b.ts = jitscope::detail::read_clock(word);
-        b.name = kFloorName;
-        b.kind = RecordKind::kBegin;
-        ring->push(b);
-        Record e{};
-        e.ts = jitscope::detail::read_clock(word);
-        e.kind = RecordKind::kEnd;
-        ring->push(e);
+      [&ring, word, push_pair](std::uint64_t) {
+        push_pair(*ring, word);
         benchmark::ClobberMemory();
       },
       [&] {
@@ -392,7 +383,22 @@ void BM_RingPushBoost(benchmark::State& state) {
       });
 }
 
-// Writes one record straight into the next slot of our ring, as emit.cpp does.
+void BM_RingPushBoost(benchmark::State& state) {
+  using BoostRing = boost::lockfree::spsc_queue<Record>;
+  RingPushCase<BoostRing>(state, [](BoostRing& ring, std::uint32_t word) {
+    Record b{};
+    b.ts = jitscope::detail::read_clock(word);
+    b.name = kFloorName;
+    b.kind = RecordKind::kBegin;
+    ring.push(b);
+    Record e{};
+    e.ts = jitscope::detail::read_clock(word);
+    e.kind = RecordKind::kEnd;
+    ring.push(e);
+  });
+}
+
+// Writes one record straight into the next slot of our ring.
 [[gnu::always_inline]] inline void PushInPlace(Ring& ring, std::uint64_t ts, const char* name,
                                                RecordKind kind) {
   if (!ring.has_room(1)) return;
@@ -409,21 +415,10 @@ void BM_RingPushBoost(benchmark::State& state) {
 }
 
 void BM_RingPushOwn(benchmark::State& state) {
-  auto ring = std::make_unique<Ring>(kRingCapacity);
-  std::vector<Record> sink(kRingCapacity);
-  std::uint32_t word = jitscope::detail::session_word();
-  benchmark::DoNotOptimize(word);
-  Measure(
-      state, Mode::kFloor, 2,
-      [&ring, word](std::uint64_t) {
-        PushInPlace(*ring, jitscope::detail::read_clock(word), kFloorName, RecordKind::kBegin);
-        PushInPlace(*ring, jitscope::detail::read_clock(word), nullptr, RecordKind::kEnd);
-        benchmark::ClobberMemory();
-      },
-      [&] {
-        while (ring->pop(sink.data(), sink.size()) != 0) {
-        }
-      });
+  RingPushCase<Ring>(state, [](Ring& ring, std::uint32_t word) {
+    PushInPlace(ring, jitscope::detail::read_clock(word), kFloorName, RecordKind::kBegin);
+    PushInPlace(ring, jitscope::detail::read_clock(word), nullptr, RecordKind::kEnd);
+  });
 }
 
 // --- producer cases and their disabled twins ----------------------------------

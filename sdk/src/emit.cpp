@@ -80,6 +80,21 @@ std::size_t write_payload(ThreadState& t, std::size_t first, const char* bytes,
   return first;
 }
 
+// Payload bytes of an event's name: none for a static name; a dynamic one is
+// flagged and clamped.
+std::size_t name_payload(ThreadState& t, const char* name, std::string_view dynamic_name,
+                         std::uint8_t& flags) noexcept {
+  if (name != nullptr) return 0;
+  flags |= kFlagDynamicName;
+  return clamp_payload(t, dynamic_name.size(), flags);
+}
+
+// Writes the name bytes after the record in slot 0; returns the slots used.
+std::size_t write_name(ThreadState& t, std::string_view dynamic_name,
+                       std::size_t name_len) noexcept {
+  return name_len != 0 ? write_payload(t, 1, dynamic_name.data(), name_len) : 1;
+}
+
 std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexcept {
   return a.type == ValueType::kString ? clamp_payload(t, a.str.size(), flags) : 0;
 }
@@ -127,10 +142,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   const std::uint32_t d = t->depth++;
   std::uint8_t flags = 0;
   std::size_t name_len = 0;
-  if constexpr (kDynamic) {
-    flags = kFlagDynamicName;
-    name_len = clamp_payload(*t, dynamic_name.size(), flags);
-  }
+  if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
   // 2: this Begin and its End, reserved now so that an End never fails.
   if (d >= 256 || t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len)))
       [[unlikely]] {
@@ -141,7 +153,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
        ValueType::kNone, flags, index);
   std::size_t used = 1;
-  if constexpr (kDynamic) used = write_payload(*t, 1, dynamic_name.data(), name_len);
+  if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
   ++t->owed;
   return {session, index, true};
@@ -194,8 +206,8 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return;
   arg_count = std::min<std::size_t>(arg_count, 255);
-  std::uint8_t flags = name == nullptr ? kFlagDynamicName : 0;
-  const std::size_t name_len = name == nullptr ? clamp_payload(*t, dynamic_name.size(), flags) : 0;
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, name, dynamic_name, flags);
   std::size_t need = 1 + payload_slots(name_len);
   std::uint8_t arg_flags[255];
   std::size_t arg_payloads[255];
@@ -210,7 +222,7 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
   }
   fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kInstant,
        ValueType::kNone, flags, static_cast<std::uint8_t>(arg_count));
-  std::size_t at = name_len != 0 ? write_payload(*t, 1, dynamic_name.data(), name_len) : 1;
+  std::size_t at = write_name(*t, dynamic_name, name_len);
   for (std::size_t i = 0; i < arg_count; ++i) {
     at = write_arg(*t, at, args[i], arg_payloads[i], arg_flags[i], 0);
   }
@@ -221,8 +233,8 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
              std::string_view dynamic_name, double value) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return;
-  std::uint8_t flags = name == nullptr ? kFlagDynamicName : 0;
-  const std::size_t name_len = name == nullptr ? clamp_payload(*t, dynamic_name.size(), flags) : 0;
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, name, dynamic_name, flags);
   if (!make_room(*t, 1 + payload_slots(name_len))) {
     bump(t->dropped);
     return;
@@ -231,7 +243,7 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
   std::memcpy(&bits, &value, sizeof bits);
   fill(t->ring.slot(0), ts, name, bits, static_cast<std::uint32_t>(name_len), RecordKind::kCounter,
        ValueType::kDouble, flags, 0);
-  t->ring.commit(name_len != 0 ? write_payload(*t, 1, dynamic_name.data(), name_len) : 1);
+  t->ring.commit(write_name(*t, dynamic_name, name_len));
 }
 
 }  // namespace jitscope::detail
@@ -239,24 +251,20 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
 namespace jitscope {
 
 void set_thread_name(std::string_view name) noexcept {
-  try {
-    detail::remember_thread_name(name);
-  } catch (...) {
-    return;  // out of memory: keep the old name
-  }
+  detail::remember_thread_name(name);
   const std::uint32_t s = detail::session_word();
   if (s == 0) return;
   detail::ThreadState* t = detail::current_thread_state(s);
   if (t == nullptr) return;
-  std::uint8_t flags = detail::kFlagDynamicName;
-  const std::size_t len = detail::clamp_payload(*t, name.size(), flags);
+  std::uint8_t flags = 0;
+  const std::size_t len = detail::name_payload(*t, nullptr, name, flags);
   if (!detail::make_room(*t, 1 + detail::payload_slots(len))) {
     detail::bump(t->args_dropped);
     return;
   }
   detail::fill(t->ring.slot(0), 0, nullptr, 0, static_cast<std::uint32_t>(len),
                detail::RecordKind::kThreadName, detail::ValueType::kNone, flags, 0);
-  t->ring.commit(detail::write_payload(*t, 1, name.data(), len));
+  t->ring.commit(detail::write_name(*t, name, len));
 }
 
 }  // namespace jitscope

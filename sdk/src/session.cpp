@@ -137,8 +137,7 @@ class Session {
       stats_.output_path = config_.output_path;
       stats_.events_written = writer.events_written();
       stats_.spans_incomplete = writer.spans_incomplete();
-      stats_.events_dropped = writer.events_lost();
-      for (const ThreadSummary& s : writer.summaries()) stats_.events_dropped += s.dropped;
+      stats_.events_dropped = writer.events_dropped();
       stats_.threads = writer.summaries().size();
       stats_.bytes_written = sink_.bytes();
       stats_.write_failed = sink_.failed();
@@ -169,12 +168,9 @@ class Session {
       writer.settle(*t);
       if (retired) registry.remove(t);
     }
-    // Settled summaries outlive retired threads; events lost before any
-    // ring are counted process-wide.
+    // Events lost before any ring are counted process-wide.
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
-    std::uint64_t dropped = writer.events_lost();
-    for (const ThreadSummary& s : writer.summaries()) dropped += s.dropped;
-    writer.note_dropped(dropped);
+    writer.write_dropped_counter();
     writer.flush();
   }
 

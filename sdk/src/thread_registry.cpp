@@ -129,7 +129,7 @@ std::string current_thread_name() {
   return buf;
 }
 
-void remember_thread_name(std::string_view name) {
+void remember_thread_name(std::string_view name) noexcept {
   t_name_len = std::min(name.size(), kMaxRememberedName);
   std::memcpy(t_name, name.data(), t_name_len);
   t_name_set = true;

@@ -114,6 +114,6 @@ inline ThreadState* current_thread_state_if_registered() noexcept { return t_sta
 
 // The calling thread's trace name (set_thread_name), or its OS name.
 std::string current_thread_name();
-void remember_thread_name(std::string_view name);
+void remember_thread_name(std::string_view name) noexcept;
 
 }  // namespace jitscope::detail

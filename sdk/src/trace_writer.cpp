@@ -333,7 +333,14 @@ void TraceWriter::settle(ThreadState& t) {
   s.truncated = truncated;
 }
 
-void TraceWriter::note_dropped(std::uint64_t total_dropped) {
+std::uint64_t TraceWriter::events_dropped() const noexcept {
+  std::uint64_t total = lost_;
+  for (const ThreadSummary& s : summaries_) total += s.dropped;
+  return total;
+}
+
+void TraceWriter::write_dropped_counter() {
+  const std::uint64_t total_dropped = events_dropped();
   if (total_dropped == last_dropped_) return;
   last_dropped_ = total_dropped;
   event_prefix();
@@ -347,15 +354,13 @@ void TraceWriter::note_dropped(std::uint64_t total_dropped) {
 }
 
 void TraceWriter::end_trace() {
-  std::uint64_t dropped = 0, args_dropped = 0, unbalanced = 0, truncated = 0;
+  std::uint64_t args_dropped = 0, unbalanced = 0, truncated = 0;
   for (const ThreadSummary& s : summaries_) {
-    dropped += s.dropped;
     args_dropped += s.args_dropped;
     unbalanced += s.unbalanced_ends;
     truncated += s.truncated;
   }
-  dropped += lost_;
-  note_dropped(dropped);
+  write_dropped_counter();
   event_prefix();
   JsonWriter w(buf_);
   w.begin_object();
@@ -366,7 +371,7 @@ void TraceWriter::end_trace() {
   w.key("args");
   w.begin_object();
   w.member("events_written", events_);
-  w.member("events_dropped", dropped);
+  w.member("events_dropped", events_dropped());
   w.member("events_lost_outside_rings", lost_);
   w.member("args_dropped", args_dropped);
   w.member("spans_incomplete", incomplete_);

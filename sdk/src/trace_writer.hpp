@@ -77,11 +77,12 @@ class TraceWriter {
   void close_open_spans(ThreadState& t, std::uint64_t end_ns);
   // Copies `t`'s counters into its summary (call before freeing it).
   void settle(ThreadState& t);
-  // A process-level counter of events lost so far, when it changed.
-  void note_dropped(std::uint64_t total_dropped);
   // Events lost before reaching a ring (see g_events_lost); part of the total.
   void note_lost(std::uint64_t lost) noexcept { lost_ = lost; }
-  std::uint64_t events_lost() const noexcept { return lost_; }
+  // All events lost so far: settled per-thread drops plus note_lost's.
+  std::uint64_t events_dropped() const noexcept;
+  // A process-level counter of events_dropped(), written when it changed.
+  void write_dropped_counter();
   void end_trace();
   void flush() noexcept;  // hands buffered events to the sink
 
