@@ -1,5 +1,7 @@
 #include "clock.hpp"
 
+#include <atomic>
+
 #include <jitscope/detail/hot.hpp>
 
 #include <time.h>
@@ -78,6 +80,34 @@ ClockConversion ClockConversion::from_points(const ClockPoint& a, const ClockPoi
   return c;
 }
 
+namespace {
+// relaxed everywhere below: each is one independent word; a reader that sees
+// 0 falls back to the estimate, which is also correct, only coarser.
+std::atomic<std::uint64_t> g_tsc_mult_q32{0};
+std::atomic<std::uint64_t> g_first_ticks{0};
+std::atomic<std::uint64_t> g_first_ns{0};
+}  // namespace
+
+void note_tsc_session_start(const ClockPoint& first) noexcept {
+  std::uint64_t expected = 0;
+  if (g_first_ticks.compare_exchange_strong(expected, first.ticks, std::memory_order_relaxed)) {
+    g_first_ns.store(first.ns, std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) noexcept {
+  if ((session_word & 1u) == 0) return ticks;  // CLOCK_MONOTONIC: already ns
+  std::uint64_t mult = g_tsc_mult_q32.load(std::memory_order_relaxed);
+  if (mult == 0) [[unlikely]] {
+    const std::uint64_t t0 = g_first_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t n0 = g_first_ns.load(std::memory_order_relaxed);
+    const ClockPoint now = sample_clock_point();
+    if (t0 == 0 || n0 == 0 || now.ticks <= t0 || now.ns <= n0) return ticks;  // no estimate yet
+    mult = static_cast<std::uint64_t>((static_cast<Uint128>(now.ns - n0) << 32) / (now.ticks - t0));
+  }
+  return static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * mult) >> 32);
+}
+
 const ClockConversion& tsc_conversion(const ClockPoint& first,
                                       std::uint64_t min_window_ns) noexcept {
   static std::once_flag once;
@@ -88,6 +118,7 @@ const ClockConversion& tsc_conversion(const ClockPoint& first,
       std::this_thread::sleep_for(std::chrono::nanoseconds(first.ns + min_window_ns - now));
     }
     conversion = ClockConversion::from_points(first, sample_clock_point());
+    g_tsc_mult_q32.store(conversion.mult_q32(), std::memory_order_relaxed);
   });
   return conversion;
 }

@@ -44,6 +44,7 @@ class ClockConversion {
   }
   double ns_per_tick() const noexcept { return static_cast<double>(mult_) / 4294967296.0; }
   bool is_identity() const noexcept { return mult_ == kIdentity; }
+  std::uint64_t mult_q32() const noexcept { return mult_; }  // ns per tick, 32.32
   std::uint64_t window_ns() const noexcept { return window_ns_; }
   // Relative error bound of ns_per_tick from the two brackets.
   double relative_uncertainty() const noexcept { return relative_uncertainty_; }
@@ -62,6 +63,14 @@ class ClockConversion {
 // conversion; later calls return the same one. Thread-safe.
 const ClockConversion& tsc_conversion(const ClockPoint& first,
                                       std::uint64_t min_window_ns) noexcept;
+
+// Nanoseconds in `ticks` of a session's clock, for producers that need a
+// duration now (phase times). Monotonic sessions: ticks are ns. TSC: the
+// process calibration once fixed; before that (the first 20 ms after the
+// first session started) an estimate from that start to now.
+std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) noexcept;
+// start() records the first TSC session's start point for that estimate.
+void note_tsc_session_start(const ClockPoint& first) noexcept;
 
 // CLOCK_REALTIME now, in ns since the Unix epoch.
 std::uint64_t realtime_ns() noexcept;

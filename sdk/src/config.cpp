@@ -28,6 +28,9 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
     {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
     {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
+    {"JITSCOPE_METRICS", "compile records file (JSON lines)"},
+    {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
+    {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
 };
 
 bool parse_uint(const char* text, std::uint64_t& out) {
@@ -47,6 +50,9 @@ Status range_error(const char* variable, const char* value, std::uint64_t lo, st
 Status Config::validate() const noexcept {
   try {
     if (output_path.empty()) return Status::error("no output path (set Config::output_path)");
+    if (!metrics_path.empty() && metrics_path == output_path) {
+      return Status::error("metrics_path and output_path are the same file: " + output_path);
+    }
     if (ring_capacity < kMinRingCapacity || ring_capacity > kMaxRingCapacity) {
       return Status::error("ring_capacity " + std::to_string(ring_capacity) + " is outside [" +
                            std::to_string(kMinRingCapacity) + ", " +
@@ -126,6 +132,27 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       } else {
         return Status::error(std::string("JITSCOPE_CLOCK='") + v +
                              "' is not auto, tsc or monotonic");
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_METRICS")) {
+      if (*v == '\0') return Status::error("JITSCOPE_METRICS is set but empty");
+      cfg.metrics_path = v;
+    }
+    if (const char* v = std::getenv("JITSCOPE_COMPILE_TIMES")) {
+      if (std::strcmp(v, "off") == 0) {
+        cfg.compile_times = CompileTimesReport::kOff;
+      } else if (std::strcmp(v, "table") == 0) {
+        cfg.compile_times = CompileTimesReport::kTable;
+      } else if (std::strcmp(v, "csv") == 0) {
+        cfg.compile_times = CompileTimesReport::kCsv;
+      } else {
+        return Status::error(std::string("JITSCOPE_COMPILE_TIMES='") + v +
+                             "' is not off, table or csv");
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_PROGRESS")) {
+      if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) {
+        return Status::error(std::string("JITSCOPE_PROGRESS='") + v + "' is not 0 or 1");
       }
     }
     if (Status st = cfg.validate(); !st) return st;

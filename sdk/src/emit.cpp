@@ -1,6 +1,7 @@
 // Producer side: what an instrumented thread does per event, out of line.
 // Every path is bounded: it pushes into the thread's own ring or drops and
 // counts; only kBlock waits, and it gives up when the session ends.
+#include "emit.hpp"
 #include "log.hpp"
 #include "session_params.hpp"
 #include "thread_registry.hpp"
@@ -109,7 +110,9 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
     case ValueType::kDouble: std::memcpy(&value, &a.f64, sizeof value); break;
     case ValueType::kBool: value = a.b ? 1 : 0; break;
     case ValueType::kString: value = payload; break;
-    case ValueType::kNone: break;
+    case ValueType::kNone:
+    case ValueType::kJsonMembers:  // only add_json_members writes these
+      break;
   }
   fill(t.ring.slot(at), 0, a.key, value, 0, RecordKind::kArg, a.type, flags, index);
   return payload != 0 ? write_payload(t, at + 1, a.str.data(), payload) : at + 1;
@@ -136,11 +139,11 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noe
 
 template <bool kDynamic>
 JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
-                                       std::string_view dynamic_name) noexcept {
+                                       std::string_view dynamic_name, std::uint8_t flags = 0,
+                                       std::uint64_t value = 0) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) [[unlikely]] return {};
   const std::uint32_t d = t->depth++;
-  std::uint8_t flags = 0;
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
   // 2: this Begin and its End, reserved now so that an End never fails.
@@ -150,7 +153,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
     return {session, 0, false};
   }
   const auto index = static_cast<std::uint8_t>(t->owed);
-  fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
+  fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
        ValueType::kNone, flags, index);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
@@ -167,6 +170,30 @@ SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name
 
 SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_view name) noexcept {
   return begin<true>(session, ts, nullptr, name);
+}
+
+SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
+                       std::string_view dynamic_name, std::uint8_t flags,
+                       std::uint64_t value) noexcept {
+  if (name != nullptr) return begin<false>(session, ts, name, {}, flags, value);
+  return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
+}
+
+bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr || t->session != token.session || !token.recorded || token.index >= t->owed ||
+      members.empty()) {
+    return false;
+  }
+  // Never cut: a cut member list would not be JSON. Too long is dropped.
+  if (members.size() > t->max_payload_bytes || !make_room(*t, 1 + payload_slots(members.size()))) {
+    bump(t->args_dropped);
+    return false;
+  }
+  fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
+       token.index);
+  t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
+  return true;
 }
 
 void end_span(std::uint32_t session, std::uint64_t ts) noexcept {

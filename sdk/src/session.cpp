@@ -1,6 +1,7 @@
 // The session: start/stop, the flusher thread, the output file, the
 // JITSCOPE_TRACE autostart and fork handling.
 #include "clock.hpp"
+#include "compile_state.hpp"
 #include "log.hpp"
 #include "session_params.hpp"
 #include "thread_registry.hpp"
@@ -79,8 +80,31 @@ class FileSink final : public TraceSink {
 
 class Session {
  public:
-  Session(const Config& cfg, int fd, std::uint32_t word, ClockSource clock, ClockPoint first)
-      : config_(cfg), sink_(fd, cfg.output_path), word_(word), clock_(clock), first_(first) {}
+  Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
+          ClockPoint first)
+      : config_(cfg), sink_(fd, cfg.output_path), word_(word), clock_(clock), first_(first) {
+    if (metrics_fd >= 0) metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path);
+  }
+
+  // Compile records waiting for the metrics file, one line each. Called by
+  // the flusher, and by stop() once the flusher is gone.
+  void write_metrics() {
+    if (!metrics_) return;
+    take_metrics_lines(metrics_batch_);
+    if (metrics_batch_.empty()) return;
+    std::string text;
+    for (const std::string& line : metrics_batch_) {
+      text += line;
+      text.push_back('\n');
+    }
+    metrics_->write(text);
+    stats_.compile_records_written += metrics_batch_.size();
+  }
+  void close_metrics() {
+    if (!metrics_) return;
+    metrics_->close();
+    if (metrics_->failed()) stats_.write_failed = true;
+  }
 
   void start_flusher() { thread_ = std::thread([this] { run(); }); }
 
@@ -99,6 +123,7 @@ class Session {
   }
 
   SessionStats stats() const { return stats_; }
+  const Config& config() const noexcept { return config_; }
 
  private:
   void run() noexcept {
@@ -172,10 +197,13 @@ class Session {
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
     writer.write_dropped_counter();
     writer.flush();
+    write_metrics();
   }
 
   Config config_;
   FileSink sink_;
+  std::unique_ptr<FileSink> metrics_;
+  std::vector<std::string> metrics_batch_;
   std::uint32_t word_;
   ClockSource clock_;
   ClockPoint first_;
@@ -213,6 +241,22 @@ void fork_child() noexcept {
   ThreadRegistry::instance().forget_all_in_child();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
+}
+
+void write_stderr(const std::string& text) noexcept {
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+void print_compile_times(CompileTimesReport report) {
+  if (report == CompileTimesReport::kOff) return;
+  const TableFormat f = report == CompileTimesReport::kCsv ? TableFormat::kCsv : TableFormat::kText;
+  write_stderr(compile_times(f, /*aggregate=*/true) + "\n" + cumulative_time_report(f));
 }
 
 ClockSource pick_clock(ClockChoice choice) noexcept {
@@ -258,15 +302,30 @@ Status start(const Config& config) noexcept {
     } else {
       const int fd = ::open(config.output_path.c_str(),
                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      int metrics_fd = -1;
+      if (fd >= 0 && !config.metrics_path.empty()) {
+        metrics_fd = ::open(config.metrics_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                            0644);
+        if (metrics_fd < 0) {
+          result = Status::error("cannot open metrics file " + config.metrics_path + ": " +
+                                 std::strerror(errno));
+          ::close(fd);
+        }
+      }
       if (fd < 0) {
         result = Status::error("cannot open " + config.output_path + ": " + std::strerror(errno));
+      } else if (!result) {
+        // the metrics file failed; reported below
       } else {
         const ClockSource clock = pick_clock(config.clock);
         g_generation = (g_generation + 1) & 0x7fffffffu;
         if (g_generation == 0) g_generation = 1;
         const std::uint32_t word =
             (g_generation << 1) | (clock == ClockSource::kTsc ? kSessionTscBit : 0u);
-        auto session = std::make_unique<Session>(config, fd, word, clock, sample_clock_point());
+        const ClockPoint first = sample_clock_point();
+        if (clock == ClockSource::kTsc) note_tsc_session_start(first);
+        auto session = std::make_unique<Session>(config, fd, metrics_fd, word, clock, first);
+        set_metrics_output(metrics_fd >= 0);
         ThreadRegistry::instance().reap_retired();  // no flusher runs now
         SessionParams& params = session_params();
         params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
@@ -289,13 +348,19 @@ Status stop(SessionStats* stats) noexcept {
   try {
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr) return {};
+    // Runtime overheads since the last compile are a record of their own.
+    flush_runtime_record();
     // release: pairs with nothing in particular; producers only need to see
     // 0 eventually, and those that still push are drained or discarded.
     g_session.store(0, std::memory_order_release);
     std::unique_ptr<Session> session(g_current);
     g_current = nullptr;
     session->stop_and_join();
+    session->write_metrics();  // records that closed during the final drain
+    set_metrics_output(false);
+    session->close_metrics();
     ThreadRegistry::instance().reap_retired();  // threads that exited since the last drain
+    print_compile_times(session->config().compile_times);
     const SessionStats s = session->stats();
     if (stats != nullptr) *stats = s;
     if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");

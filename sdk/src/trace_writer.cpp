@@ -15,7 +15,27 @@ constexpr std::size_t kChunkRecords = 4096;     // one pop: 128 KiB
 constexpr std::size_t kFlushThreshold = 1 << 20;  // bytes buffered before the sink
 
 std::size_t string_payload(const Record& r) noexcept {
-  return r.kind == RecordKind::kArg && r.type == ValueType::kString ? r.value.u64 : 0;
+  return r.kind == RecordKind::kArg &&
+                 (r.type == ValueType::kString || r.type == ValueType::kJsonMembers)
+             ? r.value.u64
+             : 0;
+}
+
+// The category of a slice, from its Begin's flags.
+std::string_view category(std::uint8_t flags) noexcept {
+  if ((flags & kFlagUnit) != 0) return "compile_unit";
+  if ((flags & kFlagCompileEvent) != 0) return "compile_event";
+  if ((flags & kFlagPhase) != 0) return "phase";
+  return "jitscope";
+}
+
+// `"frame/attempt"` of a packed compile id, as a JSON string.
+void append_compile_id(std::string& out, std::uint64_t packed) {
+  out.push_back('"');
+  append_uint(out, packed >> 32);
+  out.push_back('/');
+  append_uint(out, packed & 0xffffffffu);
+  out.push_back('"');
 }
 
 }  // namespace
@@ -159,7 +179,13 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
         d.depth = std::min<std::size_t>(r.index, d.depth);
       }
       if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
+      const ThreadDecodeState::OpenSpan* outer = d.innermost();
+      const bool outer_in_unit = outer != nullptr && outer->in_unit;
+      const std::uint64_t outer_unit = outer_in_unit ? outer->unit : 0;
       ThreadDecodeState::OpenSpan& s = d.stack[d.depth++];
+      s.flags = r.flags;
+      s.in_unit = (r.flags & kFlagUnit) != 0 || outer_in_unit;
+      s.unit = (r.flags & kFlagUnit) != 0 ? r.value.u64 : outer_unit;
       s.begin_ns = info_.conversion.to_ns(r.ts);
       s.static_name = dyn ? nullptr : r.name;
       s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
@@ -185,13 +211,21 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       }
       if (target == nullptr) break;  // its span already ended
       if (!target->args.empty()) target->args.push_back(',');
-      render_arg(target->args, r, payload);
+      if (r.type == ValueType::kJsonMembers) {
+        target->args.append(payload, r.value.u64);  // rendered by our JsonWriter
+      } else {
+        render_arg(target->args, r, payload);
+      }
       if ((r.flags & kFlagTruncated) != 0) target->truncated = true;
       if (target == &d.instant && --d.instant_args_left == 0) write_instant(d);
       break;
     }
     case RecordKind::kInstant: {
       ThreadDecodeState::OpenSpan& s = d.instant;
+      const ThreadDecodeState::OpenSpan* outer = d.innermost();
+      s.in_unit = outer != nullptr && outer->in_unit;
+      s.unit = s.in_unit ? outer->unit : 0;
+      s.flags = 0;
       s.begin_ns = info_.conversion.to_ns(r.ts);
       s.static_name = dyn ? nullptr : r.name;
       s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
@@ -209,6 +243,11 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       buf_.append(",\"ts\":");
       append_us(buf_, info_.conversion.to_ns(r.ts));
       buf_.append(d.tid_fields);
+      // A counter's args are its plotted series: the compile id goes beside them.
+      if (const auto* outer = d.innermost(); outer != nullptr && outer->in_unit) {
+        buf_.append(",\"compile_id\":");
+        append_compile_id(buf_, outer->unit);
+      }
       buf_.append(",\"args\":{\"value\":");
       append_double(buf_, r.value.f64);
       buf_.append("}}");
@@ -235,14 +274,41 @@ void TraceWriter::render_arg(std::string& out, const Record& r, const char* payl
     case ValueType::kDouble: append_double(out, r.value.f64); break;
     case ValueType::kBool: out.append(r.value.u64 != 0 ? "true" : "false"); break;
     case ValueType::kString: append_json_string(out, std::string_view(payload, r.value.u64)); break;
-    case ValueType::kNone: out.append("null"); break;
+    case ValueType::kNone:
+    case ValueType::kJsonMembers:  // spliced by the caller, never rendered as one value
+      out.append("null");
+      break;
   }
+}
+
+void TraceWriter::write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete) {
+  if (s.args.empty() && !s.truncated && !incomplete && !s.in_unit) return;
+  buf_.append(",\"args\":{");
+  bool comma = false;
+  if (s.in_unit) {
+    buf_.append("\"compile_id\":");
+    append_compile_id(buf_, s.unit);
+    comma = true;
+  }
+  if (!s.args.empty()) {
+    if (comma) buf_.push_back(',');
+    buf_.append(s.args);
+    comma = true;
+  }
+  if (s.truncated) {
+    buf_.append(comma ? ",\"jitscope_truncated\":true" : "\"jitscope_truncated\":true");
+    comma = true;
+  }
+  if (incomplete) buf_.append(comma ? ",\"incomplete\":true" : "\"incomplete\":true");
+  buf_.push_back('}');
 }
 
 void TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
                              std::uint64_t end_ns, bool incomplete) {
   event_prefix();
-  buf_.append("{\"ph\":\"X\",\"cat\":\"jitscope\",\"name\":");
+  buf_.append("{\"ph\":\"X\",\"cat\":\"");
+  buf_.append(category(s.flags));
+  buf_.append("\",\"name\":");
   append_json_string(buf_, s.static_name != nullptr ? std::string_view(s.static_name)
                                                     : std::string_view(s.dynamic_name));
   buf_.append(",\"ts\":");
@@ -251,17 +317,7 @@ void TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
   // Both ends are converted points; their difference is the duration.
   append_us(buf_, end_ns >= s.begin_ns ? end_ns - s.begin_ns : 0);
   buf_.append(d.tid_fields);
-  if (!s.args.empty() || s.truncated || incomplete) {
-    buf_.append(",\"args\":{");
-    buf_.append(s.args);
-    bool comma = !s.args.empty();
-    if (s.truncated) {
-      buf_.append(comma ? ",\"jitscope_truncated\":true" : "\"jitscope_truncated\":true");
-      comma = true;
-    }
-    if (incomplete) buf_.append(comma ? ",\"incomplete\":true" : "\"incomplete\":true");
-    buf_.push_back('}');
-  }
+  write_args(s, incomplete);
   buf_.push_back('}');
   ++events_;
   ++summaries_[d.summary].events;
@@ -277,13 +333,7 @@ void TraceWriter::write_instant(ThreadDecodeState& d) {
   buf_.append(",\"ts\":");
   append_us(buf_, s.begin_ns);
   buf_.append(d.tid_fields);
-  if (!s.args.empty() || s.truncated) {
-    buf_.append(",\"args\":{");
-    buf_.append(s.args);
-    if (s.truncated) buf_.append(s.args.empty() ? "\"jitscope_truncated\":true"
-                                                : ",\"jitscope_truncated\":true");
-    buf_.push_back('}');
-  }
+  write_args(s, false);
   buf_.push_back('}');
   ++events_;
   ++summaries_[d.summary].events;

@@ -31,6 +31,9 @@ struct ThreadDecodeState {
     const char* static_name = nullptr;
     std::string dynamic_name;
     std::string args;  // rendered `"k":v,...`
+    std::uint64_t unit = 0;  // packed compile id, when in_unit
+    bool in_unit = false;    // opened inside a compile unit (or is one)
+    std::uint8_t flags = 0;  // the Begin's flags: what kind of slice
     bool truncated = false;
   };
   std::vector<Record> partial;     // a group split across pops
@@ -42,6 +45,9 @@ struct ThreadDecodeState {
   std::string tid_fields;          // `,"pid":P,"tid":T`
   std::string name_written;        // last thread_name event; empty: none yet
   std::size_t summary = ~std::size_t{0};  // index into TraceWriter's summaries
+
+  // The compile unit the thread is in now: that of its innermost open span.
+  const OpenSpan* innermost() const noexcept { return depth > 0 ? &stack[depth - 1] : nullptr; }
 };
 
 struct SessionInfo {
@@ -101,6 +107,7 @@ class TraceWriter {
   void write_instant(ThreadDecodeState& d);
   void write_thread_name(ThreadDecodeState& d, std::string_view name);
   void render_arg(std::string& out, const Record& r, const char* payload);
+  void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
   void event_prefix();
   void maybe_flush() noexcept;
   ThreadDecodeState& prepare(ThreadState& t);

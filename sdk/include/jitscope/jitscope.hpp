@@ -93,13 +93,22 @@ class Status {
   std::string message_;
 };
 
+// What stop() prints to stderr about compile times (compile.hpp).
+enum class CompileTimesReport : std::uint8_t {
+  kOff,    // nothing (default)
+  kTable,  // compile_times (aggregated) and the cumulative report, as text tables
+  kCsv,    // the same as CSV
+};
+
 struct Config {
   std::string output_path;  // required: the Chrome trace JSON file
+  std::string metrics_path;  // compile records as JSON lines (compile.hpp); empty: none
   std::size_t ring_capacity = kDefaultRingCapacity;  // 32-byte records per thread
   OverflowPolicy overflow = OverflowPolicy::kDrop;
   std::chrono::milliseconds flush_interval = kDefaultFlushInterval;
   std::string process_name;  // empty: the executable's name
   ClockChoice clock = ClockChoice::kAuto;
+  CompileTimesReport compile_times = CompileTimesReport::kOff;
 
   // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -117,6 +126,7 @@ struct SessionStats {
   std::uint64_t spans_incomplete = 0; // spans still open at stop, written as such
   std::uint64_t threads = 0;          // threads that recorded anything
   std::uint64_t bytes_written = 0;
+  std::uint64_t compile_records_written = 0;  // lines in the metrics file
   bool write_failed = false;          // an I/O error stopped the output early
 };
 

@@ -24,11 +24,20 @@ enum class ValueType : std::uint8_t {
   kDouble = 3,
   kBool = 4,
   kString = 5,  // bytes follow (after the dynamic name bytes, if any)
+  // Bytes follow: `"k":v,...` members rendered by the library's own JSON
+  // writer (event data), spliced into the target's args as they are.
+  kJsonMembers = 6,
 };
 
 // Flags on a record.
 inline constexpr std::uint8_t kFlagDynamicName = 1;  // name bytes follow, `name_len` long
 inline constexpr std::uint8_t kFlagTruncated = 2;    // a dynamic string was cut to fit the ring
+// On a kBegin: what the slice is. kFlagUnit: a compile unit; value.u64 holds
+// its packed compile id (frame << 32 | attempt), and the flusher stamps that
+// id on every event of the thread until the slice ends.
+inline constexpr std::uint8_t kFlagUnit = 4;
+inline constexpr std::uint8_t kFlagPhase = 8;
+inline constexpr std::uint8_t kFlagCompileEvent = 16;
 
 // One ring slot. Dynamic bytes (a runtime-built name, a string value) travel
 // in the slots right after their record, as raw bytes, pushed in the same

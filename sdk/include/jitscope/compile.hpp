@@ -1,0 +1,461 @@
+// jitscope compile units: where a compiler's compile time goes, per compile.
+//
+// The model is PyTorch's compile instrumentation (dynamo_timed,
+// CompileEventLogger, MetricsContext/CompilationMetrics, compile_times),
+// rebuilt for compilers that are not PyTorch.
+//
+// Quickstart
+//   #include <jitscope/compile.hpp>
+//
+//   jitscope::set_model_name("resnet");
+//   void compile(Graph& g) {
+//     jitscope::CompileUnit unit({.frame = g.signature, .graph = "fwd"});  // [0/0] resnet__fwd_0
+//     JITSCOPE_PHASE("lower", {.column = "lower_time_us"});   // µs into the unit's record
+//     {
+//       JITSCOPE_PHASE("codegen", {.column = "codegen_time_us"});  // nested: no double count
+//       unit.cache_miss(g.hash);
+//       jitscope::toplevel_event().set(jitscope::DataLevel::kMetric, "kernels", 12);
+//     }
+//   }  // the unit closes: one JSON line in JITSCOPE_METRICS, kept in recent_compile_records()
+//   std::puts(jitscope::compile_times(jitscope::TableFormat::kText, true).c_str());
+//
+// Semantics
+// - Compile id "frame/attempt" (shown "[3/1]"): a unit whose `frame` key was
+//   compiled before is a recompile of that frame (same frame id, next attempt).
+// - Every span, instant and counter a thread records while a unit is open
+//   (its own, or one attached with UnitScope) carries "compile_id" (spans and
+//   instants in args; counters as a top-level field, since a counter's args
+//   are its plotted series). The flusher adds it: the hot path pays nothing.
+// - A phase appends its duration to its key's list (compile_times), and when
+//   it has a metrics column (a name ending in "_us") adds its µs to that
+//   column of the current unit's record; only the outermost column phase on
+//   a thread adds to the record's duration_us. Column phases outside any unit
+//   charge the runtime record instead (is_runtime: true).
+// - Phase bookkeeping runs whether or not a trace session is on; the trace
+//   slices and the metrics file need a session (Config::metrics_path).
+//
+// Cost (bench/jitscope_bench: BM_Phase*, BM_CompileUnit): a phase is a span
+// plus a per-key update under a per-key spin lock; a column phase also
+// updates the unit's record under its lock. A compile unit allocates (its
+// record, its name): open one per compilation, not per op.
+//
+// Macros:
+//   JITSCOPE_PHASE("literal")                       phase to the end of the scope
+//   JITSCOPE_PHASE("literal", {.column = "x_us", .compile_event = true})
+// With JITSCOPE_DISABLE defined, JITSCOPE_PHASE is `static_cast<void>(0)`
+// and CompileUnit, Phase and WaitCounter do nothing.
+//
+// Errors: nothing here throws into the host. Misused event data returns a
+// Status saying what is wrong (try_* forms ignore it silently).
+#pragma once
+
+#include <jitscope/jitscope.hpp>
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace jitscope {
+
+namespace detail {
+struct UnitState;
+struct PhaseStats;
+struct WaitStats;
+// One open phase or unit on a thread's event stack (intrusive list through
+// the RAII objects, so opening one never allocates).
+struct EventFrame {
+  EventFrame* below = nullptr;  // the frame it is nested in
+  const char* name = nullptr;   // phase key or unit display name (stable)
+  UnitState* unit = nullptr;    // set on unit frames
+  PhaseStats* phase = nullptr;  // set on phase frames
+  struct Data;                  // event data added while open (compile_data.cpp)
+  Data* data = nullptr;         // allocated on first use
+  SpanToken token;              // its trace slice (args go there)
+  std::uint64_t begin_ticks = 0;
+  std::uint32_t session = 0;    // session word at open; 0: no trace slice
+  bool column_depth_counted = false;
+  bool open = false;
+};
+}  // namespace detail
+
+// "frame/attempt": compile `frame` for the `attempt`-th time (0: first).
+struct JITSCOPE_API CompileId {
+  std::uint32_t frame = 0;
+  std::uint32_t attempt = 0;
+  std::string str() const;      // "3/1"
+  std::string display() const;  // "[3/1]"
+  friend bool operator==(const CompileId&, const CompileId&) = default;
+};
+
+// A value of event data or of a metrics field.
+class FieldValue {
+ public:
+  enum class Type : std::uint8_t { kInt, kDouble, kBool, kString };
+  FieldValue(bool v) : v_(v) {}
+  template <std::signed_integral T>
+  FieldValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  template <std::unsigned_integral T>
+    requires(!std::same_as<T, bool>)
+  FieldValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  template <std::floating_point T>
+  FieldValue(T v) : v_(static_cast<double>(v)) {}
+  FieldValue(std::string_view v) : v_(std::string(v)) {}
+  FieldValue(const char* v) : v_(std::string(v != nullptr ? v : "")) {}
+  FieldValue(std::string v) : v_(std::move(v)) {}
+
+  Type type() const noexcept { return static_cast<Type>(v_.index()); }
+  std::int64_t as_int() const noexcept { return std::get<0>(v_); }
+  double as_double() const noexcept { return std::get<1>(v_); }
+  bool as_bool() const noexcept { return std::get<2>(v_); }
+  const std::string& as_string() const noexcept { return std::get<3>(v_); }
+  // Sets are written sorted: by type (int, double, bool, string), then value.
+  friend auto operator<=>(const FieldValue&, const FieldValue&) = default;
+  friend bool operator==(const FieldValue&, const FieldValue&) = default;
+
+ private:
+  std::variant<std::int64_t, double, bool, std::string> v_;
+};
+
+// A field: one value (set/increment) or a set of values (add_to_set).
+struct Field {
+  bool is_set = false;
+  FieldValue value = std::int64_t{0};
+  std::set<FieldValue> members;
+};
+using Fields = std::map<std::string, Field, std::less<>>;
+
+// A cache's traffic inside one unit, set by the compiler.
+struct CacheCounts {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::set<std::string> hit_keys;
+  std::set<std::string> miss_keys;
+};
+
+struct WaitTotals {
+  std::uint64_t count = 0;
+  std::uint64_t total_us = 0;
+};
+
+// A phase opened as a compile event, as listed in its unit's record.
+struct CompileEvent {
+  std::string name;
+  std::uint64_t start_time_us = 0;  // Unix epoch µs
+  std::uint64_t duration_us = 0;
+  Fields fields;                    // data added at kCompileEvent or kMetric level
+};
+
+// One line of the metrics file (JSON lines; fields documented in the README).
+struct JITSCOPE_API CompileRecord {
+  bool is_runtime = false;          // phases outside any unit (no compile id unless given)
+  bool has_compile_id = false;
+  CompileId compile_id;
+  std::string name;                 // model__graphs_nth
+  bool is_forward = true;
+  std::uint64_t start_time_us = 0;  // Unix epoch µs
+  std::uint64_t end_time_us = 0;
+  std::uint64_t duration_us = 0;    // outermost column phases (the compile time)
+  std::map<std::string, std::uint64_t> columns;  // "*_us" phase columns
+  std::string recompile_reason;
+  std::vector<std::string> recompile_user_contexts;  // from the hooks, 256 chars each
+  bool failed = false;
+  std::string fail_type;
+  std::string fail_reason;
+  std::map<std::string, CacheCounts> caches;
+  std::map<std::string, WaitTotals> waits;
+  std::vector<CompileEvent> compile_events;
+  std::uint64_t compile_events_dropped = 0;  // beyond kMaxCompileEventsPerRecord
+  Fields fields;                    // added at the kMetric level
+
+  // The JSON object written as one metrics line (no newline).
+  std::string to_json() const;
+};
+
+inline constexpr std::size_t kRecentRecordCapacity = 64;
+inline constexpr std::size_t kMaxCompileEventsPerRecord = 1024;
+inline constexpr std::size_t kRecompileContextMaxChars = 256;
+
+// ---- names -------------------------------------------------------------
+
+// The model name in unit names (default "model"), process-wide.
+JITSCOPE_API void set_model_name(std::string_view name) noexcept;
+JITSCOPE_API std::string model_name();
+
+// Pushes a graph name on this thread's graph-name stack while in scope; units
+// opened inside are named model__<stack joined by '_'>_<nth>.
+class JITSCOPE_API GraphNameScope {
+ public:
+  explicit GraphNameScope(std::string_view graph) noexcept;
+  ~GraphNameScope();
+  GraphNameScope(const GraphNameScope&) = delete;
+  GraphNameScope& operator=(const GraphNameScope&) = delete;
+};
+
+// ---- compile units ------------------------------------------------------
+
+struct CompileUnitOptions {
+  // What is compiled (a function, a kernel family). Compiling the same frame
+  // again is a recompile: same frame id, next attempt. Empty: a new frame.
+  std::string_view frame;
+  // This unit's graph name, on the graph-name stack while the unit is open.
+  std::string_view graph = "graph";
+  bool is_forward = true;
+  // Why this compile happens again (a guard failed, a shape changed...).
+  std::string_view recompile_reason;
+};
+
+class CompileUnitRef;
+JITSCOPE_API CompileUnitRef current_compile_unit() noexcept;
+
+// A copyable handle to an open unit, for work done on other threads.
+class CompileUnitRef {
+ public:
+  CompileUnitRef() = default;
+  bool valid() const noexcept { return state_ != nullptr; }
+
+ private:
+  friend class CompileUnit;
+  friend class UnitScope;
+  friend JITSCOPE_API CompileUnitRef current_compile_unit() noexcept;
+  std::shared_ptr<detail::UnitState> state_;
+};
+
+// RAII: one compilation. Opens a trace slice "[3/1] model__fwd_0", makes the
+// unit current on this thread, and on close writes its record.
+class JITSCOPE_API CompileUnit {
+ public:
+  explicit CompileUnit(const CompileUnitOptions& options = {}) noexcept {
+    if constexpr (detail::kCompiledIn) open(options);
+  }
+  ~CompileUnit() { close(); }
+  CompileUnit(const CompileUnit&) = delete;
+  CompileUnit& operator=(const CompileUnit&) = delete;
+
+  CompileId id() const noexcept;
+  const std::string& name() const noexcept;
+  bool is_recompile() const noexcept { return id().attempt > 0; }
+
+  // Marks the compile failed (fail_type/fail_reason in the record). A unit
+  // left by an exception is marked failed on its own; call
+  // fail_with_current_exception() in a catch block to record its type and what().
+  void fail(std::string_view type, std::string_view reason) noexcept;
+  void fail_with_current_exception() noexcept;
+
+  // Cache traffic for the record: <cache>_hits / _misses and the keys.
+  void cache_hit(std::string_view key, std::string_view cache = "cache") noexcept;
+  void cache_miss(std::string_view key, std::string_view cache = "cache") noexcept;
+
+  // Metric-level data straight on this unit's record (and its trace slice).
+  // Keys ending in "_us" are columns: integers only, increment adds µs.
+  Status set(std::string_view key, const FieldValue& value, bool overwrite = false) noexcept;
+  Status increment(std::string_view key, std::int64_t by = 1) noexcept;
+  Status add_to_set(std::string_view key, const FieldValue& value) noexcept;
+
+  CompileUnitRef ref() const noexcept;
+  // Closes now (idempotent); the destructor calls it.
+  void close() noexcept;
+
+ private:
+  void open(const CompileUnitOptions& options) noexcept;
+  std::shared_ptr<detail::UnitState> state_;
+  detail::EventFrame frame_;
+  int uncaught_at_open_ = 0;
+  bool graph_pushed_ = false;
+};
+
+// RAII: makes a unit opened on another thread current on this one (its id on
+// this thread's events, its record charged by this thread's phases). Attach
+// only while the unit is open; later work is not in its record.
+class JITSCOPE_API UnitScope {
+ public:
+  explicit UnitScope(const CompileUnitRef& unit) noexcept;
+  ~UnitScope();
+  UnitScope(const UnitScope&) = delete;
+  UnitScope& operator=(const UnitScope&) = delete;
+
+ private:
+  std::shared_ptr<detail::UnitState> state_;
+  detail::EventFrame frame_;
+};
+
+// current_compile_unit(): the unit current on this thread (invalid if none).
+JITSCOPE_API bool current_compile_id(CompileId* out) noexcept;
+
+// ---- phases ------------------------------------------------------------
+
+struct PhaseOptions {
+  // A metrics column ending in "_us" that this phase's µs add to; empty: none.
+  std::string_view column;
+  // Also a compile event: trace category "compile_event", listed with its
+  // data in the unit record's compile_events.
+  bool compile_event = false;
+};
+
+// A phase's identity, registered once (a namespace-scope or function-local
+// static). Its name must not change; it lives for the rest of the process.
+class JITSCOPE_API PhaseKey {
+ public:
+  explicit PhaseKey(std::string_view key, const PhaseOptions& options = {}) noexcept;
+  // Ok, or why the options were refused (e.g. a column not ending in "_us",
+  // in which case the phase runs without a column).
+  const Status& status() const noexcept { return status_; }
+  detail::PhaseStats* stats() const noexcept { return stats_; }
+
+ private:
+  detail::PhaseStats* stats_ = nullptr;
+  Status status_;
+};
+
+// RAII: a timed phase (dynamo_timed).
+class JITSCOPE_API Phase {
+ public:
+  explicit Phase(const PhaseKey& key) noexcept {
+    if constexpr (detail::kCompiledIn) open(key.stats(), nullptr, 0);
+  }
+  Phase(const PhaseKey& key, std::initializer_list<Arg> args) noexcept {
+    if constexpr (detail::kCompiledIn) open(key.stats(), args.begin(), args.size());
+  }
+  // Looks the key up by name (a lock and a map lookup): prefer a PhaseKey.
+  explicit Phase(std::string_view key, const PhaseOptions& options = {}) noexcept;
+  ~Phase() { end(); }
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+
+  void end() noexcept;
+
+ private:
+  void open(detail::PhaseStats* stats, const Arg* args, std::size_t count) noexcept;
+  detail::EventFrame frame_;
+};
+
+// ---- event data on open phases and units (CompileEventLogger) -----------
+
+enum class DataLevel : std::uint8_t {
+  kTrace,         // args of the event's trace slice
+  kCompileEvent,  // + the compile event entry (the event must be a compile event)
+  kMetric,        // + the unit's record (the event must be the outermost one, in a unit)
+};
+
+class EventRef;
+JITSCOPE_API EventRef event(std::string_view name) noexcept;
+JITSCOPE_API EventRef toplevel_event() noexcept;
+
+// An open phase or unit on this thread, found by name or as the outermost.
+// Every operation returns an error Status on misuse, saying what is wrong;
+// the try_ forms do nothing instead.
+class JITSCOPE_API EventRef {
+ public:
+  Status set(DataLevel level, std::string_view key, const FieldValue& value,
+             bool overwrite = false) const noexcept;
+  Status increment(DataLevel level, std::string_view key, std::int64_t by = 1) const noexcept;
+  Status add_to_set(DataLevel level, std::string_view key, const FieldValue& value) const noexcept;
+  void try_set(DataLevel level, std::string_view key, const FieldValue& value,
+               bool overwrite = false) const noexcept;
+  void try_increment(DataLevel level, std::string_view key, std::int64_t by = 1) const noexcept;
+  void try_add_to_set(DataLevel level, std::string_view key, const FieldValue& value) const noexcept;
+
+  bool found() const noexcept { return frame_ != nullptr; }
+  const std::string& lookup_error() const noexcept { return error_; }
+
+ private:
+  friend JITSCOPE_API EventRef event(std::string_view name) noexcept;
+  friend JITSCOPE_API EventRef toplevel_event() noexcept;
+  detail::EventFrame* frame_ = nullptr;
+  std::string error_;
+};
+
+// event(name): the innermost open phase or unit named `name` on this thread.
+// toplevel_event(): the outermost open phase or unit on this thread.
+
+// ---- wait counters --------------------------------------------------------
+
+// How many waits and how long in total (e.g. for a compile worker). Each
+// wait ends as two counter tracks, "<name>.waiting" (waiters now) and
+// "<name>.wait_total_us"; its µs go into the current unit's record.
+class JITSCOPE_API WaitCounter {
+ public:
+  explicit WaitCounter(std::string_view name) noexcept;  // same name: same counter
+
+  class JITSCOPE_API Guard {
+   public:
+    ~Guard() { end(); }
+    Guard(Guard&& other) noexcept : stats_(other.stats_), begin_ns_(other.begin_ns_) {
+      other.stats_ = nullptr;
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    Guard& operator=(Guard&&) = delete;
+    void end() noexcept;
+
+   private:
+    friend class WaitCounter;
+    Guard(detail::WaitStats* stats, std::uint64_t begin_ns) noexcept
+        : stats_(stats), begin_ns_(begin_ns) {}
+    detail::WaitStats* stats_;
+    std::uint64_t begin_ns_;
+  };
+  // Starts a wait; it ends when the guard does.
+  [[nodiscard]] Guard wait() noexcept;
+
+  std::uint64_t count() const noexcept;
+  std::uint64_t total_ns() const noexcept;
+
+ private:
+  detail::WaitStats* stats_ = nullptr;
+};
+
+// ---- recompile context -------------------------------------------------
+
+// Called on every recompile (attempt > 0); each result goes into the record's
+// recompile_user_contexts, cut to 256 characters. A hook that throws adds
+// "<hook failed: ...>".
+JITSCOPE_API void register_recompile_context_hook(std::function<std::string()> hook) noexcept;
+JITSCOPE_API void clear_recompile_context_hooks() noexcept;
+
+// ---- queries and tables ----------------------------------------------------
+
+// The last kRecentRecordCapacity unit records, oldest first.
+JITSCOPE_API std::vector<CompileRecord> recent_compile_records();
+// The runtime record accumulated since it was last written (is_runtime).
+JITSCOPE_API CompileRecord runtime_record();
+
+struct PhaseTimes {
+  std::string key;
+  std::string column;                  // empty: none
+  std::vector<std::uint64_t> durations_ns;  // in order; the first kMaxDurationsPerKey
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+  std::uint64_t max_ns = 0;
+};
+inline constexpr std::size_t kMaxDurationsPerKey = 1 << 16;
+// Every phase key with at least one run, in first-run order.
+JITSCOPE_API std::vector<PhaseTimes> phase_times();
+
+enum class TableFormat : std::uint8_t { kText, kCsv };
+// compile_times: per key, every duration in seconds or (aggregate) count,
+// total, mean and max.
+JITSCOPE_API std::string compile_times(TableFormat format = TableFormat::kText, bool aggregate = false);
+// Total seconds per column phase, and the total of outermost column phases.
+JITSCOPE_API std::string cumulative_time_report(TableFormat format = TableFormat::kText);
+
+// Forgets phase times, frames, the graph counter, recent records and the
+// runtime record (PyTorch's reset_frame_count). Not while units are open.
+JITSCOPE_API void reset_compile_state() noexcept;
+
+}  // namespace jitscope
+
+#if defined(JITSCOPE_DISABLE)
+#define JITSCOPE_PHASE(key, ...) static_cast<void>(0)
+#else
+#define JITSCOPE_PHASE(key, ...)                                                          \
+  static const ::jitscope::PhaseKey JITSCOPE_UNIQUE(jitscope_phase_key_){                 \
+      ::std::string_view("" key "") __VA_OPT__(, ::jitscope::PhaseOptions __VA_ARGS__)};  \
+  ::jitscope::Phase JITSCOPE_UNIQUE(jitscope_phase_) { JITSCOPE_UNIQUE(jitscope_phase_key_) }
+#endif

@@ -1,0 +1,240 @@
+// Compile records (CompilationMetrics): their JSON line, the runtime record,
+// the ring of recent records and the queue of lines for the metrics file.
+#include "clock.hpp"
+#include "compile_state.hpp"
+#include "json_writer.hpp"
+
+#include <deque>
+
+namespace jitscope {
+
+std::string CompileId::str() const {
+  return std::to_string(frame) + "/" + std::to_string(attempt);
+}
+
+std::string CompileId::display() const { return "[" + str() + "]"; }
+
+std::string CompileRecord::to_json() const {
+  using detail::JsonWriter;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  if (has_compile_id) {
+    w.member("compile_id", std::string_view(compile_id.str()));
+    w.member("frame_id", compile_id.frame);
+    w.member("attempt", compile_id.attempt);
+  } else {
+    w.key("compile_id");
+    w.null();
+  }
+  w.member("name", std::string_view(name));
+  w.member("is_runtime", is_runtime);
+  w.member("is_forward", is_forward);
+  w.member("start_time_us", start_time_us);
+  w.member("end_time_us", end_time_us);
+  w.member("duration_us", duration_us);
+  for (const auto& [column, us] : columns) w.member(column, us);
+  if (!recompile_reason.empty()) w.member("recompile_reason", std::string_view(recompile_reason));
+  if (!recompile_user_contexts.empty()) {
+    w.key("recompile_user_contexts");
+    w.begin_array();
+    for (const std::string& c : recompile_user_contexts) w.value(std::string_view(c));
+    w.end_array();
+  }
+  if (failed) {
+    w.member("fail_type", std::string_view(fail_type));
+    w.member("fail_reason", std::string_view(fail_reason));
+  }
+  if (!caches.empty()) {
+    w.key("caches");
+    w.begin_object();
+    for (const auto& [cache, c] : caches) {
+      w.key(cache);
+      w.begin_object();
+      w.member("hits", c.hits);
+      w.member("misses", c.misses);
+      w.key("hit_keys");
+      w.begin_array();
+      for (const std::string& k : c.hit_keys) w.value(std::string_view(k));
+      w.end_array();
+      w.key("miss_keys");
+      w.begin_array();
+      for (const std::string& k : c.miss_keys) w.value(std::string_view(k));
+      w.end_array();
+      w.end_object();
+    }
+    w.end_object();
+  }
+  if (!waits.empty()) {
+    w.key("waits");
+    w.begin_object();
+    for (const auto& [wait, t] : waits) {
+      w.key(wait);
+      w.begin_object();
+      w.member("count", t.count);
+      w.member("total_us", t.total_us);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  if (!compile_events.empty()) {
+    w.key("compile_events");
+    w.begin_array();
+    for (const CompileEvent& e : compile_events) {
+      w.begin_object();
+      w.member("name", std::string_view(e.name));
+      w.member("start_time_us", e.start_time_us);
+      w.member("duration_us", e.duration_us);
+      detail::write_fields(w, e.fields);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  if (compile_events_dropped != 0) w.member("compile_events_dropped", compile_events_dropped);
+  detail::write_fields(w, fields);
+  w.end_object();
+  return out;
+}
+
+}  // namespace jitscope
+
+namespace jitscope::detail {
+namespace {
+
+struct RecordSinks {
+  std::mutex mutex;
+  std::deque<CompileRecord> recent;       // the last kRecentRecordCapacity
+  std::vector<std::string> metrics_lines;  // waiting for the flusher
+  bool metrics_on = false;
+};
+
+RecordSinks& sinks() noexcept {
+  // Never destroyed: units may close during exit.
+  alignas(RecordSinks) static unsigned char storage[sizeof(RecordSinks)];
+  static RecordSinks* s = new (storage) RecordSinks();
+  return *s;
+}
+
+struct RuntimeState {
+  std::mutex mutex;
+  CompileRecord record;
+  bool charged = false;  // anything since the last flush
+};
+
+RuntimeState& runtime_state() noexcept {
+  alignas(RuntimeState) static unsigned char storage[sizeof(RuntimeState)];
+  static RuntimeState* s = new (storage) RuntimeState();
+  return *s;
+}
+
+}  // namespace
+
+std::uint64_t unix_us_now() noexcept { return realtime_ns() / 1000; }
+
+void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
+                   bool outermost) {
+  record.columns[column] += us;
+  if (outermost) record.duration_us += us;
+}
+
+void add_compile_event(CompileRecord& record, CompileEvent event) {
+  if (record.compile_events.size() >= kMaxCompileEventsPerRecord) {
+    ++record.compile_events_dropped;
+    return;
+  }
+  record.compile_events.push_back(std::move(event));
+}
+
+void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us) {
+  WaitTotals& t = record.waits[name];
+  ++t.count;
+  t.total_us += us;
+}
+
+std::mutex& runtime_mutex() noexcept { return runtime_state().mutex; }
+
+CompileRecord& runtime_record_locked() noexcept {
+  RuntimeState& rt = runtime_state();
+  if (!rt.charged) {
+    rt.charged = true;
+    rt.record = CompileRecord();
+    rt.record.is_runtime = true;
+    rt.record.name = "runtime";
+    rt.record.start_time_us = unix_us_now();
+  }
+  rt.record.end_time_us = unix_us_now();
+  return rt.record;
+}
+
+void finish_record(const CompileRecord& record) noexcept {
+  RecordSinks& s = sinks();
+  try {
+    std::string line = record.to_json();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
+    s.recent.push_back(record);
+    if (s.metrics_on) s.metrics_lines.push_back(std::move(line));
+  } catch (...) {
+    // Out of memory: this record is lost; the host goes on.
+  }
+}
+
+void flush_runtime_record() noexcept {
+  RuntimeState& rt = runtime_state();
+  CompileRecord done;
+  {
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (!rt.charged) return;
+    rt.charged = false;
+    done = std::move(rt.record);
+  }
+  finish_record(done);
+}
+
+void set_metrics_output(bool on) noexcept {
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.metrics_on = on;
+  if (!on) s.metrics_lines.clear();
+}
+
+void take_metrics_lines(std::vector<std::string>& out) {
+  out.clear();
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  out.swap(s.metrics_lines);
+}
+
+void reset_records() noexcept {
+  {
+    RecordSinks& s = sinks();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.recent.clear();
+  }
+  RuntimeState& rt = runtime_state();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  rt.charged = false;
+  rt.record = CompileRecord();
+}
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+std::vector<CompileRecord> recent_compile_records() {
+  detail::RecordSinks& s = detail::sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return {s.recent.begin(), s.recent.end()};
+}
+
+CompileRecord runtime_record() {
+  detail::RuntimeState& rt = detail::runtime_state();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (rt.charged) return rt.record;
+  CompileRecord empty;
+  empty.is_runtime = true;
+  empty.name = "runtime";
+  return empty;
+}
+
+}  // namespace jitscope

@@ -1,0 +1,153 @@
+// Internal state of the compile layer (compile.hpp): phase statistics, unit
+// state, the per-thread event stack, field operations and the record sinks.
+#pragma once
+
+#include <jitscope/compile.hpp>
+
+#include <atomic>
+#include <memory>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace jitscope::detail {
+
+class JsonWriter;
+
+// A lock for a few instructions of work (one phase's statistics): cheaper
+// than a mutex when uncontended, which is the common case.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    // acquire: the holder's writes before unlock() are visible after this.
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+        _mm_pause();
+#endif
+      }
+    }
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }  // pairs with lock()
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+struct PhaseStats {
+  std::string key;     // also the trace slice's static name: never changes or moves
+  std::string column;  // "*_us" or empty
+  bool compile_event = false;
+  std::uint8_t record_flags = 0;  // kFlagPhase, kFlagCompileEvent
+  SpinLock lock;
+  // Guarded by `lock`.
+  std::vector<std::uint64_t> durations_ns;
+  std::uint64_t count = 0;
+  std::uint64_t total_ns = 0;
+  std::uint64_t max_ns = 0;
+};
+
+// The registry of phase keys: entries are never freed (their names are
+// static names in the rings), so a PhaseStats* is valid for the process.
+PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options, Status* status);
+
+struct WaitStats {
+  std::string name;
+  std::string waiting_track;  // "<name>.waiting"
+  std::string total_track;    // "<name>.wait_total_us"
+  // relaxed: independent totals; readers want a recent value, not an order.
+  std::atomic<std::int64_t> waiting{0};
+  std::atomic<std::uint64_t> count{0};
+  std::atomic<std::uint64_t> total_ns{0};
+};
+
+struct UnitState {
+  std::mutex mutex;
+  CompileRecord record;  // guarded by mutex
+  bool closed = false;   // guarded by mutex: the record has been written
+  CompileId id;
+  std::string display;   // "[3/1] name": its trace slice
+  std::uint64_t packed_id = 0;
+  std::weak_ptr<UnitState> self;  // for current_compile_unit()
+};
+
+struct EventFrame::Data {
+  Fields trace;  // every level: the slice's args at its end
+  Fields event;  // kCompileEvent and kMetric: the compile event entry
+};
+
+// The calling thread's event stack and phase depth. Pointers and counts
+// only, so it needs no TLS destructor and no initializer call.
+struct CompileThread {
+  EventFrame* top = nullptr;
+  std::uint32_t column_depth = 0;  // open phases that have a column
+};
+extern constinit thread_local CompileThread t_compile;
+
+void push_frame(EventFrame& frame) noexcept;
+// Unlinks `frame` wherever it is (normally the top).
+void pop_frame(EventFrame& frame) noexcept;
+EventFrame* outermost_frame() noexcept;
+// The unit of the innermost unit frame on this thread, or nullptr.
+UnitState* current_unit_state() noexcept;
+
+// ---- fields (compile_data.cpp) ----
+enum class FieldOp : std::uint8_t { kSet, kIncrement, kAddToSet };
+// Applies one operation; an error message if refused (nothing changed then).
+std::string apply_field(Fields& fields, FieldOp op, std::string_view key, const FieldValue& value,
+                        bool overwrite);
+// Same, on a record at the metric level: "*_us" keys are columns, keys the
+// SDK writes itself are refused.
+std::string apply_metric(CompileRecord& record, FieldOp op, std::string_view key,
+                         const FieldValue& value, bool overwrite);
+// Writes each field as a member of the object `w` is in; sets sorted.
+void write_fields(JsonWriter& w, const Fields& fields);
+// `"k":v,...` for a slice's args (empty if no fields).
+std::string render_members(const Fields& fields);
+// Writes the frame's trace-level data into its slice's args.
+void flush_frame_data(EventFrame& frame) noexcept;
+
+// ---- records (compile_record.cpp) ----
+// Adds a phase's µs: to `column` and, when outermost, to duration_us.
+void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
+                   bool outermost);
+void add_compile_event(CompileRecord& record, CompileEvent event);
+void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us);
+// The runtime record, under its lock; created on first use.
+template <class F>
+void with_runtime_record(F&& f);
+std::mutex& runtime_mutex() noexcept;
+CompileRecord& runtime_record_locked() noexcept;  // requires runtime_mutex()
+// A finished record: to the metrics file (when a session writes one) and the
+// in-memory ring of recent records.
+void finish_record(const CompileRecord& record) noexcept;
+// Writes the runtime record if anything was charged to it, and starts anew.
+void flush_runtime_record() noexcept;
+
+// The session's metrics output: lines wait here for the flusher.
+void set_metrics_output(bool on) noexcept;
+void take_metrics_lines(std::vector<std::string>& out);
+
+std::uint64_t unix_us_now() noexcept;
+
+template <class F>
+void with_runtime_record(F&& f) {
+  std::lock_guard<std::mutex> lock(runtime_mutex());
+  f(runtime_record_locked());
+}
+
+// Totals of outermost column phases, for the cumulative report.
+extern std::atomic<std::uint64_t> g_outermost_phase_ns;
+
+// Forgets phase times (keys stay registered).
+void reset_phase_times() noexcept;
+void reset_units() noexcept;
+void reset_records() noexcept;
+
+}  // namespace jitscope::detail
