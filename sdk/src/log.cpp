@@ -1,10 +1,13 @@
 #include "log.hpp"
 
+#include <jitscope/dedup.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 namespace jitscope::detail {
 
@@ -34,6 +37,21 @@ void log_line(std::string_view message) noexcept {
 void log_once(std::atomic<bool>& flag, std::string_view message) noexcept {
   // acq_rel not needed: only "exactly one caller logs" matters.
   if (!flag.exchange(true, std::memory_order_relaxed)) log_line(message);
+}
+
+namespace {
+
+DuplicateWarningChecker& unique_lines() noexcept {
+  // Never destroyed (used during exit); placement new cannot throw.
+  alignas(DuplicateWarningChecker) static unsigned char storage[sizeof(DuplicateWarningChecker)];
+  static DuplicateWarningChecker* c = new (storage) DuplicateWarningChecker();
+  return *c;
+}
+
+}  // namespace
+
+void log_unique(std::string_view message) noexcept {
+  if (unique_lines().add(message)) log_line(message);
 }
 
 }  // namespace jitscope::detail

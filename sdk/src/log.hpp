@@ -10,5 +10,9 @@ namespace jitscope::detail {
 void log_line(std::string_view message) noexcept;
 // Logs only the first time `flag` is seen false; later calls are silent.
 void log_once(std::atomic<bool>& flag, std::string_view message) noexcept;
+// Logs `message` only the first time this exact text is seen in the process
+// (one DuplicateWarningChecker of kDefaultDuplicateWarningCapacity lines, so
+// a message forgotten by its LRU may show again). Usable during exit.
+void log_unique(std::string_view message) noexcept;
 
 }  // namespace jitscope::detail
