@@ -41,6 +41,7 @@
 #include "thread_registry.hpp"
 #include "trace_writer.hpp"
 
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <benchmark/benchmark.h>
@@ -63,6 +64,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -254,9 +256,11 @@ struct NoAfter {
 // the flusher is idle again, so `x_floor` compares the two within the same
 // run, batch by batch, as DESIGN.md's budget asks (robust to the machine's
 // speed drifting between benchmarks).
-template <class Op, class After>
+// `Ref` (FloorOp by default) is the op the paired counters compare with:
+// x_floor for the floor, x_span for a plain span (SpanOp).
+template <class Op, class After, class Ref = FloorOp>
 void Measure(benchmark::State& state, Mode mode, std::size_t records_per_op, Op&& op,
-             After&& after, const FloorOp* floor = nullptr) {
+             After&& after, const Ref* floor = nullptr, const char* ref_name = "floor") {
   const auto batch = static_cast<std::uint64_t>(state.range(0));
   std::uint64_t n = 0;
   const bool session = jitscope::active();
@@ -291,7 +295,10 @@ void Measure(benchmark::State& state, Mode mode, std::size_t records_per_op, Op&
     settle();
   }
   if (floor != nullptr) {
-    for (std::uint64_t w = 0; w < kRingCapacity / batch + 1; ++w) run_floor_batch();
+    for (std::uint64_t w = 0; w < kRingCapacity / batch + 1; ++w) {
+      run_floor_batch();
+      if constexpr (!std::is_same_v<Ref, FloorOp>) settle();
+    }
   }
   // Reported after the loop: skipping here would leave the other threads
   // waiting at the barrier.
@@ -318,6 +325,7 @@ void Measure(benchmark::State& state, Mode mode, std::size_t records_per_op, Op&
       run_floor_batch();
       const auto f1 = std::chrono::steady_clock::now();
       floor_ns += std::chrono::duration<double, std::nano>(f1 - f0).count();
+      if constexpr (!std::is_same_v<Ref, FloorOp>) settle();  // a traced ref fills the ring
     }
   }
 
@@ -331,8 +339,10 @@ void Measure(benchmark::State& state, Mode mode, std::size_t records_per_op, Op&
         Counter(static_cast<double>(cpu_ns) / static_cast<double>(ops), Counter::kAvgThreads);
     if (floor != nullptr && floor_ns > 0) {
       const double floor_per_op = floor_ns / static_cast<double>(ops);
-      state.counters["floor_ns_per_op"] = Counter(floor_per_op, Counter::kAvgThreads);
-      state.counters["x_floor"] = Counter(per_op / floor_per_op, Counter::kAvgThreads);
+      state.counters[std::string(ref_name) + "_ns_per_op"] =
+          Counter(floor_per_op, Counter::kAvgThreads);
+      state.counters[std::string("x_") + ref_name] =
+          Counter(per_op / floor_per_op, Counter::kAvgThreads);
     }
   }
   if (mode == Mode::kTrace && batches != 0) {
@@ -498,6 +508,62 @@ void BM_CounterOff(benchmark::State& state) {
     JITSCOPE_COUNTER("bench.counter", n);
     benchmark::ClobberMemory();
   });
+}
+
+// --- compile layer (compile.hpp): each beside a plain span -----------------------
+
+// The plain span the compile cases are paired with (counter x_span).
+struct SpanOp {
+  JITSCOPE_ALWAYS_INLINE void operator()(std::uint64_t) const {
+    JITSCOPE_SPAN("bench.span");
+    benchmark::ClobberMemory();
+  }
+};
+
+// A phase with no column: a span plus its key's duration list.
+void BM_Phase(benchmark::State& state) {
+  const SpanOp span;
+  Measure(
+      state, Mode::kTrace, 2,
+      [](std::uint64_t) {
+        JITSCOPE_PHASE("bench.phase");
+        benchmark::ClobberMemory();
+      },
+      NoAfter{}, &span, "span");
+}
+void BM_PhaseOff(benchmark::State& state) {
+  // No session: the bookkeeping still runs (compile_times works untraced).
+  Measure(state, Mode::kOff, 0, [](std::uint64_t) {
+    JITSCOPE_PHASE("bench.phase");
+    benchmark::ClobberMemory();
+  });
+}
+
+// A column phase inside an open unit: also charges the unit's record.
+void BM_PhaseColumn(benchmark::State& state) {
+  const SpanOp span;
+  jitscope::CompileUnit unit({.frame = "bench"});
+  Measure(
+      state, Mode::kTrace, 2,
+      [](std::uint64_t) {
+        JITSCOPE_PHASE("bench.phase_column", {.column = "bench_us"});
+        benchmark::ClobberMemory();
+      },
+      NoAfter{}, &span, "span");
+}
+
+// Open + close of a unit (new frame each time): its slice with a copied
+// name and two args, its record built and kept in the recent ring.
+constexpr std::size_t kUnitRecords = 8;
+void BM_CompileUnit(benchmark::State& state) {
+  const SpanOp span;
+  Measure(
+      state, Mode::kTrace, kUnitRecords,
+      [](std::uint64_t) {
+        jitscope::CompileUnit unit;
+        benchmark::ClobberMemory();
+      },
+      NoAfter{}, &span, "span");
 }
 
 // --- the flusher ------------------------------------------------------------------
@@ -732,6 +798,10 @@ BENCHMARK(BM_Instant)->Arg(Ops(1))->Apply(Traced);
 BENCHMARK(BM_InstantOff)->Arg(Ops(1))->Apply(Untraced);
 BENCHMARK(BM_Counter)->Arg(Ops(1))->Apply(Traced);
 BENCHMARK(BM_CounterOff)->Arg(Ops(1))->Apply(Untraced);
+BENCHMARK(BM_Phase)->Arg(Ops(2))->Apply(Traced);
+BENCHMARK(BM_PhaseOff)->Arg(Ops(2))->Apply(Untraced);
+BENCHMARK(BM_PhaseColumn)->Arg(Ops(2))->Apply(Traced);
+BENCHMARK(BM_CompileUnit)->Arg(Ops(kUnitRecords))->Apply(Traced);
 BENCHMARK(BM_FlusherThroughput)->UseManualTime()->MinTime(0.2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemoryFlat)
     ->Setup(SessionOn)

@@ -199,7 +199,32 @@ INSTANTIATE_TEST_SUITE_P(
                       BadEnv{"JITSCOPE_FLUSH_INTERVAL_MS=-5", "JITSCOPE_FLUSH_INTERVAL_MS='-5'"},
                       BadEnv{"JITSCOPE_PROCESS_NAME=", "JITSCOPE_PROCESS_NAME is set but empty"},
                       BadEnv{"JITSCOPE_CLOCK=fast", "JITSCOPE_CLOCK='fast'"},
+                      BadEnv{"JITSCOPE_METRICS=", "JITSCOPE_METRICS is set but empty"},
+                      BadEnv{"JITSCOPE_COMPILE_TIMES=yes", "JITSCOPE_COMPILE_TIMES='yes'"},
+                      BadEnv{"JITSCOPE_PROGRESS=2", "JITSCOPE_PROGRESS='2' is not 0 or 1"},
                       BadEnv{"JITSCOPE_OVERFLOWS=block", "unknown variable JITSCOPE_OVERFLOWS"}));
+
+TEST(Autostart, MetricsAndCompileTimesActThroughTheSession) {
+  const std::string path = temp_path("metrics_env");
+  const std::string metrics = temp_path("metrics_env.jsonl");
+  const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path + "' JITSCOPE_METRICS='" + metrics +
+                                  "' JITSCOPE_COMPILE_TIMES=csv");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=1\n");
+  EXPECT_EQ(::access(metrics.c_str(), F_OK), 0) << "the metrics file is created at start";
+  // No phases ran: the report is its two headers and the total row.
+  EXPECT_EQ(r.err.rfind("phase,count,total_s,mean_s,max_s\n\nphase,column,total_s\n", 0), 0u)
+      << r.err;
+}
+
+TEST(Autostart, MetricsWithoutATraceSaysItHasNoEffect) {
+  const ProbeResult r = run_probe("JITSCOPE_METRICS=/tmp/never-written.jsonl");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(r.err,
+            "jitscope: JITSCOPE_METRICS is set but JITSCOPE_TRACE is not: no session, so it has "
+            "no effect\n");
+}
 
 TEST(Autostart, EmptyTraceVariableIsAnErrorNotASilentDefault) {
   const ProbeResult r = run_probe("JITSCOPE_TRACE=");

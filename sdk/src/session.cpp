@@ -273,7 +273,15 @@ ClockSource pick_clock(ClockChoice choice) noexcept {
 struct AutoSession {
   AutoSession() {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    if (std::getenv("JITSCOPE_TRACE") == nullptr) return;
+    if (std::getenv("JITSCOPE_TRACE") == nullptr) {
+      // These only act through the session: say so rather than do nothing.
+      for (const char* v : {"JITSCOPE_METRICS", "JITSCOPE_COMPILE_TIMES"}) {
+        if (std::getenv(v) != nullptr) {
+          log_line(std::string(v) + " is set but JITSCOPE_TRACE is not: no session, so it has no effect");
+        }
+      }
+      return;
+    }
     Config cfg;
     if (Status st = Config::from_env(&cfg); !st) {
       log_line("no session started: " + st.message());
