@@ -26,6 +26,11 @@
 //   "nesting": [["optimize", "lower"], ["session", null]],
 //       [child, parent]: every engine entry named child must sit in the
 //       engine's tree directly under an entry named parent (null: be a root)
+//   "nesting_patterns": [["^emit_kernel$", "^\\[\\d+/\\d+\\] "], ["^\\[", null]],
+//       like "nesting", with JavaScript regular expressions for the names:
+//       every engine entry whose name matches the child pattern must sit
+//       directly under an entry whose name matches the parent pattern (null:
+//       be a root); at least one entry must match each child pattern
 //   "exact_slice_counts": {"compile_kernel": 32},
 //   "min_slice_counts": {"compile_kernel": 1},
 //   "max_dropped_from_tree": 0,   engine entries the engine could not place
@@ -309,23 +314,19 @@ async function main() {
     const got = sliceCount.get(n) ?? 0;
     if (got < c) fail(`slice ${JSON.stringify(n)}: engine reports ${got}, expected at least ${c}`);
   }
-  for (const pair of expect.nesting ?? []) {
-    if (!Array.isArray(pair) || pair.length !== 2) {
-      fail(`bad nesting expectation ${JSON.stringify(pair)} (want [child, parent])`);
-      continue;
-    }
-    const [child, parent] = pair;
-    const instances = byName.get(child) ?? [];
+  // Every instance of `child` must have a parent accepted by `parentOk`
+  // (which gets the parent's name, or null for a root).
+  const checkNesting = (label, instances, parentOk, parentLabel) => {
     if (!instances.length) {
-      fail(`nesting ${JSON.stringify(child)} -> ${JSON.stringify(parent)}: no entry named ${JSON.stringify(child)}`);
-      continue;
+      fail(`nesting ${label} -> ${parentLabel}: no entry matches ${label}`);
+      return;
     }
     let bad = 0;
     const examples = [];
     for (const inst of instances) {
       const node = inst.thread.entryToNode.get(inst.entry);
       const gotParent = node ? (node.parent ? node.parent.entry.name : null) : undefined;
-      if (gotParent !== parent) {
+      if (gotParent === undefined || !parentOk(gotParent)) {
         bad++;
         if (examples.length < 3) {
           examples.push(`${describe(inst)} has ${node ? (gotParent === null ? 'no parent (root)' : `parent ${JSON.stringify(gotParent)}`) : 'no tree node'}`);
@@ -333,11 +334,38 @@ async function main() {
       }
     }
     if (bad) {
-      fail(`nesting ${JSON.stringify(child)} -> ${parent === null ? 'root' : JSON.stringify(parent)}: ` +
+      fail(`nesting ${label} -> ${parentLabel}: ` +
           `${bad} of ${instances.length} instance(s) wrong, e.g. ${examples.join('; ')}`);
     } else {
-      console.log(`  nesting ok: ${child} -> ${parent === null ? '(root)' : parent} (${instances.length} instance(s))`);
+      console.log(`  nesting ok: ${label} -> ${parentLabel} (${instances.length} instance(s))`);
     }
+  };
+  for (const pair of expect.nesting ?? []) {
+    if (!Array.isArray(pair) || pair.length !== 2) {
+      fail(`bad nesting expectation ${JSON.stringify(pair)} (want [child, parent])`);
+      continue;
+    }
+    const [child, parent] = pair;
+    checkNesting(JSON.stringify(child), byName.get(child) ?? [], got => got === parent,
+        parent === null ? 'root' : JSON.stringify(parent));
+  }
+  for (const pair of expect.nesting_patterns ?? []) {
+    let child, parent;
+    try {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' ||
+          (pair[1] !== null && typeof pair[1] !== 'string')) {
+        throw new Error('want [child_pattern, parent_pattern_or_null]');
+      }
+      child = new RegExp(pair[0]);
+      parent = pair[1] === null ? null : new RegExp(pair[1]);
+    } catch (e) {
+      fail(`bad nesting_patterns expectation ${JSON.stringify(pair)}: ${e.message}`);
+      continue;
+    }
+    const instances = [...byName].filter(([n]) => child.test(n)).flatMap(([, insts]) => insts);
+    checkNesting(`/${pair[0]}/`, instances,
+        got => (parent === null ? got === null : got !== null && parent.test(got)),
+        parent === null ? 'root' : `/${pair[1]}/`);
   }
   const maxDroppedTree = expect.max_dropped_from_tree ?? 0;
   if (droppedFromTree.length > maxDroppedTree) {
