@@ -2,6 +2,8 @@
 // reset, the size bound, concurrent adds; and detail::log_unique on stderr.
 // Not covered here: the out-of-memory path (add() then returns true), and
 // log_unique during exit.
+#include "trace_support.hpp"
+
 #include <jitscope/dedup.hpp>
 
 #include "log.hpp"
@@ -128,46 +130,6 @@ TEST(DuplicateWarningChecker, ConcurrentAddsShowEachDistinctKeyOnce) {
   EXPECT_EQ(c.size(), static_cast<std::size_t>(kDistinct));
 }
 
-// Everything written to fd 2 while alive; read with text().
-class StderrCapture {
- public:
-  StderrCapture() {
-    char path[] = "/tmp/jitscope_dedup_stderr.XXXXXX";
-    file_ = ::mkstemp(path);
-    if (file_ >= 0) ::unlink(path);
-    saved_ = ::dup(STDERR_FILENO);
-    if (file_ >= 0 && saved_ >= 0) ::dup2(file_, STDERR_FILENO);
-  }
-  ~StderrCapture() {
-    restore();
-    if (file_ >= 0) ::close(file_);
-  }
-  std::string text() {
-    restore();
-    std::string out;
-    if (file_ < 0) return out;
-    char buf[4096];
-    ssize_t n = 0;
-    off_t at = 0;
-    while ((n = ::pread(file_, buf, sizeof(buf), at)) > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
-      at += n;
-    }
-    return out;
-  }
-
- private:
-  void restore() {
-    if (saved_ >= 0) {
-      ::dup2(saved_, STDERR_FILENO);
-      ::close(saved_);
-      saved_ = -1;
-    }
-  }
-  int file_ = -1;
-  int saved_ = -1;
-};
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t start = 0;
@@ -190,7 +152,7 @@ std::string unique_message(const char* what) {
 
 TEST(LogUnique, SameMessageTwiceIsOneLine) {
   const std::string msg = unique_message("cuModuleLoad failed: once");
-  StderrCapture cap;
+  testing::StderrCapture cap;
   detail::log_unique(msg);
   detail::log_unique(msg);
   const auto lines = lines_of(cap.text());
@@ -201,7 +163,7 @@ TEST(LogUnique, SameMessageTwiceIsOneLine) {
 TEST(LogUnique, DistinctMessagesAreTwoLines) {
   const std::string a = unique_message("distinct one");
   const std::string b = unique_message("distinct two");
-  StderrCapture cap;
+  testing::StderrCapture cap;
   detail::log_unique(a);
   detail::log_unique(b);
   detail::log_unique(a);

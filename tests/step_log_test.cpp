@@ -41,47 +41,6 @@ struct Captured {
   }
 };
 
-// Everything written to fd 2 while alive goes into a pipe; read with text().
-class StderrToPipe {
- public:
-  StderrToPipe() {
-    if (::pipe(fds_) != 0) {
-      fds_[0] = fds_[1] = -1;
-      return;
-    }
-    saved_ = ::dup(STDERR_FILENO);
-    ::dup2(fds_[1], STDERR_FILENO);
-  }
-  ~StderrToPipe() {
-    restore();
-    if (fds_[0] >= 0) ::close(fds_[0]);
-  }
-  std::string text() {
-    restore();  // closes every write end: the read below ends at EOF
-    std::string out;
-    if (fds_[0] < 0) return out;
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fds_[0], buf, sizeof(buf))) > 0) out.append(buf, static_cast<std::size_t>(n));
-    return out;
-  }
-
- private:
-  void restore() {
-    if (saved_ >= 0) {
-      ::dup2(saved_, STDERR_FILENO);
-      ::close(saved_);
-      saved_ = -1;
-    }
-    if (fds_[1] >= 0) {
-      ::close(fds_[1]);
-      fds_[1] = -1;
-    }
-  }
-  int fds_[2] = {-1, -1};
-  int saved_ = -1;
-};
-
 // A pseudo-terminal in raw mode: the bar writes to slave(), the test reads
 // exactly those bytes from the master.
 class PseudoTerminal {
@@ -170,7 +129,7 @@ TEST_F(StepLog, StepsCountFromOneAndPrefixEveryLine) {
 
 TEST_F(StepLog, DefaultSinkWritesInfoAndAboveToStderrWithoutPrefix) {
   StepLogger a;
-  StderrToPipe err;
+  StderrCapture err;
   a.log("debug", LogLevel::kDebug);
   a.log("info", LogLevel::kInfo);
   a.log("warning", LogLevel::kWarning);
@@ -181,7 +140,7 @@ TEST_F(StepLog, DefaultSinkWritesInfoAndAboveToStderrWithoutPrefix) {
 TEST_F(StepLog, EmptySinkRestoresTheDefault) {
   Captured cap;
   StepLogger a;
-  StderrToPipe err;
+  StderrCapture err;
   set_step_sink(cap.sink());
   a.log("to the sink");
   set_step_sink({});
@@ -394,7 +353,7 @@ TEST(ProgressEnv, AcceptsExactlyZeroOrOne) {
   EXPECT_FALSE(detail::parse_progress_env(nullptr));
   EXPECT_FALSE(detail::parse_progress_env("0"));
   EXPECT_TRUE(detail::parse_progress_env("1"));
-  StderrToPipe err;
+  StderrCapture err;
   EXPECT_FALSE(detail::parse_progress_env("yes"));
   EXPECT_FALSE(detail::parse_progress_env(" 1"));
   EXPECT_EQ(err.text(),

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -96,6 +97,46 @@ class ScopedSession {
  private:
   std::string path_;
   Status status_;
+};
+
+// Everything written to fd 2 while alive; read with text().
+class StderrCapture {
+ public:
+  StderrCapture() {
+    char path[] = "/tmp/jitscope_stderr.XXXXXX";
+    file_ = ::mkstemp(path);
+    if (file_ >= 0) ::unlink(path);
+    saved_ = ::dup(STDERR_FILENO);
+    if (file_ >= 0 && saved_ >= 0) ::dup2(file_, STDERR_FILENO);
+  }
+  ~StderrCapture() {
+    restore();
+    if (file_ >= 0) ::close(file_);
+  }
+  std::string text() {
+    restore();
+    std::string out;
+    if (file_ < 0) return out;
+    char buf[4096];
+    ssize_t n = 0;
+    off_t at = 0;
+    while ((n = ::pread(file_, buf, sizeof(buf), at)) > 0) {
+      out.append(buf, static_cast<std::size_t>(n));
+      at += n;
+    }
+    return out;
+  }
+
+ private:
+  void restore() {
+    if (saved_ >= 0) {
+      ::dup2(saved_, STDERR_FILENO);
+      ::close(saved_);
+      saved_ = -1;
+    }
+  }
+  int file_ = -1;
+  int saved_ = -1;
 };
 
 inline Config test_config(const std::string& stem) {

@@ -4,6 +4,7 @@
 #include "compile_state.hpp"
 #include "json_writer.hpp"
 
+#include <algorithm>
 #include <deque>
 
 namespace jitscope {
@@ -153,16 +154,19 @@ void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us) 
 
 std::mutex& runtime_mutex() noexcept { return runtime_state().mutex; }
 
-CompileRecord& runtime_record_locked() noexcept {
+CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
   RuntimeState& rt = runtime_state();
+  const std::uint64_t now = unix_us_now();
+  const std::uint64_t began = now - std::min(now, span_us);
   if (!rt.charged) {
     rt.charged = true;
     rt.record = CompileRecord();
     rt.record.is_runtime = true;
     rt.record.name = "runtime";
-    rt.record.start_time_us = unix_us_now();
+    rt.record.start_time_us = began;
   }
-  rt.record.end_time_us = unix_us_now();
+  rt.record.start_time_us = std::min(rt.record.start_time_us, began);
+  rt.record.end_time_us = now;
   return rt.record;
 }
 

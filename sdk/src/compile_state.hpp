@@ -94,7 +94,8 @@ void push_frame(EventFrame& frame) noexcept;
 // Unlinks `frame` wherever it is (normally the top).
 void pop_frame(EventFrame& frame) noexcept;
 EventFrame* outermost_frame() noexcept;
-// The unit of the innermost unit frame on this thread, or nullptr.
+// The innermost unit frame on this thread and its unit, or nullptr.
+EventFrame* current_unit_frame() noexcept;
 UnitState* current_unit_state() noexcept;
 
 // ---- fields (compile_data.cpp) ----
@@ -119,11 +120,12 @@ void charge_column(CompileRecord& record, const std::string& column, std::uint64
                    bool outermost);
 void add_compile_event(CompileRecord& record, CompileEvent event);
 void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us);
-// The runtime record, under its lock; created on first use.
+// The runtime record, under its lock, for something that took `span_us` up
+// to now; created on first use (starting `span_us` ago).
 template <class F>
-void with_runtime_record(F&& f);
+void with_runtime_record(std::uint64_t span_us, F&& f);
 std::mutex& runtime_mutex() noexcept;
-CompileRecord& runtime_record_locked() noexcept;  // requires runtime_mutex()
+CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept;  // requires runtime_mutex()
 // A finished record: to the metrics file (when a session writes one) and the
 // in-memory ring of recent records.
 void finish_record(const CompileRecord& record) noexcept;
@@ -137,9 +139,9 @@ void take_metrics_lines(std::vector<std::string>& out);
 std::uint64_t unix_us_now() noexcept;
 
 template <class F>
-void with_runtime_record(F&& f) {
+void with_runtime_record(std::uint64_t span_us, F&& f) {
   std::lock_guard<std::mutex> lock(runtime_mutex());
-  f(runtime_record_locked());
+  f(runtime_record_locked(span_us));
 }
 
 // Totals of outermost column phases, for the cumulative report.

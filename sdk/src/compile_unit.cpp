@@ -78,6 +78,7 @@ std::string demangled(const char* mangled) {
 // Opens the thread side of a unit: its trace slice and its event frame.
 void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
   frame.unit = &state;
+  frame.attached = attached;
   frame.name = state.display.c_str();
   const std::uint32_t s = session_word();
   frame.session = s;

@@ -11,6 +11,18 @@
 
 namespace jitscope::detail {
 
+void write_all(int fd, const char* data, std::size_t n) noexcept {
+  const int saved = errno;
+  std::size_t off = 0;
+  while (off < n) {
+    const ssize_t w = ::write(fd, data + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  errno = saved;
+}
+
 void log_line(std::string_view message) noexcept {
   // A fixed buffer: logging must work when memory is short.
   char line[1024];
@@ -23,15 +35,7 @@ void log_line(std::string_view message) noexcept {
   std::memcpy(line + n, message.data(), len);
   n += len;
   line[n++] = '\n';
-  const int saved = errno;
-  std::size_t off = 0;
-  while (off < n) {
-    const ssize_t w = ::write(STDERR_FILENO, line + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    off += static_cast<std::size_t>(w);
-  }
-  errno = saved;
+  write_all(STDERR_FILENO, line, n);
 }
 
 void log_once(std::atomic<bool>& flag, std::string_view message) noexcept {

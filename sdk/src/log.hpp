@@ -3,10 +3,13 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <string_view>
 
 namespace jitscope::detail {
 
+// write(2) until done, retrying EINTR; gives up quietly on an error. Keeps errno.
+void write_all(int fd, const char* data, std::size_t n) noexcept;
 void log_line(std::string_view message) noexcept;
 // Logs only the first time `flag` is seen false; later calls are silent.
 void log_once(std::atomic<bool>& flag, std::string_view message) noexcept;

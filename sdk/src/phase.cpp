@@ -101,11 +101,16 @@ EventFrame* outermost_frame() noexcept {
   return f;
 }
 
-UnitState* current_unit_state() noexcept {
+EventFrame* current_unit_frame() noexcept {
   for (EventFrame* f = t_compile.top; f != nullptr; f = f->below) {
-    if (f->unit != nullptr) return f->unit;
+    if (f->unit != nullptr) return f;
   }
   return nullptr;
+}
+
+UnitState* current_unit_state() noexcept {
+  const EventFrame* f = current_unit_frame();
+  return f != nullptr ? f->unit : nullptr;
 }
 
 void reset_phase_times() noexcept {
@@ -141,18 +146,17 @@ void record_duration(PhaseStats& p, std::uint64_t ns) noexcept {
 }
 
 // A column phase's µs go to the current unit, else to the runtime record.
-void charge_phase(const EventFrame& frame, const PhaseStats& p, std::uint64_t ns,
-                  bool outermost, CompileEvent* event) {
+void charge_phase(UnitState* unit, const PhaseStats& p, std::uint64_t ns, bool outermost,
+                  CompileEvent* event) {
   const std::uint64_t us = ns / 1000;
-  if (UnitState* unit = current_unit_state()) {
+  if (unit != nullptr) {
     std::lock_guard<std::mutex> lock(unit->mutex);
     if (unit->closed) return;  // attached after the unit closed: too late for its record
     if (!p.column.empty()) charge_column(unit->record, p.column, us, outermost);
     if (event != nullptr) add_compile_event(unit->record, std::move(*event));
     return;
   }
-  (void)frame;
-  with_runtime_record([&](CompileRecord& r) {
+  with_runtime_record(us, [&](CompileRecord& r) {
     if (!p.column.empty()) charge_column(r, p.column, us, outermost);
     if (event != nullptr) add_compile_event(r, std::move(*event));
   });
@@ -223,9 +227,13 @@ void Phase::end() noexcept {
   const std::uint64_t ns =
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
   record_duration(p, ns);
+  // duration_us: outermost column phases on the unit's own thread (or, for
+  // the runtime record, on any thread) — attached workers run in parallel.
   bool outermost = false;
+  const EventFrame* unit_frame = current_unit_frame();
   if (f.column_depth_counted) {
-    outermost = --t_compile.column_depth == 0;
+    outermost = --t_compile.column_depth == 0 &&
+                (unit_frame == nullptr || !unit_frame->attached);
     if (outermost) g_outermost_phase_ns.fetch_add(ns, std::memory_order_relaxed);
   }
   if (f.column_depth_counted || p.compile_event) {
@@ -239,13 +247,26 @@ void Phase::end() noexcept {
         if (f.data != nullptr) event.fields = std::move(f.data->event);
         ev = &event;
       }
-      charge_phase(f, p, ns, outermost, ev);
+      charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr, p, ns, outermost, ev);
     } catch (...) {
       // Out of memory: the trace and the per-key times are kept.
     }
   }
   delete f.data;
   f.data = nullptr;
+}
+
+EventRef Phase::event() noexcept {
+  EventRef ref;
+  if (frame_.open) {
+    ref.frame_ = &frame_;
+  } else {
+    try {
+      ref.error_ = "the phase is not open";
+    } catch (...) {
+    }
+  }
+  return ref;
 }
 
 // ---- queries and tables ----

@@ -160,6 +160,7 @@ class Session {
       writer.end_trace();
       sink_.close();
       stats_.output_path = config_.output_path;
+      stats_.metrics_path = config_.metrics_path;
       stats_.events_written = writer.events_written();
       stats_.spans_incomplete = writer.spans_incomplete();
       stats_.events_dropped = writer.events_dropped();
@@ -243,20 +244,11 @@ void fork_child() noexcept {
   control_mutex().unlock();
 }
 
-void write_stderr(const std::string& text) noexcept {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<std::size_t>(n);
-  }
-}
-
 void print_compile_times(CompileTimesReport report) {
   if (report == CompileTimesReport::kOff) return;
   const TableFormat f = report == CompileTimesReport::kCsv ? TableFormat::kCsv : TableFormat::kText;
-  write_stderr(compile_times(f, /*aggregate=*/true) + "\n" + cumulative_time_report(f));
+  const std::string text = compile_times(f, /*aggregate=*/true) + "\n" + cumulative_time_report(f);
+  write_all(STDERR_FILENO, text.data(), text.size());
 }
 
 ClockSource pick_clock(ClockChoice choice) noexcept {

@@ -35,18 +35,6 @@ State& state() noexcept {
   return *s;
 }
 
-void write_all(int fd, const char* data, std::size_t n) noexcept {
-  const int saved = errno;
-  std::size_t off = 0;
-  while (off < n) {
-    const ssize_t w = ::write(fd, data + off, n - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    off += static_cast<std::size_t>(w);
-  }
-  errno = saved;
-}
-
 bool is_terminal(int fd) noexcept {
   const int saved = errno;
   const bool tty = ::isatty(fd) == 1;

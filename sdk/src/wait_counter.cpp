@@ -75,7 +75,7 @@ void WaitCounter::Guard::end() noexcept {
       std::lock_guard<std::mutex> lock(unit->mutex);
       if (!unit->closed) add_wait(unit->record, w.name, ns / 1000);
     } else {
-      with_runtime_record([&](CompileRecord& r) { add_wait(r, w.name, ns / 1000); });
+      with_runtime_record(ns / 1000, [&](CompileRecord& r) { add_wait(r, w.name, ns / 1000); });
     }
   } catch (...) {
   }

@@ -29,8 +29,10 @@
 // - A phase appends its duration to its key's list (compile_times), and when
 //   it has a metrics column (a name ending in "_us") adds its µs to that
 //   column of the current unit's record; only the outermost column phase on
-//   a thread adds to the record's duration_us. Column phases outside any unit
-//   charge the runtime record instead (is_runtime: true).
+//   the unit's own thread adds to the record's duration_us (phases on threads
+//   attached with UnitScope run in parallel with it: they fill their columns
+//   only, so duration_us never exceeds the unit's wall time). Column phases
+//   outside any unit charge the runtime record instead (is_runtime: true).
 // - Phase bookkeeping runs whether or not a trace session is on; the trace
 //   slices and the metrics file need a session (Config::metrics_path).
 //
@@ -81,6 +83,7 @@ struct EventFrame {
   std::uint64_t begin_ticks = 0;
   std::uint32_t session = 0;    // session word at open; 0: no trace slice
   bool column_depth_counted = false;
+  bool attached = false;        // a unit frame made by UnitScope on another thread
   bool open = false;
 };
 }  // namespace detail
@@ -290,6 +293,10 @@ JITSCOPE_API bool current_compile_id(CompileId* out) noexcept;
 
 // ---- phases ------------------------------------------------------------
 
+class EventRef;
+JITSCOPE_API EventRef event(std::string_view name) noexcept;
+JITSCOPE_API EventRef toplevel_event() noexcept;
+
 struct PhaseOptions {
   // A metrics column ending in "_us" that this phase's µs add to; empty: none.
   std::string_view column;
@@ -329,6 +336,9 @@ class JITSCOPE_API Phase {
   Phase& operator=(const Phase&) = delete;
 
   void end() noexcept;
+  // This phase as an event, for data (the same as event(<its key>) while it
+  // is the innermost phase of that name).
+  EventRef event() noexcept;
 
  private:
   void open(detail::PhaseStats* stats, const Arg* args, std::size_t count) noexcept;
@@ -342,10 +352,6 @@ enum class DataLevel : std::uint8_t {
   kCompileEvent,  // + the compile event entry (the event must be a compile event)
   kMetric,        // + the unit's record (the event must be the outermost one, in a unit)
 };
-
-class EventRef;
-JITSCOPE_API EventRef event(std::string_view name) noexcept;
-JITSCOPE_API EventRef toplevel_event() noexcept;
 
 // An open phase or unit on this thread, found by name or as the outermost.
 // Every operation returns an error Status on misuse, saying what is wrong;
@@ -367,6 +373,7 @@ class JITSCOPE_API EventRef {
  private:
   friend JITSCOPE_API EventRef event(std::string_view name) noexcept;
   friend JITSCOPE_API EventRef toplevel_event() noexcept;
+  friend class Phase;
   detail::EventFrame* frame_ = nullptr;
   std::string error_;
 };

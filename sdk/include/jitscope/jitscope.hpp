@@ -121,6 +121,7 @@ struct Config {
 // Totals of a finished session, from stop().
 struct SessionStats {
   std::string output_path;
+  std::string metrics_path;           // empty: no metrics file
   std::uint64_t events_written = 0;   // X + I + C events in the file
   std::uint64_t events_dropped = 0;   // lost to full rings (kDrop), all threads
   std::uint64_t spans_incomplete = 0; // spans still open at stop, written as such
