@@ -138,6 +138,50 @@ void charge_column(CompileRecord& record, const std::string& column, std::uint64
   if (outermost) record.duration_us += us;
 }
 
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us,
+                        bool outermost, bool attached) noexcept {
+  if (!attached) {
+    for (UnitState::OwnerSlot& slot : unit.owner_slots) {
+      if (slot.phase == nullptr) slot.phase = &phase;
+      if (slot.phase != &phase) continue;
+      slot.us += us;
+      if (outermost) unit.owner_duration_us += us;
+      return true;
+    }
+    return false;
+  }
+  for (UnitState::SharedSlot& slot : unit.shared_slots) {
+    // acquire/acq_rel: a slot's phase pointer is published once; seeing it
+    // set means it is that phase's slot for good.
+    const PhaseStats* owner = slot.phase.load(std::memory_order_acquire);
+    if (owner == nullptr &&
+        slot.phase.compare_exchange_strong(owner, &phase, std::memory_order_acq_rel)) {
+      owner = &phase;
+    }
+    if (owner != &phase) continue;
+    // relaxed: the sum is read at close, ordered by the attached thread's
+    // UnitScope having ended (or by the charge being too late to count).
+    slot.us.fetch_add(us, std::memory_order_relaxed);
+    return true;  // attached threads never add to duration_us
+  }
+  return false;
+}
+
+void merge_unit_columns(UnitState& unit) {
+  for (UnitState::OwnerSlot& slot : unit.owner_slots) {
+    if (slot.phase == nullptr) break;  // slots fill in order
+    unit.record.columns[slot.phase->column] += slot.us;
+    slot.us = 0;
+  }
+  unit.record.duration_us += unit.owner_duration_us;
+  unit.owner_duration_us = 0;
+  for (UnitState::SharedSlot& slot : unit.shared_slots) {
+    const PhaseStats* phase = slot.phase.load(std::memory_order_acquire);
+    if (phase == nullptr) break;
+    unit.record.columns[phase->column] += slot.us.exchange(0, std::memory_order_relaxed);
+  }
+}
+
 void add_compile_event(CompileRecord& record, CompileEvent event) {
   if (record.compile_events.size() >= kMaxCompileEventsPerRecord) {
     ++record.compile_events_dropped;

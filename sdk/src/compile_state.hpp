@@ -51,6 +51,7 @@ struct PhaseStats {
   std::uint64_t count = 0;
   std::uint64_t total_ns = 0;
   std::uint64_t max_ns = 0;
+  std::uint64_t outermost_ns = 0;  // runs that were outermost column phases
 };
 
 // The registry of phase keys: entries are never freed (their names are
@@ -68,6 +69,23 @@ struct WaitStats {
 };
 
 struct UnitState {
+  // Column phases charge these without a lock (the hot case: many phases per
+  // unit); close() adds them to the record. The unit's own thread uses plain
+  // slots only it touches (it also closes the unit); attached threads use
+  // atomic ones. More distinct column phases than slots: the mutex path.
+  static constexpr std::size_t kColumnSlots = 32;
+  struct OwnerSlot {
+    const PhaseStats* phase = nullptr;
+    std::uint64_t us = 0;
+  };
+  OwnerSlot owner_slots[kColumnSlots];
+  std::uint64_t owner_duration_us = 0;  // outermost column phases: owner thread only
+  struct SharedSlot {
+    std::atomic<const PhaseStats*> phase{nullptr};  // set once
+    std::atomic<std::uint64_t> us{0};
+  };
+  SharedSlot shared_slots[kColumnSlots];
+
   std::mutex mutex;
   CompileRecord record;  // guarded by mutex
   bool closed = false;   // guarded by mutex: the record has been written
@@ -114,6 +132,14 @@ std::string render_members(const Fields& fields);
 // Writes the frame's trace-level data into its slice's args.
 void flush_frame_data(EventFrame& frame) noexcept;
 
+// Adds a column phase's µs to the unit's slots (`attached`: from a thread
+// other than the unit's own); false if the slots are all taken by other
+// phases (then charge the record under the mutex).
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us,
+                        bool outermost, bool attached) noexcept;
+// Moves the slots into unit.record; on the unit's own thread, with unit.mutex held, at close.
+void merge_unit_columns(UnitState& unit);
+
 // ---- records (compile_record.cpp) ----
 // Adds a phase's µs: to `column` and, when outermost, to duration_us.
 void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
@@ -144,8 +170,6 @@ void with_runtime_record(std::uint64_t span_us, F&& f) {
   f(runtime_record_locked(span_us));
 }
 
-// Totals of outermost column phases, for the cumulative report.
-extern std::atomic<std::uint64_t> g_outermost_phase_ns;
 
 // Forgets phase times (keys stay registered).
 void reset_phase_times() noexcept;

@@ -324,6 +324,7 @@ void CompileUnit::close() noexcept {
             "block to record its type and message)";
       }
       s.record.end_time_us = unix_us_now();
+      merge_unit_columns(s);
       s.closed = true;
       done = s.record;
     }

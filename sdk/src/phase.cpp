@@ -14,7 +14,6 @@
 namespace jitscope::detail {
 
 constinit thread_local CompileThread t_compile;
-std::atomic<std::uint64_t> g_outermost_phase_ns{0};
 
 namespace {
 
@@ -120,9 +119,8 @@ void reset_phase_times() noexcept {
     std::lock_guard<SpinLock> guard(p->lock);
     p->durations_ns.clear();
     p->durations_ns.shrink_to_fit();
-    p->count = p->total_ns = p->max_ns = 0;
+    p->count = p->total_ns = p->max_ns = p->outermost_ns = 0;
   }
-  g_outermost_phase_ns.store(0, std::memory_order_relaxed);
 }
 
 namespace {
@@ -131,10 +129,11 @@ std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
   return session != 0 ? read_clock(session) : monotonic_ns();
 }
 
-void record_duration(PhaseStats& p, std::uint64_t ns) noexcept {
+void record_duration(PhaseStats& p, std::uint64_t ns, bool outermost) noexcept {
   std::lock_guard<SpinLock> guard(p.lock);
   ++p.count;
   p.total_ns += ns;
+  if (outermost) p.outermost_ns += ns;
   p.max_ns = std::max(p.max_ns, ns);
   if (p.durations_ns.size() < kMaxDurationsPerKey) {
     try {
@@ -146,9 +145,14 @@ void record_duration(PhaseStats& p, std::uint64_t ns) noexcept {
 }
 
 // A column phase's µs go to the current unit, else to the runtime record.
-void charge_phase(UnitState* unit, const PhaseStats& p, std::uint64_t ns, bool outermost,
-                  CompileEvent* event) {
+void charge_phase(UnitState* unit, bool attached, const PhaseStats& p, std::uint64_t ns,
+                  bool outermost, CompileEvent* event) {
   const std::uint64_t us = ns / 1000;
+  // The common case, a column phase in a unit, takes no lock.
+  if (unit != nullptr && event == nullptr &&
+      charge_unit_column(*unit, p, us, outermost, attached)) {
+    return;
+  }
   if (unit != nullptr) {
     std::lock_guard<std::mutex> lock(unit->mutex);
     if (unit->closed) return;  // attached after the unit closed: too late for its record
@@ -226,16 +230,16 @@ void Phase::end() noexcept {
   pop_frame(f);
   const std::uint64_t ns =
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
-  record_duration(p, ns);
   // duration_us: outermost column phases on the unit's own thread (or, for
   // the runtime record, on any thread) — attached workers run in parallel.
+  const EventFrame* unit_frame = nullptr;
   bool outermost = false;
-  const EventFrame* unit_frame = current_unit_frame();
+  if (f.column_depth_counted || p.compile_event) unit_frame = current_unit_frame();
   if (f.column_depth_counted) {
     outermost = --t_compile.column_depth == 0 &&
                 (unit_frame == nullptr || !unit_frame->attached);
-    if (outermost) g_outermost_phase_ns.fetch_add(ns, std::memory_order_relaxed);
   }
+  record_duration(p, ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
     try {
       CompileEvent event;
@@ -247,7 +251,8 @@ void Phase::end() noexcept {
         if (f.data != nullptr) event.fields = std::move(f.data->event);
         ev = &event;
       }
-      charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr, p, ns, outermost, ev);
+      charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr,
+                   unit_frame != nullptr && unit_frame->attached, p, ns, outermost, ev);
     } catch (...) {
       // Out of memory: the trace and the per-key times are kept.
     }
@@ -285,6 +290,7 @@ std::vector<PhaseTimes> phase_times() {
     t.count = p->count;
     t.total_ns = p->total_ns;
     t.max_ns = p->max_ns;
+    t.outermost_ns = p->outermost_ns;
     out.push_back(std::move(t));
   }
   return out;
@@ -393,8 +399,9 @@ std::string cumulative_time_report(TableFormat format) {
     rows.push_back({t.key, t.column, seconds(t.total_ns, 6)});
   }
   // Outermost column phases only, so nested phases are not counted twice.
-  rows.push_back(
-      {"total", "duration_us", seconds(g_outermost_phase_ns.load(std::memory_order_relaxed), 6)});
+  std::uint64_t outermost_ns = 0;
+  for (const PhaseTimes& t : times) outermost_ns += t.outermost_ns;
+  rows.push_back({"total", "duration_us", seconds(outermost_ns, 6)});
   if (format == TableFormat::kCsv) return csv_table(rows);
   return "jitscope cumulative compile time:\n" + text_table(rows);
 }
