@@ -161,6 +161,62 @@ TEST_F(Compile, NestedColumnPhasesChargeEachColumnAndDurationOnlyOnce) {
   EXPECT_EQ(times[1].column, "inner_us");
 }
 
+// Outermost is per unit: a column phase around a unit, or a unit inside
+// another unit's column phase, does not hide the inner unit's phases.
+TEST_F(Compile, OutermostColumnPhaseIsCountedWithinEachUnit) {
+  static const PhaseKey kAround("around", {.column = "around_us"});
+  static const PhaseKey kInside("inside", {.column = "inside_us"});
+  {
+    Phase around(kAround);
+    CompileUnit outer({.frame = "outer"});
+    {
+      Phase p(kInside);
+      std::this_thread::sleep_for(1ms);
+      CompileUnit nested({.frame = "nested"});
+      Phase q(kInside);
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  const auto records = recent_compile_records();
+  ASSERT_EQ(records.size(), 2u);  // "around" ended outside both: it went to the runtime record
+  const CompileRecord& nested = records[0];
+  const CompileRecord& outer = records[1];
+  EXPECT_EQ(nested.compile_id.str(), "1/0");
+  EXPECT_GE(nested.columns.at("inside_us"), 1000u);
+  EXPECT_EQ(nested.duration_us, nested.columns.at("inside_us"));
+  EXPECT_GE(outer.columns.at("inside_us"), 2000u);  // p spans q's time too
+  EXPECT_EQ(outer.duration_us, outer.columns.at("inside_us"));
+  EXPECT_EQ(outer.columns.count("around_us"), 0u);
+  EXPECT_GE(runtime_record().columns.at("around_us"), outer.columns.at("inside_us"));
+}
+
+TEST_F(Compile, AKeptEventRefIsRefusedOnceItsEventEnded) {
+  EventRef kept;
+  {
+    JITSCOPE_PHASE("short_lived");
+    kept = event("short_lived");
+    EXPECT_TRUE(kept.set(DataLevel::kTrace, "k", 1).ok());
+  }
+  const Status st = kept.set(DataLevel::kTrace, "k", 2);  // ASan would flag a read of the frame
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no longer open"), std::string::npos) << st.message();
+  std::thread([&] { EXPECT_FALSE(kept.set(DataLevel::kTrace, "k", 3).ok()); }).join();
+}
+
+TEST_F(Compile, KeysJitscopeWritesCannotBeShadowed) {
+  const PhaseKey shadow("shadowing_phase", {.column = "duration_us"});
+  EXPECT_FALSE(shadow.status().ok());
+  EXPECT_NE(shadow.status().message().find("jitscope writes itself"), std::string::npos);
+  static const PhaseKey kEvent("shadow_event", {.compile_event = true});
+  CompileUnit unit({.frame = "shadow"});
+  Phase p(kEvent);
+  EXPECT_FALSE(event("shadow_event").set(DataLevel::kTrace, "compile_id", "x").ok());
+  EXPECT_FALSE(event("shadow_event").set(DataLevel::kCompileEvent, "duration_us", 7).ok());
+  EXPECT_TRUE(event("shadow_event").set(DataLevel::kTrace, "duration_us", 7).ok());  // trace only
+  p.end();
+  EXPECT_FALSE(toplevel_event().set(DataLevel::kTrace, "fail_type", "x").ok());  // a unit arg
+}
+
 TEST_F(Compile, ColumnPhasesChargeWithoutASessionToo) {
   static const PhaseKey kWork("work", {.column = "work_us"});
   {

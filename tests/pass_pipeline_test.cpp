@@ -41,6 +41,7 @@ struct SampleRun {
   std::string stderr_text;
   std::vector<json> lines;  // metrics file, in order
   json trace;
+  std::string parse_error;  // why the outputs did not parse, if they did not
 };
 
 std::string shell_quote(const std::string& s) {
@@ -70,9 +71,13 @@ const SampleRun& sample_run() {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.stdout_text = read_file(out);
     r.stderr_text = read_file(err);
-    std::istringstream in(read_file(metrics));
-    for (std::string line; std::getline(in, line);) r.lines.push_back(json::parse(line));
-    r.trace = load_trace(trace);
+    try {  // a throw here would rerun the sample on the next call: report it instead
+      std::istringstream in(read_file(metrics));
+      for (std::string line; std::getline(in, line);) r.lines.push_back(json::parse(line));
+      r.trace = load_trace(trace);
+    } catch (const std::exception& e) {
+      r.parse_error = e.what();
+    }
     return r;
   }();
   return run;
@@ -99,6 +104,7 @@ std::string first_compile_id(int graph) { return std::to_string(graph) + "/0"; }
 TEST(PassPipeline, ExitsZeroAndSaysWhatItWrote) {
   const SampleRun& r = sample_run();
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  ASSERT_EQ(r.parse_error, "") << r.stderr_text;
   EXPECT_NE(r.stdout_text.find("graphs compiled:  5\n"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("recompiles:       1\n"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("failures:         1\n"), std::string::npos) << r.stdout_text;

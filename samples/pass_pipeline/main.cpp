@@ -184,17 +184,24 @@ class WorkerPool {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = std::move(job);
       pending_ = size();
-      error_ = nullptr;
+      error_.clear();
+      failed_ = false;
       ++generation_;
     }
     wake_.notify_all();
   }
 
-  // Blocks until the job is done everywhere; rethrows a worker's exception.
+  // Blocks until the job is done everywhere; a worker's failure comes back
+  // as a std::runtime_error thrown here. (Its message is carried, not the
+  // exception object: an exception_ptr freed on another thread trips TSan,
+  // whose view of libstdc++'s reference count is incomplete.)
   void wait() {
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [this] { return pending_ == 0; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    if (failed_) {
+      failed_ = false;
+      throw std::runtime_error(std::exchange(error_, std::string()));
+    }
   }
 
  private:
@@ -210,15 +217,23 @@ class WorkerPool {
         seen = generation_;
         job = job_;
       }
-      std::exception_ptr error;
+      bool failed = false;
+      std::string error;
       try {
         job(w);
+      } catch (const std::exception& e) {
+        failed = true;
+        error = e.what();
       } catch (...) {
-        error = std::current_exception();
+        failed = true;
+        error = "unknown error in a codegen worker";
       }
       {
         std::lock_guard<std::mutex> lock(mu_);
-        if (error && !error_) error_ = error;
+        if (failed && !failed_) {
+          failed_ = true;
+          error_ = std::move(error);
+        }
         --pending_;
       }
       done_.notify_all();
@@ -229,7 +244,8 @@ class WorkerPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   std::function<void(int)> job_;
-  std::exception_ptr error_;
+  std::string error_;  // the first failure's message, while failed_
+  bool failed_ = false;
   std::uint64_t generation_ = 0;
   int pending_ = 0;
   bool stopping_ = false;

@@ -29,6 +29,22 @@ constexpr std::array<std::string_view, 17> kReservedKeys = {
     "fail_reason",     "caches",        "waits",          "compile_events",
     "compile_events_dropped"};
 
+// Args jitscope writes on slices; event data must not shadow them.
+constexpr std::array<std::string_view, 3> kReservedSliceArgs = {"compile_id", "incomplete",
+                                                                "jitscope_truncated"};
+constexpr std::array<std::string_view, 6> kReservedUnitArgs = {
+    "is_forward", "recompile_reason", "duration_us", "fail_type", "fail_reason", "attached"};
+constexpr std::array<std::string_view, 3> kReservedEventKeys = {"name", "start_time_us",
+                                                                "duration_us"};
+
+template <std::size_t N>
+bool one_of(std::string_view key, const std::array<std::string_view, N>& keys) noexcept {
+  for (std::string_view k : keys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
 bool is_column(std::string_view key) noexcept {
   return key.size() > 3 && key.substr(key.size() - 3) == "_us";
 }
@@ -84,12 +100,12 @@ std::string apply_field(Fields& fields, FieldOp op, std::string_view key, const 
   return "unknown operation";
 }
 
+bool is_reserved_record_key(std::string_view key) noexcept { return one_of(key, kReservedKeys); }
+
 std::string apply_metric(CompileRecord& record, FieldOp op, std::string_view key,
                          const FieldValue& value, bool overwrite) {
   if (key.empty()) return "a field key must not be empty";
-  for (std::string_view reserved : kReservedKeys) {
-    if (key == reserved) return "field " + quoted(key) + " is written by jitscope itself";
-  }
+  if (one_of(key, kReservedKeys)) return "field " + quoted(key) + " is written by jitscope itself";
   if (is_column(key)) {
     if (value.type() != FieldValue::Type::kInt || value.as_int() < 0) {
       return "field " + quoted(key) + " ends in \"_us\": it is a column of whole microseconds";
@@ -152,7 +168,23 @@ namespace {
 // anything, so a refused call leaves no partial data behind.
 std::string apply_event(EventFrame* frame, DataLevel level, FieldOp op, std::string_view key,
                         const FieldValue& value, bool overwrite) {
-  if (frame == nullptr || !frame->open) return "that event is no longer open";
+  // Only frames on this thread's stack are touched: a kept EventRef whose
+  // event ended (or that came from another thread) is refused unread.
+  bool on_this_thread = false;
+  for (const EventFrame* f = t_compile.top; f != nullptr && !on_this_thread; f = f->below) {
+    on_this_thread = f == frame;
+  }
+  if (frame == nullptr || !on_this_thread || !frame->open) {
+    return "that event is no longer open on this thread";
+  }
+  if (key.empty()) return "a field key must not be empty";
+  if (one_of(key, kReservedSliceArgs) || (frame->unit != nullptr && one_of(key, kReservedUnitArgs))) {
+    return "key " + quoted(key) + " is written by jitscope itself";
+  }
+  const bool compile_event = frame->phase != nullptr && frame->phase->compile_event;
+  if (level != DataLevel::kTrace && compile_event && one_of(key, kReservedEventKeys)) {
+    return "key " + quoted(key) + " is written by jitscope itself in a compile event";
+  }
   if (level == DataLevel::kCompileEvent && (frame->phase == nullptr || !frame->phase->compile_event)) {
     return "event " + quoted(frame->name) +
            " is not a compile event (open its phase with PhaseOptions{.compile_event = true})";

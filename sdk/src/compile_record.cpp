@@ -3,6 +3,7 @@
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "json_writer.hpp"
+#include "log.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -102,6 +103,8 @@ std::string CompileRecord::to_json() const {
 namespace jitscope::detail {
 namespace {
 
+constexpr std::size_t kMaxQueuedMetricsLines = 65536;
+
 struct RecordSinks {
   std::mutex mutex;
   std::deque<CompileRecord> recent;       // the last kRecentRecordCapacity
@@ -159,8 +162,8 @@ bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t 
       owner = &phase;
     }
     if (owner != &phase) continue;
-    // relaxed: the sum is read at close, ordered by the attached thread's
-    // UnitScope having ended (or by the charge being too late to count).
+    // relaxed: an independent sum, read once at close with an exchange; a
+    // charge that lands after that is too late for the record anyway.
     slot.us.fetch_add(us, std::memory_order_relaxed);
     return true;  // attached threads never add to duration_us
   }
@@ -176,8 +179,10 @@ void merge_unit_columns(UnitState& unit) {
   unit.record.duration_us += unit.owner_duration_us;
   unit.owner_duration_us = 0;
   for (UnitState::SharedSlot& slot : unit.shared_slots) {
+    // acquire: pairs with the claiming CAS, so phase->column is readable.
     const PhaseStats* phase = slot.phase.load(std::memory_order_acquire);
     if (phase == nullptr) break;
+    // relaxed: see charge_unit_column.
     unit.record.columns[phase->column] += slot.us.exchange(0, std::memory_order_relaxed);
   }
 }
@@ -221,7 +226,13 @@ void finish_record(const CompileRecord& record) noexcept {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
     s.recent.push_back(record);
-    if (s.metrics_on) s.metrics_lines.push_back(std::move(line));
+    // Bounded: the flusher takes them every interval; if it cannot keep up
+    // (or is gone), lines are dropped and said once, never piled up.
+    if (s.metrics_on && s.metrics_lines.size() >= kMaxQueuedMetricsLines) {
+      log_unique("compile records are arriving faster than the metrics file is written; some are dropped");
+    } else if (s.metrics_on) {
+      s.metrics_lines.push_back(std::move(line));
+    }
   } catch (...) {
     // Out of memory: this record is lost; the host goes on.
   }

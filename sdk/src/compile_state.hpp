@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -27,10 +28,15 @@ class SpinLock {
   void lock() noexcept {
     // acquire: the holder's writes before unlock() are visible after this.
     while (locked_.exchange(true, std::memory_order_acquire)) {
-      while (locked_.load(std::memory_order_relaxed)) {
+      // relaxed: only a hint of when to retry the exchange above.
+      for (unsigned spin = 0; locked_.load(std::memory_order_relaxed); ++spin) {
+        if (spin < 64) {
 #if defined(__x86_64__) || defined(__i386__)
-        _mm_pause();
+          _mm_pause();
 #endif
+        } else {
+          std::this_thread::yield();  // the holder may be descheduled on our core
+        }
       }
     }
   }
@@ -123,6 +129,7 @@ std::string apply_field(Fields& fields, FieldOp op, std::string_view key, const 
                         bool overwrite);
 // Same, on a record at the metric level: "*_us" keys are columns, keys the
 // SDK writes itself are refused.
+bool is_reserved_record_key(std::string_view key) noexcept;
 std::string apply_metric(CompileRecord& record, FieldOp op, std::string_view key,
                          const FieldValue& value, bool overwrite);
 // Writes each field as a member of the object `w` is in; sets sorted.

@@ -79,6 +79,7 @@ std::string demangled(const char* mangled) {
 void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
   frame.unit = &state;
   frame.attached = attached;
+  frame.column_base = t_compile.column_depth;
   frame.name = state.display.c_str();
   const std::uint32_t s = session_word();
   frame.session = s;

@@ -37,6 +37,10 @@ std::string check_options(std::string_view key, const PhaseOptions& options) {
     return "phase '" + std::string(key) + "': metrics column '" + std::string(c) +
            "' must end in \"_us\" (columns hold microseconds); the phase runs without it";
   }
+  if (is_reserved_record_key(c)) {
+    return "phase '" + std::string(key) + "': metrics column '" + std::string(c) +
+           "' is a field jitscope writes itself; the phase runs without it";
+  }
   return {};
 }
 
@@ -236,8 +240,10 @@ void Phase::end() noexcept {
   bool outermost = false;
   if (f.column_depth_counted || p.compile_event) unit_frame = current_unit_frame();
   if (f.column_depth_counted) {
-    outermost = --t_compile.column_depth == 0 &&
-                (unit_frame == nullptr || !unit_frame->attached);
+    // Outermost within the unit (a column phase around the unit is outside it).
+    const std::uint32_t depth = --t_compile.column_depth;
+    outermost = unit_frame == nullptr ? depth == 0
+                                      : depth == unit_frame->column_base && !unit_frame->attached;
   }
   record_duration(p, ns, outermost);
   if (f.column_depth_counted || p.compile_event) {

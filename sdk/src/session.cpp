@@ -171,6 +171,7 @@ class Session {
       // Out of memory on the flusher: end the session for the producers too,
       // so that none waits (kBlock) on a flusher that is gone.
       g_session.store(0, std::memory_order_relaxed);  // relaxed: producers only need to see it
+      set_metrics_output(false);
       log_line("flusher ran out of memory; the trace is cut short");
       stats_.write_failed = true;
     }
@@ -239,6 +240,7 @@ void fork_child() noexcept {
   // the session (its memory is abandoned) and every inherited thread state.
   g_session.store(0, std::memory_order_relaxed);
   g_current = nullptr;
+  set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
@@ -325,12 +327,12 @@ Status start(const Config& config) noexcept {
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
         auto session = std::make_unique<Session>(config, fd, metrics_fd, word, clock, first);
-        set_metrics_output(metrics_fd >= 0);
         ThreadRegistry::instance().reap_retired();  // no flusher runs now
         SessionParams& params = session_params();
         params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
         params.overflow.store(config.overflow, std::memory_order_relaxed);
         session->start_flusher();
+        set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
         g_current = session.release();
         // release: a thread that sees this word also sees the params above.
         g_session.store(word, std::memory_order_release);

@@ -87,6 +87,7 @@ struct EventFrame {
   std::uint32_t session = 0;    // session word at open; 0: no trace slice
   bool column_depth_counted = false;
   bool attached = false;        // a unit frame made by UnitScope on another thread
+  std::uint32_t column_base = 0;  // unit frames: the thread's column-phase depth at open
   bool open = false;
 };
 }  // namespace detail
@@ -325,7 +326,8 @@ class JITSCOPE_API PhaseKey {
   Status status_;
 };
 
-// RAII: a timed phase (dynamo_timed).
+// RAII: a timed phase (dynamo_timed). Phases and units on a thread must end
+// in reverse order of opening, on that thread (RAII on the stack does both).
 class JITSCOPE_API Phase {
  public:
   explicit Phase(const PhaseKey& key) noexcept {
@@ -360,7 +362,8 @@ enum class DataLevel : std::uint8_t {
 
 // An open phase or unit on this thread, found by name or as the outermost.
 // Every operation returns an error Status on misuse, saying what is wrong;
-// the try_ forms do nothing instead.
+// the try_ forms do nothing instead. Use it on the thread that got it, while
+// the event is open (an ended event is refused, never touched).
 class JITSCOPE_API EventRef {
  public:
   Status set(DataLevel level, std::string_view key, const FieldValue& value,
@@ -426,7 +429,7 @@ class JITSCOPE_API WaitCounter {
 // ---- recompile context -------------------------------------------------
 
 // Called on every recompile (attempt > 0); each result goes into the record's
-// recompile_user_contexts, cut to 256 characters. A hook that throws adds
+// recompile_user_contexts, cut to 256 bytes (never inside a UTF-8 character). A hook that throws adds
 // "<hook failed: ...>".
 JITSCOPE_API void register_recompile_context_hook(std::function<std::string()> hook) noexcept;
 JITSCOPE_API void clear_recompile_context_hooks() noexcept;

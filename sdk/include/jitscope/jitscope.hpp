@@ -84,6 +84,16 @@ class Status {
     s.message_ = std::move(message);
     return s;
   }
+  // Never throws, also when copying the text fails (the message is then empty).
+  static Status error(const char* message) noexcept {
+    Status s;
+    s.ok_ = false;
+    try {
+      s.message_ = message != nullptr ? message : "";
+    } catch (...) {
+    }
+    return s;
+  }
   bool ok() const noexcept { return ok_; }
   explicit operator bool() const noexcept { return ok_; }
   const std::string& message() const noexcept { return message_; }
