@@ -1,5 +1,6 @@
 // Compile records (CompilationMetrics): their JSON line, the runtime record,
 // the ring of recent records and the queue of lines for the metrics file.
+#include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "json_writer.hpp"
@@ -15,6 +16,17 @@ std::string CompileId::str() const {
 }
 
 std::string CompileId::display() const { return "[" + str() + "]"; }
+
+namespace {
+// `"key":["a","b",...]` in the container's order.
+template <class Strings>
+void write_string_array(detail::JsonWriter& w, std::string_view key, const Strings& strings) {
+  w.key(key);
+  w.begin_array();
+  for (const std::string& s : strings) w.value(std::string_view(s));
+  w.end_array();
+}
+}  // namespace
 
 std::string CompileRecord::to_json() const {
   using detail::JsonWriter;
@@ -38,10 +50,7 @@ std::string CompileRecord::to_json() const {
   for (const auto& [column, us] : columns) w.member(column, us);
   if (!recompile_reason.empty()) w.member("recompile_reason", std::string_view(recompile_reason));
   if (!recompile_user_contexts.empty()) {
-    w.key("recompile_user_contexts");
-    w.begin_array();
-    for (const std::string& c : recompile_user_contexts) w.value(std::string_view(c));
-    w.end_array();
+    write_string_array(w, "recompile_user_contexts", recompile_user_contexts);
   }
   if (failed) {
     w.member("fail_type", std::string_view(fail_type));
@@ -55,14 +64,8 @@ std::string CompileRecord::to_json() const {
       w.begin_object();
       w.member("hits", c.hits);
       w.member("misses", c.misses);
-      w.key("hit_keys");
-      w.begin_array();
-      for (const std::string& k : c.hit_keys) w.value(std::string_view(k));
-      w.end_array();
-      w.key("miss_keys");
-      w.begin_array();
-      for (const std::string& k : c.miss_keys) w.value(std::string_view(k));
-      w.end_array();
+      write_string_array(w, "hit_keys", c.hit_keys);  // std::set: sorted
+      write_string_array(w, "miss_keys", c.miss_keys);
       w.end_object();
     }
     w.end_object();
@@ -112,12 +115,8 @@ struct RecordSinks {
   bool metrics_on = false;
 };
 
-RecordSinks& sinks() noexcept {
-  // Never destroyed: units may close during exit.
-  alignas(RecordSinks) static unsigned char storage[sizeof(RecordSinks)];
-  static RecordSinks* s = new (storage) RecordSinks();
-  return *s;
-}
+// Immortal: units may close during exit.
+RecordSinks& sinks() noexcept { return immortal<RecordSinks>(); }
 
 struct RuntimeState {
   std::mutex mutex;
@@ -125,11 +124,7 @@ struct RuntimeState {
   bool charged = false;  // anything since the last flush
 };
 
-RuntimeState& runtime_state() noexcept {
-  alignas(RuntimeState) static unsigned char storage[sizeof(RuntimeState)];
-  static RuntimeState* s = new (storage) RuntimeState();
-  return *s;
-}
+RuntimeState& runtime_state() noexcept { return immortal<RuntimeState>(); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Compile units: compile ids (frame/attempt), unit names (model, graph-name
 // stack, nth graph), recompile context hooks, the unit's trace slice and
 // its record from open to close.
+#include "immortal.hpp"
 #include "compile_state.hpp"
 #include "emit.hpp"
 #include "log.hpp"
@@ -24,11 +25,7 @@ struct UnitRegistry {
   std::vector<std::function<std::string()>> hooks;
 };
 
-UnitRegistry& units() noexcept {
-  alignas(UnitRegistry) static unsigned char storage[sizeof(UnitRegistry)];
-  static UnitRegistry* r = new (storage) UnitRegistry();
-  return *r;
-}
+UnitRegistry& units() noexcept { return immortal<UnitRegistry>(); }
 
 // This thread's graph-name stack (GraphNameScope and open units).
 thread_local std::vector<std::string> t_graphs;

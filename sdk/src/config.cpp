@@ -45,6 +45,36 @@ Status range_error(const char* variable, const char* value, std::uint64_t lo, st
                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
+template <class E>
+struct Choice {
+  const char* word;
+  E value;
+};
+
+// `variable`'s value is one of a fixed set of words: sets `out`, or an error
+// that lists them ("... is not a, b or c").
+template <class E, std::size_t N>
+Status parse_choice(const char* variable, const char* text, const Choice<E> (&choices)[N], E& out) {
+  for (const Choice<E>& c : choices) {
+    if (std::strcmp(text, c.word) == 0) {
+      out = c.value;
+      return {};
+    }
+  }
+  std::string list;
+  for (std::size_t i = 0; i < N; ++i) {
+    list += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + choices[i].word;
+  }
+  return Status::error(std::string(variable) + "='" + text + "' is not " + list);
+}
+
+// A variable that, when set, must not be empty.
+Status parse_nonempty(const char* variable, const char* text, std::string& out) {
+  if (*text == '\0') return Status::error(std::string(variable) + " is set but empty");
+  out = text;
+  return {};
+}
+
 }  // namespace
 
 Status Config::validate() const noexcept {
@@ -90,8 +120,7 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       }
     }
     if (const char* v = std::getenv("JITSCOPE_TRACE")) {
-      if (*v == '\0') return Status::error("JITSCOPE_TRACE is set but empty");
-      cfg.output_path = v;
+      if (Status st = parse_nonempty("JITSCOPE_TRACE", v, cfg.output_path); !st) return st;
     } else if (require_trace) {
       return Status::error("JITSCOPE_TRACE is not set");
     }
@@ -103,13 +132,9 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       cfg.ring_capacity = static_cast<std::size_t>(n);
     }
     if (const char* v = std::getenv("JITSCOPE_OVERFLOW")) {
-      if (std::strcmp(v, "drop") == 0) {
-        cfg.overflow = OverflowPolicy::kDrop;
-      } else if (std::strcmp(v, "block") == 0) {
-        cfg.overflow = OverflowPolicy::kBlock;
-      } else {
-        return Status::error(std::string("JITSCOPE_OVERFLOW='") + v + "' is not drop or block");
-      }
+      static constexpr Choice<OverflowPolicy> kChoices[] = {{"drop", OverflowPolicy::kDrop},
+                                                            {"block", OverflowPolicy::kBlock}};
+      if (Status st = parse_choice("JITSCOPE_OVERFLOW", v, kChoices, cfg.overflow); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_FLUSH_INTERVAL_MS")) {
       std::uint64_t n = 0;
@@ -119,41 +144,31 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       cfg.flush_interval = std::chrono::milliseconds(n);
     }
     if (const char* v = std::getenv("JITSCOPE_PROCESS_NAME")) {
-      if (*v == '\0') return Status::error("JITSCOPE_PROCESS_NAME is set but empty");
-      cfg.process_name = v;
+      if (Status st = parse_nonempty("JITSCOPE_PROCESS_NAME", v, cfg.process_name); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_CLOCK")) {
-      if (std::strcmp(v, "auto") == 0) {
-        cfg.clock = ClockChoice::kAuto;
-      } else if (std::strcmp(v, "tsc") == 0) {
-        cfg.clock = ClockChoice::kTsc;
-      } else if (std::strcmp(v, "monotonic") == 0) {
-        cfg.clock = ClockChoice::kMonotonic;
-      } else {
-        return Status::error(std::string("JITSCOPE_CLOCK='") + v +
-                             "' is not auto, tsc or monotonic");
-      }
+      static constexpr Choice<ClockChoice> kChoices[] = {{"auto", ClockChoice::kAuto},
+                                                         {"tsc", ClockChoice::kTsc},
+                                                         {"monotonic", ClockChoice::kMonotonic}};
+      if (Status st = parse_choice("JITSCOPE_CLOCK", v, kChoices, cfg.clock); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_METRICS")) {
-      if (*v == '\0') return Status::error("JITSCOPE_METRICS is set but empty");
-      cfg.metrics_path = v;
+      if (Status st = parse_nonempty("JITSCOPE_METRICS", v, cfg.metrics_path); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_COMPILE_TIMES")) {
-      if (std::strcmp(v, "off") == 0) {
-        cfg.compile_times = CompileTimesReport::kOff;
-      } else if (std::strcmp(v, "table") == 0) {
-        cfg.compile_times = CompileTimesReport::kTable;
-      } else if (std::strcmp(v, "csv") == 0) {
-        cfg.compile_times = CompileTimesReport::kCsv;
-      } else {
-        return Status::error(std::string("JITSCOPE_COMPILE_TIMES='") + v +
-                             "' is not off, table or csv");
+      static constexpr Choice<CompileTimesReport> kChoices[] = {
+          {"off", CompileTimesReport::kOff},
+          {"table", CompileTimesReport::kTable},
+          {"csv", CompileTimesReport::kCsv}};
+      if (Status st = parse_choice("JITSCOPE_COMPILE_TIMES", v, kChoices, cfg.compile_times); !st) {
+        return st;
       }
     }
     if (const char* v = std::getenv("JITSCOPE_PROGRESS")) {
-      if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) {
-        return Status::error(std::string("JITSCOPE_PROGRESS='") + v + "' is not 0 or 1");
-      }
+      // Read by the progress bar itself (step_log.cpp); checked here with the rest.
+      static constexpr Choice<bool> kChoices[] = {{"0", false}, {"1", true}};
+      bool progress = false;
+      if (Status st = parse_choice("JITSCOPE_PROGRESS", v, kChoices, progress); !st) return st;
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -1,3 +1,4 @@
+#include "immortal.hpp"
 #include "log.hpp"
 
 #include <jitscope/dedup.hpp>
@@ -45,12 +46,7 @@ void log_once(std::atomic<bool>& flag, std::string_view message) noexcept {
 
 namespace {
 
-DuplicateWarningChecker& unique_lines() noexcept {
-  // Never destroyed (used during exit); placement new cannot throw.
-  alignas(DuplicateWarningChecker) static unsigned char storage[sizeof(DuplicateWarningChecker)];
-  static DuplicateWarningChecker* c = new (storage) DuplicateWarningChecker();
-  return *c;
-}
+DuplicateWarningChecker& unique_lines() noexcept { return immortal<DuplicateWarningChecker>(); }
 
 }  // namespace
 

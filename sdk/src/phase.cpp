@@ -1,5 +1,6 @@
 // Phases (dynamo_timed): the registry of phase keys, the per-thread event
 // stack, phase begin/end with their bookkeeping, and the compile-times tables.
+#include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "emit.hpp"
@@ -23,12 +24,8 @@ struct PhaseRegistry {
   std::vector<PhaseStats*> in_order;  // registration order: the tables' row order
 };
 
-PhaseRegistry& phase_registry() noexcept {
-  // Never destroyed: phases may end during exit, and names must outlive rings.
-  alignas(PhaseRegistry) static unsigned char storage[sizeof(PhaseRegistry)];
-  static PhaseRegistry* r = new (storage) PhaseRegistry();
-  return *r;
-}
+// Immortal: phases may end during exit, and names must outlive rings.
+PhaseRegistry& phase_registry() noexcept { return immortal<PhaseRegistry>(); }
 
 std::string check_options(std::string_view key, const PhaseOptions& options) {
   if (key.empty()) return "a phase key must not be empty";
@@ -253,7 +250,8 @@ void Phase::end() noexcept {
       if (p.compile_event) {
         event.name = p.key;
         event.duration_us = ns / 1000;
-        event.start_time_us = unix_us_now() - std::min(unix_us_now(), event.duration_us);
+        const std::uint64_t now_us = unix_us_now();
+        event.start_time_us = now_us - std::min(now_us, event.duration_us);
         if (f.data != nullptr) event.fields = std::move(f.data->event);
         ev = &event;
       }

@@ -1,5 +1,6 @@
 // The session: start/stop, the flusher thread, the output file, the
 // JITSCOPE_TRACE autostart and fork handling.
+#include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "log.hpp"
@@ -218,12 +219,8 @@ class Session {
   SessionStats stats_;
 };
 
-std::mutex& control_mutex() noexcept {
-  // Never destroyed (used during exit); placement new cannot throw.
-  alignas(std::mutex) static unsigned char storage[sizeof(std::mutex)];
-  static std::mutex* m = new (storage) std::mutex();
-  return *m;
-}
+struct ControlMutexTag;
+std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexTag>(); }
 Session* g_current = nullptr;  // guarded by control_mutex()
 std::uint32_t g_generation = 0;
 

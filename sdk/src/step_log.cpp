@@ -1,6 +1,7 @@
 #include <jitscope/jitscope.hpp>
 #include <jitscope/step_log.hpp>
 
+#include "immortal.hpp"
 #include "log.hpp"
 #include "step_log_internal.hpp"
 
@@ -28,12 +29,8 @@ struct State {
   std::atomic<int> progress_override{-1};     // -1: use JITSCOPE_PROGRESS, 0 off, 1 on
 };
 
-State& state() noexcept {
-  // Never destroyed (hosts log during exit); placement new cannot throw.
-  alignas(State) static unsigned char storage[sizeof(State)];
-  static State* s = new (storage) State();
-  return *s;
-}
+// Immortal: hosts log during exit.
+State& state() noexcept { return detail::immortal<State>(); }
 
 bool is_terminal(int fd) noexcept {
   const int saved = errno;

@@ -1,3 +1,4 @@
+#include "immortal.hpp"
 #include "thread_registry.hpp"
 
 #include "session_params.hpp"
@@ -66,11 +67,8 @@ ThreadState::ThreadState(std::uint32_t session_word, std::size_t capacity, Overf
 ThreadState::~ThreadState() = default;
 
 ThreadRegistry& ThreadRegistry::instance() noexcept {
-  // Never destroyed: threads may still exit (and touch it) during static
-  // destruction. Placement new into static storage cannot throw.
-  alignas(ThreadRegistry) static unsigned char storage[sizeof(ThreadRegistry)];
-  static ThreadRegistry* registry = new (storage) ThreadRegistry();
-  return *registry;
+  // Immortal: threads may still exit (and touch it) during static destruction.
+  return immortal<ThreadRegistry>();
 }
 
 void mark_flusher_thread() noexcept { t_is_flusher = true; }

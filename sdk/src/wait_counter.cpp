@@ -1,5 +1,6 @@
 // Wait counters: how many waits and how long, as counter tracks and in the
 // current unit's record (or the runtime record).
+#include "immortal.hpp"
 #include "compile_state.hpp"
 #include "log.hpp"
 
@@ -13,11 +14,7 @@ struct WaitRegistry {
   std::map<std::string, std::unique_ptr<WaitStats>, std::less<>> by_name;
 };
 
-WaitRegistry& waits() noexcept {
-  alignas(WaitRegistry) static unsigned char storage[sizeof(WaitRegistry)];
-  static WaitRegistry* r = new (storage) WaitRegistry();
-  return *r;
-}
+WaitRegistry& waits() noexcept { return immortal<WaitRegistry>(); }
 
 void sample_tracks(const WaitStats& w) noexcept {
   if (!jitscope::active()) return;
