@@ -31,6 +31,7 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_METRICS", "compile records file (JSON lines)"},
     {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
     {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
+    {"JITSCOPE_NVTX", "on|off|emit|capture: NVTX emission and capture"},
 };
 
 bool parse_uint(const char* text, std::uint64_t& out) {
@@ -169,6 +170,15 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       static constexpr Choice<bool> kChoices[] = {{"0", false}, {"1", true}};
       bool progress = false;
       if (Status st = parse_choice("JITSCOPE_PROGRESS", v, kChoices, progress); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_NVTX")) {
+      enum class Nvtx { kOn, kOff, kEmit, kCapture };
+      static constexpr Choice<Nvtx> kChoices[] = {
+          {"on", Nvtx::kOn}, {"off", Nvtx::kOff}, {"emit", Nvtx::kEmit}, {"capture", Nvtx::kCapture}};
+      Nvtx nvtx = Nvtx::kOn;
+      if (Status st = parse_choice("JITSCOPE_NVTX", v, kChoices, nvtx); !st) return st;
+      cfg.nvtx_emit = nvtx == Nvtx::kOn || nvtx == Nvtx::kEmit;
+      cfg.nvtx_capture = nvtx == Nvtx::kOn || nvtx == Nvtx::kCapture;
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -3,6 +3,7 @@
 // counts; only kBlock waits, and it gives up when the session ends.
 #include "emit.hpp"
 #include "log.hpp"
+#include "nvtx.hpp"
 #include "session_params.hpp"
 #include "thread_registry.hpp"
 
@@ -143,6 +144,11 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
                                        std::uint64_t value = 0) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) [[unlikely]] return {};
+  // Pushed whenever the span's end will come (token.session != 0), even if
+  // its record is dropped below, so NVTX stays balanced.
+  if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
+    nvtx_emit_push(name, dynamic_name, flags, value);
+  }
   const std::uint32_t d = t->depth++;
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
@@ -198,7 +204,9 @@ bool add_json_members(const SpanToken& token, std::string_view members) noexcept
 
 void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != session) return;  // began in an earlier session
+  if (t == nullptr) return;
+  if ((session & kSessionNvtxBit) != 0) [[unlikely]] nvtx_emit_pop();  // its begin pushed
+  if (t->session != session) return;  // began in an earlier session
   if (t->depth == 0) {
     bump(t->unbalanced_ends);
     return;
@@ -232,6 +240,7 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
              std::string_view dynamic_name, const Arg* args, std::size_t arg_count) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return;
+  if ((session & kSessionNvtxBit) != 0) [[unlikely]] nvtx_emit_mark(name, dynamic_name);
   arg_count = std::min<std::size_t>(arg_count, 255);
   std::uint8_t flags = 0;
   const std::size_t name_len = name_payload(*t, name, dynamic_name, flags);
@@ -273,6 +282,25 @@ void counter(std::uint32_t session, std::uint64_t ts, const char* name,
   t->ring.commit(write_name(*t, dynamic_name, name_len));
 }
 
+bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return false;
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, e.name, e.dynamic_name, flags);
+  if (!make_room(*t, 2 + payload_slots(name_len))) {
+    bump(t->dropped);
+    return false;
+  }
+  fill(t->ring.slot(0), e.start_ts, e.name, e.end_ts, static_cast<std::uint32_t>(name_len),
+       RecordKind::kCaptured, e.payload_type, flags, static_cast<std::uint8_t>(e.kind));
+  const CapturedExtra extra{e.domain, e.payload, e.id, e.category, e.tid};
+  std::memcpy(static_cast<void*>(&t->ring.slot(1)), &extra, sizeof extra);
+  const std::size_t used =
+      name_len != 0 ? write_payload(*t, 2, e.dynamic_name.data(), name_len) : 2;
+  t->ring.commit(used);
+  return true;
+}
+
 }  // namespace jitscope::detail
 
 namespace jitscope {
@@ -281,6 +309,7 @@ void set_thread_name(std::string_view name) noexcept {
   detail::remember_thread_name(name);
   const std::uint32_t s = detail::session_word();
   if (s == 0) return;
+  if ((s & detail::kSessionNvtxBit) != 0) detail::nvtx_emit_thread_name(name);
   detail::ThreadState* t = detail::current_thread_state(s);
   if (t == nullptr) return;
   std::uint8_t flags = 0;

@@ -20,4 +20,22 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
 // open span's args. False (and counted as a dropped arg) if they cannot go in whole.
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept;
 
+// An event another library emitted (NVTX capture), written whole at its end.
+struct CapturedEvent {
+  CapturedKind kind = CapturedKind::kRange;
+  std::uint64_t start_ts = 0;  // ticks of the session's clock
+  std::uint64_t end_ts = 0;
+  const char* name = nullptr;        // stable (interned) name, or nullptr:
+  std::string_view dynamic_name;     // copied into the ring
+  const void* domain = nullptr;      // CapturedDomain*
+  ValueType payload_type = ValueType::kNone;
+  std::uint64_t payload = 0;         // value bits
+  std::uint32_t category = 0;
+  std::uint64_t id = 0;
+  std::int32_t tid = 0;
+};
+// Records `e` on the calling thread's ring. False if it was dropped (full
+// ring, counted) or there is no session `session`.
+bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept;
+
 }  // namespace jitscope::detail

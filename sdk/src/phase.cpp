@@ -227,7 +227,9 @@ void Phase::end() noexcept {
   const std::uint64_t end_ticks = read_phase_clock(f.session);
   PhaseStats& p = *f.phase;
   if (f.data != nullptr) flush_frame_data(f);
-  if (f.session != 0) end_span(f.session, end_ticks);
+  // Only a span that began (token.session != 0) ends: an end without its
+  // begin would close another span (or pop another NVTX range).
+  if (f.token.session != 0) end_span(f.token.session, end_ticks);
   pop_frame(f);
   const std::uint64_t ns =
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);

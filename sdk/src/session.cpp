@@ -4,6 +4,7 @@
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "log.hpp"
+#include "nvtx.hpp"
 #include "session_params.hpp"
 #include "thread_registry.hpp"
 #include "trace_writer.hpp"
@@ -83,7 +84,12 @@ class Session {
  public:
   Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
           ClockPoint first)
-      : config_(cfg), sink_(fd, cfg.output_path), word_(word), clock_(clock), first_(first) {
+      : config_(cfg),
+        sink_(fd, cfg.output_path),
+        word_(word),
+        clock_(clock),
+        first_(first),
+        capture_at_start_(nvtx_capture_totals()) {
     if (metrics_fd >= 0) metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path);
   }
 
@@ -158,8 +164,12 @@ class Session {
         drain_all(writer, threads, /*final=*/last);
         if (last) break;
       }
-      writer.end_trace();
+      const CaptureTotals captured = nvtx_capture_totals() - capture_at_start_;
+      writer.end_trace(captured);
       sink_.close();
+      stats_.nvtx_captured = captured.ranges + captured.marks + captured.async_ranges;
+      stats_.nvtx_unmatched = captured.unbalanced_pops + captured.unknown_ends;
+      stats_.nvtx_emitted = (word_ & kSessionNvtxBit) != 0;
       stats_.output_path = config_.output_path;
       stats_.metrics_path = config_.metrics_path;
       stats_.events_written = writer.events_written();
@@ -210,6 +220,7 @@ class Session {
   std::uint32_t word_;
   ClockSource clock_;
   ClockPoint first_;
+  CaptureTotals capture_at_start_;
   std::uint64_t lost_at_start_ = 0;
   std::uint64_t start_unix_ns_ = realtime_ns();
   std::mutex mutex_;
@@ -317,10 +328,12 @@ Status start(const Config& config) noexcept {
         // the metrics file failed; reported below
       } else {
         const ClockSource clock = pick_clock(config.clock);
-        g_generation = (g_generation + 1) & 0x7fffffffu;
+        nvtx_capture_begin_session(config);
+        g_generation = (g_generation + 1) & (0xffffffffu >> kSessionGenerationShift);
         if (g_generation == 0) g_generation = 1;
-        const std::uint32_t word =
-            (g_generation << 1) | (clock == ClockSource::kTsc ? kSessionTscBit : 0u);
+        const std::uint32_t word = (g_generation << kSessionGenerationShift) |
+                                   (clock == ClockSource::kTsc ? kSessionTscBit : 0u) |
+                                   (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
         auto session = std::make_unique<Session>(config, fd, metrics_fd, word, clock, first);

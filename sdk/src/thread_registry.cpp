@@ -1,6 +1,7 @@
 #include "immortal.hpp"
 #include "thread_registry.hpp"
 
+#include "nvtx.hpp"
 #include "session_params.hpp"
 #include "trace_writer.hpp"
 
@@ -158,6 +159,10 @@ ThreadState* register_thread(std::uint32_t session) noexcept {
       t->retired.store(true, std::memory_order_release);  // see ThreadExitGuard
     }
     t_state = fresh;
+    // A name given before this session goes to NVTX tools too.
+    if ((session & kSessionNvtxBit) != 0 && t_name_set) {
+      nvtx_emit_thread_name(std::string_view(t_name, t_name_len));
+    }
     return fresh;
   } catch (...) {
     // Out of memory: this event is lost and counted; the host goes on.

@@ -1,5 +1,6 @@
 #include "trace_writer.hpp"
 
+#include "captured_names.hpp"
 #include "json_writer.hpp"
 #include "thread_registry.hpp"
 
@@ -40,9 +41,12 @@ void append_compile_id(std::string& out, std::uint64_t packed) {
 
 }  // namespace
 
+// Slots between a record and its payload bytes.
+std::size_t extra_slots(const Record& r) noexcept { return r.kind == RecordKind::kCaptured ? 1 : 0; }
+
 std::size_t group_slots(const Record& r) noexcept {
   const std::size_t name = (r.flags & kFlagDynamicName) != 0 ? r.name_len : 0;
-  return 1 + payload_slots(name) + payload_slots(string_payload(r));
+  return 1 + extra_slots(r) + payload_slots(name) + payload_slots(string_payload(r));
 }
 
 TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
@@ -162,7 +166,7 @@ void TraceWriter::drain(ThreadState& t) {
 void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots) {
   ThreadDecodeState& d = *t.decode;
   const Record& r = group[0];
-  const char* payload = reinterpret_cast<const char*>(group + 1);
+  const char* payload = reinterpret_cast<const char*>(group + 1 + extra_slots(r));
   const bool dyn = (r.flags & kFlagDynamicName) != 0;
   (void)slots;
 
@@ -259,6 +263,12 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
     case RecordKind::kThreadName:
       write_thread_name(d, std::string_view(payload, r.name_len));
       break;
+    case RecordKind::kCaptured: {
+      CapturedExtra extra;
+      std::memcpy(&extra, &group[1], sizeof extra);
+      write_captured(d, r, extra, dyn ? std::string_view(payload, r.name_len) : std::string_view());
+      break;
+    }
     default:
       ++decode_errors_;
       break;
@@ -353,6 +363,114 @@ void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name)
   maybe_flush();
 }
 
+void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
+                                 std::string_view dynamic_name) {
+  const auto kind = static_cast<CapturedKind>(r.index);
+  const auto* domain = static_cast<const CapturedDomain*>(x.domain);
+  const std::string_view name =
+      (r.flags & kFlagDynamicName) != 0 ? dynamic_name
+                                        : std::string_view(r.name != nullptr ? r.name : "");
+  if (kind == CapturedKind::kThreadName) {
+    event_prefix();
+    buf_.append("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+    append_int(buf_, info_.pid);
+    buf_.append(",\"tid\":");
+    append_int(buf_, x.tid);
+    buf_.append(",\"args\":{\"name\":");
+    append_json_string(buf_, name);
+    buf_.append("}}");
+    maybe_flush();
+    return;
+  }
+  if (kind != CapturedKind::kRange && kind != CapturedKind::kMark &&
+      kind != CapturedKind::kAsyncRange) {
+    ++decode_errors_;
+    return;
+  }
+  // Args: the compile id of the thread's unit (not for async ranges: they
+  // may end elsewhere), the payload, the category, truncation.
+  std::string& args = scratch_;
+  args.clear();
+  const ThreadDecodeState::OpenSpan* outer = d.innermost();
+  if (kind != CapturedKind::kAsyncRange && outer != nullptr && outer->in_unit) {
+    args.append("\"compile_id\":");
+    append_compile_id(args, outer->unit);
+  }
+  if (r.type != ValueType::kNone) {
+    if (!args.empty()) args.push_back(',');
+    Record value = r;  // render_arg reads the key from `name` and the value from `value`
+    value.name = "payload";
+    value.value.u64 = x.payload;
+    render_arg(args, value, nullptr);
+  }
+  if (x.category != 0) {
+    if (!args.empty()) args.push_back(',');
+    args.append("\"category\":");
+    std::string category_name;
+    if (captured_category_name(domain, x.category, category_name)) {
+      append_json_string(args, category_name);
+    } else {
+      append_uint(args, x.category);
+    }
+  }
+  if ((r.flags & kFlagTruncated) != 0) {
+    args.append(args.empty() ? "\"jitscope_truncated\":true" : ",\"jitscope_truncated\":true");
+  }
+  const auto write_head = [&](std::string_view ph) {
+    event_prefix();
+    buf_.append("{\"ph\":\"");
+    buf_.append(ph);
+    buf_.append("\",\"cat\":");
+    append_json_string(buf_, captured_domain_name(domain));
+    buf_.append(",\"name\":");
+    append_json_string(buf_, name);
+  };
+  const auto write_args_object = [&] {
+    if (args.empty()) return;
+    buf_.append(",\"args\":{");
+    buf_.append(args);
+    buf_.push_back('}');
+  };
+  const std::uint64_t begin_ns = info_.conversion.to_ns(r.ts);
+  const std::uint64_t end_ns = info_.conversion.to_ns(r.value.u64);
+  if (kind == CapturedKind::kAsyncRange) {
+    // A nestable async pair: one slice on its own track, whichever thread ended it.
+    std::string tid_fields = ",\"pid\":";
+    append_int(tid_fields, info_.pid);
+    tid_fields.append(",\"tid\":");
+    append_int(tid_fields, x.tid);
+    for (int end = 0; end < 2; ++end) {
+      write_head(end == 0 ? "b" : "e");
+      buf_.append(",\"id\":");
+      append_uint(buf_, x.id);
+      buf_.append(",\"ts\":");
+      append_us(buf_, end == 0 ? begin_ns : (end_ns >= begin_ns ? end_ns : begin_ns));
+      buf_.append(tid_fields);
+      if (end == 0) write_args_object();
+      buf_.push_back('}');
+    }
+  } else if (kind == CapturedKind::kRange) {
+    write_head("X");
+    buf_.append(",\"ts\":");
+    append_us(buf_, begin_ns);
+    buf_.append(",\"dur\":");
+    append_us(buf_, end_ns >= begin_ns ? end_ns - begin_ns : 0);
+    buf_.append(d.tid_fields);
+    write_args_object();
+    buf_.push_back('}');
+  } else {
+    write_head("i");
+    buf_.append(",\"s\":\"t\",\"ts\":");
+    append_us(buf_, begin_ns);
+    buf_.append(d.tid_fields);
+    write_args_object();
+    buf_.push_back('}');
+  }
+  ++events_;
+  ++summaries_[d.summary].events;
+  maybe_flush();
+}
+
 void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
   ThreadDecodeState& d = *t.decode;
   if (d.summary == ~std::size_t{0}) return;
@@ -403,7 +521,7 @@ void TraceWriter::write_dropped_counter() {
   buf_.append("}}");
 }
 
-void TraceWriter::end_trace() {
+void TraceWriter::end_trace(const CaptureTotals& nvtx) {
   std::uint64_t args_dropped = 0, unbalanced = 0, truncated = 0;
   for (const ThreadSummary& s : summaries_) {
     args_dropped += s.args_dropped;
@@ -428,6 +546,16 @@ void TraceWriter::end_trace() {
   w.member("unbalanced_ends", unbalanced);
   w.member("strings_truncated", truncated);
   w.member("decode_errors", decode_errors_);
+  w.key("nvtx_capture");
+  w.begin_object();
+  w.member("ranges", nvtx.ranges);
+  w.member("marks", nvtx.marks);
+  w.member("async_ranges", nvtx.async_ranges);
+  w.member("thread_names", nvtx.thread_names);
+  w.member("unbalanced_pops", nvtx.unbalanced_pops);
+  w.member("unknown_range_ends", nvtx.unknown_ends);
+  w.member("dropped", nvtx.dropped);
+  w.end_object();
   w.key("threads");
   w.begin_array();
   for (const ThreadSummary& s : summaries_) {

@@ -17,6 +17,17 @@ namespace jitscope::detail {
 
 struct ThreadState;
 
+// Totals of the NVTX capture over a session (nvtx.hpp), for the stats event.
+struct CaptureTotals {
+  std::uint64_t ranges = 0;          // push/pop ranges written
+  std::uint64_t marks = 0;
+  std::uint64_t async_ranges = 0;    // start/end ranges written
+  std::uint64_t thread_names = 0;
+  std::uint64_t unbalanced_pops = 0;  // a pop with nothing of its domain open
+  std::uint64_t unknown_ends = 0;    // an end of an id never started (or already ended)
+  std::uint64_t dropped = 0;         // full ring, too many open ranges, or across sessions
+};
+
 // Where the JSON goes. write() gets whole events only.
 class TraceSink {
  public:
@@ -89,7 +100,7 @@ class TraceWriter {
   std::uint64_t events_dropped() const noexcept;
   // A process-level counter of events_dropped(), written when it changed.
   void write_dropped_counter();
-  void end_trace();
+  void end_trace(const CaptureTotals& nvtx = {});
   void flush() noexcept;  // hands buffered events to the sink
 
   std::uint64_t events_written() const noexcept { return events_; }
@@ -106,6 +117,8 @@ class TraceWriter {
                   bool incomplete);
   void write_instant(ThreadDecodeState& d);
   void write_thread_name(ThreadDecodeState& d, std::string_view name);
+  void write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
+                      std::string_view dynamic_name);
   void render_arg(std::string& out, const Record& r, const char* payload);
   void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
   void event_prefix();
@@ -117,6 +130,7 @@ class TraceWriter {
   std::string buf_;
   std::vector<Record> chunk_;
   std::vector<ThreadSummary> summaries_;
+  std::string scratch_;  // captured events' args
   std::uint64_t events_ = 0;
   std::uint64_t incomplete_ = 0;
   std::uint64_t decode_errors_ = 0;

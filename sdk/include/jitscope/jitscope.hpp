@@ -119,6 +119,9 @@ struct Config {
   std::string process_name;  // empty: the executable's name
   ClockChoice clock = ClockChoice::kAuto;
   CompileTimesReport compile_times = CompileTimesReport::kOff;
+  // NVTX (nvtx.hpp); both are no-ops in a build without the CUDA toolkit.
+  bool nvtx_emit = true;     // spans as NVTX ranges, when an NVTX tool listens
+  bool nvtx_capture = true;  // other code's NVTX ranges into this trace
 
   // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -138,6 +141,9 @@ struct SessionStats {
   std::uint64_t threads = 0;          // threads that recorded anything
   std::uint64_t bytes_written = 0;
   std::uint64_t compile_records_written = 0;  // lines in the metrics file
+  std::uint64_t nvtx_captured = 0;    // NVTX ranges, marks and async ranges written
+  std::uint64_t nvtx_unmatched = 0;   // NVTX pops and range ends with nothing to close
+  bool nvtx_emitted = false;          // spans went to an NVTX tool as ranges
   bool write_failed = false;          // an I/O error stopped the output early
 };
 

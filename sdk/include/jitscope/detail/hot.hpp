@@ -39,12 +39,14 @@ inline constexpr bool kCompiledIn = true;
 #endif
 
 // The session word. 0: no session. Otherwise bit 0 says the clock is the TSC
-// (1) or CLOCK_MONOTONIC (0), and the bits above are the session's
-// generation, so one relaxed load answers "on?", "which clock?" and "which
-// session?".
+// (1) or CLOCK_MONOTONIC (0), bit 1 that spans are also emitted as NVTX
+// ranges, and the bits above are the session's generation, so one relaxed
+// load answers "on?", "which clock?", "NVTX?" and "which session?".
 extern JITSCOPE_API std::atomic<std::uint32_t> g_session;
 
 inline constexpr std::uint32_t kSessionTscBit = 1;
+inline constexpr std::uint32_t kSessionNvtxBit = 2;
+inline constexpr unsigned kSessionGenerationShift = 2;
 
 JITSCOPE_ALWAYS_INLINE std::uint32_t session_word() noexcept {
   // relaxed: a stale value only means one event more or less at the edges of

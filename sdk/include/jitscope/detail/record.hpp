@@ -15,6 +15,18 @@ enum class RecordKind : std::uint8_t {
   kInstant = 4,   // ts, name; `index` = number of kArg records that follow
   kCounter = 5,   // ts, name, value.f64
   kThreadName = 6,  // dynamic name bytes follow
+  // An event another library emitted (NVTX capture): ts = start ticks,
+  // value.u64 = end ticks (kRange, kAsyncRange), type = the payload's
+  // ValueType (kNone: none), index = CapturedKind. The next slot is a
+  // CapturedExtra; dynamic name bytes follow it.
+  kCaptured = 7,
+};
+
+enum class CapturedKind : std::uint8_t {
+  kRange = 0,       // push/pop: a slice on the recording thread
+  kMark = 1,        // an instant
+  kAsyncRange = 2,  // start/end, possibly across threads: CapturedExtra::tid started it
+  kThreadName = 3,  // names OS thread CapturedExtra::tid
 };
 
 enum class ValueType : std::uint8_t {
@@ -60,6 +72,17 @@ struct Record {
 
 static_assert(sizeof(Record) == 32, "a ring slot is pinned at 32 bytes");
 static_assert(std::is_trivially_copyable_v<Record>);
+
+// The slot after a kCaptured record.
+struct CapturedExtra {
+  const void* domain;        // the source's domain (captured_names.hpp), never freed
+  std::uint64_t payload;     // bits of the payload value, typed by Record::type
+  std::uint64_t id;          // kAsyncRange: the range id
+  std::uint32_t category;    // the source's category number; 0: none
+  std::int32_t tid;          // kAsyncRange: thread that started it; kThreadName: the thread named
+};
+static_assert(sizeof(CapturedExtra) == 32, "fills exactly one slot");
+static_assert(std::is_trivially_copyable_v<CapturedExtra>);
 
 inline constexpr std::size_t kRecordBytes = sizeof(Record);
 

@@ -1,0 +1,45 @@
+// Names that captured events (NVTX, nvtx_capture.cpp) point at: domains,
+// registered strings and category names. Entries are never freed, so a ring
+// record may hold a pointer to them and the flusher can read it later; they
+// are interned (same name, same entry), so memory grows with the number of
+// distinct names, not with the number of events. Always built: the trace
+// writer resolves names with or without NVTX.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace jitscope::detail {
+
+struct CapturedDomain;
+
+// The NVTX default domain (category "nvtx").
+CapturedDomain* captured_default_domain() noexcept;
+// The domain named `name`, created on first use; the same pointer for the
+// same name. nullptr only when out of memory.
+CapturedDomain* captured_domain(std::string_view name) noexcept;
+// The domain's name: its events' category in the trace.
+const char* captured_domain_name(const CapturedDomain* domain) noexcept;
+// True for the domain jitscope itself emits into: its ranges are jitscope's
+// own spans, already in the trace.
+bool captured_domain_is_self(const CapturedDomain* domain) noexcept;
+
+// A stable copy of `text` registered in `domain`: the same pointer for the
+// same text. Past the cap (kMaxCapturedStrings in all) or out of memory:
+// a fixed "<too many registered strings>" string.
+const char* captured_string(CapturedDomain* domain, std::string_view text) noexcept;
+inline constexpr std::size_t kMaxCapturedStrings = 1u << 20;
+
+// Names category number `id` of `domain` (renaming is allowed: last wins).
+void name_captured_category(CapturedDomain* domain, std::uint32_t id,
+                            std::string_view name) noexcept;
+// The category's name, or false if it was never named.
+bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out);
+
+// Test support: how many distinct registered strings exist.
+std::size_t captured_string_count() noexcept;
+
+}  // namespace jitscope::detail

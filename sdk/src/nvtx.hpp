@@ -1,0 +1,59 @@
+// NVTX both ways, internal side (public: <jitscope/nvtx.hpp>).
+//   Emission (nvtx_emit.cpp): spans, phases, compile units and instants of a
+//   session also become NVTX ranges/marks in the "jitscope" domain, so Nsight
+//   Systems shows them.
+//   Capture (nvtx_capture.cpp): jitscope is an NVTX tool in-process; ranges,
+//   marks and names that other code emits go into the trace.
+// Without the CUDA toolkit both are stubs (nvtx_off.cpp).
+#pragma once
+
+#include "trace_writer.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace jitscope::detail {
+
+// ---- emission ----
+// At start(): whether this session emits. True only when the config asks for
+// it, NVTX is compiled in, and some tool other than jitscope's own capture
+// listens to jitscope's NVTX calls (without one, a push would be a no-op).
+bool nvtx_emit_begin_session(const Config& config) noexcept;
+// The producer side, called from emit.cpp while the session word has
+// kSessionNvtxBit. `flags` and `value` are the record's (kFlagUnit: value is
+// the packed compile id).
+void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_t flags,
+                    std::uint64_t value) noexcept;
+void nvtx_emit_pop() noexcept;
+void nvtx_emit_mark(const char* name, std::string_view dynamic_name) noexcept;
+void nvtx_emit_thread_name(std::string_view name) noexcept;
+
+// ---- capture ----
+// At start(): turns capture on or off for the session (per the config) and
+// says once if another tool owns NVTX_INJECTION64_PATH.
+void nvtx_capture_begin_session(const Config& config) noexcept;
+// Process-wide totals so far; a session reports the difference.
+CaptureTotals nvtx_capture_totals() noexcept;
+// True if jitscope's capture was attached to the NVTX instance whose export
+// table function is `get_export_table` (emission uses it to spot itself).
+bool nvtx_capture_attached_to(const void* get_export_table) noexcept;
+// How many NVTX instances (one per library that uses NVTX) jitscope captures.
+std::size_t nvtx_capture_instances() noexcept;
+// Set while jitscope's own emission calls NVTX: capture ignores those calls.
+extern constinit thread_local bool t_nvtx_emitting;
+
+inline CaptureTotals operator-(const CaptureTotals& a, const CaptureTotals& b) noexcept {
+  CaptureTotals d;
+  d.ranges = a.ranges - b.ranges;
+  d.marks = a.marks - b.marks;
+  d.async_ranges = a.async_ranges - b.async_ranges;
+  d.thread_names = a.thread_names - b.thread_names;
+  d.unbalanced_pops = a.unbalanced_pops - b.unbalanced_pops;
+  d.unknown_ends = a.unknown_ends - b.unknown_ends;
+  d.dropped = a.dropped - b.dropped;
+  return d;
+}
+
+}  // namespace jitscope::detail

@@ -1,0 +1,234 @@
+// Emission: a session's spans, phases, units and instants as NVTX ranges and
+// marks in the "jitscope" domain (nvtx.hpp). Runs on the producing thread,
+// only while the session word has kSessionNvtxBit, i.e. only when a tool
+// other than jitscope's own capture listens.
+#include <nvtx3/nvToolsExt.h>
+
+#include "immortal.hpp"
+#include "nvtx.hpp"
+
+#include <jitscope/nvtx.hpp>
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace jitscope::detail {
+namespace {
+
+struct Emitter {
+  std::mutex mutex;
+  bool created = false;
+  nvtxDomainHandle_t domain = nullptr;
+  bool self = false;  // the only tool on jitscope's NVTX copy is jitscope's capture
+  // Registered handles per static name (pointer), and a category per unit.
+  std::unordered_map<const char*, nvtxStringHandle_t> strings;
+  std::unordered_map<std::uint64_t, std::uint32_t> unit_categories;
+  std::uint32_t next_category = 1;
+};
+struct EmitterTag;
+Emitter& emitter() noexcept { return immortal<Emitter, EmitterTag>(); }
+
+std::atomic<bool> g_emitting{false};  // for nvtx_status(); relaxed: a report
+// The domain, published once created (never changes afterwards).
+std::atomic<nvtxDomainHandle_t> g_domain{nullptr};
+
+// Marks the calling thread's NVTX calls as jitscope's own, so that
+// jitscope's capture (if it is the tool) ignores them.
+struct Emitting {
+  Emitting() noexcept { t_nvtx_emitting = true; }
+  ~Emitting() { t_nvtx_emitting = false; }
+};
+
+// Per-thread cache of registered static names: direct-mapped, plain data
+// (no TLS destructor). A miss takes the emitter's lock once per name and thread.
+struct NameCacheEntry {
+  const char* name;
+  nvtxStringHandle_t handle;
+};
+constexpr std::size_t kNameCacheSize = 256;
+constinit thread_local NameCacheEntry t_names[kNameCacheSize] = {};
+
+// Per-thread: the compile unit of each open unit range, to tag what nests in it.
+constexpr std::size_t kMaxUnitDepth = 64;
+struct UnitTag {
+  std::uint32_t depth;     // emitted ranges open when the unit's range began
+  std::uint32_t category;
+  std::uint64_t packed_id;
+};
+struct EmitThread {
+  std::uint32_t depth = 0;  // jitscope ranges this thread has open in NVTX
+  std::uint32_t units = 0;
+  UnitTag unit[kMaxUnitDepth];
+};
+constinit thread_local EmitThread t_emit{};
+
+nvtxStringHandle_t registered(nvtxDomainHandle_t domain, const char* name) noexcept {
+  const auto h = reinterpret_cast<std::uintptr_t>(name);
+  NameCacheEntry& e = t_names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)];
+  if (e.name == name) return e.handle;
+  Emitter& em = emitter();
+  nvtxStringHandle_t handle = nullptr;
+  try {
+    std::lock_guard<std::mutex> lock(em.mutex);
+    auto [it, added] = em.strings.try_emplace(name, nullptr);
+    if (added) it->second = nvtxDomainRegisterStringA(domain, name);
+    handle = it->second;
+  } catch (...) {
+    return nullptr;
+  }
+  e = {name, handle};
+  return handle;
+}
+
+// The unit's NVTX category, named "[frame/attempt] name" on first use.
+std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
+                            std::string_view display) noexcept {
+  Emitter& em = emitter();
+  try {
+    std::lock_guard<std::mutex> lock(em.mutex);
+    auto [it, added] = em.unit_categories.try_emplace(packed, 0);
+    if (added) {
+      it->second = em.next_category++;
+      const std::string name(display);
+      nvtxDomainNameCategoryA(domain, it->second, name.c_str());
+    }
+    return it->second;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// A NUL-terminated copy of a dynamic name for NVTX's ASCII message.
+struct CString {
+  char text[256];
+  explicit CString(std::string_view s) noexcept {
+    const std::size_t n = std::min(s.size(), sizeof text - 1);
+    std::memcpy(text, s.data(), n);
+    text[n] = '\0';
+  }
+};
+
+void fill_message(nvtxEventAttributes_t& a, nvtxDomainHandle_t domain, const char* name,
+                  const CString* dynamic) noexcept {
+  if (name != nullptr) {
+    if (nvtxStringHandle_t h = registered(domain, name); h != nullptr) {
+      a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+      a.message.registered = h;
+      return;
+    }
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
+    return;
+  }
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = dynamic->text;
+}
+
+void tag_with_unit(nvtxEventAttributes_t& a, const EmitThread& t) noexcept {
+  if (t.units == 0) return;
+  const UnitTag& u = t.unit[std::min<std::uint32_t>(t.units, kMaxUnitDepth) - 1];
+  a.category = u.category;
+  a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  a.payload.ullValue = u.packed_id;
+}
+
+nvtxEventAttributes_t blank_attributes() noexcept {
+  nvtxEventAttributes_t a;
+  std::memset(&a, 0, sizeof a);
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  return a;
+}
+
+}  // namespace
+
+bool nvtx_emit_begin_session(const Config& config) noexcept {
+  bool on = false;
+  if (config.nvtx_emit) {
+    Emitter& em = emitter();
+    try {
+      std::lock_guard<std::mutex> lock(em.mutex);
+      if (!em.created) {
+        em.created = true;
+        Emitting guard;
+        // The first NVTX call initializes this NVTX copy: it loads the tool
+        // named in NVTX_INJECTION64_PATH, or jitscope's static injection.
+        em.domain = nvtxDomainCreateA("jitscope");
+        em.self = nvtx_capture_attached_to(
+            reinterpret_cast<const void*>(&NVTX_VERSIONED_IDENTIFIER(nvtxGetExportTable)));
+        g_domain.store(em.domain, std::memory_order_release);  // pairs with the acquire loads
+      }
+      // No domain: no tool implements NVTX here, every call would be a no-op.
+      on = em.domain != nullptr && !em.self;
+    } catch (...) {
+      on = false;
+    }
+  }
+  g_emitting.store(on, std::memory_order_relaxed);
+  return on;
+}
+
+void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_t flags,
+                    std::uint64_t value) noexcept {
+  nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
+  EmitThread& t = t_emit;
+  nvtxEventAttributes_t a = blank_attributes();
+  const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
+  Emitting guard;
+  fill_message(a, domain, name, &dynamic);
+  if ((flags & kFlagUnit) != 0) {
+    // The unit's own range: the display name "[3/1] name" is its message.
+    const std::uint32_t category = unit_category(domain, value, dynamic_name);
+    if (t.units < kMaxUnitDepth) t.unit[t.units] = {t.depth, category, value};
+    ++t.units;
+  }
+  tag_with_unit(a, t);
+  ++t.depth;
+  nvtxDomainRangePushEx(domain, &a);
+}
+
+void nvtx_emit_pop() noexcept {
+  nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
+  EmitThread& t = t_emit;
+  if (t.depth > 0) --t.depth;
+  if (t.units > 0 && (t.units > kMaxUnitDepth || t.unit[t.units - 1].depth == t.depth)) --t.units;
+  Emitting guard;
+  nvtxDomainRangePop(domain);
+}
+
+void nvtx_emit_mark(const char* name, std::string_view dynamic_name) noexcept {
+  nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
+  nvtxEventAttributes_t a = blank_attributes();
+  const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
+  Emitting guard;
+  fill_message(a, domain, name, &dynamic);
+  tag_with_unit(a, t_emit);
+  nvtxDomainMarkEx(domain, &a);
+}
+
+void nvtx_emit_thread_name(std::string_view name) noexcept {
+  const CString text(name);
+  Emitting guard;
+  nvtxNameOsThreadA(static_cast<std::uint32_t>(::syscall(SYS_gettid)), text.text);
+}
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+NvtxStatus nvtx_status() noexcept {
+  NvtxStatus s;
+  s.compiled_in = true;
+  s.emitting = detail::g_emitting.load(std::memory_order_relaxed) && active();
+  s.captured_instances = detail::nvtx_capture_instances();
+  return s;
+}
+
+}  // namespace jitscope
