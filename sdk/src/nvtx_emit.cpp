@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
+#include <new>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -46,16 +48,15 @@ struct Emitting {
   ~Emitting() { t_nvtx_emitting = false; }
 };
 
-// Per-thread cache of registered static names: direct-mapped, plain data
-// (no TLS destructor). A miss takes the emitter's lock once per name and thread.
+// Per thread, on the heap: a direct-mapped cache of registered static
+// names (a miss takes the emitter's lock once per name and thread) and the
+// compile unit of each open unit range. On the heap because libjitscope.so
+// uses static TLS, of which a dlopen()ed library gets only a few hundred bytes.
 struct NameCacheEntry {
   const char* name;
   nvtxStringHandle_t handle;
 };
 constexpr std::size_t kNameCacheSize = 256;
-constinit thread_local NameCacheEntry t_names[kNameCacheSize] = {};
-
-// Per-thread: the compile unit of each open unit range, to tag what nests in it.
 constexpr std::size_t kMaxUnitDepth = 64;
 struct UnitTag {
   std::uint32_t depth;     // emitted ranges open when the unit's range began
@@ -65,13 +66,22 @@ struct UnitTag {
 struct EmitThread {
   std::uint32_t depth = 0;  // jitscope ranges this thread has open in NVTX
   std::uint32_t units = 0;
-  UnitTag unit[kMaxUnitDepth];
+  UnitTag unit[kMaxUnitDepth] = {};
+  NameCacheEntry names[kNameCacheSize] = {};
 };
-constinit thread_local EmitThread t_emit{};
+thread_local std::unique_ptr<EmitThread> t_emit;
 
-nvtxStringHandle_t registered(nvtxDomainHandle_t domain, const char* name) noexcept {
+// nullptr if it cannot be allocated: then no cache and no unit tags.
+EmitThread* emit_thread() noexcept {
+  if (EmitThread* t = t_emit.get()) [[likely]] return t;
+  t_emit.reset(new (std::nothrow) EmitThread());
+  return t_emit.get();
+}
+
+nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const char* name) noexcept {
   const auto h = reinterpret_cast<std::uintptr_t>(name);
-  NameCacheEntry& e = t_names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)];
+  NameCacheEntry scratch{};
+  NameCacheEntry& e = t != nullptr ? t->names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)] : scratch;
   if (e.name == name) return e.handle;
   Emitter& em = emitter();
   nvtxStringHandle_t handle = nullptr;
@@ -115,10 +125,10 @@ struct CString {
   }
 };
 
-void fill_message(nvtxEventAttributes_t& a, nvtxDomainHandle_t domain, const char* name,
-                  const CString* dynamic) noexcept {
+void fill_message(nvtxEventAttributes_t& a, EmitThread* t, nvtxDomainHandle_t domain,
+                  const char* name, const CString* dynamic) noexcept {
   if (name != nullptr) {
-    if (nvtxStringHandle_t h = registered(domain, name); h != nullptr) {
+    if (nvtxStringHandle_t h = registered(t, domain, name); h != nullptr) {
       a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
       a.message.registered = h;
       return;
@@ -131,9 +141,9 @@ void fill_message(nvtxEventAttributes_t& a, nvtxDomainHandle_t domain, const cha
   a.message.ascii = dynamic->text;
 }
 
-void tag_with_unit(nvtxEventAttributes_t& a, const EmitThread& t) noexcept {
-  if (t.units == 0) return;
-  const UnitTag& u = t.unit[std::min<std::uint32_t>(t.units, kMaxUnitDepth) - 1];
+void tag_with_unit(nvtxEventAttributes_t& a, const EmitThread* t) noexcept {
+  if (t == nullptr || t->units == 0) return;
+  const UnitTag& u = t->unit[std::min<std::uint32_t>(t->units, kMaxUnitDepth) - 1];
   a.category = u.category;
   a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
   a.payload.ullValue = u.packed_id;
@@ -178,27 +188,32 @@ bool nvtx_emit_begin_session(const Config& config) noexcept {
 void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_t flags,
                     std::uint64_t value) noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
-  EmitThread& t = t_emit;
+  EmitThread* t = emit_thread();
   nvtxEventAttributes_t a = blank_attributes();
   const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
   Emitting guard;
-  fill_message(a, domain, name, &dynamic);
-  if ((flags & kFlagUnit) != 0) {
-    // The unit's own range: the display name "[3/1] name" is its message.
-    const std::uint32_t category = unit_category(domain, value, dynamic_name);
-    if (t.units < kMaxUnitDepth) t.unit[t.units] = {t.depth, category, value};
-    ++t.units;
+  fill_message(a, t, domain, name, &dynamic);
+  if (t != nullptr) {
+    if ((flags & kFlagUnit) != 0) {
+      // The unit's own range: the display name "[3/1] name" is its message.
+      const std::uint32_t category = unit_category(domain, value, dynamic_name);
+      if (t->units < kMaxUnitDepth) t->unit[t->units] = {t->depth, category, value};
+      ++t->units;
+    }
+    tag_with_unit(a, t);
+    ++t->depth;
   }
-  tag_with_unit(a, t);
-  ++t.depth;
   nvtxDomainRangePushEx(domain, &a);
 }
 
 void nvtx_emit_pop() noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
-  EmitThread& t = t_emit;
-  if (t.depth > 0) --t.depth;
-  if (t.units > 0 && (t.units > kMaxUnitDepth || t.unit[t.units - 1].depth == t.depth)) --t.units;
+  if (EmitThread* t = t_emit.get()) {
+    if (t->depth > 0) --t->depth;
+    if (t->units > 0 && (t->units > kMaxUnitDepth || t->unit[t->units - 1].depth == t->depth)) {
+      --t->units;
+    }
+  }
   Emitting guard;
   nvtxDomainRangePop(domain);
 }
@@ -207,9 +222,10 @@ void nvtx_emit_mark(const char* name, std::string_view dynamic_name) noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
   nvtxEventAttributes_t a = blank_attributes();
   const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
+  EmitThread* t = emit_thread();
   Emitting guard;
-  fill_message(a, domain, name, &dynamic);
-  tag_with_unit(a, t_emit);
+  fill_message(a, t, domain, name, &dynamic);
+  tag_with_unit(a, t);
   nvtxDomainMarkEx(domain, &a);
 }
 

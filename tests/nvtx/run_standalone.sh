@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# usage: run_standalone.sh <app> <libjitscope_nvtx.so> <trace.json>
+# Checks that an uninstrumented program's NVTX ranges reach a trace through
+# the injection library alone, with the exact counts it emits.
+set -euo pipefail
+app="$1" injection="$2" trace="$3"
+rm -f "$trace"
+NVTX_INJECTION64_PATH="$injection" JITSCOPE_TRACE="$trace" "$app"
+count() { grep -o "\"name\":\"$1\"" "$trace" | wc -l; }
+fail=0
+check() {
+  local got; got=$(count "$1")
+  if [[ "$got" != "$2" ]]; then echo "FAIL: $1 appears $got times, want $2"; fail=1; fi
+}
+check vendor.outer 2
+check vendor.inner 2
+check standalone.mark 1
+check vendor.gemm 1
+grep -q '"cat":"vendorlib"' "$trace" || { echo "FAIL: no vendorlib category"; fail=1; }
+# The file is a complete JSON array (the session stopped at exit).
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$trace" || fail=1
+exit $fail
