@@ -42,6 +42,11 @@
 #include "trace_writer.hpp"
 
 #include <jitscope/compile.hpp>
+#include <jitscope/nvtx.hpp>
+
+#if defined(JITSCOPE_BENCH_NVTX)
+#include <nvtx3/nvToolsExt.h>
+#endif
 #include <jitscope/jitscope.hpp>
 
 #include <benchmark/benchmark.h>
@@ -122,10 +127,11 @@ bool FlusherIdle() {
 }
 
 // Setup of a case that traces: a fresh session for the run.
-void SessionOn(const benchmark::State& state) {
+void StartSession(const benchmark::State& state, bool nvtx_emit) {
   (void)jitscope::stop();  // e.g. a JITSCOPE_TRACE session: each run has its own
   const std::vector<int> before = TaskIds();
   jitscope::Config cfg;
+  cfg.nvtx_emit = nvtx_emit;
   cfg.output_path = "/dev/null";  // the writer's real work, no disk
   cfg.ring_capacity = kRingCapacity;
   cfg.flush_interval = kFlushInterval;
@@ -139,6 +145,9 @@ void SessionOn(const benchmark::State& state) {
   g_flusher_tid = added.size() == 1 ? added[0] : 0;
   StartBarrier(state);
 }
+// Every case runs without NVTX emission except BM_SpanNvtx*.
+void SessionOn(const benchmark::State& state) { StartSession(state, false); }
+void SessionOnNvtx(const benchmark::State& state) { StartSession(state, true); }
 
 // Teardown of a case that traces: the session's own totals must show no loss.
 void SessionOff(const benchmark::State&) {
@@ -566,6 +575,77 @@ void BM_CompileUnit(benchmark::State& state) {
       NoAfter{}, &span, "span");
 }
 
+// --- NVTX ----------------------------------------------------------------------
+#if defined(JITSCOPE_BENCH_NVTX)
+// A span with NVTX emission asked for. In a plain run the bench's only NVTX
+// tool is jitscope's own capture, so emission stays off (counter
+// nvtx_emitting = 0): the cost of asking with no tool listening. With
+// NVTX_INJECTION64_PATH=libjitscope_bench_nvtx_null.so it emits (1): the
+// cost on jitscope's side of a range pushed and popped in a listening tool.
+void BM_SpanNvtx(benchmark::State& state) {
+  Measure(state, Mode::kTrace, 2, [](std::uint64_t) {
+    JITSCOPE_SPAN("bench.span");
+    benchmark::ClobberMemory();
+  });
+  state.counters["nvtx_emitting"] = benchmark::Counter(
+      jitscope::nvtx_status().emitting ? 1 : 0, benchmark::Counter::kAvgThreads);
+}
+
+// Another library's NVTX range, captured (static form: the bench's own NVTX
+// calls). x_span pairs it with a plain jitscope span.
+bool CaptureAttached(benchmark::State& state) {
+  nvtxMarkA("bench.init");  // initializes this binary's NVTX copy
+  if (jitscope::nvtx_status().captured_instances != 0) return true;
+  state.SkipWithError("NVTX capture is not attached (NVTX_INJECTION64_PATH names another tool)");
+  for (auto _ : state) {
+  }
+  return false;
+}
+// Kept in the ring: the record, its extra slot, the copied name.
+constexpr std::size_t kCapturedAsciiRecords = 3;
+void BM_NvtxCapturedRange(benchmark::State& state) {
+  if (!CaptureAttached(state)) return;
+  const SpanOp span;
+  Measure(
+      state, Mode::kTrace, kCapturedAsciiRecords,
+      [](std::uint64_t) {
+        nvtxRangePushA("bench.nvtx");
+        nvtxRangePop();
+        benchmark::ClobberMemory();
+      },
+      NoAfter{}, &span, "span");
+}
+// A registered string in a named domain: the name is not copied.
+void BM_NvtxCapturedRegistered(benchmark::State& state) {
+  if (!CaptureAttached(state)) return;
+  static nvtxDomainHandle_t domain = nvtxDomainCreateA("bench");
+  static nvtxStringHandle_t name = nvtxDomainRegisterStringA(domain, "bench.registered");
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = name;
+  const SpanOp span;
+  Measure(
+      state, Mode::kTrace, 2,
+      [&a](std::uint64_t) {
+        nvtxDomainRangePushEx(domain, &a);
+        nvtxDomainRangePop(domain);
+        benchmark::ClobberMemory();
+      },
+      NoAfter{}, &span, "span");
+}
+// No session: the capture only keeps push/pop balance.
+void BM_NvtxCapturedRangeOff(benchmark::State& state) {
+  if (!CaptureAttached(state)) return;
+  Measure(state, Mode::kOff, 0, [](std::uint64_t) {
+    nvtxRangePushA("bench.nvtx");
+    nvtxRangePop();
+    benchmark::ClobberMemory();
+  });
+}
+#endif
+
 // --- the flusher ------------------------------------------------------------------
 
 class CountingSink final : public jitscope::detail::TraceSink {
@@ -774,6 +854,10 @@ void Traced(benchmark::internal::Benchmark* b) {
   b->Setup(SessionOn)->Teardown(SessionOff)->UseManualTime()->MinTime(kMinTime)
       ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
 }
+void TracedNvtx(benchmark::internal::Benchmark* b) {
+  b->Setup(SessionOnNvtx)->Teardown(SessionOff)->UseManualTime()->MinTime(kMinTime)
+      ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
+}
 void Untraced(benchmark::internal::Benchmark* b) {
   b->Setup(NoSession)->Teardown(NoSessionEnd)->UseManualTime()->MinTime(kMinTime)
       ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
@@ -802,6 +886,12 @@ BENCHMARK(BM_Phase)->Arg(Ops(2))->Apply(Traced);
 BENCHMARK(BM_PhaseOff)->Arg(Ops(2))->Apply(Untraced);
 BENCHMARK(BM_PhaseColumn)->Arg(Ops(2))->Apply(Traced);
 BENCHMARK(BM_CompileUnit)->Arg(Ops(kUnitRecords))->Apply(Traced);
+#if defined(JITSCOPE_BENCH_NVTX)
+BENCHMARK(BM_SpanNvtx)->Arg(Ops(2))->Apply(TracedNvtx);
+BENCHMARK(BM_NvtxCapturedRange)->Arg(Ops(kCapturedAsciiRecords))->Apply(Traced);
+BENCHMARK(BM_NvtxCapturedRegistered)->Arg(Ops(2))->Apply(Traced);
+BENCHMARK(BM_NvtxCapturedRangeOff)->Arg(Ops(kCapturedAsciiRecords))->Apply(Untraced);
+#endif
 BENCHMARK(BM_FlusherThroughput)->UseManualTime()->MinTime(0.2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemoryFlat)
     ->Setup(SessionOn)

@@ -34,7 +34,8 @@ void nvtx_emit_thread_name(std::string_view name) noexcept;
 // At start(): turns capture on or off for the session (per the config) and
 // says once if another tool owns NVTX_INJECTION64_PATH.
 void nvtx_capture_begin_session(const Config& config) noexcept;
-// Process-wide totals so far; a session reports the difference.
+// Process-wide totals so far (not ranges, marks, async ranges: the writer
+// counts those); a session reports the difference.
 CaptureTotals nvtx_capture_totals() noexcept;
 // True if jitscope's capture was attached to the NVTX instance whose export
 // table function is `get_export_table` (emission uses it to spot itself).
@@ -46,9 +47,6 @@ extern constinit thread_local bool t_nvtx_emitting;
 
 inline CaptureTotals operator-(const CaptureTotals& a, const CaptureTotals& b) noexcept {
   CaptureTotals d;
-  d.ranges = a.ranges - b.ranges;
-  d.marks = a.marks - b.marks;
-  d.async_ranges = a.async_ranges - b.async_ranges;
   d.thread_names = a.thread_names - b.thread_names;
   d.unbalanced_pops = a.unbalanced_pops - b.unbalanced_pops;
   d.unknown_ends = a.unknown_ends - b.unknown_ends;

@@ -41,10 +41,11 @@ namespace {
 
 // ---- state ----
 
+// What the capture lost or could not match (rare paths: a shared atomic is
+// fine). What it wrote is counted by the trace writer, off the hot path.
 struct Counters {
   // relaxed: independent tallies, read at session end.
-  std::atomic<std::uint64_t> ranges{0}, marks{0}, async_ranges{0}, thread_names{0},
-      unbalanced_pops{0}, unknown_ends{0}, dropped{0};
+  std::atomic<std::uint64_t> thread_names{0}, unbalanced_pops{0}, unknown_ends{0}, dropped{0};
 };
 struct CountersTag;
 Counters& counters() noexcept { return immortal<Counters, CountersTag>(); }
@@ -323,11 +324,7 @@ int pop(const CapturedDomain* domain) noexcept {
     e.payload_type = r.payload_type;
     e.payload = r.payload;
     e.category = r.category;
-    if (emit_captured(s, e)) {
-      tally(counters().ranges);
-    } else {
-      tally(counters().dropped);
-    }
+    emit_captured(s, e);  // a full ring counts it in events_dropped
   } else if (s != 0) {
     tally(counters().dropped);  // pushed before this session began
   }
@@ -358,7 +355,7 @@ void mark(const CapturedDomain* domain, const Attributes& a) noexcept {
   e.payload_type = a.payload_type;
   e.payload = a.payload;
   e.category = a.category;
-  tally(emit_captured(s, e) ? counters().marks : counters().dropped);
+  emit_captured(s, e);
 }
 
 nvtxRangeId_t range_start(const CapturedDomain* domain, const Attributes& a) noexcept {
@@ -388,24 +385,31 @@ nvtxRangeId_t range_start(const CapturedDomain* domain, const Attributes& a) noe
 
 void range_end(nvtxRangeId_t id) noexcept {
   if (t_nvtx_emitting) return;
-  const std::uint32_t s = capture_session();
   if ((id & kUntrackedBit) != 0) return;  // started with no session: nothing to write
+  const std::uint32_t s = capture_session();
   AsyncMap& m = async_map();
   OpenAsync open;
+  bool found = false;
   try {
     std::lock_guard<std::mutex> lock(m.mutex);
-    auto it = m.open.find(id);
-    if (it == m.open.end()) {
-      if (s != 0) tally(counters().unknown_ends);
-      return;
+    if (auto it = m.open.find(id); it != m.open.end()) {
+      open = std::move(it->second);
+      m.open.erase(it);
+      found = true;
     }
-    open = std::move(it->second);
-    m.open.erase(it);
   } catch (...) {
     return;
   }
-  if (s == 0 || generation_of(s) != (id >> kIdGenerationShift)) {
-    if (s != 0) tally(counters().dropped);  // started in an earlier session
+  if (s == 0) return;
+  const std::uint64_t generation = id >> kIdGenerationShift;
+  if (generation != generation_of(s)) {
+    // Ids carry the generation of the session that started them (never 0):
+    // one from an earlier session lost its entry when this one began.
+    tally(generation != 0 ? counters().dropped : counters().unknown_ends);
+    return;
+  }
+  if (!found) {
+    tally(counters().unknown_ends);  // never started, or ended twice
     return;
   }
   CapturedEvent e;
@@ -420,7 +424,7 @@ void range_end(nvtxRangeId_t id) noexcept {
   e.category = open.category;
   e.id = id;
   e.tid = open.tid;
-  tally(emit_captured(s, e) ? counters().async_ranges : counters().dropped);
+  emit_captured(s, e);
 }
 
 void name_thread(std::uint32_t tid, Message m) noexcept {
@@ -438,7 +442,7 @@ void name_thread(std::uint32_t tid, Message m) noexcept {
   e.dynamic_name = name;
   e.domain = captured_default_domain();
   e.tid = static_cast<std::int32_t>(tid);
-  tally(emit_captured(s, e) ? counters().thread_names : counters().dropped);
+  if (emit_captured(s, e)) tally(counters().thread_names);
 }
 
 // ---- the CORE slots ----
@@ -682,9 +686,6 @@ void nvtx_capture_begin_session(const Config& config) noexcept {
 CaptureTotals nvtx_capture_totals() noexcept {
   Counters& c = counters();
   CaptureTotals t;
-  t.ranges = c.ranges.load(std::memory_order_relaxed);
-  t.marks = c.marks.load(std::memory_order_relaxed);
-  t.async_ranges = c.async_ranges.load(std::memory_order_relaxed);
   t.thread_names = c.thread_names.load(std::memory_order_relaxed);
   t.unbalanced_pops = c.unbalanced_pops.load(std::memory_order_relaxed);
   t.unknown_ends = c.unknown_ends.load(std::memory_order_relaxed);

@@ -164,7 +164,8 @@ class Session {
         drain_all(writer, threads, /*final=*/last);
         if (last) break;
       }
-      const CaptureTotals captured = nvtx_capture_totals() - capture_at_start_;
+      const CaptureTotals captured =
+          writer.with_captured(nvtx_capture_totals() - capture_at_start_);
       writer.end_trace(captured);
       sink_.close();
       stats_.nvtx_captured = captured.ranges + captured.marks + captured.async_ranges;

@@ -434,6 +434,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
   const std::uint64_t begin_ns = info_.conversion.to_ns(r.ts);
   const std::uint64_t end_ns = info_.conversion.to_ns(r.value.u64);
   if (kind == CapturedKind::kAsyncRange) {
+    ++captured_async_;
     // A nestable async pair: one slice on its own track, whichever thread ended it.
     std::string tid_fields = ",\"pid\":";
     append_int(tid_fields, info_.pid);
@@ -450,6 +451,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
       buf_.push_back('}');
     }
   } else if (kind == CapturedKind::kRange) {
+    ++captured_ranges_;
     write_head("X");
     buf_.append(",\"ts\":");
     append_us(buf_, begin_ns);
@@ -459,6 +461,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     write_args_object();
     buf_.push_back('}');
   } else {
+    ++captured_marks_;
     write_head("i");
     buf_.append(",\"s\":\"t\",\"ts\":");
     append_us(buf_, begin_ns);

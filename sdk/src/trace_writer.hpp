@@ -18,6 +18,7 @@ namespace jitscope::detail {
 struct ThreadState;
 
 // Totals of the NVTX capture over a session (nvtx.hpp), for the stats event.
+// The first three are counted by the writer, the rest by the capture.
 struct CaptureTotals {
   std::uint64_t ranges = 0;          // push/pop ranges written
   std::uint64_t marks = 0;
@@ -25,7 +26,7 @@ struct CaptureTotals {
   std::uint64_t thread_names = 0;
   std::uint64_t unbalanced_pops = 0;  // a pop with nothing of its domain open
   std::uint64_t unknown_ends = 0;    // an end of an id never started (or already ended)
-  std::uint64_t dropped = 0;         // full ring, too many open ranges, or across sessions
+  std::uint64_t dropped = 0;         // too many open ranges, or across sessions
 };
 
 // Where the JSON goes. write() gets whole events only.
@@ -106,6 +107,13 @@ class TraceWriter {
   std::uint64_t events_written() const noexcept { return events_; }
   std::uint64_t spans_incomplete() const noexcept { return incomplete_; }
   std::uint64_t decode_errors() const noexcept { return decode_errors_; }
+  // `capture` with the ranges, marks and async ranges this writer wrote.
+  CaptureTotals with_captured(CaptureTotals capture) const noexcept {
+    capture.ranges = captured_ranges_;
+    capture.marks = captured_marks_;
+    capture.async_ranges = captured_async_;
+    return capture;
+  }
   const std::vector<ThreadSummary>& summaries() const noexcept { return summaries_; }
   std::uint64_t now_ns_for(std::uint64_t ticks) const noexcept {
     return info_.conversion.to_ns(ticks);
@@ -134,6 +142,7 @@ class TraceWriter {
   std::uint64_t events_ = 0;
   std::uint64_t incomplete_ = 0;
   std::uint64_t decode_errors_ = 0;
+  std::uint64_t captured_ranges_ = 0, captured_marks_ = 0, captured_async_ = 0;
   std::uint64_t last_dropped_ = 0;
   std::uint64_t lost_ = 0;
   bool first_event_ = true;
