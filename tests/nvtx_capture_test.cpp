@@ -100,7 +100,7 @@ TEST_F(NvtxCapture, DomainRangesCarryRegisteredNamesPayloadAndCategory) {
   const json trace = load_trace(s.path());
   const auto gemm = events(trace, "X", "vendorlib", "vendor.gemm");
   const auto epilogue = events(trace, "X", "vendorlib", "vendor.epilogue");
-  const auto mark = events(trace, "i", "vendorlib", "vendor.mark");
+  const auto mark = events(trace, "I", "vendorlib", "vendor.mark");
   ASSERT_EQ(gemm.size(), 1u);
   ASSERT_EQ(epilogue.size(), 1u);
   ASSERT_EQ(mark.size(), 1u);
@@ -158,7 +158,7 @@ TEST_F(NvtxCapture, MarksAndWideStrings) {
   vendor_push_pop_wide(L"wide \u00fc \u96ea");
   s.finish();
   const json trace = load_trace(s.path());
-  EXPECT_EQ(events(trace, "i", "nvtx", "vendor.tick").size(), 5u);
+  EXPECT_EQ(events(trace, "I", "nvtx", "vendor.tick").size(), 5u);
   EXPECT_EQ(events(trace, "X", "nvtx", "wide \u00fc \u96ea").size(), 1u);
 }
 
@@ -219,10 +219,10 @@ TEST_F(NvtxCapture, RangesInsideACompileUnitCarryItsId) {
   const auto outer = events(trace, "X", "nvtx", "vendor.outer");
   ASSERT_EQ(outer.size(), 1u);
   EXPECT_EQ(outer[0]["args"]["compile_id"], id);
-  const auto in = events(trace, "i", "nvtx", "vendor.in_unit");
+  const auto in = events(trace, "I", "nvtx", "vendor.in_unit");
   ASSERT_EQ(in.size(), 1u);
   EXPECT_EQ(in[0]["args"]["compile_id"], id);
-  const auto after = events(trace, "i", "nvtx", "vendor.after_unit");
+  const auto after = events(trace, "I", "nvtx", "vendor.after_unit");
   ASSERT_EQ(after.size(), 1u);
   EXPECT_FALSE(after[0].contains("args") && after[0]["args"].contains("compile_id"));
 }
@@ -254,7 +254,7 @@ TEST_F(NvtxCapture, OffByConfig) {
   EXPECT_EQ(stats.nvtx_captured, 0u);
   const json trace = load_trace(s.path());
   EXPECT_EQ(events(trace, "X", "nvtx").size(), 0u);
-  EXPECT_EQ(events(trace, "i", "nvtx").size(), 0u);
+  EXPECT_EQ(events(trace, "I", "nvtx").size(), 0u);
 }
 
 TEST_F(NvtxCapture, ThreadNamesFromNvtx) {

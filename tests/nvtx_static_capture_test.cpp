@@ -43,7 +43,7 @@ TEST(NvtxStaticCapture, ThisBinarysRangesAreCapturedOthersAreNot) {
   const json trace = load_trace(s.path());
   EXPECT_EQ(count(trace, "X", "static.outer"), 1u);
   EXPECT_EQ(count(trace, "X", "static.inner"), 1u);
-  EXPECT_EQ(count(trace, "i", "static.mark"), 1u);
+  EXPECT_EQ(count(trace, "I", "static.mark"), 1u);
   EXPECT_EQ(count(trace, "X", "vendor.outer"), 0u);
   EXPECT_EQ(stats.nvtx_captured, 3u);
   EXPECT_EQ(jitscope::nvtx_status().captured_instances, 1u);

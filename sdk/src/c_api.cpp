@@ -3,6 +3,7 @@
 #include <jitscope/jitscope.hpp>
 
 #include "log.hpp"
+#include "thread_registry.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -86,8 +87,15 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
 }
 
 void jitscope_span_end(void) {
-  const std::uint32_t s = jitscope::detail::session_word();
-  if (s != 0) jitscope::detail::end_span(s, jitscope::detail::read_clock(s));
+  using namespace jitscope::detail;
+  // The innermost open span began in this thread's session, which may have
+  // ended since: end it there (its NVTX range pops, as a C++ Span's does).
+  if (const ThreadState* t = current_thread_state_if_registered(); t != nullptr && t->depth > 0) {
+    end_span(t->session, read_clock(t->session));
+    return;
+  }
+  const std::uint32_t s = session_word();
+  if (s != 0) end_span(s, read_clock(s));  // nothing open: counted as unbalanced
 }
 
 void jitscope_instant(const char* static_name) {

@@ -309,8 +309,13 @@ void set_thread_name(std::string_view name) noexcept {
   detail::remember_thread_name(name);
   const std::uint32_t s = detail::session_word();
   if (s == 0) return;
-  if ((s & detail::kSessionNvtxBit) != 0) detail::nvtx_emit_thread_name(name);
+  detail::ThreadState* before = detail::current_thread_state_if_registered();
+  const bool registers_now = before == nullptr || before->session != s;
   detail::ThreadState* t = detail::current_thread_state(s);
+  // A thread that registers now has passed its (just remembered) name to NVTX already.
+  if ((s & detail::kSessionNvtxBit) != 0 && !(registers_now && t != nullptr)) {
+    detail::nvtx_emit_thread_name(name);
+  }
   if (t == nullptr) return;
   std::uint8_t flags = 0;
   const std::size_t len = detail::name_payload(*t, nullptr, name, flags);

@@ -656,7 +656,7 @@ std::string foreign_injection_path() {
   std::string_view p(path);
   const std::size_t slash = p.rfind('/');
   const std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
-  if (base.starts_with("libjitscope")) return {};
+  if (base.starts_with("libjitscope_nvtx.so")) return {};
   return std::string(p);
 }
 

@@ -97,6 +97,16 @@ nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const ch
   return handle;
 }
 
+// A NUL-terminated copy of a dynamic name for NVTX's ASCII message.
+struct CString {
+  char text[256];
+  explicit CString(std::string_view s) noexcept {
+    const std::size_t n = std::min(s.size(), sizeof text - 1);
+    if (n != 0) std::memcpy(text, s.data(), n);  // an empty view may have a null data()
+    text[n] = '\0';
+  }
+};
+
 // The unit's NVTX category, named "[frame/attempt] name" on first use.
 std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
                             std::string_view display) noexcept {
@@ -106,8 +116,8 @@ std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
     auto [it, added] = em.unit_categories.try_emplace(packed, 0);
     if (added) {
       it->second = em.next_category++;
-      const std::string name(display);
-      nvtxDomainNameCategoryA(domain, it->second, name.c_str());
+      const CString name(display);  // cut as the range's own message is
+      nvtxDomainNameCategoryA(domain, it->second, name.text);
     }
     return it->second;
   } catch (...) {
@@ -115,15 +125,6 @@ std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
   }
 }
 
-// A NUL-terminated copy of a dynamic name for NVTX's ASCII message.
-struct CString {
-  char text[256];
-  explicit CString(std::string_view s) noexcept {
-    const std::size_t n = std::min(s.size(), sizeof text - 1);
-    std::memcpy(text, s.data(), n);
-    text[n] = '\0';
-  }
-};
 
 void fill_message(nvtxEventAttributes_t& a, EmitThread* t, nvtxDomainHandle_t domain,
                   const char* name, const CString* dynamic) noexcept {
@@ -143,7 +144,7 @@ void fill_message(nvtxEventAttributes_t& a, EmitThread* t, nvtxDomainHandle_t do
 
 void tag_with_unit(nvtxEventAttributes_t& a, const EmitThread* t) noexcept {
   if (t == nullptr || t->units == 0) return;
-  const UnitTag& u = t->unit[std::min<std::uint32_t>(t->units, kMaxUnitDepth) - 1];
+  const UnitTag& u = t->unit[t->units - 1];
   a.category = u.category;
   a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
   a.payload.ullValue = u.packed_id;
@@ -197,8 +198,8 @@ void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_
     if ((flags & kFlagUnit) != 0) {
       // The unit's own range: the display name "[3/1] name" is its message.
       const std::uint32_t category = unit_category(domain, value, dynamic_name);
-      if (t->units < kMaxUnitDepth) t->unit[t->units] = {t->depth, category, value};
-      ++t->units;
+      // Deeper than kMaxUnitDepth units: they keep the 64th's tag.
+      if (t->units < kMaxUnitDepth) t->unit[t->units++] = {t->depth, category, value};
     }
     tag_with_unit(a, t);
     ++t->depth;
@@ -209,10 +210,9 @@ void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_
 void nvtx_emit_pop() noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
   if (EmitThread* t = t_emit.get()) {
-    if (t->depth > 0) --t->depth;
-    if (t->units > 0 && (t->units > kMaxUnitDepth || t->unit[t->units - 1].depth == t->depth)) {
-      --t->units;
-    }
+    if (t->depth == 0) return;  // jitscope pushed nothing here: a pop would close another's range
+    --t->depth;
+    if (t->units > 0 && t->unit[t->units - 1].depth == t->depth) --t->units;
   }
   Emitting guard;
   nvtxDomainRangePop(domain);

@@ -462,7 +462,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     buf_.push_back('}');
   } else {
     ++captured_marks_;
-    write_head("i");
+    write_head("I");  // as jitscope's own instants: DevTools' engine reads only "I"
     buf_.append(",\"s\":\"t\",\"ts\":");
     append_us(buf_, begin_ns);
     buf_.append(d.tid_fields);

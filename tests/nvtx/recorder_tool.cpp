@@ -1,4 +1,5 @@
-// A test-only NVTX tool (NVTX_INJECTION64_PATH=libjitscope_test_nvtx_recorder.so):
+// A test-only NVTX tool (NVTX_INJECTION64_PATH=libnvtx_test_recorder.so, target
+// jitscope_test_nvtx_recorder):
 // every NVTX call the process's NVTX copy forwards to it is appended to one
 // mutex-protected log, which tests read back through the extern "C"
 // accessors at the bottom (dlopen(path, RTLD_NOLOAD | RTLD_NOW) + dlsym).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# usage: run_standalone.sh <app> <libjitscope_nvtx.so> <trace.json>
+# usage: run_standalone.sh <app> <libjitscope_nvtx.so> <trace.json> [<viewer work dir> <expect.json>]
 # Checks that an uninstrumented program's NVTX ranges reach a trace through
-# the injection library alone, with the exact counts it emits.
+# the injection library alone, with the exact counts it emits; with the last
+# two arguments, Chrome DevTools' trace engine then reads the trace
+# (tests/viewer; exit 77 when npm is unreachable).
 set -euo pipefail
 app="$1" injection="$2" trace="$3"
 rm -f "$trace"
@@ -16,7 +18,9 @@ check vendor.outer 2
 check vendor.inner 2
 check standalone.mark 1
 check vendor.gemm 1
+check standalone.async 2  # its "b" and its "e"
 grep -q '"cat":"vendorlib"' "$trace" || { echo "FAIL: no vendorlib category"; fail=1; }
 # The file is a complete JSON array (the session stopped at exit).
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$trace" || fail=1
-exit $fail
+[[ $fail == 0 && $# -ge 5 ]] || exit $fail
+exec bash "$(dirname "$0")/../viewer/run_viewer_test.sh" "$4" "$trace" "$5"
