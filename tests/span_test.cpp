@@ -5,6 +5,8 @@
 #include "thread_registry.hpp"
 #include "trace_support.hpp"
 
+#include <sys/file.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -376,6 +378,31 @@ TEST(Spans, ASecondSessionStartsCleanAndAnActiveOneRefusesToStartAgain) {
   EXPECT_EQ(events_with_ph(t2, "X").size(), 2u);
   EXPECT_EQ(spans_named(t2, "two").size(), 1u);
   EXPECT_EQ(spans_named(t2, "three").size(), 1u);
+}
+
+// Two sessions never write one file: the second is refused and the file
+// (here locked by a stand-in for another session) keeps its bytes.
+TEST(Spans, AnOutputFileAnotherSessionWritesIsRefusedAndLeftAlone) {
+  const Config cfg = test_config("locked_output");
+  const int fd = ::open(cfg.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "kept", 4), 4);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  StderrCapture err;
+  const Status st = start(cfg);
+  const std::string said = err.text();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("is being written by another jitscope session"), std::string::npos)
+      << st.message();
+  EXPECT_NE(said.find("jitscope: " + cfg.output_path + " is being written"), std::string::npos)
+      << said;
+  EXPECT_FALSE(active());
+  EXPECT_EQ(read_file(cfg.output_path), "kept");
+  ::close(fd);  // the other session ends: the path is free again
+  ScopedSession s(cfg);
+  EXPECT_TRUE(s.status().ok()) << s.status().message();
+  s.finish();
+  EXPECT_NO_THROW(load_trace(cfg.output_path));
 }
 
 TEST(Spans, NestingDeeperThanTheLimitIsCountedNotCorrupted) {

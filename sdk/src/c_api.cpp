@@ -88,14 +88,12 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
 
 void jitscope_span_end(void) {
   using namespace jitscope::detail;
+  const ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr) return;
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
-  if (const ThreadState* t = current_thread_state_if_registered(); t != nullptr && t->depth > 0) {
-    end_span(t->session, read_clock(t->session));
-    return;
-  }
-  const std::uint32_t s = session_word();
-  if (s != 0) end_span(s, read_clock(s));  // nothing open: counted as unbalanced
+  // With nothing open, an end in the current session counts as unbalanced.
+  if (t->depth > 0 || t->session == session_word()) end_span(t->session, read_clock(t->session));
 }
 
 void jitscope_instant(const char* static_name) {

@@ -106,6 +106,9 @@ bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std:
   return true;
 }
 
+void lock_captured_names_for_fork() noexcept { registry().mutex.lock(); }
+void unlock_captured_names_after_fork() noexcept { registry().mutex.unlock(); }
+
 std::size_t captured_string_count() noexcept {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

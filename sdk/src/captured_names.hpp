@@ -39,6 +39,10 @@ void name_captured_category(CapturedDomain* domain, std::uint32_t id,
 // The category's name, or false if it was never named.
 bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out);
 
+// fork() support: the registry's lock held across fork.
+void lock_captured_names_for_fork() noexcept;
+void unlock_captured_names_after_fork() noexcept;
+
 // Test support: how many distinct registered strings exist.
 std::size_t captured_string_count() noexcept;
 

@@ -205,12 +205,17 @@ bool add_json_members(const SpanToken& token, std::string_view members) noexcept
 void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
   ThreadState* t = current_thread_state_if_registered();
   if (t == nullptr) return;
-  if ((session & kSessionNvtxBit) != 0) [[unlikely]] nvtx_emit_pop();  // its begin pushed
-  if (t->session != session) return;  // began in an earlier session
+  // A real end pops the NVTX range its begin pushed; an unbalanced one pops nothing.
+  const bool nvtx = (session & kSessionNvtxBit) != 0;
+  if (t->session != session) {  // began in an earlier session
+    if (nvtx) [[unlikely]] nvtx_emit_pop();
+    return;
+  }
   if (t->depth == 0) {
     bump(t->unbalanced_ends);
     return;
   }
+  if (nvtx) [[unlikely]] nvtx_emit_pop();
   const std::uint32_t d = --t->depth;
   if (take_unrecorded(*t, d)) return;
   --t->owed;

@@ -17,6 +17,12 @@
 namespace jitscope::detail {
 
 // ---- emission ----
+// Creates the "jitscope" domain once per process, which initializes
+// jitscope's NVTX copy (loading its tool). start() calls it before taking
+// its own lock: a tool's init may do anything, fork included.
+void nvtx_emit_prepare() noexcept;
+void nvtx_emit_lock_for_fork() noexcept;
+void nvtx_emit_unlock_after_fork() noexcept;
 // At start(): whether this session emits. True only when the config asks for
 // it, NVTX is compiled in, and some tool other than jitscope's own capture
 // listens to jitscope's NVTX calls (without one, a push would be a no-op).
@@ -42,6 +48,10 @@ CaptureTotals nvtx_capture_totals() noexcept;
 bool nvtx_capture_attached_to(const void* get_export_table) noexcept;
 // How many NVTX instances (one per library that uses NVTX) jitscope captures.
 std::size_t nvtx_capture_instances() noexcept;
+// fork(): every NVTX-side lock (emitter, names, open async ranges, attached
+// copies) held across it, so the child never inherits one mid-update.
+void nvtx_lock_for_fork() noexcept;
+void nvtx_unlock_after_fork() noexcept;
 // Set while jitscope's own emission calls NVTX: capture ignores those calls.
 extern constinit thread_local bool t_nvtx_emitting;
 

@@ -17,6 +17,7 @@
 #include "immortal.hpp"
 #include "log.hpp"
 #include "nvtx.hpp"
+#include "per_thread.hpp"
 
 #include <jitscope/nvtx.hpp>
 
@@ -86,12 +87,12 @@ struct CaptureThread {
   std::string arena;       // copied names of open ranges, in push order
   std::size_t overflow = 0;  // pushes beyond kMaxOpenPerThread not yet popped
   std::string scratch;     // wide-to-UTF-8 conversions
-  int tid = 0;
 };
-thread_local CaptureThread t_capture;
+// nullptr while the thread exits: NVTX calls from teardown are then ignored.
+using CaptureThreadState = PerThread<CaptureThread, struct CaptureThreadTag>;
 
 int thread_tid() noexcept {
-  int& tid = t_capture.tid;
+  static constinit thread_local int tid = 0;
   if (tid == 0) tid = static_cast<int>(::syscall(SYS_gettid));
   return tid;
 }
@@ -121,6 +122,9 @@ struct AsyncMap {
 struct AsyncTag;
 AsyncMap& async_map() noexcept { return immortal<AsyncMap, AsyncTag>(); }
 
+// The low 22 bits of the session's generation (its full 30 do not fit
+// beside the 40-bit counter and the untracked bit); sessions 4 M apart could
+// share them, which only matters for a range left open that long.
 std::uint64_t generation_of(std::uint32_t session) noexcept {
   return (session >> kSessionGenerationShift) & ((1u << 22) - 1);
 }
@@ -181,12 +185,13 @@ Message ascii_message(const char* s) noexcept {
 
 Message wide_message(const wchar_t* w) {
   Message m;
-  if (w == nullptr) {
+  CaptureThread* t = CaptureThreadState::get();
+  if (w == nullptr || t == nullptr) {
     m.name = "(unnamed)";
     return m;
   }
-  wide_to_utf8(w, t_capture.scratch);
-  m.dynamic = t_capture.scratch;
+  wide_to_utf8(w, t->scratch);
+  m.dynamic = t->scratch;
   return m;
 }
 
@@ -274,19 +279,21 @@ CapturedDomain* domain_of(nvtxDomainHandle_t d) noexcept {
 // ---- events ----
 
 int push(CapturedDomain* domain, const Attributes& a) noexcept {
-  if (t_nvtx_emitting) return 0;
+  if (t_nvtx_emitting || captured_domain_is_self(domain)) return 0;
+  CaptureThread* state = CaptureThreadState::get();
+  if (state == nullptr) return 0;
   try {
-    CaptureThread& t = t_capture;
+    CaptureThread& t = *state;
     if (t.stack.size() >= kMaxOpenPerThread) {
       ++t.overflow;
       if (capture_session() != 0) tally(counters().dropped);
       return static_cast<int>(t.stack.size() + t.overflow - 1);
     }
     const std::uint32_t s = capture_session();
-    OpenRange r{domain, s, s != 0 ? read_clock(s) : 0, a.message.name, 0, 0, a.payload_type,
-                a.payload, a.category};
-    if (r.name == nullptr && s != 0) {
-      r.name_off = static_cast<std::uint32_t>(t.arena.size());
+    OpenRange r{domain, s, s != 0 ? read_clock(s) : 0, a.message.name,
+                static_cast<std::uint32_t>(t.arena.size()), 0, a.payload_type, a.payload,
+                a.category};
+    if (r.name == nullptr && s != 0) {  // a range with no session is never written
       r.name_len = static_cast<std::uint32_t>(a.message.dynamic.size());
       t.arena.append(a.message.dynamic);
     }
@@ -298,8 +305,13 @@ int push(CapturedDomain* domain, const Attributes& a) noexcept {
 }
 
 int pop(const CapturedDomain* domain) noexcept {
-  if (t_nvtx_emitting) return 0;
-  CaptureThread& t = t_capture;
+  if (t_nvtx_emitting || captured_domain_is_self(domain)) return 0;
+  CaptureThread* state = CaptureThreadState::existing();
+  if (state == nullptr) {  // nothing was ever pushed on this thread, or it is exiting
+    if (!CaptureThreadState::gone() && capture_session() != 0) tally(counters().unbalanced_pops);
+    return -1;
+  }
+  CaptureThread& t = *state;
   if (t.overflow > 0) {
     --t.overflow;
     return static_cast<int>(t.stack.size() + t.overflow);
@@ -343,7 +355,7 @@ int pop(const CapturedDomain* domain) noexcept {
 }
 
 void mark(const CapturedDomain* domain, const Attributes& a) noexcept {
-  if (t_nvtx_emitting) return;
+  if (t_nvtx_emitting || captured_domain_is_self(domain)) return;
   const std::uint32_t s = capture_session();
   if (s == 0) return;
   CapturedEvent e;
@@ -363,7 +375,8 @@ nvtxRangeId_t range_start(const CapturedDomain* domain, const Attributes& a) noe
   // relaxed: ids only need to be unique.
   const std::uint64_t n = m.next.fetch_add(1, std::memory_order_relaxed) &
                           ((std::uint64_t{1} << kIdGenerationShift) - 1);
-  const std::uint32_t s = t_nvtx_emitting ? 0 : capture_session();
+  const std::uint32_t s =
+      t_nvtx_emitting || captured_domain_is_self(domain) ? 0 : capture_session();
   if (s == 0) return n | kUntrackedBit;
   const std::uint64_t id = (generation_of(s) << kIdGenerationShift) | n;
   try {
@@ -422,21 +435,23 @@ void range_end(nvtxRangeId_t id) noexcept {
   e.payload_type = open.payload_type;
   e.payload = open.payload;
   e.category = open.category;
-  e.id = id;
+  // The counter part only: unique within the session (the file), and below
+  // 2^53, so JSON readers that parse numbers as doubles keep it exact.
+  e.id = id & ((std::uint64_t{1} << kIdGenerationShift) - 1);
   e.tid = open.tid;
   emit_captured(s, e);
 }
 
 void name_thread(std::uint32_t tid, Message m) noexcept {
   if (t_nvtx_emitting) return;
+  const std::uint32_t s = capture_session();
+  if (s == 0) return;  // capture off: other code does not rename jitscope's threads
   const std::string_view name = m.name != nullptr ? std::string_view(m.name) : m.dynamic;
   if (static_cast<int>(tid) == thread_tid()) {
     set_thread_name(name);  // also remembered for later sessions
-    if (capture_session() != 0) tally(counters().thread_names);
+    tally(counters().thread_names);
     return;
   }
-  const std::uint32_t s = capture_session();
-  if (s == 0) return;
   CapturedEvent e;
   e.kind = CapturedKind::kThreadName;
   e.dynamic_name = name;
@@ -700,6 +715,21 @@ bool nvtx_capture_attached_to(const void* get_export_table) noexcept {
     if (k == get_export_table) return true;
   }
   return false;
+}
+
+// Lock order: emitter, attached copies, open async ranges, names (the
+// emitter's NVTX calls may attach and register; no path takes them the other way).
+void nvtx_lock_for_fork() noexcept {
+  nvtx_emit_lock_for_fork();
+  attached().mutex.lock();
+  async_map().mutex.lock();
+  lock_captured_names_for_fork();
+}
+void nvtx_unlock_after_fork() noexcept {
+  unlock_captured_names_after_fork();
+  async_map().mutex.unlock();
+  attached().mutex.unlock();
+  nvtx_emit_unlock_after_fork();
 }
 
 std::size_t nvtx_capture_instances() noexcept {

@@ -6,6 +6,7 @@
 
 #include "immortal.hpp"
 #include "nvtx.hpp"
+#include "per_thread.hpp"
 
 #include <jitscope/nvtx.hpp>
 
@@ -25,10 +26,8 @@ namespace jitscope::detail {
 namespace {
 
 struct Emitter {
+  // Never held across a call into NVTX (a tool may do anything there).
   std::mutex mutex;
-  bool created = false;
-  nvtxDomainHandle_t domain = nullptr;
-  bool self = false;  // the only tool on jitscope's NVTX copy is jitscope's capture
   // Registered handles per static name (pointer), and a category per unit.
   std::unordered_map<const char*, nvtxStringHandle_t> strings;
   std::unordered_map<std::uint64_t, std::uint32_t> unit_categories;
@@ -40,6 +39,9 @@ Emitter& emitter() noexcept { return immortal<Emitter, EmitterTag>(); }
 std::atomic<bool> g_emitting{false};  // for nvtx_status(); relaxed: a report
 // The domain, published once created (never changes afterwards).
 std::atomic<nvtxDomainHandle_t> g_domain{nullptr};
+// The only tool on jitscope's NVTX copy is jitscope's capture. Written once
+// before g_domain's release store.
+bool g_self = false;
 
 // Marks the calling thread's NVTX calls as jitscope's own, so that
 // jitscope's capture (if it is the tool) ignores them.
@@ -69,14 +71,9 @@ struct EmitThread {
   UnitTag unit[kMaxUnitDepth] = {};
   NameCacheEntry names[kNameCacheSize] = {};
 };
-thread_local std::unique_ptr<EmitThread> t_emit;
-
-// nullptr if it cannot be allocated: then no cache and no unit tags.
-EmitThread* emit_thread() noexcept {
-  if (EmitThread* t = t_emit.get()) [[likely]] return t;
-  t_emit.reset(new (std::nothrow) EmitThread());
-  return t_emit.get();
-}
+// nullptr if it cannot be allocated, or while the thread exits: then no
+// cache and no unit tags (pushes and pops still pair up).
+using EmitThreadState = PerThread<EmitThread, struct EmitThreadTag>;
 
 nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const char* name) noexcept {
   const auto h = reinterpret_cast<std::uintptr_t>(name);
@@ -84,17 +81,23 @@ nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const ch
   NameCacheEntry& e = t != nullptr ? t->names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)] : scratch;
   if (e.name == name) return e.handle;
   Emitter& em = emitter();
-  nvtxStringHandle_t handle = nullptr;
   try {
+    {
+      std::lock_guard<std::mutex> lock(em.mutex);
+      if (auto it = em.strings.find(name); it != em.strings.end()) {
+        e = {name, it->second};
+        return it->second;
+      }
+    }
+    // Registered outside the lock; if two threads race, the first stored wins.
+    const nvtxStringHandle_t fresh = nvtxDomainRegisterStringA(domain, name);
     std::lock_guard<std::mutex> lock(em.mutex);
-    auto [it, added] = em.strings.try_emplace(name, nullptr);
-    if (added) it->second = nvtxDomainRegisterStringA(domain, name);
-    handle = it->second;
+    const nvtxStringHandle_t handle = em.strings.try_emplace(name, fresh).first->second;
+    e = {name, handle};
+    return handle;
   } catch (...) {
     return nullptr;
   }
-  e = {name, handle};
-  return handle;
 }
 
 // A NUL-terminated copy of a dynamic name for NVTX's ASCII message.
@@ -111,18 +114,18 @@ struct CString {
 std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
                             std::string_view display) noexcept {
   Emitter& em = emitter();
+  std::uint32_t category = 0;
   try {
     std::lock_guard<std::mutex> lock(em.mutex);
     auto [it, added] = em.unit_categories.try_emplace(packed, 0);
-    if (added) {
-      it->second = em.next_category++;
-      const CString name(display);  // cut as the range's own message is
-      nvtxDomainNameCategoryA(domain, it->second, name.text);
-    }
-    return it->second;
+    if (!added) return it->second;
+    category = it->second = em.next_category++;
   } catch (...) {
     return 0;
   }
+  const CString name(display);  // cut as the range's own message is
+  nvtxDomainNameCategoryA(domain, category, name.text);  // outside the lock
+  return category;
 }
 
 
@@ -160,36 +163,39 @@ nvtxEventAttributes_t blank_attributes() noexcept {
 
 }  // namespace
 
+void nvtx_emit_prepare() noexcept {
+  // Once per process; a second caller waits for the first. The first NVTX
+  // call initializes this NVTX copy: it loads the tool named in
+  // NVTX_INJECTION64_PATH, or jitscope's static injection.
+  static const bool created = [] {
+    Emitting guard;
+    nvtxDomainHandle_t domain = nvtxDomainCreateA("jitscope");
+    g_self = nvtx_capture_attached_to(
+        reinterpret_cast<const void*>(&NVTX_VERSIONED_IDENTIFIER(nvtxGetExportTable)));
+    g_domain.store(domain, std::memory_order_release);  // pairs with the acquire loads
+    return true;
+  }();
+  (void)created;
+}
+
 bool nvtx_emit_begin_session(const Config& config) noexcept {
   bool on = false;
   if (config.nvtx_emit) {
-    Emitter& em = emitter();
-    try {
-      std::lock_guard<std::mutex> lock(em.mutex);
-      if (!em.created) {
-        em.created = true;
-        Emitting guard;
-        // The first NVTX call initializes this NVTX copy: it loads the tool
-        // named in NVTX_INJECTION64_PATH, or jitscope's static injection.
-        em.domain = nvtxDomainCreateA("jitscope");
-        em.self = nvtx_capture_attached_to(
-            reinterpret_cast<const void*>(&NVTX_VERSIONED_IDENTIFIER(nvtxGetExportTable)));
-        g_domain.store(em.domain, std::memory_order_release);  // pairs with the acquire loads
-      }
-      // No domain: no tool implements NVTX here, every call would be a no-op.
-      on = em.domain != nullptr && !em.self;
-    } catch (...) {
-      on = false;
-    }
+    nvtx_emit_prepare();
+    // No domain: no tool implements NVTX here, every call would be a no-op.
+    on = g_domain.load(std::memory_order_acquire) != nullptr && !g_self;
   }
   g_emitting.store(on, std::memory_order_relaxed);
   return on;
 }
 
+void nvtx_emit_lock_for_fork() noexcept { emitter().mutex.lock(); }
+void nvtx_emit_unlock_after_fork() noexcept { emitter().mutex.unlock(); }
+
 void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_t flags,
                     std::uint64_t value) noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
-  EmitThread* t = emit_thread();
+  EmitThread* t = EmitThreadState::get();
   nvtxEventAttributes_t a = blank_attributes();
   const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
   Emitting guard;
@@ -209,7 +215,7 @@ void nvtx_emit_push(const char* name, std::string_view dynamic_name, std::uint8_
 
 void nvtx_emit_pop() noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
-  if (EmitThread* t = t_emit.get()) {
+  if (EmitThread* t = EmitThreadState::existing()) {
     if (t->depth == 0) return;  // jitscope pushed nothing here: a pop would close another's range
     --t->depth;
     if (t->units > 0 && t->unit[t->units - 1].depth == t->depth) --t->units;
@@ -222,7 +228,7 @@ void nvtx_emit_mark(const char* name, std::string_view dynamic_name) noexcept {
   nvtxDomainHandle_t domain = g_domain.load(std::memory_order_acquire);
   nvtxEventAttributes_t a = blank_attributes();
   const CString dynamic(name == nullptr ? dynamic_name : std::string_view());
-  EmitThread* t = emit_thread();
+  EmitThread* t = EmitThreadState::get();
   Emitting guard;
   fill_message(a, t, domain, name, &dynamic);
   tag_with_unit(a, t);

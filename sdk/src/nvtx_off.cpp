@@ -1,5 +1,6 @@
 // NVTX without the CUDA toolkit: emission and capture are off; the trace
 // writer and the public status still work.
+#include "captured_names.hpp"
 #include "nvtx.hpp"
 
 #include <jitscope/nvtx.hpp>
@@ -8,7 +9,12 @@ namespace jitscope::detail {
 
 constinit thread_local bool t_nvtx_emitting = false;
 
+void nvtx_emit_prepare() noexcept {}
+void nvtx_emit_lock_for_fork() noexcept {}
+void nvtx_emit_unlock_after_fork() noexcept {}
 bool nvtx_emit_begin_session(const Config&) noexcept { return false; }
+void nvtx_lock_for_fork() noexcept { lock_captured_names_for_fork(); }
+void nvtx_unlock_after_fork() noexcept { unlock_captured_names_after_fork(); }
 void nvtx_emit_push(const char*, std::string_view, std::uint8_t, std::uint64_t) noexcept {}
 void nvtx_emit_pop() noexcept {}
 void nvtx_emit_mark(const char*, std::string_view) noexcept {}

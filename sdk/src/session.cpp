@@ -12,6 +12,8 @@
 #include <jitscope/jitscope.hpp>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -64,6 +66,12 @@ class FileSink final : public TraceSink {
   }
   bool failed() const noexcept { return failed_; }
   std::uint64_t bytes() const noexcept { return bytes_; }
+  // Closes without a word and without flushing (a forked child's copy).
+  void abandon() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    failed_ = true;
+  }
 
  private:
   void fail(const char* why) noexcept {
@@ -114,6 +122,12 @@ class Session {
   }
 
   void start_flusher() { thread_ = std::thread([this] { run(); }); }
+
+  // In a forked child: close the inherited descriptors, write nothing.
+  void close_files_in_child() noexcept {
+    sink_.abandon();
+    if (metrics_) metrics_->abandon();
+  }
 
   // Signals the flusher, waits for its final drain.
   void stop_and_join() {
@@ -236,11 +250,42 @@ std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexT
 Session* g_current = nullptr;  // guarded by control_mutex()
 std::uint32_t g_generation = 0;
 
+// Opens an output file for a session: created if needed, and locked
+// (flock) before it is emptied, so that two sessions never write one file,
+// whether a second jitscope runtime in this process or another process
+// (a child that inherited JITSCOPE_TRACE) started them. -1 and `why` if not.
+int open_output(const std::string& path, const char* what, std::string& why) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {  // not /dev/null, pipes, ttys
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      why = errno == EWOULDBLOCK
+                ? path + " is being written by another jitscope session (in this process or "
+                         "another); give each its own path"
+                : "cannot lock " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+    if (::ftruncate(fd, 0) != 0) {
+      why = "cannot empty " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
 void fork_prepare() noexcept {
   control_mutex().lock();
   ThreadRegistry::instance().lock_for_fork();
+  nvtx_lock_for_fork();
 }
 void fork_parent() noexcept {
+  nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
 }
@@ -248,9 +293,12 @@ void fork_child() noexcept {
   // The child has no flusher and must never write the parent's file: drop
   // the session (its memory is abandoned) and every inherited thread state.
   g_session.store(0, std::memory_order_relaxed);
+  // Its files' descriptors (and their locks) stay the parent's alone.
+  if (g_current != nullptr) g_current->close_files_in_child();
   g_current = nullptr;
   set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
+  nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
 }
@@ -304,6 +352,8 @@ namespace jitscope {
 Status start(const Config& config) noexcept {
   using namespace detail;
   Status result;
+  // Before the lock: this may load an NVTX tool, whose init may do anything.
+  if (config.nvtx_emit) nvtx_emit_prepare();
   try {
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current != nullptr) {
@@ -311,20 +361,18 @@ Status start(const Config& config) noexcept {
     } else if (Status st = config.validate(); !st) {
       result = st;
     } else {
-      const int fd = ::open(config.output_path.c_str(),
-                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      std::string why;
+      const int fd = open_output(config.output_path, "", why);
       int metrics_fd = -1;
       if (fd >= 0 && !config.metrics_path.empty()) {
-        metrics_fd = ::open(config.metrics_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                            0644);
+        metrics_fd = open_output(config.metrics_path, "metrics file ", why);
         if (metrics_fd < 0) {
-          result = Status::error("cannot open metrics file " + config.metrics_path + ": " +
-                                 std::strerror(errno));
+          result = Status::error(why);
           ::close(fd);
         }
       }
       if (fd < 0) {
-        result = Status::error("cannot open " + config.output_path + ": " + std::strerror(errno));
+        result = Status::error(why);
       } else if (!result) {
         // the metrics file failed; reported below
       } else {
