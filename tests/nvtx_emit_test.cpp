@@ -23,6 +23,7 @@
 // concurrency beyond two threads; the cost of emission (bench/).
 // The last three tests pin bugs found while writing these: the C API's NVTX
 // imbalance across a session edge (two), and a thread name sent twice.
+#include "nvtx/recorded_event.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -68,30 +69,9 @@ constexpr int kRegistered = 3;  // NVTX_MESSAGE_TYPE_REGISTERED
 constexpr int kPayloadNone = 0;    // NVTX_PAYLOAD_UNKNOWN
 constexpr int kPayloadUint64 = 1;  // NVTX_PAYLOAD_TYPE_UNSIGNED_INT64
 
-// One line of the recorder's dump (format: tests/nvtx/recorder_tool.cpp).
-struct Ev {
-  std::string kind, domain;
-  long tid = 0;
-  int msg_type = 0;
-  std::uint32_t category = 0;
-  int payload_type = 0;
-  std::uint64_t payload = 0;
-  std::uint64_t id = 0;
-  std::string text;
-};
+// One line of the recorder's dump.
+using Ev = nvtx_recorder::Event;
 
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      const char c = s[++i];
-      out.push_back(c == 't' ? '\t' : c == 'n' ? '\n' : c);
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 struct Recorder {
   std::size_t (*dump)(char*, std::size_t) = nullptr;
@@ -115,25 +95,7 @@ struct Recorder {
     std::istringstream lines(text);
     std::string line;
     while (std::getline(lines, line)) {
-      std::vector<std::string> f;
-      std::size_t at = 0;
-      for (int i = 0; i < 8; ++i) {
-        const std::size_t tab = line.find('\t', at);
-        f.push_back(line.substr(at, tab - at));
-        at = tab + 1;
-      }
-      f.push_back(line.substr(at));
-      Ev e;
-      e.kind = f[0];
-      e.domain = unescape(f[1]);
-      e.tid = std::stol(f[2]);
-      e.msg_type = std::stoi(f[3]);
-      e.category = static_cast<std::uint32_t>(std::stoul(f[4]));
-      e.payload_type = std::stoi(f[5]);
-      e.payload = std::stoull(f[6]);
-      e.id = std::stoull(f[7]);
-      e.text = unescape(f[8]);
-      out.push_back(std::move(e));
+      out.push_back(nvtx_recorder::parse_line(line));
     }
     return out;
   }

@@ -5,6 +5,7 @@
 // accessors at the bottom (dlopen(path, RTLD_NOLOAD | RTLD_NOW) + dlsym).
 //
 // Dump format (recorder_dump): one event per line, nine tab-separated fields
+// (recorded_event.hpp)
 //   kind  domain  tid  msg_type  category  payload_type  payload  id  text
 // kind:         init, domain_create, register, name_category, push, pop,
 //               mark, name_thread, range_start, range_end (domain ranges;
@@ -23,6 +24,8 @@
 //               '\n' are escaped as \\, \t and \n
 #define NVTX_NO_IMPL  // a tool: NVTX's types only
 #include <nvtx3/nvToolsExt.h>
+
+#include "recorded_event.hpp"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,17 +52,7 @@ struct Registered {
   std::uint64_t number;
 };
 
-struct Event {
-  std::string kind;
-  std::string domain;
-  long tid = 0;
-  int msg_type = 0;
-  std::uint32_t category = 0;
-  int payload_type = 0;
-  std::uint64_t payload = 0;
-  std::uint64_t id = 0;
-  std::string text;
-};
+using nvtx_recorder::Event;
 
 // Never destroyed: NVTX may call in during or after static destruction.
 struct State {
@@ -370,16 +363,6 @@ bool install(const NvtxExportTableCallbacks* cb, NvtxCallbackModule module,
   return true;
 }
 
-void escape_into(std::string& out, const std::string& s) {
-  for (char c : s) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      default: out.push_back(c);
-    }
-  }
-}
 
 }  // namespace
 
@@ -440,16 +423,7 @@ RECORDER_EXPORT std::size_t recorder_dump(char* buf, std::size_t cap) {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(state().mutex);
-    for (const Event& e : state().events) {
-      out += e.kind;
-      out += '\t';
-      escape_into(out, e.domain);
-      out += '\t' + std::to_string(e.tid) + '\t' + std::to_string(e.msg_type) + '\t' +
-             std::to_string(e.category) + '\t' + std::to_string(e.payload_type) + '\t' +
-             std::to_string(e.payload) + '\t' + std::to_string(e.id) + '\t';
-      escape_into(out, e.text);
-      out += '\n';
-    }
+    for (const Event& e : state().events) nvtx_recorder::append_line(out, e);
   }
   if (buf != nullptr && cap > 0) std::memcpy(buf, out.data(), out.size() < cap ? out.size() : cap);
   return out.size();
