@@ -20,7 +20,7 @@ check standalone.mark 1
 check vendor.gemm 1
 check standalone.async 2  # its "b" and its "e"
 grep -q '"cat":"vendorlib"' "$trace" || { echo "FAIL: no vendorlib category"; fail=1; }
-# The file is a complete JSON array (the session stopped at exit).
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$trace" || fail=1
+# The session stopped at exit: the array is closed (the viewer test parses it all).
+[[ "$(tail -n 1 "$trace")" == "]" ]] || { echo "FAIL: $trace does not end with ]"; fail=1; }
 [[ $fail == 0 && $# -ge 5 ]] || exit $fail
 exec bash "$(dirname "$0")/../viewer/run_viewer_test.sh" "$4" "$trace" "$5"
