@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
@@ -166,6 +167,12 @@ void wide_to_utf8(const wchar_t* w, std::string& out) {
       out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
     }
   }
+}
+
+std::string utf8(const wchar_t* w) {
+  std::string out;
+  wide_to_utf8(w, out);
+  return out;
 }
 
 std::string_view bounded(const char* s) noexcept {
@@ -496,9 +503,7 @@ void NVTX_API core_name_category_a(std::uint32_t id, const char* name) noexcept 
 }
 void NVTX_API core_name_category_w(std::uint32_t id, const wchar_t* name) noexcept {
   try {
-    std::string utf8;
-    wide_to_utf8(name, utf8);
-    name_captured_category(captured_default_domain(), id, utf8);
+    name_captured_category(captured_default_domain(), id, utf8(name));
   } catch (...) {
   }
 }
@@ -540,9 +545,7 @@ void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, std::uint32_t id,
 void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t id,
                                      const wchar_t* name) noexcept {
   try {
-    std::string utf8;
-    wide_to_utf8(name, utf8);
-    name_captured_category(domain_of(d), id, utf8);
+    name_captured_category(domain_of(d), id, utf8(name));
   } catch (...) {
   }
 }
@@ -554,10 +557,8 @@ nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t d,
 nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t d,
                                                      const wchar_t* s) noexcept {
   try {
-    std::string utf8;
-    wide_to_utf8(s, utf8);
     return reinterpret_cast<nvtxStringHandle_t>(
-        const_cast<char*>(captured_string(domain_of(d), utf8)));
+        const_cast<char*>(captured_string(domain_of(d), utf8(s))));
   } catch (...) {
     return nullptr;
   }
@@ -567,9 +568,7 @@ nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) noexcept {
 }
 nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* name) noexcept {
   try {
-    std::string utf8;
-    wide_to_utf8(name, utf8);
-    return reinterpret_cast<nvtxDomainHandle_t>(captured_domain(utf8));
+    return reinterpret_cast<nvtxDomainHandle_t>(captured_domain(utf8(name)));
   } catch (...) {
     return nullptr;
   }
@@ -656,9 +655,9 @@ int attach(NvtxGetExportTableFunc_t get_export_table) noexcept {
     Attached& a = attached();
     std::lock_guard<std::mutex> lock(a.mutex);
     const void* key = reinterpret_cast<const void*>(get_export_table);
-    bool known = false;
-    for (const void* k : a.instances) known = known || k == key;
-    if (!known) a.instances.push_back(key);
+    if (std::find(a.instances.begin(), a.instances.end(), key) == a.instances.end()) {
+      a.instances.push_back(key);
+    }
   } catch (...) {
   }
   return 1;
@@ -711,10 +710,7 @@ CaptureTotals nvtx_capture_totals() noexcept {
 bool nvtx_capture_attached_to(const void* get_export_table) noexcept {
   Attached& a = attached();
   std::lock_guard<std::mutex> lock(a.mutex);
-  for (const void* k : a.instances) {
-    if (k == get_export_table) return true;
-  }
-  return false;
+  return std::find(a.instances.begin(), a.instances.end(), get_export_table) != a.instances.end();
 }
 
 // Lock order: emitter, attached copies, open async ranges, names (the

@@ -30,6 +30,15 @@ std::string_view category(std::uint8_t flags) noexcept {
   return "jitscope";
 }
 
+// `,"pid":P,"tid":T`: where an event goes.
+std::string tid_fields(int pid, int tid) {
+  std::string out = ",\"pid\":";
+  append_int(out, pid);
+  out.append(",\"tid\":");
+  append_int(out, tid);
+  return out;
+}
+
 // `"frame/attempt"` of a packed compile id, as a JSON string.
 void append_compile_id(std::string& out, std::uint64_t packed) {
   out.push_back('"');
@@ -121,10 +130,7 @@ ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
     s.tid = t.tid;
     s.name = t.initial_name;
     summaries_.push_back(std::move(s));
-    d.tid_fields = ",\"pid\":";
-    append_int(d.tid_fields, info_.pid);
-    d.tid_fields.append(",\"tid\":");
-    append_int(d.tid_fields, t.tid);
+    d.tid_fields = tid_fields(info_.pid, t.tid);
     write_thread_name(d, t.initial_name);
   }
   return d;
@@ -354,9 +360,13 @@ void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name)
   if (!d.name_written.empty() && d.name_written == name) return;
   d.name_written.assign(name.data(), name.size());
   summaries_[d.summary].name = d.name_written;
+  write_thread_name_event(d.tid_fields, name);
+}
+
+void TraceWriter::write_thread_name_event(std::string_view where, std::string_view name) {
   event_prefix();
   buf_.append("{\"ph\":\"M\",\"name\":\"thread_name\"");
-  buf_.append(d.tid_fields);
+  buf_.append(where);
   buf_.append(",\"args\":{\"name\":");
   append_json_string(buf_, name);
   buf_.append("}}");
@@ -371,15 +381,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
       (r.flags & kFlagDynamicName) != 0 ? dynamic_name
                                         : std::string_view(r.name != nullptr ? r.name : "");
   if (kind == CapturedKind::kThreadName) {
-    event_prefix();
-    buf_.append("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
-    append_int(buf_, info_.pid);
-    buf_.append(",\"tid\":");
-    append_int(buf_, x.tid);
-    buf_.append(",\"args\":{\"name\":");
-    append_json_string(buf_, name);
-    buf_.append("}}");
-    maybe_flush();
+    write_thread_name_event(tid_fields(info_.pid, x.tid), name);
     return;
   }
   if (kind != CapturedKind::kRange && kind != CapturedKind::kMark &&
@@ -436,17 +438,14 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
   if (kind == CapturedKind::kAsyncRange) {
     ++captured_async_;
     // A nestable async pair: one slice on its own track, whichever thread ended it.
-    std::string tid_fields = ",\"pid\":";
-    append_int(tid_fields, info_.pid);
-    tid_fields.append(",\"tid\":");
-    append_int(tid_fields, x.tid);
+    const std::string starter = tid_fields(info_.pid, x.tid);
     for (int end = 0; end < 2; ++end) {
       write_head(end == 0 ? "b" : "e");
       buf_.append(",\"id\":");
       append_uint(buf_, x.id);
       buf_.append(",\"ts\":");
       append_us(buf_, end == 0 ? begin_ns : (end_ns >= begin_ns ? end_ns : begin_ns));
-      buf_.append(tid_fields);
+      buf_.append(starter);
       if (end == 0) write_args_object();
       buf_.push_back('}');
     }

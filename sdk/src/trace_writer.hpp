@@ -125,6 +125,8 @@ class TraceWriter {
                   bool incomplete);
   void write_instant(ThreadDecodeState& d);
   void write_thread_name(ThreadDecodeState& d, std::string_view name);
+  // A thread_name metadata event; `where` is `,"pid":P,"tid":T`.
+  void write_thread_name_event(std::string_view where, std::string_view name);
   void write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
                       std::string_view dynamic_name);
   void render_arg(std::string& out, const Record& r, const char* payload);
