@@ -8,6 +8,7 @@ int jitscope_c_scenario(const char* path) {
   jitscope_config_init(&cfg);
   cfg.output_path = path;
   cfg.flush_interval_ms = 5;
+  cfg.cupti = JITSCOPE_CUPTI_OFF; /* the test checks stderr exactly */
   if (jitscope_start(&cfg) != 0) return 1;
   if (!jitscope_active()) return 2;
   jitscope_thread_name("c-main");
@@ -44,6 +45,9 @@ int jitscope_c_bad_config(void) {
   cfg.output_path = "/nonexistent-dir/x.json";
   if (jitscope_start(&cfg) == 0) return 3;
   if (strstr(jitscope_last_error(), "cannot open") == NULL) return 4;
+  cfg.cupti = (jitscope_cupti)7;
+  if (jitscope_start(&cfg) == 0) return 5;
+  if (strstr(jitscope_last_error(), "JITSCOPE_CUPTI_AUTO") == NULL) return 6;
   jitscope_config_init(NULL);
   return jitscope_stop(); /* no session: 0 */
 }

@@ -3,6 +3,8 @@
 // Not covered: what sessions record (span_test).
 #include "trace_support.hpp"
 
+#include <dlfcn.h>
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -148,10 +150,10 @@ TEST(Autostart, TraceVariableTracesAHostWithNoCodeChange) {
   const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path +
                                   "' JITSCOPE_OVERFLOW=block JITSCOPE_RING_CAPACITY=128 "
                                   "JITSCOPE_FLUSH_INTERVAL_MS=1 JITSCOPE_PROCESS_NAME=probe "
-                                  "JITSCOPE_CLOCK=monotonic");
+                                  "JITSCOPE_CLOCK=monotonic JITSCOPE_CUPTI=off");
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "active=1\n");
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.err, "") << "JITSCOPE_CUPTI=off: no CUPTI line either";
   const nlohmann::json trace = load_trace(path);  // stopped and closed at exit
   std::size_t probe = 0, at_exit = 0;
   for (const auto& e : events_with_ph(trace, "X")) {
@@ -168,6 +170,9 @@ TEST(Autostart, TraceVariableTracesAHostWithNoCodeChange) {
   EXPECT_EQ((*meta)["args"]["overflow"], "block");
   EXPECT_EQ((*meta)["args"]["flush_interval_ms"], 1);
   EXPECT_EQ((*meta)["args"]["clock"], "monotonic");
+  EXPECT_EQ((*meta)["args"]["cupti"]["state"], "off");
+  EXPECT_NE((*meta)["args"]["cupti"]["reason"].get<std::string>().find("JITSCOPE_CUPTI=off"),
+            std::string::npos);
   const nlohmann::json* proc = metadata(trace, "process_name");
   ASSERT_NE(proc, nullptr);
   EXPECT_EQ((*proc)["args"]["name"], "probe");
@@ -202,13 +207,64 @@ INSTANTIATE_TEST_SUITE_P(
                       BadEnv{"JITSCOPE_METRICS=", "JITSCOPE_METRICS is set but empty"},
                       BadEnv{"JITSCOPE_COMPILE_TIMES=yes", "JITSCOPE_COMPILE_TIMES='yes'"},
                       BadEnv{"JITSCOPE_PROGRESS=2", "JITSCOPE_PROGRESS='2' is not 0 or 1"},
+                      BadEnv{"JITSCOPE_CUPTI=maybe", "JITSCOPE_CUPTI='maybe' is not auto, on or off"},
+                      BadEnv{"JITSCOPE_CUPTI_BUFFER_KB=8", "JITSCOPE_CUPTI_BUFFER_KB='8'"},
+                      BadEnv{"JITSCOPE_CUPTI_BUFFERS=1", "JITSCOPE_CUPTI_BUFFERS='1'"},
                       BadEnv{"JITSCOPE_OVERFLOWS=block", "unknown variable JITSCOPE_OVERFLOWS"}));
+
+bool cuda_driver_present() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver != nullptr) ::dlclose(driver);
+  return driver != nullptr;
+}
+
+// Without a CUDA driver: one `jitscope: CUPTI off:` line saying why, and the
+// rest of the session as always.
+TEST(Autostart, CuptiWithoutADriverSaysWhyOnceAndTracesTheRest) {
+  if (cuda_driver_present()) GTEST_SKIP() << "a CUDA driver is installed: CUPTI may start here";
+  struct Case {
+    const char* mode;
+    const char* line;  // "" : no line
+  };
+#if defined(JITSCOPE_TEST_HAS_CUPTI)
+  const Case cases[] = {
+      {"auto", "jitscope: CUPTI off: no CUDA driver (libcuda.so.1: cannot open shared object file"},
+      {"on", "jitscope: CUPTI off: cuptiSubscribe: CUPTI_ERROR_UNKNOWN (no usable CUDA driver"}};
+#else
+  const Case cases[] = {{"auto", ""},
+                        {"on", "jitscope: CUPTI off: this jitscope was built without CUPTI"}};
+#endif
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.mode);
+    const std::string path = temp_path("cupti_off");
+    const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path + "' JITSCOPE_CUPTI=" + c.mode);
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "active=1\n");
+    if (*c.line == '\0') {
+      EXPECT_EQ(r.err, "");
+    } else {
+      EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+      EXPECT_EQ(r.err.rfind(c.line, 0), 0u) << r.err;
+    }
+    const nlohmann::json trace = load_trace(path);
+    std::size_t probe = 0;
+    for (const auto& e : events_with_ph(trace, "X")) probe += e["name"] == "probe_span";
+    EXPECT_EQ(probe, 100u);
+    const nlohmann::json* meta = metadata(trace, "jitscope_session");
+    ASSERT_NE(meta, nullptr);
+    EXPECT_EQ((*meta)["args"]["cupti"]["state"], "off");
+    const nlohmann::json* stats = metadata(trace, "jitscope_stats");
+    ASSERT_NE(stats, nullptr);
+    EXPECT_EQ((*stats)["args"]["cupti"]["state"], "off");
+    EXPECT_EQ((*stats)["args"]["cupti"]["gpu_events"], 0);
+  }
+}
 
 TEST(Autostart, MetricsAndCompileTimesActThroughTheSession) {
   const std::string path = temp_path("metrics_env");
   const std::string metrics = temp_path("metrics_env.jsonl");
   const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path + "' JITSCOPE_METRICS='" + metrics +
-                                  "' JITSCOPE_COMPILE_TIMES=csv");
+                                  "' JITSCOPE_COMPILE_TIMES=csv JITSCOPE_CUPTI=off");
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "active=1\n");
   EXPECT_EQ(::access(metrics.c_str(), F_OK), 0) << "the metrics file is created at start";
@@ -242,7 +298,7 @@ TEST(Autostart, UnwritablePathGivesOneLineAndKeepsTheExitStatus) {
 }
 
 TEST(Autostart, AFullDiskGivesOneLineAndKeepsTheExitStatus) {
-  const ProbeResult r = run_probe("JITSCOPE_TRACE=/dev/full");
+  const ProbeResult r = run_probe("JITSCOPE_TRACE=/dev/full JITSCOPE_CUPTI=off");
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "active=1\n");
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;

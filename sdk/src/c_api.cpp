@@ -33,6 +33,7 @@ void jitscope_config_init(jitscope_config* cfg) {
   cfg->overflow = JITSCOPE_OVERFLOW_DROP;
   cfg->flush_interval_ms = static_cast<unsigned>(jitscope::kDefaultFlushInterval.count());
   cfg->process_name = nullptr;
+  cfg->cupti = JITSCOPE_CUPTI_AUTO;
 }
 
 int jitscope_start(const jitscope_config* cfg) {
@@ -52,6 +53,13 @@ int jitscope_start(const jitscope_config* cfg) {
                                                                  : jitscope::OverflowPolicy::kDrop;
       config.flush_interval = std::chrono::milliseconds(cfg->flush_interval_ms);
       if (cfg->process_name != nullptr) config.process_name = cfg->process_name;
+      switch (cfg->cupti) {
+        case JITSCOPE_CUPTI_AUTO: config.cupti = jitscope::CuptiMode::kAuto; break;
+        case JITSCOPE_CUPTI_ON: config.cupti = jitscope::CuptiMode::kOn; break;
+        case JITSCOPE_CUPTI_OFF: config.cupti = jitscope::CuptiMode::kOff; break;
+        default:
+          if (st) st = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
+      }
     }
     if (st) st = jitscope::start(config);
   } catch (...) {

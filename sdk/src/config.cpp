@@ -2,6 +2,7 @@
 // is checked strictly: a bad value or an unknown JITSCOPE_ name is an error
 // that names it, never a silent default.
 #include "clock.hpp"
+#include "cupti.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -32,6 +33,9 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
     {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
     {"JITSCOPE_NVTX", "on|off|emit|capture: NVTX emission and capture"},
+    {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
+    {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
+    {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
 };
 
 bool parse_uint(const char* text, std::uint64_t& out) {
@@ -92,6 +96,18 @@ Status Config::validate() const noexcept {
     if (flush_interval.count() < 1 || flush_interval.count() > 60000) {
       return Status::error("flush_interval " + std::to_string(flush_interval.count()) +
                            " ms is outside [1, 60000]");
+    }
+    if (cupti_buffer_bytes < detail::kMinCuptiBufferBytes ||
+        cupti_buffer_bytes > detail::kMaxCuptiBufferBytes || cupti_buffer_bytes % 8 != 0) {
+      return Status::error("cupti_buffer_bytes " + std::to_string(cupti_buffer_bytes) +
+                           " is not a multiple of 8 in [" +
+                           std::to_string(detail::kMinCuptiBufferBytes) + ", " +
+                           std::to_string(detail::kMaxCuptiBufferBytes) + "]");
+    }
+    if (cupti_buffers < detail::kMinCuptiBuffers || cupti_buffers > detail::kMaxCuptiBuffers) {
+      return Status::error("cupti_buffers " + std::to_string(cupti_buffers) + " is outside [" +
+                           std::to_string(detail::kMinCuptiBuffers) + ", " +
+                           std::to_string(detail::kMaxCuptiBuffers) + "]");
     }
     if (clock == ClockChoice::kTsc && !detail::tsc_is_invariant()) {
       return Status::error("clock tsc requested, but this CPU's TSC is not invariant "
@@ -179,6 +195,26 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       if (Status st = parse_choice("JITSCOPE_NVTX", v, kChoices, nvtx); !st) return st;
       cfg.nvtx_emit = nvtx == Nvtx::kOn || nvtx == Nvtx::kEmit;
       cfg.nvtx_capture = nvtx == Nvtx::kOn || nvtx == Nvtx::kCapture;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI")) {
+      static constexpr Choice<CuptiMode> kChoices[] = {
+          {"auto", CuptiMode::kAuto}, {"on", CuptiMode::kOn}, {"off", CuptiMode::kOff}};
+      if (Status st = parse_choice("JITSCOPE_CUPTI", v, kChoices, cfg.cupti); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI_BUFFER_KB")) {
+      constexpr std::uint64_t lo = detail::kMinCuptiBufferBytes / 1024;
+      constexpr std::uint64_t hi = detail::kMaxCuptiBufferBytes / 1024;
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < lo || n > hi) return range_error("JITSCOPE_CUPTI_BUFFER_KB", v, lo, hi);
+      cfg.cupti_buffer_bytes = static_cast<std::size_t>(n) * 1024;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI_BUFFERS")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < detail::kMinCuptiBuffers || n > detail::kMaxCuptiBuffers) {
+        return range_error("JITSCOPE_CUPTI_BUFFERS", v, detail::kMinCuptiBuffers,
+                           detail::kMaxCuptiBuffers);
+      }
+      cfg.cupti_buffers = static_cast<std::size_t>(n);
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

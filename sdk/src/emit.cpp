@@ -2,6 +2,7 @@
 // Every path is bounded: it pushes into the thread's own ring or drops and
 // counts; only kBlock waits, and it gives up when the session ends.
 #include "emit.hpp"
+#include "gpu_activity.hpp"
 #include "log.hpp"
 #include "nvtx.hpp"
 #include "session_params.hpp"
@@ -303,6 +304,22 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
   const std::size_t used =
       name_len != 0 ? write_payload(*t, 2, e.dynamic_name.data(), name_len) : 2;
   t->ring.commit(used);
+  return true;
+}
+
+bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUnitTag* compiled_by,
+                   GpuCallRole role, std::uint32_t pthread_low) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return false;
+  // Never waits, even under kBlock: this runs inside a CUPTI callback, and
+  // the flusher may be inside CUPTI (cuptiActivityFlushAll) at that moment.
+  if (!t->ring.has_room(1 + t->owed)) {
+    bump(t->dropped);
+    return false;
+  }
+  fill(t->ring.slot(0), read_clock(session), reinterpret_cast<const char*>(compiled_by), correlation,
+       pthread_low, RecordKind::kGpuCall, ValueType::kNone, 0, static_cast<std::uint8_t>(role));
+  t->ring.commit(1);
   return true;
 }
 

@@ -2,6 +2,8 @@
 // the public hot path is in <jitscope/detail/hot.hpp>.
 #pragma once
 
+#include "gpu_activity.hpp"
+
 #include <jitscope/detail/hot.hpp>
 
 #include <cstdint>
@@ -37,5 +39,11 @@ struct CapturedEvent {
 // Records `e` on the calling thread's ring. False if it was dropped (full
 // ring, counted) or there is no session `session`.
 bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept;
+
+// A CUDA call the CUPTI collector correlates (RecordKind::kGpuCall), from
+// its API callback on the calling thread. Never waits for room, whatever the
+// overflow policy: false if dropped (counted) or no session `session`.
+bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUnitTag* compiled_by,
+                   GpuCallRole role, std::uint32_t pthread_low) noexcept;
 
 }  // namespace jitscope::detail

@@ -3,6 +3,9 @@
 #include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
+#include "cupti.hpp"
+#include "gpu_trace.hpp"
+#include "json_writer.hpp"
 #include "log.hpp"
 #include "nvtx.hpp"
 #include "session_params.hpp"
@@ -91,13 +94,15 @@ class FileSink final : public TraceSink {
 class Session {
  public:
   Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
-          ClockPoint first)
+          ClockPoint first, CuptiSessionState cupti)
       : config_(cfg),
         sink_(fd, cfg.output_path),
         word_(word),
         clock_(clock),
         first_(first),
-        capture_at_start_(nvtx_capture_totals()) {
+        capture_at_start_(nvtx_capture_totals()),
+        cupti_(std::move(cupti)),
+        gpu_counts_at_start_(cupti_counts()) {
     if (metrics_fd >= 0) metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path);
   }
 
@@ -106,6 +111,10 @@ class Session {
   void write_metrics() {
     if (!metrics_) return;
     take_metrics_lines(metrics_batch_);
+    // Per-unit GPU metrics, known only once the last GPU record is in.
+    metrics_batch_.insert(metrics_batch_.end(), std::make_move_iterator(gpu_lines_.begin()),
+                          std::make_move_iterator(gpu_lines_.end()));
+    gpu_lines_.clear();
     if (metrics_batch_.empty()) return;
     std::string text;
     for (const std::string& line : metrics_batch_) {
@@ -165,7 +174,16 @@ class Session {
       info.ring_capacity = config_.ring_capacity;
       info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
       info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
+      info.cupti_on = cupti_.on;
+      info.cupti_reason = cupti_.reason;
+      info.gpu_clock = cupti_.clock;
       TraceWriter writer(sink_, info);
+      // Incomplete GPU records wait about half a second for their other half.
+      const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());
+      GpuTrace gpu(info.pid, cupti_.clock,
+                   static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (500 + interval - 1) / interval)));
+      if (cupti_.on) writer.set_gpu(&gpu);
+      gpu_ = &gpu;
       writer.begin_trace();
       std::vector<ThreadState*> threads;
       for (;;) {
@@ -180,7 +198,13 @@ class Session {
       }
       const CaptureTotals captured =
           writer.with_captured(nvtx_capture_totals() - capture_at_start_);
-      writer.end_trace(captured);
+      const GpuCollectorCounts gpu_counts = cupti_counts() - gpu_counts_at_start_;
+      writer.end_trace(captured, [&](JsonWriter& w) { gpu.write_stats(w, cupti_, gpu_counts); });
+      gpu_ = nullptr;
+      stats_.cupti_on = cupti_.on;
+      stats_.gpu_events = gpu.totals().gpu_events;
+      stats_.gpu_unattributed = gpu.totals().unattributed;
+      stats_.gpu_flows = gpu.totals().flows;
       sink_.close();
       stats_.nvtx_captured = captured.ranges + captured.marks + captured.async_ranges;
       stats_.nvtx_unmatched = captured.unbalanced_pops + captured.unknown_ends;
@@ -194,6 +218,7 @@ class Session {
       stats_.bytes_written = sink_.bytes();
       stats_.write_failed = sink_.failed();
     } catch (...) {
+      gpu_ = nullptr;
       // Out of memory on the flusher: end the session for the producers too,
       // so that none waits (kBlock) on a flusher that is gone.
       g_session.store(0, std::memory_order_relaxed);  // relaxed: producers only need to see it
@@ -221,6 +246,14 @@ class Session {
       writer.settle(*t);
       if (retired) registry.remove(t);
     }
+    if (cupti_.on) {
+      // After the rings: a GPU record's call (kGpuCall) is then already known.
+      cupti_flush(/*forced=*/final);
+      take_gpu_activities(gpu_batch_);
+      gpu_->add(gpu_batch_);
+      gpu_->write(writer, final);
+      if (final) gpu_->unit_metric_lines(gpu_lines_);
+    }
     // Events lost before any ring are counted process-wide.
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
     writer.write_dropped_counter();
@@ -236,6 +269,11 @@ class Session {
   ClockSource clock_;
   ClockPoint first_;
   CaptureTotals capture_at_start_;
+  CuptiSessionState cupti_;
+  GpuCollectorCounts gpu_counts_at_start_;
+  GpuTrace* gpu_ = nullptr;  // the flusher's, while it runs
+  std::vector<GpuActivity> gpu_batch_;
+  std::vector<std::string> gpu_lines_;  // per-unit GPU metrics for the metrics file
   std::uint64_t lost_at_start_ = 0;
   std::uint64_t start_unix_ns_ = realtime_ns();
   std::mutex mutex_;
@@ -385,12 +423,20 @@ Status start(const Config& config) noexcept {
                                    (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
-        auto session = std::make_unique<Session>(config, fd, metrics_fd, word, clock, first);
-        ThreadRegistry::instance().reap_retired();  // no flusher runs now
-        SessionParams& params = session_params();
-        params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
-        params.overflow.store(config.overflow, std::memory_order_relaxed);
-        session->start_flusher();
+        // CUPTI calls back into the collector only, never into this lock's holders.
+        CuptiSessionState cupti = cupti_begin_session(config);
+        std::unique_ptr<Session> session;
+        try {
+          session = std::make_unique<Session>(config, fd, metrics_fd, word, clock, first, cupti);
+          ThreadRegistry::instance().reap_retired();  // no flusher runs now
+          SessionParams& params = session_params();
+          params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
+          params.overflow.store(config.overflow, std::memory_order_relaxed);
+          session->start_flusher();
+        } catch (...) {
+          if (cupti.on) cupti_end_session();
+          throw;
+        }
         set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
         g_current = session.release();
         // release: a thread that sees this word also sees the params above.
@@ -416,7 +462,8 @@ Status stop(SessionStats* stats) noexcept {
     g_session.store(0, std::memory_order_release);
     std::unique_ptr<Session> session(g_current);
     g_current = nullptr;
-    session->stop_and_join();
+    session->stop_and_join();  // its final cycle flushed CUPTI
+    cupti_end_session();
     session->write_metrics();  // records that closed during the final drain
     set_metrics_output(false);
     session->close_metrics();

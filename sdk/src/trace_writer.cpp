@@ -1,6 +1,7 @@
 #include "trace_writer.hpp"
 
 #include "captured_names.hpp"
+#include "gpu_trace.hpp"
 #include "json_writer.hpp"
 #include "thread_registry.hpp"
 
@@ -117,6 +118,22 @@ void TraceWriter::begin_trace() {
   w.member("ring_capacity", static_cast<std::uint64_t>(info_.ring_capacity));
   w.member("overflow", info_.overflow);
   w.member("flush_interval_ms", info_.flush_interval_ms);
+  w.key("cupti");
+  w.begin_object();
+  w.member("state", info_.cupti_on ? "on" : "off");
+  if (info_.cupti_on) {
+    // How CUPTI's timestamps were put on this trace's CLOCK_MONOTONIC axis.
+    w.member("timestamps", info_.gpu_clock.name());
+    w.member("uncertainty_ns", info_.gpu_clock.uncertainty_ns);
+    if (info_.gpu_clock.kind == GpuClock::Kind::kLinear) {
+      w.member("cupti_ref_ns", info_.gpu_clock.cupti_ref);
+      w.member("monotonic_ref_ns", info_.gpu_clock.mono_ref);
+      w.member("slope", info_.gpu_clock.slope);
+    }
+  } else {
+    w.member("reason", std::string_view(info_.cupti_reason));
+  }
+  w.end_object();
   w.end_object();
   w.end_object();
   flush();
@@ -269,6 +286,31 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
     case RecordKind::kThreadName:
       write_thread_name(d, std::string_view(payload, r.name_len));
       break;
+    case RecordKind::kGpuCall: {
+      if (gpu_ == nullptr) break;
+      GpuCall call;
+      call.tid = t.tid;
+      call.pthread_low = r.name_len;
+      call.role = static_cast<GpuCallRole>(r.index);
+      call.compiled_by = reinterpret_cast<const GpuUnitTag*>(r.name);
+      if (const ThreadDecodeState::OpenSpan* s = d.innermost(); s != nullptr) {
+        call.span = s->static_name != nullptr ? std::string_view(s->static_name)
+                                              : std::string_view(s->dynamic_name);
+        call.in_unit = s->in_unit;
+        call.unit = s->unit;
+        // The unit's own slice: the innermost one that opened a unit.
+        for (std::size_t i = d.depth; call.in_unit && i-- > 0;) {
+          const ThreadDecodeState::OpenSpan& u = d.stack[i];
+          if ((u.flags & kFlagUnit) != 0) {
+            call.unit_name = u.static_name != nullptr ? std::string_view(u.static_name)
+                                                      : std::string_view(u.dynamic_name);
+            break;
+          }
+        }
+      }
+      gpu_->on_call(static_cast<std::uint32_t>(r.value.u64), std::move(call));
+      break;
+    }
     case RecordKind::kCaptured: {
       CapturedExtra extra;
       std::memcpy(&extra, &group[1], sizeof extra);
@@ -361,6 +403,39 @@ void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name)
   d.name_written.assign(name.data(), name.size());
   summaries_[d.summary].name = d.name_written;
   write_thread_name_event(d.tid_fields, name);
+}
+
+void TraceWriter::append_event(std::string_view event) {
+  append_metadata(event);
+  ++events_;
+}
+
+void TraceWriter::append_metadata(std::string_view event) {
+  event_prefix();
+  buf_.append(event);
+  maybe_flush();
+}
+
+void TraceWriter::write_name_metadata(std::string_view what, std::int64_t pid, std::int64_t tid,
+                                      std::string_view name) {
+  event_prefix();
+  JsonWriter w(buf_);
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", what);
+  w.member("pid", pid);
+  w.member("tid", tid);
+  w.key("args");
+  w.begin_object();
+  w.member("name", name);
+  w.end_object();
+  w.end_object();
+  maybe_flush();
+}
+
+bool TraceWriter::knows_tid(int tid) const noexcept {
+  return std::any_of(summaries_.begin(), summaries_.end(),
+                     [tid](const ThreadSummary& s) { return s.tid == tid; });
 }
 
 void TraceWriter::write_thread_name_event(std::string_view where, std::string_view name) {
@@ -523,7 +598,8 @@ void TraceWriter::write_dropped_counter() {
   buf_.append("}}");
 }
 
-void TraceWriter::end_trace(const CaptureTotals& nvtx) {
+void TraceWriter::end_trace(const CaptureTotals& nvtx,
+                            const std::function<void(JsonWriter&)>& extra_stats) {
   std::uint64_t args_dropped = 0, unbalanced = 0, truncated = 0;
   for (const ThreadSummary& s : summaries_) {
     args_dropped += s.args_dropped;
@@ -558,6 +634,7 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx) {
   w.member("unknown_range_ends", nvtx.unknown_ends);
   w.member("dropped", nvtx.dropped);
   w.end_object();
+  if (extra_stats) extra_stats(w);
   w.key("threads");
   w.begin_array();
   for (const ThreadSummary& s : summaries_) {

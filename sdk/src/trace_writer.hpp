@@ -5,10 +5,12 @@
 #pragma once
 
 #include "clock.hpp"
+#include "gpu_activity.hpp"
 
 #include <jitscope/detail/record.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,8 @@
 namespace jitscope::detail {
 
 struct ThreadState;
+class GpuTrace;
+class JsonWriter;
 
 // Totals of the NVTX capture over a session (nvtx.hpp), for the stats event.
 // The first three are counted by the writer, the rest by the capture.
@@ -72,6 +76,10 @@ struct SessionInfo {
   std::size_t ring_capacity = 0;
   std::string_view overflow;
   std::uint64_t flush_interval_ms = 0;
+  // The CUPTI collector this session (jitscope_session metadata).
+  bool cupti_on = false;
+  std::string cupti_reason;
+  GpuClock gpu_clock;
 };
 
 struct ThreadSummary {
@@ -101,7 +109,20 @@ class TraceWriter {
   std::uint64_t events_dropped() const noexcept;
   // A process-level counter of events_dropped(), written when it changed.
   void write_dropped_counter();
-  void end_trace(const CaptureTotals& nvtx = {});
+  // `extra_stats` adds members to the jitscope_stats args.
+  void end_trace(const CaptureTotals& nvtx = {},
+                 const std::function<void(JsonWriter&)>& extra_stats = {});
+  // kGpuCall records go to `gpu` (none: they are skipped).
+  void set_gpu(GpuTrace* gpu) noexcept { gpu_ = gpu; }
+  // A whole event object, counted in events_written.
+  void append_event(std::string_view event);
+  // A whole event object that is not a slice (flows, metadata): not counted.
+  void append_metadata(std::string_view event);
+  // A process_name or thread_name metadata event.
+  void write_name_metadata(std::string_view what, std::int64_t pid, std::int64_t tid,
+                           std::string_view name);
+  // True if a jitscope thread with this OS thread id has written here.
+  bool knows_tid(int tid) const noexcept;
   void flush() noexcept;  // hands buffered events to the sink
 
   std::uint64_t events_written() const noexcept { return events_; }
@@ -148,6 +169,7 @@ class TraceWriter {
   std::uint64_t last_dropped_ = 0;
   std::uint64_t lost_ = 0;
   bool first_event_ = true;
+  GpuTrace* gpu_ = nullptr;
 };
 
 // Slots a record's group occupies: the record and its payload.

@@ -32,12 +32,20 @@ typedef enum jitscope_overflow {
   JITSCOPE_OVERFLOW_BLOCK = 1
 } jitscope_overflow;
 
+/* The CUPTI collector (GPU activity); see jitscope::CuptiMode. */
+typedef enum jitscope_cupti {
+  JITSCOPE_CUPTI_AUTO = 0, /* on when a CUDA driver is present */
+  JITSCOPE_CUPTI_ON = 1,
+  JITSCOPE_CUPTI_OFF = 2
+} jitscope_cupti;
+
 typedef struct jitscope_config {
   const char* output_path;      /* required */
   size_t ring_capacity;         /* 32-byte records per thread */
   jitscope_overflow overflow;
   unsigned flush_interval_ms;
   const char* process_name;     /* NULL: the executable's name */
+  jitscope_cupti cupti;
 } jitscope_config;
 
 /* Fills *cfg with the defaults (no output path). */

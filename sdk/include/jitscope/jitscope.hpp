@@ -67,6 +67,12 @@ enum class OverflowPolicy : std::uint8_t {
 // Which clock stamps events. kAuto: the TSC when it is invariant
 // (constant_tsc + nonstop_tsc), else CLOCK_MONOTONIC.
 enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
+// The CUPTI collector (GPU activity, README "GPU activity"). kAuto: on when
+// a CUDA driver is present. Off or unable to start: one `jitscope: CUPTI off:`
+// line (not for kOff) and the rest of the session is unchanged.
+enum class CuptiMode : std::uint8_t { kAuto, kOn, kOff };
+inline constexpr std::size_t kDefaultCuptiBufferBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kDefaultCuptiBuffers = 8;
 
 // Defaults, also used by Config::from_env when a variable is unset.
 inline constexpr std::size_t kDefaultRingCapacity = 65536;  // records: 2 MiB/thread
@@ -122,6 +128,12 @@ struct Config {
   // NVTX (nvtx.hpp); both are no-ops in a build without the CUDA toolkit.
   bool nvtx_emit = true;     // spans as NVTX ranges, when an NVTX tool listens
   bool nvtx_capture = true;  // other code's NVTX ranges into this trace
+  // CUPTI: GPU kernels, copies, CUDA calls; a no-op in a build without CUPTI.
+  CuptiMode cupti = CuptiMode::kAuto;
+  // The activity buffer pool, allocated once per process at the first
+  // session that collects: cupti_buffers x cupti_buffer_bytes, bounded.
+  std::size_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;  // [64 KiB, 64 MiB]
+  std::size_t cupti_buffers = kDefaultCuptiBuffers;           // [2, 1024]
 
   // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -144,6 +156,10 @@ struct SessionStats {
   std::uint64_t nvtx_captured = 0;    // NVTX ranges, marks and async ranges written
   std::uint64_t nvtx_unmatched = 0;   // NVTX pops and range ends with nothing to close
   bool nvtx_emitted = false;          // spans went to an NVTX tool as ranges
+  bool cupti_on = false;              // the CUPTI collector ran this session
+  std::uint64_t gpu_events = 0;       // kernels, copies and sets on GPU tracks
+  std::uint64_t gpu_unattributed = 0; // of those, with no CUDA call seen for them
+  std::uint64_t gpu_flows = 0;        // launch -> GPU arrows
   bool write_failed = false;          // an I/O error stopped the output early
 };
 

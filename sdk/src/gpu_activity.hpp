@@ -1,0 +1,103 @@
+// What the CUPTI collector hands the flusher, in our own types: one
+// GpuActivity per CUPTI record it understood, the compile-unit tags that
+// module loads leave on function handles, and the collector's counters.
+// Nothing here includes CUPTI, so the join (gpu_trace.cpp) builds and is
+// tested without it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitscope::detail {
+
+enum class GpuKind : std::uint8_t {
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kRuntimeApi,   // a CUDA runtime call (cuda*)
+  kDriverApi,    // a CUDA driver call (cu*)
+  kSync,         // a synchronization the host waited in
+  kExternalCorrelation,
+  kJit,          // the driver's JIT: compile, or compute-cache load/store
+  kOverhead,     // CUPTI's own overhead
+};
+
+// One CUPTI record. Timestamps are as CUPTI stamped them (see GpuClock).
+struct GpuActivity {
+  GpuKind kind = GpuKind::kKernel;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::uint32_t correlation = 0;  // 0: none
+  std::uint32_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t thread = 0;       // API, JIT: CUPTI's thread id of the caller
+  std::uint32_t detail = 0;       // copy kind, sync type, JIT operation, overhead kind, API cbid
+  std::uint32_t detail2 = 0;      // JIT entry type; overhead object kind
+  std::uint64_t bytes = 0;        // memcpy/memset bytes; JIT cache size
+  std::uint64_t external_id = 0;  // kExternalCorrelation
+  std::int32_t grid[3] = {0, 0, 0};
+  std::int32_t block[3] = {0, 0, 0};
+  std::uint32_t registers = 0;
+  std::uint32_t shared_memory = 0;  // static + dynamic bytes
+  std::string name;  // what the slice is called: kernel, API function, "Memcpy HtoD", ...
+  std::string text;  // JIT: the compute cache path
+};
+
+// The role of a CUDA call the collector watches (RecordKind::kGpuCall index).
+enum class GpuCallRole : std::uint8_t {
+  kOther = 0,   // a copy, set or graph launch: correlated, nothing more
+  kLaunch = 1,  // a kernel launch
+  kLoad = 2,    // a module or library load (the driver may JIT here)
+};
+
+// A compile unit as a module load saw it: interned, never freed, so that a
+// function handle can point at it for the rest of the process.
+struct GpuUnitTag {
+  std::uint64_t packed_id = 0;  // frame << 32 | attempt
+  std::string display;          // "[F/A] name", the unit's slice name
+};
+// The tag of (packed_id, display); the same pointer for the same pair.
+const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view display);
+
+// How CUPTI's timestamps become CLOCK_MONOTONIC ns (the trace's time base).
+struct GpuClock {
+  enum class Kind : std::uint8_t {
+    kCallback,  // CUPTI calls our timestamp callback: already monotonic ns
+    kLinear,    // fitted from paired cuptiGetTimestamp / clock_gettime reads
+  };
+  Kind kind = Kind::kCallback;
+  // kLinear: monotonic = mono_ref + (cupti - cupti_ref) * slope
+  std::uint64_t cupti_ref = 0;
+  std::uint64_t mono_ref = 0;
+  double slope = 1.0;
+  std::uint64_t uncertainty_ns = 0;  // half the widest bracket of a sample used
+
+  std::uint64_t to_monotonic(std::uint64_t cupti) const noexcept {
+    if (kind == Kind::kCallback || cupti == 0) return cupti;
+    const double delta = static_cast<double>(static_cast<std::int64_t>(cupti - cupti_ref)) * slope;
+    const double mono = static_cast<double>(mono_ref) + delta;
+    return mono <= 0 ? 0 : static_cast<std::uint64_t>(mono);
+  }
+  std::string_view name() const noexcept {
+    return kind == Kind::kCallback ? "timestamp_callback" : "linear_fit";
+  }
+};
+
+// Counted by the collector (any thread), read as deltas over a session.
+struct GpuCollectorCounts {
+  std::uint64_t buffers_completed = 0;
+  std::uint64_t records = 0;            // records turned into GpuActivity
+  std::uint64_t records_skipped = 0;    // kinds we do not write
+  std::uint64_t records_unreadable = 0; // CUPTI could not step over them (unknown kind)
+  std::uint64_t buffers_truncated = 0;  // a record cut off at the buffer's end
+  std::uint64_t cupti_dropped = 0;      // CUPTI's own dropped-record counts
+  std::uint64_t pool_exhausted = 0;     // a buffer was asked for and none was free
+  std::uint64_t calls_seen = 0;         // API callbacks that wrote a kGpuCall record
+  GpuCollectorCounts operator-(const GpuCollectorCounts& o) const noexcept;
+};
+
+}  // namespace jitscope::detail

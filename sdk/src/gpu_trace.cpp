@@ -1,0 +1,460 @@
+#include "gpu_trace.hpp"
+
+#include "immortal.hpp"
+#include "json_writer.hpp"
+#include "trace_writer.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace jitscope::detail {
+namespace {
+
+// One category for CUDA calls, GPU slices and the flows between them: a flow
+// event binds to the slice with its ts, pid, tid and cat (Chrome's rule).
+constexpr std::string_view kCategory = "cuda";
+// The track for CUPTI overhead not tied to a thread, in the host process.
+constexpr int kCuptiTrackTid = 0x7fff0000;
+// How long an entry waits for a record to use it, in grace periods.
+constexpr std::uint64_t kKeepGraces = 20;
+
+bool is_gpu_side(GpuKind k) noexcept {
+  return k == GpuKind::kKernel || k == GpuKind::kMemcpy || k == GpuKind::kMemset;
+}
+
+std::string_view unit_record_name(const std::string& display) {
+  const std::size_t space = display.find(' ');
+  return space == std::string::npos ? std::string_view(display)
+                                    : std::string_view(display).substr(space + 1);
+}
+
+void append_compile_id_text(std::string& out, std::uint64_t packed) {
+  append_uint(out, packed >> 32);
+  out.push_back('/');
+  append_uint(out, packed & 0xffffffffu);
+}
+
+std::string compile_id_text(std::uint64_t packed) {
+  std::string s;
+  append_compile_id_text(s, packed);
+  return s;
+}
+
+}  // namespace
+
+const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view display) {
+  struct Less {
+    bool operator()(const GpuUnitTag& a, const GpuUnitTag& b) const { return key(a) < key(b); }
+    static std::pair<std::uint64_t, std::string_view> key(const GpuUnitTag& t) {
+      return {t.packed_id, t.display};
+    }
+  };
+  struct Tags {
+    std::mutex mutex;
+    std::set<GpuUnitTag, Less> tags;  // node-based: element addresses are stable
+  };
+  Tags& t = immortal<Tags>();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return &*t.tags.insert(GpuUnitTag{packed_id, std::string(display)}).first;
+}
+
+GpuCollectorCounts GpuCollectorCounts::operator-(const GpuCollectorCounts& o) const noexcept {
+  GpuCollectorCounts d;
+  d.buffers_completed = buffers_completed - o.buffers_completed;
+  d.records = records - o.records;
+  d.records_skipped = records_skipped - o.records_skipped;
+  d.records_unreadable = records_unreadable - o.records_unreadable;
+  d.buffers_truncated = buffers_truncated - o.buffers_truncated;
+  d.cupti_dropped = cupti_dropped - o.cupti_dropped;
+  d.pool_exhausted = pool_exhausted - o.pool_exhausted;
+  d.calls_seen = calls_seen - o.calls_seen;
+  return d;
+}
+
+std::int64_t GpuTrace::device_pid(std::uint32_t device, int host_pid) noexcept {
+  return 10'000'000LL * (static_cast<std::int64_t>(device) + 1) + host_pid;
+}
+
+GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint32_t grace_cycles)
+    : pid_(host_pid), clock_(clock), grace_(std::max<std::uint32_t>(grace_cycles, 1)) {}
+
+void GpuTrace::on_call(std::uint32_t correlation, GpuCall call) {
+  if (correlation == 0) return;
+  if (call.pthread_low != 0) pthread_map_[call.pthread_low] = call.tid;
+  calls_[correlation] = StoredCall{std::move(call), cycle_};
+}
+
+void GpuTrace::add(std::vector<GpuActivity>& batch) {
+  for (GpuActivity& a : batch) pending_.push_back(Pending{std::move(a), cycle_});
+  batch.clear();
+}
+
+void GpuTrace::write(TraceWriter& writer, bool final) {
+  // Records in arrival order; one that cannot be placed yet keeps its place.
+  std::deque<Pending> waiting;
+  while (!pending_.empty()) {
+    Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    const bool force = final || cycle_ - p.cycle >= grace_;
+    if (!try_write(writer, p.a, force)) waiting.push_back(std::move(p));
+  }
+  pending_.swap(waiting);
+  ++cycle_;
+  if (final) {
+    calls_.clear();
+    apis_.clear();
+    external_.clear();
+  } else if (cycle_ % grace_ == 0) {
+    expire(cycle_);
+  }
+}
+
+void GpuTrace::expire(std::uint64_t cycle) {
+  const std::uint64_t keep = grace_ * kKeepGraces;
+  if (cycle < keep) return;
+  const std::uint64_t oldest = cycle - keep;
+  std::erase_if(calls_, [&](const auto& kv) { return kv.second.cycle < oldest; });
+  std::erase_if(apis_, [&](const auto& kv) { return kv.second.cycle < oldest; });
+  // External ids carry no age; they go with the calls they belong to.
+  std::erase_if(external_, [&](const auto& kv) {
+    return calls_.find(kv.first) == calls_.end() && apis_.find(kv.first) == apis_.end();
+  });
+}
+
+bool GpuTrace::host_tid(const TraceWriter& writer, std::uint32_t cupti_thread, int& tid) const {
+  // Learned from a correlated call first; then CUPTI's id as the thread's
+  // pthread_self() or as its OS thread id.
+  for (const auto* map : {&thread_map_, &pthread_map_}) {
+    if (auto it = map->find(cupti_thread); it != map->end()) {
+      tid = it->second;
+      return true;
+    }
+  }
+  if (writer.knows_tid(static_cast<int>(cupti_thread))) {
+    tid = static_cast<int>(cupti_thread);
+    return true;
+  }
+  return false;
+}
+
+int GpuTrace::host_tid_or_raw(TraceWriter& writer, std::uint32_t cupti_thread) {
+  int tid = 0;
+  if (host_tid(writer, cupti_thread, tid)) return tid;
+  // A thread jitscope never saw: a track of its own, named.
+  tid = static_cast<int>(cupti_thread);
+  if (!raw_threads_named_[cupti_thread]) {
+    raw_threads_named_[cupti_thread] = true;
+    writer.write_name_metadata("thread_name", pid_, tid,
+                               "CUDA thread " + std::to_string(cupti_thread));
+  }
+  return tid;
+}
+
+void GpuTrace::name_gpu_track(TraceWriter& writer, std::uint32_t device, std::uint32_t stream) {
+  const std::uint64_t process_key = (static_cast<std::uint64_t>(device) << 32) | 0xffffffffu;
+  const std::int64_t pid = device_pid(device, pid_);
+  if (!tracks_named_[process_key]) {
+    tracks_named_[process_key] = true;
+    writer.write_name_metadata("process_name", pid, 0,
+                               "GPU " + std::to_string(device) + " (pid " + std::to_string(pid_) +
+                                   ")");
+  }
+  const std::uint64_t key = (static_cast<std::uint64_t>(device) << 32) | stream;
+  if (!tracks_named_[key]) {
+    tracks_named_[key] = true;
+    writer.write_name_metadata("thread_name", pid, stream, "stream " + std::to_string(stream));
+  }
+}
+
+void GpuTrace::append_call_args(JsonWriter& w, std::uint32_t correlation, const GpuCall* call) {
+  w.member("correlation", correlation);
+  if (auto it = external_.find(correlation); it != external_.end()) {
+    w.member("external_id", it->second);
+  }
+  if (call == nullptr) return;
+  if (!call->span.empty()) w.member("span", std::string_view(call->span));
+  if (call->in_unit) {
+    w.member("compile_id", std::string_view(compile_id_text(call->unit)));
+    if (!call->unit_name.empty()) w.member("compile_unit", std::string_view(call->unit_name));
+  }
+  if (call->compiled_by != nullptr) {
+    w.member("compiled_by", std::string_view(call->compiled_by->display));
+    w.member("compiled_by_id", std::string_view(compile_id_text(call->compiled_by->packed_id)));
+  }
+}
+
+bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) {
+  const StoredCall* stored = nullptr;
+  if (a.correlation != 0) {
+    if (auto it = calls_.find(a.correlation); it != calls_.end()) stored = &it->second;
+  }
+  const GpuCall* call = stored != nullptr ? &stored->call : nullptr;
+  switch (a.kind) {
+    case GpuKind::kExternalCorrelation:
+      external_[a.correlation] = a.external_id;
+      ++totals_.external_ids;
+      return true;
+    case GpuKind::kRuntimeApi:
+    case GpuKind::kDriverApi: {
+      int tid = 0;
+      if (call != nullptr) {
+        tid = call->tid;
+        thread_map_[a.thread] = tid;  // learn: this CUPTI thread is that jitscope thread
+      } else if (!host_tid(writer, a.thread, tid)) {
+        if (!force) return false;
+        tid = host_tid_or_raw(writer, a.thread);
+      }
+      apis_[a.correlation] = Api{clock_.to_monotonic(a.start), tid, cycle_};
+      write_host_slice(writer, a, tid, call);
+      ++totals_.api_events;
+      return true;
+    }
+    case GpuKind::kKernel:
+    case GpuKind::kMemcpy:
+    case GpuKind::kMemset: {
+      const auto api = apis_.find(a.correlation);
+      if (!force && (call == nullptr || api == apis_.end())) return false;
+      write_gpu_slice(writer, a, call);
+      if (api != apis_.end() && api->second.start_ns != 0) {
+        // The arrow: from the call's slice to this one; once per call (a
+        // graph launch starts many kernels).
+        const std::int64_t gpu_pid = device_pid(a.device, pid_);
+        for (int end = 0; end < 2; ++end) {
+          event_.clear();
+          JsonWriter w(event_);
+          w.begin_object();
+          w.member("ph", end == 0 ? "s" : "f");
+          w.member("cat", kCategory);
+          w.member("name", "launch");
+          w.member("id", a.correlation);
+          w.key("ts");
+          w.value_us(end == 0 ? api->second.start_ns : clock_.to_monotonic(a.start));
+          w.member("pid", end == 0 ? static_cast<std::int64_t>(pid_) : gpu_pid);
+          w.member("tid", end == 0 ? static_cast<std::int64_t>(api->second.tid)
+                                   : static_cast<std::int64_t>(a.stream));
+          if (end == 1) w.member("bp", "e");
+          w.end_object();
+          writer.append_metadata(event_);
+        }
+        api->second.start_ns = 0;  // used
+        ++totals_.flows;
+      }
+      if (call == nullptr) ++totals_.unattributed;
+      charge_units(a, call);
+      ++totals_.gpu_events;
+      return true;
+    }
+    case GpuKind::kSync: {
+      const auto api = apis_.find(a.correlation);
+      if (api != apis_.end()) {
+        write_host_slice(writer, a, api->second.tid, call);
+      } else if (!force) {
+        return false;
+      } else {
+        write_gpu_slice(writer, a, call);  // no caller known: on its stream
+      }
+      ++totals_.other_events;
+      return true;
+    }
+    case GpuKind::kJit: {
+      int tid = 0;
+      if (call != nullptr) {
+        tid = call->tid;
+      } else if (!host_tid(writer, a.thread, tid)) {
+        if (!force) return false;
+        tid = host_tid_or_raw(writer, a.thread);
+      }
+      write_host_slice(writer, a, tid, call);
+      charge_units(a, call);
+      ++totals_.other_events;
+      return true;
+    }
+    case GpuKind::kOverhead: {
+      // detail2 is CUPTI's object kind: 2 = a thread (see cupti_collector.cpp).
+      int tid = kCuptiTrackTid;
+      if (a.detail2 == 2) {
+        tid = host_tid_or_raw(writer, a.thread);
+      } else if (!tracks_named_[~std::uint64_t{0}]) {
+        tracks_named_[~std::uint64_t{0}] = true;
+        writer.write_name_metadata("thread_name", pid_, kCuptiTrackTid, "CUPTI overhead");
+      }
+      write_host_slice(writer, a, tid, nullptr);
+      const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
+      totals_.overhead_ns += e > b ? e - b : 0;
+      ++totals_.other_events;
+      return true;
+    }
+  }
+  return true;
+}
+
+void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call) {
+  name_gpu_track(writer, a.device, a.stream);
+  const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
+  event_.clear();
+  JsonWriter w(event_);
+  w.begin_object();
+  w.member("ph", "X");
+  w.member("cat", kCategory);
+  w.member("name", std::string_view(a.name));
+  w.key("ts");
+  w.value_us(b);
+  w.key("dur");
+  w.value_us(e > b ? e - b : 0);
+  w.member("pid", device_pid(a.device, pid_));
+  w.member("tid", a.stream);
+  w.key("args");
+  w.begin_object();
+  append_call_args(w, a.correlation, call);
+  if (call == nullptr && is_gpu_side(a.kind)) w.member("unattributed", true);
+  w.member("device", a.device);
+  w.member("stream", a.stream);
+  if (a.kind == GpuKind::kKernel) {
+    w.key("grid");
+    w.begin_array();
+    for (int v : a.grid) w.value(v);
+    w.end_array();
+    w.key("block");
+    w.begin_array();
+    for (int v : a.block) w.value(v);
+    w.end_array();
+    w.member("registers_per_thread", a.registers);
+    w.member("shared_memory_bytes", a.shared_memory);
+  } else if (a.kind == GpuKind::kMemcpy || a.kind == GpuKind::kMemset) {
+    w.member("bytes", a.bytes);
+  }
+  w.end_object();
+  w.end_object();
+  writer.append_event(event_);
+}
+
+void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid,
+                                const GpuCall* call) {
+  const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
+  event_.clear();
+  JsonWriter w(event_);
+  w.begin_object();
+  w.member("ph", "X");
+  w.member("cat", a.kind == GpuKind::kOverhead ? std::string_view("cupti") : kCategory);
+  w.member("name", std::string_view(a.name));
+  w.key("ts");
+  w.value_us(b);
+  w.key("dur");
+  w.value_us(e > b ? e - b : 0);
+  w.member("pid", pid_);
+  w.member("tid", tid);
+  w.key("args");
+  w.begin_object();
+  if (a.correlation != 0) append_call_args(w, a.correlation, call);
+  if (a.kind == GpuKind::kJit) {
+    w.member("device", a.device);
+    if (!a.text.empty()) w.member("cache_path", std::string_view(a.text));
+    if (a.bytes != 0) w.member("cache_size", a.bytes);
+  } else if (a.kind == GpuKind::kSync) {
+    w.member("stream", a.stream);
+  }
+  w.end_object();
+  w.end_object();
+  writer.append_event(event_);
+}
+
+void GpuTrace::charge_units(const GpuActivity& a, const GpuCall* call) {
+  if (call == nullptr) return;
+  const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
+  const std::uint64_t ns = e > b ? e - b : 0;
+  if (call->in_unit) {
+    UnitGpu& u = units_[call->unit];
+    if (u.name.empty()) u.name = call->unit_name;
+    switch (a.kind) {
+      case GpuKind::kKernel: ++u.kernels; u.kernel_ns += ns; break;
+      case GpuKind::kMemcpy: ++u.memcpys; u.memcpy_bytes += a.bytes; u.memcpy_ns += ns; break;
+      case GpuKind::kMemset: ++u.memsets; u.memset_ns += ns; break;
+      case GpuKind::kJit:
+        ++u.jit_ops;
+        u.jit_ns += ns;
+        // detail: CUPTI's JIT operation, 1 cache load, 3 compile.
+        if (a.detail == 3) ++u.jit_compiles;
+        if (a.detail == 1) ++u.jit_cache_loads;
+        break;
+      default: break;
+    }
+  }
+  if (a.kind == GpuKind::kKernel && call->compiled_by != nullptr) {
+    UnitGpu& u = units_[call->compiled_by->packed_id];
+    if (u.name.empty()) u.name = call->compiled_by->display;
+    ++u.compiled_launches;
+    u.compiled_kernel_ns += ns;
+  }
+}
+
+namespace {
+void write_unit_gpu_members(JsonWriter& w, std::uint64_t kernels, std::uint64_t kernel_ns,
+                            std::string_view prefix) {
+  const std::string p(prefix);
+  w.member(p + "kernels", kernels);
+  w.member(p + "kernel_ns", kernel_ns);
+  w.member(p + "kernel_avg_ns", kernels == 0 ? std::uint64_t{0} : kernel_ns / kernels);
+}
+}  // namespace
+
+void GpuTrace::unit_metric_lines(std::vector<std::string>& out) const {
+  for (const auto& [packed, u] : units_) {
+    std::string line;
+    JsonWriter w(line);
+    w.begin_object();
+    w.member("compile_id", std::string_view(compile_id_text(packed)));
+    w.member("frame_id", packed >> 32);
+    w.member("attempt", packed & 0xffffffffu);
+    w.member("name", unit_record_name(u.name));
+    w.member("record", "gpu");
+    w.key("gpu");
+    w.begin_object();
+    write_unit_gpu_members(w, u.kernels, u.kernel_ns, "");
+    write_unit_gpu_members(w, u.compiled_launches, u.compiled_kernel_ns, "compiled_");
+    w.member("memcpys", u.memcpys);
+    w.member("memcpy_bytes", u.memcpy_bytes);
+    w.member("memcpy_ns", u.memcpy_ns);
+    w.member("memsets", u.memsets);
+    w.member("memset_ns", u.memset_ns);
+    w.member("driver_jit_ops", u.jit_ops);
+    w.member("driver_jit_ns", u.jit_ns);
+    w.member("driver_jit_compiles", u.jit_compiles);
+    w.member("driver_jit_cache_loads", u.jit_cache_loads);
+    w.end_object();
+    w.end_object();
+    out.push_back(std::move(line));
+  }
+}
+
+void GpuTrace::write_stats(JsonWriter& w, const CuptiSessionState& state,
+                           const GpuCollectorCounts& counts) const {
+  w.key("cupti");
+  w.begin_object();
+  w.member("state", state.on ? "on" : "off");
+  if (!state.on) w.member("reason", std::string_view(state.reason));
+  w.member("gpu_events", totals_.gpu_events);
+  w.member("api_events", totals_.api_events);
+  w.member("other_events", totals_.other_events);
+  w.member("flows", totals_.flows);
+  w.member("unattributed", totals_.unattributed);
+  w.member("external_correlations", totals_.external_ids);
+  w.member("overhead_ns", totals_.overhead_ns);
+  w.member("buffers_completed", counts.buffers_completed);
+  w.member("records", counts.records);
+  w.member("records_skipped", counts.records_skipped);
+  w.member("records_unreadable", counts.records_unreadable);
+  w.member("buffers_truncated", counts.buffers_truncated);
+  w.member("records_dropped_by_cupti", counts.cupti_dropped);
+  w.member("buffer_pool_exhausted", counts.pool_exhausted);
+  w.member("calls_correlated", counts.calls_seen);
+  w.key("units");
+  w.begin_array();
+  std::vector<std::string> lines;
+  unit_metric_lines(lines);
+  for (const std::string& line : lines) w.raw(line);
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace jitscope::detail
