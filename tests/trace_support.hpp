@@ -143,6 +143,7 @@ inline Config test_config(const std::string& stem) {
   Config cfg;
   cfg.output_path = temp_path(stem);
   cfg.flush_interval = std::chrono::milliseconds(5);
+  cfg.cupti = CuptiMode::kOff;  // tests of GPU activity turn it on themselves
   return cfg;
 }
 

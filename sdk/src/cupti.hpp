@@ -50,10 +50,19 @@ inline constexpr std::size_t kMaxCuptiBuffers = 1024;
 // The buffer-completed path: walks `buffer` (`valid` bytes) with
 // cuptiActivityGetNextRecord and queues what it understands. Never frees it.
 void cupti_consume_buffer(std::uint8_t* buffer, std::size_t valid) noexcept;
+// CUPTI's buffer callbacks themselves: a buffer from the pool (nullptr and
+// counted when none is free), and one back (consumed, then returned).
+void cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                            std::size_t* max_records) noexcept;
+void cupti_buffer_completed(void* context, std::uint32_t stream, std::uint8_t* buffer,
+                            std::size_t size, std::size_t valid) noexcept;
+// Adds CUPTI's dropped-record count (what buffer_completed reads from CUPTI).
+void cupti_count_dropped(std::size_t records) noexcept;
 // The API callback: `data` is a CUpti_CallbackData* for `domain`/`cbid`.
 void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void* data) noexcept;
 // Tests without a GPU: the next sessions act as if CUPTI had started (the
-// callback and consume paths live, no CUPTI call made). Off again with false.
+// pool, the callback and consume paths live; no other CUPTI call made).
+// Off again with false.
 void cupti_simulate_for_testing(bool on) noexcept;
 // What the collector does for a CUDA function, by its CUPTI name
 // ("cuModuleLoadData", "cudaLaunchKernel_v7000"...).

@@ -185,32 +185,12 @@ void forget(const void* handle) {
 
 void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size,
                                   std::size_t* max_records) {
-  Collector& c = collector();
-  *max_records = 0;  // as many as fit
-  std::lock_guard<std::mutex> lock(c.pool_mutex);
-  if (c.free_buffers.empty()) {
-    // CUPTI drops records until a buffer comes back; it counts them, we count this.
-    *buffer = nullptr;
-    *size = 0;
-    c.counts.pool_exhausted.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  *buffer = c.free_buffers.back();
-  c.free_buffers.pop_back();
-  *size = c.buffer_bytes;
+  cupti_buffer_requested(buffer, size, max_records);
 }
 
 void CUPTIAPI on_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
-                                  std::size_t /*size*/, std::size_t valid) {
-  if (buffer == nullptr) return;
-  cupti_consume_buffer(buffer, valid);
-  std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS && dropped) {
-    collector().counts.dropped.fetch_add(dropped, std::memory_order_relaxed);
-  }
-  Collector& c = collector();
-  std::lock_guard<std::mutex> lock(c.pool_mutex);
-  c.free_buffers.push_back(buffer);  // capacity reserved for every pool buffer
+                                  std::size_t size, std::size_t valid) {
+  cupti_buffer_completed(context, stream, buffer, size, valid);
 }
 
 // Allocates the pool once per process; a later session's other sizes are not applied.
@@ -527,6 +507,41 @@ CuptiSessionState off(std::string reason) {
 
 }  // namespace
 
+void cupti_buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                            std::size_t* max_records) noexcept {
+  Collector& c = collector();
+  *max_records = 0;  // as many as fit
+  std::lock_guard<std::mutex> lock(c.pool_mutex);
+  if (c.free_buffers.empty()) {
+    // CUPTI drops records until a buffer comes back; it counts them, we count this.
+    *buffer = nullptr;
+    *size = 0;
+    c.counts.pool_exhausted.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  *buffer = c.free_buffers.back();
+  c.free_buffers.pop_back();
+  *size = c.buffer_bytes;
+}
+
+void cupti_buffer_completed(void* context, std::uint32_t stream, std::uint8_t* buffer,
+                            std::size_t /*size*/, std::size_t valid) noexcept {
+  if (buffer == nullptr) return;
+  cupti_consume_buffer(buffer, valid);
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream, &dropped) ==
+      CUPTI_SUCCESS) {
+    cupti_count_dropped(dropped);
+  }
+  Collector& c = collector();
+  std::lock_guard<std::mutex> lock(c.pool_mutex);
+  c.free_buffers.push_back(buffer);  // capacity reserved for every pool buffer: no allocation
+}
+
+void cupti_count_dropped(std::size_t records) noexcept {
+  if (records != 0) collector().counts.dropped.fetch_add(records, std::memory_order_relaxed);
+}
+
 ApiWatch classify_api(std::string_view function_name) noexcept {
   // The name up to its first '_' ("cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel").
   const std::string_view base = function_name.substr(0, function_name.find('_'));
@@ -684,6 +699,8 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       c.inbox.clear();  // records a stopped session left behind
     }
     if (c.simulate.load(std::memory_order_relaxed)) {
+      std::string why;
+      if (!ensure_pool(config, why)) return off(why);
       CuptiSessionState s;
       s.on = true;
       c.active.store(true, std::memory_order_relaxed);
