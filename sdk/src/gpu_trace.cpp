@@ -91,15 +91,26 @@ void GpuTrace::add(std::vector<GpuActivity>& batch) {
 }
 
 void GpuTrace::write(TraceWriter& writer, bool final) {
-  // Records in arrival order; one that cannot be placed yet keeps its place.
-  std::deque<Pending> waiting;
-  while (!pending_.empty()) {
-    Pending p = std::move(pending_.front());
-    pending_.pop_front();
-    const bool force = final || cycle_ - p.cycle >= grace_;
-    if (!try_write(writer, p.a, force)) waiting.push_back(std::move(p));
+  // External ids first: they only annotate, and CUPTI may deliver one after
+  // the records it annotates.
+  std::erase_if(pending_, [this](const Pending& p) {
+    if (p.a.kind != GpuKind::kExternalCorrelation) return false;
+    external_[p.a.correlation] = p.a.external_id;
+    ++totals_.external_ids;
+    return true;
+  });
+  // Then records in arrival order; one that cannot be placed yet keeps its
+  // place. At the end, a second pass writes what is still incomplete.
+  for (int pass = 0; pass < (final ? 2 : 1); ++pass) {
+    std::deque<Pending> waiting;
+    while (!pending_.empty()) {
+      Pending p = std::move(pending_.front());
+      pending_.pop_front();
+      const bool force = pass == 1 || cycle_ - p.cycle >= grace_;
+      if (!try_write(writer, p.a, force)) waiting.push_back(std::move(p));
+    }
+    pending_.swap(waiting);
   }
-  pending_.swap(waiting);
   ++cycle_;
   if (final) {
     calls_.clear();
@@ -191,9 +202,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
   }
   const GpuCall* call = stored != nullptr ? &stored->call : nullptr;
   switch (a.kind) {
-    case GpuKind::kExternalCorrelation:
-      external_[a.correlation] = a.external_id;
-      ++totals_.external_ids;
+    case GpuKind::kExternalCorrelation:  // taken out before (write)
       return true;
     case GpuKind::kRuntimeApi:
     case GpuKind::kDriverApi: {

@@ -1,0 +1,585 @@
+// The CUPTI collector without a GPU: real CUDA 13 activity records
+// (CUpti_ActivityKernel10, Memcpy6, Memset4, API, ExternalCorrelation, Jit2,
+// Overhead3) in buffers walked by cuptiActivityGetNextRecord through the same
+// function CUPTI's buffer-completed callback calls, and API callbacks made as
+// CUPTI makes them (enter/exit, the generated *_params structs). Checks what
+// reaches the trace and the metrics file: attribution to spans, compile units
+// and compiled_by, records in any order, unattributed records, skipped and
+// truncated buffers, dropped counts, flows.
+//
+// Not covered here: CUPTI itself starting (needs a driver: the `gpu` label's
+// test does it on a GPU machine), timestamps from the timestamp callback.
+#include "cupti/fake_cupti.hpp"
+#include "trace_support.hpp"
+
+#include <jitscope/compile.hpp>
+#include <jitscope/jitscope.hpp>
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <thread>
+
+namespace jitscope::testing {
+namespace {
+
+using detail::monotonic_ns;
+
+int os_tid() { return static_cast<int>(::syscall(SYS_gettid)); }
+long long gpu_pid(int device = 0) { return 10'000'000LL * (device + 1) + ::getpid(); }
+long long us_to_ns(std::uint64_t ns) { return static_cast<long long>(ns); }
+
+// A session whose collector acts as if CUPTI had started.
+class GpuSession {
+ public:
+  explicit GpuSession(const std::string& stem, CuptiMode mode = CuptiMode::kOn) {
+    detail::cupti_simulate_for_testing(true);
+    cfg_ = test_config(stem);
+    cfg_.cupti = mode;
+    cfg_.metrics_path = temp_path(stem + ".metrics.jsonl");
+    // One pool size for every test in this process (the pool is sized once).
+    cfg_.cupti_buffers = 2;
+    cfg_.cupti_buffer_bytes = 64 * 1024;
+    const Status st = start(cfg_);
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  ~GpuSession() {
+    (void)stop();
+    detail::cupti_simulate_for_testing(false);
+  }
+  SessionStats finish() {
+    SessionStats stats;
+    const Status st = stop(&stats);
+    EXPECT_TRUE(st.ok()) << st.message();
+    trace_ = load_trace(cfg_.output_path);
+    return stats;
+  }
+  const nlohmann::json& trace() const { return trace_; }
+  const nlohmann::json& cupti_stats() const {
+    return (*metadata(trace_, "jitscope_stats"))["args"]["cupti"];
+  }
+  // The "record":"gpu" metrics line of a compile id, or null.
+  nlohmann::json gpu_metrics(const std::string& compile_id) const {
+    std::ifstream in(cfg_.metrics_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (j.value("record", "") == "gpu" && j["compile_id"] == compile_id) return j;
+    }
+    return nullptr;
+  }
+
+ private:
+  Config cfg_;
+  nlohmann::json trace_;
+};
+
+std::vector<nlohmann::json> slices_named(const nlohmann::json& trace, const std::string& name) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : events_with_ph(trace, "X")) {
+    if (e["name"] == name) out.push_back(e);
+  }
+  return out;
+}
+
+const nlohmann::json* name_metadata(const nlohmann::json& trace, const std::string& what,
+                                    long long pid, long long tid) {
+  for (const auto& e : trace) {
+    if (e["ph"] == "M" && e["name"] == what && e["pid"] == pid && e["tid"] == tid) return &e;
+  }
+  return nullptr;
+}
+
+// Every flow is one "s" and one "f" sharing id, cat and name, each bound to
+// a slice with its ts, pid, tid and cat (what Chrome's viewers require).
+// Returns the number of flows.
+std::size_t check_flows(const nlohmann::json& trace) {
+  const auto starts = events_with_ph(trace, "s");
+  const auto finishes = events_with_ph(trace, "f");
+  EXPECT_EQ(starts.size(), finishes.size());
+  const auto xs = events_with_ph(trace, "X");
+  const auto bound = [&](const nlohmann::json& flow) {
+    return std::count_if(xs.begin(), xs.end(), [&](const nlohmann::json& x) {
+      return x["ts"] == flow["ts"] && x["pid"] == flow["pid"] && x["tid"] == flow["tid"] &&
+             x["cat"] == flow["cat"];
+    });
+  };
+  for (const auto& s : starts) {
+    const auto f = std::find_if(finishes.begin(), finishes.end(), [&](const nlohmann::json& e) {
+      return e["id"] == s["id"] && e["cat"] == s["cat"] && e["name"] == s["name"];
+    });
+    EXPECT_NE(f, finishes.end()) << s.dump();
+    if (f == finishes.end()) continue;
+    EXPECT_EQ((*f)["bp"], "e");
+    EXPECT_EQ(bound(s), 1) << "the start binds to exactly one slice: " << s.dump();
+    EXPECT_EQ(bound(*f), 1) << "the end binds to exactly one slice: " << f->dump();
+    EXPECT_EQ((*f)["pid"].get<long long>() / 10'000'000, 1) << "the end is on a GPU process";
+    EXPECT_EQ(s["pid"], ::getpid()) << "the start is on the host process";
+  }
+  return starts.size();
+}
+
+TEST(CuptiCollector, AKernelCarriesItsSpanAndTheUnitThatBuiltIt) {
+  GpuSession session("cupti_attr");
+  CompileId id;
+  std::string unit_slice;
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "gemm"});
+    id = unit.id();
+    unit_slice = id.display() + " " + unit.name();
+    load_module(1, fake_module(0x1000));
+    get_function(2, fake_function(0x2000), fake_module(0x1000));
+  }
+  const std::uint64_t t = monotonic_ns();
+  {
+    JITSCOPE_SPAN("run");
+    launch_kernel(10, fake_function(0x2000));  // at run time, outside the unit
+  }
+  ActivityBuffer b;
+  b.api(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 10, t + 100, t + 200,
+        static_cast<std::uint32_t>(os_tid()));
+  b.kernel(10, t + 1000, t + 3000, 7, "gemm_kernel");
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_TRUE(stats.cupti_on);
+  EXPECT_EQ(stats.gpu_events, 1u);
+  EXPECT_EQ(stats.gpu_flows, 1u);
+  EXPECT_EQ(stats.gpu_unattributed, 0u);
+
+  const auto kernels = slices_named(session.trace(), "gemm_kernel");
+  ASSERT_EQ(kernels.size(), 1u);
+  const nlohmann::json& k = kernels[0];
+  EXPECT_EQ(k["cat"], "cuda");
+  EXPECT_EQ(k["pid"], gpu_pid());
+  EXPECT_EQ(k["tid"], 7);
+  EXPECT_EQ(to_ns(k["ts"]), us_to_ns(t + 1000));
+  EXPECT_EQ(to_ns(k["dur"]), 2000);
+  const nlohmann::json& a = k["args"];
+  EXPECT_EQ(a["correlation"], 10);
+  EXPECT_EQ(a["span"], "run");
+  EXPECT_EQ(a["compiled_by"], unit_slice);
+  EXPECT_EQ(a["compiled_by_id"], id.str());
+  EXPECT_FALSE(a.contains("compile_id")) << "launched outside any compile unit";
+  EXPECT_FALSE(a.contains("unattributed"));
+  EXPECT_EQ(a["grid"], nlohmann::json::array({4, 1, 1}));
+  EXPECT_EQ(a["block"], nlohmann::json::array({128, 1, 1}));
+  EXPECT_EQ(a["registers_per_thread"], 32);
+  EXPECT_EQ(a["shared_memory_bytes"], 1536);
+
+  const auto apis = slices_named(session.trace(), "cuLaunchKernel");
+  ASSERT_EQ(apis.size(), 1u);
+  EXPECT_EQ(apis[0]["pid"], ::getpid());
+  EXPECT_EQ(apis[0]["tid"], os_tid());
+  EXPECT_EQ(apis[0]["cat"], "cuda");
+  EXPECT_EQ(apis[0]["args"]["span"], "run");
+  EXPECT_EQ(to_ns(apis[0]["ts"]), us_to_ns(t + 100));
+
+  EXPECT_EQ(check_flows(session.trace()), 1u);
+  const auto s = events_with_ph(session.trace(), "s");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0]["id"], 10);
+  EXPECT_EQ(s[0]["ts"], apis[0]["ts"]);
+  EXPECT_EQ(events_with_ph(session.trace(), "f")[0]["ts"], k["ts"]);
+
+  const nlohmann::json* process = name_metadata(session.trace(), "process_name", gpu_pid(), 0);
+  ASSERT_NE(process, nullptr);
+  EXPECT_EQ((*process)["args"]["name"],
+            "GPU 0 (pid " + std::to_string(::getpid()) + ")");
+  const nlohmann::json* stream = name_metadata(session.trace(), "thread_name", gpu_pid(), 7);
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ((*stream)["args"]["name"], "stream 7");
+
+  const nlohmann::json m = session.gpu_metrics(id.str());
+  ASSERT_FALSE(m.is_null());
+  EXPECT_EQ(m["name"], unit_slice.substr(unit_slice.find(' ') + 1));
+  EXPECT_EQ(m["gpu"]["compiled_kernels"], 1);
+  EXPECT_EQ(m["gpu"]["compiled_kernel_ns"], 2000);
+  EXPECT_EQ(m["gpu"]["compiled_kernel_avg_ns"], 2000);
+  EXPECT_EQ(m["gpu"]["kernels"], 0) << "none was launched inside the unit";
+  const nlohmann::json& cs = session.cupti_stats();
+  EXPECT_EQ(cs["state"], "on");
+  EXPECT_EQ(cs["calls_correlated"], 2) << "the load and the launch";
+  EXPECT_EQ(cs["records"], 2);
+  ASSERT_EQ(cs["units"].size(), 1u);
+  EXPECT_EQ(cs["units"][0]["compile_id"], id.str());
+}
+
+TEST(CuptiCollector, WorkInsideAUnitAndItsDriverJitAreChargedToIt) {
+  GpuSession session("cupti_unit");
+  CompileId id;
+  std::string unit_slice;
+  const std::uint64_t t = monotonic_ns();
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "autotune"});
+    id = unit.id();
+    unit_slice = id.display() + " " + unit.name();
+    load_module(30, fake_module(0x3000));
+    get_function(31, fake_function(0x3100), fake_module(0x3000));
+    launch_kernel(32, fake_function(0x3100));  // benchmarking a candidate
+    launch_kernel(33, fake_function(0x3100));
+  }
+  ActivityBuffer b;
+  b.jit(30, t + 10, t + 510, CUPTI_ACTIVITY_JIT_OPERATION_COMPILE,
+        static_cast<std::uint32_t>(os_tid()));
+  b.jit(30, t + 520, t + 620, CUPTI_ACTIVITY_JIT_OPERATION_CACHE_STORE,
+        static_cast<std::uint32_t>(os_tid()));
+  for (std::uint32_t c : {32u, 33u}) {
+    b.api(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, c, t + c * 100, t + c * 100 + 50,
+          static_cast<std::uint32_t>(os_tid()));
+  }
+  b.kernel(32, t + 5000, t + 6000, 3, "candidate");
+  b.kernel(33, t + 6000, t + 9000, 3, "candidate");
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 2u);
+  EXPECT_EQ(stats.gpu_flows, 2u);
+
+  for (const auto& k : slices_named(session.trace(), "candidate")) {
+    EXPECT_EQ(k["args"]["compile_id"], id.str());
+    EXPECT_EQ(k["args"]["compile_unit"], unit_slice);
+    EXPECT_EQ(k["args"]["span"], unit_slice) << "the unit's own slice is the innermost span";
+    EXPECT_EQ(k["args"]["compiled_by"], unit_slice);
+  }
+  const auto jit = slices_named(session.trace(), "driver JIT: compile");
+  ASSERT_EQ(jit.size(), 1u);
+  EXPECT_EQ(jit[0]["pid"], ::getpid());
+  EXPECT_EQ(jit[0]["tid"], os_tid());
+  EXPECT_EQ(jit[0]["args"]["compile_id"], id.str());
+  EXPECT_EQ(jit[0]["args"]["cache_path"], "/tmp/ComputeCache");
+  EXPECT_EQ(to_ns(jit[0]["dur"]), 500);
+  EXPECT_EQ(slices_named(session.trace(), "driver JIT: cache store").size(), 1u);
+
+  const nlohmann::json m = session.gpu_metrics(id.str());
+  ASSERT_FALSE(m.is_null());
+  EXPECT_EQ(m["gpu"]["kernels"], 2);
+  EXPECT_EQ(m["gpu"]["kernel_ns"], 4000);
+  EXPECT_EQ(m["gpu"]["kernel_avg_ns"], 2000);
+  EXPECT_EQ(m["gpu"]["compiled_kernels"], 2);
+  EXPECT_EQ(m["gpu"]["driver_jit_ops"], 2);
+  EXPECT_EQ(m["gpu"]["driver_jit_ns"], 600);
+  EXPECT_EQ(m["gpu"]["driver_jit_compiles"], 1);
+  EXPECT_EQ(check_flows(session.trace()), 2u);
+}
+
+TEST(CuptiCollector, RecordsInAnyOrderAreJoined) {
+  GpuSession session("cupti_order");
+  const std::uint64_t t = monotonic_ns();
+  {
+    JITSCOPE_SPAN("step");
+    launch_kernel(20, fake_function(0x9000));
+  }
+  // The kernel first, alone; its API record and external id come later, the
+  // external correlation after the API record it belongs to.
+  ActivityBuffer first;
+  first.kernel(20, t + 2000, t + 2500, 5, "early_kernel");
+  first.consume();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // several flusher cycles
+  ActivityBuffer second;
+  second.api(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 20, t + 10, t + 90,
+             static_cast<std::uint32_t>(os_tid()));
+  second.external(20, 555);
+  // A kernel whose records arrive before its call reached the flusher.
+  second.api(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 21, t + 100, t + 150,
+             static_cast<std::uint32_t>(os_tid()));
+  second.kernel(21, t + 3000, t + 3500, 5, "before_its_call");
+  second.consume();
+  {
+    JITSCOPE_SPAN("late");
+    launch_kernel(21, fake_function(0x9000));
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 2u);
+  EXPECT_EQ(stats.gpu_unattributed, 0u);
+  EXPECT_EQ(stats.gpu_flows, 2u);
+  const auto early = slices_named(session.trace(), "early_kernel");
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_EQ(early[0]["args"]["span"], "step");
+  EXPECT_EQ(early[0]["args"]["external_id"], 555);
+  const auto late = slices_named(session.trace(), "before_its_call");
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0]["args"]["span"], "late");
+  ASSERT_EQ(slices_named(session.trace(), "cudaLaunchKernel").size(), 1u)
+      << "runtime API names lose their _v7000";
+  EXPECT_EQ(slices_named(session.trace(), "cudaLaunchKernel")[0]["args"]["external_id"], 555);
+  EXPECT_EQ(check_flows(session.trace()), 2u);
+  EXPECT_EQ(session.cupti_stats()["external_correlations"], 1);
+}
+
+TEST(CuptiCollector, RecordsWhoseCallNeverComesAreKeptAndCounted) {
+  GpuSession session("cupti_unattributed");
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(77, t + 100, t + 400, 2, "orphan");
+  // A CUDA call on a thread jitscope never saw: its own named track.
+  b.api(true, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, 78, t + 10, t + 20, 999999);
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 1u);
+  EXPECT_EQ(stats.gpu_unattributed, 1u);
+  EXPECT_EQ(stats.gpu_flows, 0u);
+  const auto orphan = slices_named(session.trace(), "orphan");
+  ASSERT_EQ(orphan.size(), 1u);
+  EXPECT_EQ(orphan[0]["args"]["unattributed"], true);
+  EXPECT_FALSE(orphan[0]["args"].contains("span"));
+  EXPECT_EQ(session.cupti_stats()["unattributed"], 1);
+  const auto malloc_slices = slices_named(session.trace(), "cudaMalloc");
+  ASSERT_EQ(malloc_slices.size(), 1u);
+  EXPECT_EQ(malloc_slices[0]["tid"], 999999);
+  const nlohmann::json* name = name_metadata(session.trace(), "thread_name", ::getpid(), 999999);
+  ASSERT_NE(name, nullptr);
+  EXPECT_EQ((*name)["args"]["name"], "CUDA thread 999999");
+  EXPECT_TRUE(events_with_ph(session.trace(), "s").empty());
+}
+
+TEST(CuptiCollector, UnknownKindsAndTruncatedBuffersAreSkippedAndCounted) {
+  GpuSession session("cupti_skip");
+  const std::uint64_t t = monotonic_ns();
+  {
+    // A kind CUPTI can step over but jitscope does not write.
+    ActivityBuffer b;
+    b.kernel(40, t + 100, t + 200, 1, "before_pcie");
+    b.add<CUpti_ActivityPcie>(CUPTI_ACTIVITY_KIND_PCIE);
+    b.memset(41, t + 300, t + 400, 1, 256);
+    b.consume();
+  }
+  {
+    // A kind CUPTI does not know: nothing after it can be walked.
+    ActivityBuffer b;
+    b.kernel(42, t + 500, t + 600, 1, "before_unknown");
+    b.add<CUpti_ActivityAPI>(static_cast<CUpti_ActivityKind>(9999));
+    b.kernel(43, t + 700, t + 800, 1, "after_unknown");
+    b.consume();
+  }
+  {
+    // The last record cut off at the end of the valid bytes.
+    ActivityBuffer b;
+    b.kernel(44, t + 900, t + 1000, 1, "before_cut");
+    b.kernel(45, t + 1100, t + 1200, 1, "cut");
+    b.consume_first(b.size() - 8);
+  }
+  const SessionStats stats = session.finish();
+  const nlohmann::json& cs = session.cupti_stats();
+  EXPECT_EQ(cs["buffers_completed"], 3);
+  EXPECT_EQ(cs["records"], 4) << "before_pcie, the memset, before_unknown, before_cut";
+  EXPECT_EQ(cs["records_skipped"], 1);
+  EXPECT_EQ(cs["records_unreadable"], 1);
+  EXPECT_EQ(cs["buffers_truncated"], 1);
+  EXPECT_EQ(stats.gpu_events, 4u);
+  for (const char* kept : {"before_pcie", "Memset", "before_unknown", "before_cut"}) {
+    EXPECT_EQ(slices_named(session.trace(), kept).size(), 1u) << kept;
+  }
+  for (const char* lost : {"after_unknown", "cut"}) {
+    EXPECT_TRUE(slices_named(session.trace(), lost).empty()) << lost;
+  }
+}
+
+TEST(CuptiCollector, PoolExhaustionAndCuptiDropsAreReported) {
+  GpuSession session("cupti_pool");
+  std::uint8_t* buffers[3] = {};
+  std::size_t size = 0, max_records = 99;
+  for (auto& buffer : buffers) detail::cupti_buffer_requested(&buffer, &size, &max_records);
+  ASSERT_NE(buffers[0], nullptr);
+  ASSERT_NE(buffers[1], nullptr);
+  EXPECT_EQ(buffers[2], nullptr) << "a pool of 2";
+  EXPECT_EQ(size, 0u) << "no buffer: size 0, so CUPTI drops and counts";
+  EXPECT_EQ(max_records, 0u);
+  // A completed buffer goes back to the pool after its records are read.
+  ActivityBuffer filled;
+  filled.kernel(90, monotonic_ns(), monotonic_ns() + 10, 1, "from_the_pool");
+  std::memcpy(buffers[0], filled.data(), filled.size());
+  detail::cupti_buffer_completed(nullptr, 0, buffers[0], 64 * 1024, filled.size());
+  detail::cupti_buffer_completed(nullptr, 0, buffers[1], 64 * 1024, 0);
+  std::uint8_t* again = nullptr;
+  detail::cupti_buffer_requested(&again, &size, &max_records);
+  EXPECT_NE(again, nullptr);
+  EXPECT_EQ(size, 64u * 1024);
+  detail::cupti_buffer_completed(nullptr, 0, again, size, 0);
+  detail::cupti_count_dropped(17);  // what CUPTI reports for a context/stream
+  session.finish();
+  const nlohmann::json& cs = session.cupti_stats();
+  EXPECT_EQ(cs["buffer_pool_exhausted"], 1);
+  EXPECT_EQ(cs["records_dropped_by_cupti"], 17);
+  EXPECT_EQ(cs["buffers_completed"], 3);
+  EXPECT_EQ(slices_named(session.trace(), "from_the_pool").size(), 1u);
+}
+
+TEST(CuptiCollector, AnUnloadedModuleNoLongerNamesItsUnit) {
+  GpuSession session("cupti_unload");
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "temp"});
+    load_module(50, fake_module(0x5000));
+    get_function(51, fake_function(0x5100), fake_module(0x5000));
+  }
+  launch_kernel(52, fake_function(0x5100));
+  unload_module(53, fake_module(0x5000));
+  launch_kernel(54, fake_function(0x5100));  // the driver may reuse the handle
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(52, t + 100, t + 200, 1, "while_loaded");
+  b.kernel(54, t + 300, t + 400, 1, "after_unload");
+  b.consume();
+  session.finish();
+  const auto loaded = slices_named(session.trace(), "while_loaded");
+  const auto unloaded = slices_named(session.trace(), "after_unload");
+  ASSERT_EQ(loaded.size(), 1u);
+  ASSERT_EQ(unloaded.size(), 1u);
+  EXPECT_TRUE(loaded[0]["args"].contains("compiled_by"));
+  EXPECT_FALSE(unloaded[0]["args"].contains("compiled_by"));
+}
+
+TEST(CuptiCollector, AFailedLoadTagsNothing) {
+  GpuSession session("cupti_failed_load");
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "broken"});
+    load_module(60, fake_module(0x6000), /*result=*/200);  // CUDA_ERROR_INVALID_IMAGE
+    get_function(61, fake_function(0x6100), fake_module(0x6000));
+  }
+  launch_kernel(62, fake_function(0x6100));
+  ActivityBuffer b;
+  b.kernel(62, monotonic_ns(), monotonic_ns() + 100, 1, "k");
+  b.consume();
+  session.finish();
+  const auto k = slices_named(session.trace(), "k");
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_FALSE(k[0]["args"].contains("compiled_by"));
+}
+
+TEST(CuptiCollector, CopiesSetsAndOverheadHaveTheirPlaces) {
+  GpuSession session("cupti_copies");
+  const std::uint64_t t = monotonic_ns();
+  {
+    JITSCOPE_SPAN("upload");
+    copy_to_device(70);
+  }
+  ActivityBuffer b;
+  b.api(false, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, 70, t + 10, t + 60,
+        static_cast<std::uint32_t>(os_tid()));
+  b.memcpy(70, t + 100, t + 900, 7, 4096);
+  b.overhead(t + 1000, t + 1250);
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_flows, 1u);
+  const auto copies = slices_named(session.trace(), "Memcpy HtoD");
+  ASSERT_EQ(copies.size(), 1u);
+  EXPECT_EQ(copies[0]["args"]["bytes"], 4096);
+  EXPECT_EQ(copies[0]["args"]["span"], "upload");
+  EXPECT_EQ(copies[0]["tid"], 7);
+  EXPECT_EQ(slices_named(session.trace(), "cuMemcpyHtoD").size(), 1u) << "driver names lose _v2";
+  EXPECT_EQ(check_flows(session.trace()), 1u);
+  const auto overhead = slices_named(session.trace(), "CUPTI overhead: buffer flush");
+  ASSERT_EQ(overhead.size(), 1u);
+  EXPECT_EQ(overhead[0]["cat"], "cupti");
+  EXPECT_EQ(overhead[0]["pid"], ::getpid());
+  const nlohmann::json* track = name_metadata(session.trace(), "thread_name", ::getpid(),
+                                              overhead[0]["tid"].get<long long>());
+  ASSERT_NE(track, nullptr);
+  EXPECT_EQ((*track)["args"]["name"], "CUPTI overhead");
+  EXPECT_EQ(session.cupti_stats()["overhead_ns"], 250);
+}
+
+TEST(CuptiCollector, LaunchesFromSeveralThreadsKeepTheirOwnSpans) {
+  GpuSession session("cupti_threads");
+  const std::uint64_t t = monotonic_ns();
+  struct Launch {
+    std::uint32_t correlation;
+    int tid;
+  };
+  std::vector<Launch> launches(6);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([w, &launches] {
+      set_thread_name("launcher-" + std::to_string(w));
+      Span span(w == 0 ? "worker_zero" : "worker_one");
+      for (int i = 0; i < 3; ++i) {
+        const auto c = static_cast<std::uint32_t>(100 + w * 10 + i);
+        launch_kernel(c, fake_function(0xA000));
+        launches[static_cast<std::size_t>(w * 3 + i)] = {c, os_tid()};
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ActivityBuffer b;
+  std::uint64_t at = t;
+  for (const Launch& l : launches) {
+    b.api(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, l.correlation, at, at + 10,
+          static_cast<std::uint32_t>(l.tid));
+    b.kernel(l.correlation, at + 100, at + 150, l.correlation / 10, "threaded");
+    at += 1000;
+  }
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 6u);
+  EXPECT_EQ(check_flows(session.trace()), 6u);
+  for (const auto& k : slices_named(session.trace(), "threaded")) {
+    const int c = k["args"]["correlation"];
+    EXPECT_EQ(k["args"]["span"], c < 110 ? "worker_zero" : "worker_one") << c;
+  }
+  for (const auto& api : slices_named(session.trace(), "cuLaunchKernel")) {
+    const auto& l = *std::find_if(launches.begin(), launches.end(), [&](const Launch& x) {
+      return x.correlation == api["args"]["correlation"].get<std::uint32_t>();
+    });
+    EXPECT_EQ(api["tid"], l.tid) << "on the thread that launched it";
+  }
+}
+
+TEST(CuptiCollector, OffMeansNoCallsAndNoGpuTracks) {
+  GpuSession session("cupti_off", CuptiMode::kOff);
+  {
+    JITSCOPE_SPAN("run");
+    launch_kernel(5, fake_function(0xB000));
+  }
+  ActivityBuffer b;
+  b.kernel(5, monotonic_ns(), monotonic_ns() + 10, 1, "not_collected");
+  b.consume();  // nothing takes it: the session's collector is off
+  const SessionStats stats = session.finish();
+  EXPECT_FALSE(stats.cupti_on);
+  EXPECT_EQ(stats.gpu_events, 0u);
+  EXPECT_EQ(session.cupti_stats()["state"], "off");
+  EXPECT_EQ(session.cupti_stats()["calls_correlated"], 0);
+  EXPECT_TRUE(slices_named(session.trace(), "not_collected").empty());
+  EXPECT_EQ((*metadata(session.trace(), "jitscope_session"))["args"]["cupti"]["state"], "off");
+}
+
+TEST(CuptiCollector, RecordsLeftByAStoppedSessionDoNotReachTheNext) {
+  {
+    GpuSession first("cupti_first");
+    first.finish();
+  }
+  ActivityBuffer late;
+  late.kernel(8, monotonic_ns(), monotonic_ns() + 10, 1, "after_stop");
+  late.consume();  // CUPTI may deliver a buffer after stop
+  GpuSession second("cupti_second");
+  second.finish();
+  EXPECT_TRUE(slices_named(second.trace(), "after_stop").empty());
+  EXPECT_EQ((*metadata(second.trace(), "jitscope_session"))["args"]["cupti"]["timestamps"],
+            "timestamp_callback");
+}
+
+TEST(CuptiCollector, ApiNamesAreClassifiedByWhatTheCollectorDoesWithThem) {
+  using detail::ApiWatch;
+  using detail::classify_api;
+  EXPECT_EQ(classify_api("cuLaunchKernel"), ApiWatch::kLaunch);
+  EXPECT_EQ(classify_api("cuLaunchKernel_ptsz"), ApiWatch::kLaunch);
+  EXPECT_EQ(classify_api("cudaLaunchKernel_v7000"), ApiWatch::kLaunch);
+  EXPECT_EQ(classify_api("cudaLaunchCooperativeKernel_ptsz_v9000"), ApiWatch::kLaunch);
+  EXPECT_EQ(classify_api("cuLaunchKernelEx"), ApiWatch::kLaunchSecond);
+  EXPECT_EQ(classify_api("cudaLaunchKernelExC_v11060"), ApiWatch::kLaunchSecond);
+  EXPECT_EQ(classify_api("cuModuleLoadData"), ApiWatch::kLoad);
+  EXPECT_EQ(classify_api("cuLibraryLoadData"), ApiWatch::kLoad);
+  EXPECT_EQ(classify_api("cudaLibraryLoadFromFile_v12060"), ApiWatch::kLoad);
+  EXPECT_EQ(classify_api("cuModuleGetFunction"), ApiWatch::kDerive);
+  EXPECT_EQ(classify_api("cuKernelGetFunction"), ApiWatch::kDerive);
+  EXPECT_EQ(classify_api("cuModuleUnload"), ApiWatch::kUnload);
+  EXPECT_EQ(classify_api("cuMemcpyHtoDAsync_v2"), ApiWatch::kCopyOrSet);
+  EXPECT_EQ(classify_api("cudaMemsetAsync_v3020"), ApiWatch::kCopyOrSet);
+  EXPECT_EQ(classify_api("cudaGraphLaunch_v10000"), ApiWatch::kCopyOrSet);
+  EXPECT_EQ(classify_api("cuLaunchHostFunc"), ApiWatch::kNone);
+  EXPECT_EQ(classify_api("cuModuleGetFunctionCount"), ApiWatch::kNone);
+  EXPECT_EQ(classify_api("cudaMalloc_v3020"), ApiWatch::kNone);
+  EXPECT_EQ(classify_api(""), ApiWatch::kNone);
+}
+
+}  // namespace
+}  // namespace jitscope::testing
