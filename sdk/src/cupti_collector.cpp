@@ -571,13 +571,15 @@ ApiWatch classify_api(std::string_view function_name) noexcept {
 void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void* data) noexcept {
   Collector& c = collector();
   if (!c.active.load(std::memory_order_relaxed) || data == nullptr) return;  // relaxed: a hint
+  // Only while a session runs (also keeps a forked child, which has none,
+  // out of locks its parent's threads may have held).
+  const std::uint32_t s = session_word();
+  if (s == 0) return;
   try {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     const ApiWatch watch = watch_for(domain, cbid);
     if (watch == ApiWatch::kNone) return;
     if (cb->callbackSite == CUPTI_API_ENTER) {
-      const std::uint32_t s = session_word();
-      if (s == 0) return;
       GpuCallRole role = GpuCallRole::kOther;
       const GpuUnitTag* tag = nullptr;
       switch (watch) {

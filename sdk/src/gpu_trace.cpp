@@ -214,9 +214,15 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
         if (!force) return false;
         tid = host_tid_or_raw(writer, a.thread);
       }
-      apis_[a.correlation] = Api{clock_.to_monotonic(a.start), tid, cycle_};
+      // Kept for the arrow to this call's GPU work, and for syncs to find
+      // their thread: calls jitscope watched, and synchronizations.
+      if (call != nullptr || a.name.find("Synchronize") != std::string::npos ||
+          a.name.find("WaitEvent") != std::string::npos) {
+        apis_[a.correlation] = Api{clock_.to_monotonic(a.start), tid, cycle_};
+      }
       write_host_slice(writer, a, tid, call);
       ++totals_.api_events;
+      if (call != nullptr) note_used(a.correlation, /*api=*/true);
       return true;
     }
     case GpuKind::kKernel:
@@ -252,6 +258,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
       if (call == nullptr) ++totals_.unattributed;
       charge_units(a, call);
       ++totals_.gpu_events;
+      if (call != nullptr) note_used(a.correlation, /*api=*/false);
       return true;
     }
     case GpuKind::kSync: {
@@ -296,6 +303,19 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     }
   }
   return true;
+}
+
+void GpuTrace::note_used(std::uint32_t correlation, bool api) {
+  const auto it = calls_.find(correlation);
+  if (it == calls_.end() || it->second.call.role != GpuCallRole::kLaunch) return;
+  (api ? it->second.api_written : it->second.gpu_written) = true;
+  if (it->second.api_written && it->second.gpu_written) {
+    calls_.erase(it);
+    if (auto x = external_.find(correlation); x != external_.end()) external_.erase(x);
+    if (auto p = apis_.find(correlation); p != apis_.end() && p->second.start_ns == 0) {
+      apis_.erase(p);  // its arrow is drawn
+    }
+  }
 }
 
 void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call) {

@@ -91,10 +91,15 @@ class GpuTrace {
   struct StoredCall {
     GpuCall call;
     std::uint64_t cycle = 0;
+    bool api_written = false;  // a launch is forgotten once both are written
+    bool gpu_written = false;
   };
 
   // Writes `a` if it can be placed now (or `force`); false: keep waiting.
   bool try_write(TraceWriter& writer, const GpuActivity& a, bool force);
+  // A launch has one API record and one kernel: once both are written its
+  // call is not needed (others expire: a graph launch starts many kernels).
+  void note_used(std::uint32_t correlation, bool api);
   void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call);
   void write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid, const GpuCall* call);
   // The jitscope thread a CUPTI thread id is, when known.
