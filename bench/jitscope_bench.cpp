@@ -34,6 +34,11 @@
 // --benchmark_enable_random_interleaving=true spreads repetitions out in time
 // on a noisy machine.
 //
+// The CUPTI collector's cases (BM_SpanCuptiOn, BM_LaunchCallback*; built with
+// CUPTI only) need no GPU: their sessions act as if CUPTI had started
+// (cupti_simulate_for_testing), and the bench calls the collector's API
+// callback itself, as CUPTI would on each launch.
+//
 // Not covered here: the end-to-end NVRTC overhead (samples/), the kBlock
 // policy, the shared library (its TLS access differs), the disk.
 #include "clock.hpp"
@@ -46,6 +51,9 @@
 
 #if defined(JITSCOPE_BENCH_NVTX)
 #include <nvtx3/nvToolsExt.h>
+#endif
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+#include "cupti/fake_cupti.hpp"  // tests/: cupti.hpp, <cupti.h>, the fake handles
 #endif
 #include <jitscope/jitscope.hpp>
 
@@ -126,8 +134,16 @@ bool FlusherIdle() {
   return close == nullptr || close[1] == '\0' || close[2] != 'R';
 }
 
+// The session's CUPTI collector: off (Config::cupti = kOff, so a GPU
+// machine's driver does not change the other cases), or kSimulated: as if
+// CUPTI had started (its API callback live, no GPU needed; only with CUPTI,
+// JITSCOPE_BENCH_HAS_CUPTI). The teardown checks SessionStats::cupti_on.
+enum class CollectorSetup { kOff, kSimulated };
+CollectorSetup g_collector = CollectorSetup::kOff;
+
 // Setup of a case that traces: a fresh session for the run.
-void StartSession(const benchmark::State& state, bool nvtx_emit) {
+void StartSession(const benchmark::State& state, bool nvtx_emit,
+                  CollectorSetup collector = CollectorSetup::kOff) {
   (void)jitscope::stop();  // e.g. a JITSCOPE_TRACE session: each run has its own
   const std::vector<int> before = TaskIds();
   jitscope::Config cfg;
@@ -137,7 +153,18 @@ void StartSession(const benchmark::State& state, bool nvtx_emit) {
   cfg.flush_interval = kFlushInterval;
   cfg.overflow = jitscope::OverflowPolicy::kDrop;
   cfg.process_name = "jitscope_bench";
+  g_collector = collector;
+  cfg.cupti = jitscope::CuptiMode::kOff;
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+  if (collector == CollectorSetup::kSimulated) {
+    cfg.cupti = jitscope::CuptiMode::kOn;
+    jitscope::detail::cupti_simulate_for_testing(true);
+  }
+#endif
   if (!jitscope::start(cfg)) g_failed = true;  // the body sees no session and says so
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+  jitscope::detail::cupti_simulate_for_testing(false);  // read by start() only
+#endif
   std::vector<int> added;
   const std::vector<int> after = TaskIds();
   std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
@@ -161,6 +188,12 @@ void SessionOff(const benchmark::State&) {
                  static_cast<unsigned long long>(stats.events_dropped));
     g_failed = true;
   }
+  if (stats.cupti_on != (g_collector == CollectorSetup::kSimulated)) {
+    std::fprintf(stderr, "jitscope_bench: the CUPTI collector was %s, not %s\n",
+                 stats.cupti_on ? "on" : "off", stats.cupti_on ? "off" : "on (simulated)");
+    g_failed = true;
+  }
+  g_collector = CollectorSetup::kOff;
   g_flusher_tid = 0;
   g_barrier.reset();
 }
@@ -575,6 +608,125 @@ void BM_CompileUnit(benchmark::State& state) {
       NoAfter{}, &span, "span");
 }
 
+// --- the CUPTI collector (cupti.hpp), simulated: no GPU, no driver ------------
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+// A session with the collector on (started as if CUPTI had), and the same
+// with it off (Config::cupti = kOff).
+void SessionOnCupti(const benchmark::State& state) {
+  StartSession(state, false, CollectorSetup::kSimulated);
+}
+void SessionOnCuptiOff(const benchmark::State& state) {
+  StartSession(state, false, CollectorSetup::kOff);
+}
+
+// The fake kernel BM_LaunchCallback launches: a module loaded inside a
+// compile unit, then a function got from it, both through the collector's
+// callback as CUPTI would call it, so the launch's compiled_by lookup (the
+// handle map, under its mutex) finds a unit. Correlation ids 1 and 2; the
+// launches use ids from kLaunchCorrelationBase up.
+constexpr std::uintptr_t kBenchModule = 0xbe0c0000;
+constexpr std::uintptr_t kBenchFunction = 0xbe0c1000;
+void SessionOnCuptiKernel(const benchmark::State& state) {
+  SessionOnCupti(state);
+  jitscope::CompileUnitOptions options;
+  options.frame = "bench.kernel";
+  jitscope::CompileUnit unit(options);
+  jitscope::testing::load_module(1, jitscope::testing::fake_module(kBenchModule));
+  jitscope::testing::get_function(2, jitscope::testing::fake_function(kBenchFunction),
+                                  jitscope::testing::fake_module(kBenchModule));
+}
+// Unloads the module first: the handle map forgets the module and the function.
+void SessionOffCuptiKernel(const benchmark::State& state) {
+  jitscope::testing::unload_module(3, jitscope::testing::fake_module(kBenchModule));
+  SessionOff(state);
+}
+
+// Whether the collector's API callback writes calls in this session: one
+// memcpy call through it, before any timing, must leave a kGpuCall record as
+// this thread's last (the slot just committed, kept until written over).
+bool CollectorLive() {
+  jitscope::testing::copy_to_device(4);
+  ThreadState* ts = jitscope::detail::current_thread_state_if_registered();
+  if (ts == nullptr || ts->session != jitscope::detail::session_word()) return false;
+  const Record& r = ts->ring.slot(kRingCapacity - 1);
+  return r.kind == RecordKind::kGpuCall && r.value.u64 == 4;
+}
+
+// BM_Span's loop in a session with the collector on: a span does nothing
+// more then (no external-correlation push/pop; calls are correlated by the
+// launch callback alone), so its x_floor should match BM_Span's in the same
+// run. The two cannot be paired batch by batch: the collector is on or off
+// for a whole session; x_floor is the like-for-like ratio.
+void BM_SpanCuptiOn(benchmark::State& state) {
+  const bool live = CollectorLive();
+  BM_Span(state);
+  if (!live) state.SkipWithError("the CUPTI collector's callback is not live (simulation off?)");
+}
+
+// One cuLaunchKernel as CUPTI reports it to our callback: API enter (the
+// handle-map lookup, then one kGpuCall record into this thread's ring) and
+// API exit (nothing for a launch). Each thread counts its correlation ids
+// from its own base, one more each launch, as CUPTI numbers calls.
+constexpr std::uint32_t kLaunchCorrelationBase = std::uint32_t{1} << 28;
+struct LaunchCall {
+  cuLaunchKernel_params params{};
+  int result = 0;  // CUDA_SUCCESS, what the exit site reads
+  CUpti_CallbackData cb{};
+  std::uint32_t next = 0;  // the next launch's correlation id
+
+  explicit LaunchCall(int thread) {
+    params.f = jitscope::testing::fake_function(kBenchFunction);
+    cb.functionName = "cuLaunchKernel";
+    cb.functionParams = &params;
+    cb.functionReturnValue = &result;
+    next = kLaunchCorrelationBase * static_cast<std::uint32_t>(thread + 1);
+  }
+  JITSCOPE_ALWAYS_INLINE void operator()(std::uint64_t) {
+    cb.correlationId = next++;
+    cb.callbackSite = CUPTI_API_ENTER;
+    jitscope::detail::cupti_on_api_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+    cb.callbackSite = CUPTI_API_EXIT;
+    jitscope::detail::cupti_on_api_callback(CUPTI_CB_DOMAIN_DRIVER_API,
+                                            CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb);
+    benchmark::ClobberMemory();
+  }
+};
+
+// After one launch: whether its record is this thread's last one, with the
+// unit found for the function (compiled_by set). Reads the slot just
+// committed, which the ring keeps until this thread writes over it.
+static_assert((kRingCapacity & (kRingCapacity - 1)) == 0, "slot(capacity - 1) is the last one");
+bool LaunchAttributed(LaunchCall& launch) {
+  const std::uint32_t correlation = launch.next;
+  launch(0);
+  ThreadState* ts = jitscope::detail::current_thread_state_if_registered();
+  if (ts == nullptr || ts->session != jitscope::detail::session_word()) return false;
+  const Record& r = ts->ring.slot(kRingCapacity - 1);
+  return r.kind == RecordKind::kGpuCall && r.value.u64 == correlation && r.name != nullptr &&
+         r.index == static_cast<std::uint8_t>(jitscope::detail::GpuCallRole::kLaunch);
+}
+
+// Counters: x_span pairs each launch batch with a batch of plain spans, and
+// compiled_by_hit says the lookup found the unit (1) on every thread.
+void BM_LaunchCallback(benchmark::State& state) {
+  LaunchCall launch(state.thread_index());
+  const bool attributed = LaunchAttributed(launch);
+  const SpanOp span;
+  Measure(state, Mode::kTrace, 1, launch, NoAfter{}, &span, "span");
+  state.counters["compiled_by_hit"] =
+      benchmark::Counter(attributed ? 1 : 0, benchmark::Counter::kAvgThreads);
+  if (!attributed) state.SkipWithError("the launch was not written with its compile unit");
+}
+// The collector off (its session with Config::cupti = kOff): the callback
+// returns at its first check. Nothing reaches the ring, so it is timed as
+// the floor is (a session on, no ring to drain).
+void BM_LaunchCallbackOff(benchmark::State& state) {
+  LaunchCall launch(state.thread_index());
+  Measure(state, Mode::kFloor, 1, launch);
+}
+#endif
+
 // --- NVTX ----------------------------------------------------------------------
 #if defined(JITSCOPE_BENCH_NVTX)
 // A span with NVTX emission asked for. In a plain run the bench's only NVTX
@@ -862,6 +1014,20 @@ void Untraced(benchmark::internal::Benchmark* b) {
   b->Setup(NoSession)->Teardown(NoSessionEnd)->UseManualTime()->MinTime(kMinTime)
       ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
 }
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+void TracedCupti(benchmark::internal::Benchmark* b) {
+  b->Setup(SessionOnCupti)->Teardown(SessionOff)->UseManualTime()->MinTime(kMinTime)
+      ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
+}
+void TracedCuptiKernel(benchmark::internal::Benchmark* b) {
+  b->Setup(SessionOnCuptiKernel)->Teardown(SessionOffCuptiKernel)->UseManualTime()
+      ->MinTime(kMinTime)->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
+}
+void TracedCuptiOff(benchmark::internal::Benchmark* b) {
+  b->Setup(SessionOnCuptiOff)->Teardown(SessionOff)->UseManualTime()->MinTime(kMinTime)
+      ->ThreadRange(1, 2)->Unit(benchmark::kMicrosecond)->ArgName("batch");
+}
+#endif
 
 // Batch sizes: an eighth of a ring of records for the traced case; its twin
 // runs the same count of ops.
@@ -886,6 +1052,12 @@ BENCHMARK(BM_Phase)->Arg(Ops(2))->Apply(Traced);
 BENCHMARK(BM_PhaseOff)->Arg(Ops(2))->Apply(Untraced);
 BENCHMARK(BM_PhaseColumn)->Arg(Ops(2))->Apply(Traced);
 BENCHMARK(BM_CompileUnit)->Arg(Ops(kUnitRecords))->Apply(Traced);
+#if defined(JITSCOPE_BENCH_HAS_CUPTI)
+BENCHMARK(BM_SpanCuptiOn)->Arg(Ops(2))->Apply(TracedCupti);
+// Ops(2), not Ops(1): the paired span batch pushes 2 records per op.
+BENCHMARK(BM_LaunchCallback)->Arg(Ops(2))->Apply(TracedCuptiKernel);
+BENCHMARK(BM_LaunchCallbackOff)->Arg(Ops(2))->Apply(TracedCuptiOff);
+#endif
 #if defined(JITSCOPE_BENCH_NVTX)
 BENCHMARK(BM_SpanNvtx)->Arg(Ops(2))->Apply(TracedNvtx);
 BENCHMARK(BM_NvtxCapturedRange)->Arg(Ops(kCapturedAsciiRecords))->Apply(Traced);

@@ -20,6 +20,9 @@
 
 namespace jitscope::detail {
 
+inline constexpr std::string_view kCuptiOffByConfig =
+    "turned off (Config::cupti / JITSCOPE_CUPTI=off)";
+
 struct CuptiSessionState {
   bool on = false;
   std::string reason;  // why it is off ("" when on)

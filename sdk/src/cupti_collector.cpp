@@ -62,7 +62,7 @@ static_assert(offsetof(cuLibraryUnload_params, library) == 0);
 struct Counters {
   // relaxed: independent totals, read as a snapshot at session edges.
   std::atomic<std::uint64_t> buffers_completed{0}, records{0}, skipped{0}, unreadable{0},
-      truncated{0}, dropped{0}, pool_exhausted{0}, calls{0};
+      truncated{0}, dropped{0}, pool_exhausted{0};
 };
 
 struct HandleEntry {
@@ -301,6 +301,17 @@ std::size_t record_size(CUpti_ActivityKind kind) {
   }
 }
 
+// Where and when GPU work ran: the fields kernel, memcpy and memset records share.
+template <class Record>
+void place(GpuActivity& a, const Record* r) {
+  a.start = r->start;
+  a.end = r->end;
+  a.device = r->deviceId;
+  a.context = r->contextId;
+  a.stream = r->streamId;
+  a.correlation = r->correlationId;
+}
+
 // One record into `out`; false for a kind we do not write.
 bool convert(const CUpti_Activity* rec, std::vector<GpuActivity>& out) {
   GpuActivity a;
@@ -309,12 +320,7 @@ bool convert(const CUpti_Activity* rec, std::vector<GpuActivity>& out) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       a.kind = GpuKind::kKernel;
-      a.start = k->start;
-      a.end = k->end;
-      a.device = k->deviceId;
-      a.context = k->contextId;
-      a.stream = k->streamId;
-      a.correlation = k->correlationId;
+      place(a, k);
       a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
       a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
       a.registers = k->registersPerThread;
@@ -325,12 +331,7 @@ bool convert(const CUpti_Activity* rec, std::vector<GpuActivity>& out) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       a.kind = GpuKind::kMemcpy;
-      a.start = m->start;
-      a.end = m->end;
-      a.device = m->deviceId;
-      a.context = m->contextId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      place(a, m);
       a.bytes = m->bytes;
       a.detail = m->copyKind;
       a.name = "Memcpy " + std::string(memcpy_kind(m->copyKind));
@@ -339,12 +340,7 @@ bool convert(const CUpti_Activity* rec, std::vector<GpuActivity>& out) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       a.kind = GpuKind::kMemset;
-      a.start = m->start;
-      a.end = m->end;
-      a.device = m->deviceId;
-      a.context = m->contextId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      place(a, m);
       a.bytes = m->bytes;
       a.name = "Memset";
       break;
@@ -592,10 +588,10 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         case ApiWatch::kCopyOrSet: break;
         default: return;  // derive and unload act at exit only
       }
-      if (emit_gpu_call(s, cb->correlationId, tag, role,
-                        static_cast<std::uint32_t>(pthread_self()))) {
-        c.counts.calls.fetch_add(1, std::memory_order_relaxed);
-      }
+      // Counted by the flusher, not here: a shared counter would cost every
+      // launching thread a contended atomic.
+      (void)emit_gpu_call(s, cb->correlationId, tag, role,
+                          static_cast<std::uint32_t>(pthread_self()));
       return;
     }
     if (!call_succeeded(cb)) return;
@@ -679,7 +675,6 @@ GpuCollectorCounts cupti_counts() noexcept {
   out.buffers_truncated = k.truncated.load(std::memory_order_relaxed);
   out.cupti_dropped = k.dropped.load(std::memory_order_relaxed);
   out.pool_exhausted = k.pool_exhausted.load(std::memory_order_relaxed);
-  out.calls_seen = k.calls.load(std::memory_order_relaxed);
   return out;
 }
 
@@ -692,7 +687,7 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
   try {
     if (config.cupti == CuptiMode::kOff) {
       CuptiSessionState s;
-      s.reason = "turned off (Config::cupti / JITSCOPE_CUPTI=off)";
+      s.reason = std::string(kCuptiOffByConfig);
       return s;
     }
     std::lock_guard<std::mutex> lock(c.control);

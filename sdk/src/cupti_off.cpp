@@ -7,6 +7,10 @@ namespace jitscope::detail {
 
 CuptiSessionState cupti_begin_session(const Config& config) noexcept {
   CuptiSessionState s;
+  if (config.cupti == CuptiMode::kOff) {
+    s.reason = std::string(kCuptiOffByConfig);
+    return s;
+  }
   s.reason = "this jitscope was built without CUPTI (no CUDA toolkit at configure time)";
   // Asked for by name: say why it is not there. auto: nothing to say.
   if (config.cupti == CuptiMode::kOn) log_unique("CUPTI off: " + s.reason);

@@ -96,7 +96,6 @@ struct GpuCollectorCounts {
   std::uint64_t buffers_truncated = 0;  // a record cut off at the buffer's end
   std::uint64_t cupti_dropped = 0;      // CUPTI's own dropped-record counts
   std::uint64_t pool_exhausted = 0;     // a buffer was asked for and none was free
-  std::uint64_t calls_seen = 0;         // API callbacks that wrote a kGpuCall record
   GpuCollectorCounts operator-(const GpuCollectorCounts& o) const noexcept;
 };
 

@@ -68,7 +68,6 @@ GpuCollectorCounts GpuCollectorCounts::operator-(const GpuCollectorCounts& o) co
   d.buffers_truncated = buffers_truncated - o.buffers_truncated;
   d.cupti_dropped = cupti_dropped - o.cupti_dropped;
   d.pool_exhausted = pool_exhausted - o.pool_exhausted;
-  d.calls_seen = calls_seen - o.calls_seen;
   return d;
 }
 
@@ -81,6 +80,7 @@ GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint32_t grace_cycl
 
 void GpuTrace::on_call(std::uint32_t correlation, GpuCall call) {
   if (correlation == 0) return;
+  ++totals_.calls;
   if (call.pthread_low != 0) pthread_map_[call.pthread_low] = call.tid;
   calls_[correlation] = StoredCall{std::move(call), cycle_};
 }
@@ -476,7 +476,7 @@ void GpuTrace::write_stats(JsonWriter& w, const CuptiSessionState& state,
   w.member("buffers_truncated", counts.buffers_truncated);
   w.member("records_dropped_by_cupti", counts.cupti_dropped);
   w.member("buffer_pool_exhausted", counts.pool_exhausted);
-  w.member("calls_correlated", counts.calls_seen);
+  w.member("calls_correlated", totals_.calls);
   w.key("units");
   w.begin_array();
   std::vector<std::string> lines;

@@ -46,6 +46,7 @@ struct GpuTraceTotals {
   std::uint64_t calls_unused = 0;   // calls no record ever matched (expired)
   std::uint64_t external_ids = 0;   // external correlation records
   std::uint64_t overhead_ns = 0;    // CUPTI overhead records, summed
+  std::uint64_t calls = 0;          // CUDA calls the API callback recorded (kGpuCall)
 };
 
 class GpuTrace {

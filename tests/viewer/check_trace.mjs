@@ -19,20 +19,34 @@
 //       thread names (thread_name metadata) the engine must report; per
 //       thread: min_slices / max_slices / exact_slices (ph "X" entries in the
 //       engine's thread), min_instants / exact_instants (ph "I" entries).
-//   "thread_count": 3,            exact number of named threads with entries
+//   "thread_count": 3,            exact number of named threads with entries, in
+//                                 all processes (a GPU stream track, thread_name
+//                                 "stream 7" in a "GPU 0 (pid P)" process, is one)
 //   "process_names": ["hello"],   process_name metadata the engine kept
+//   "process_name_patterns": ["^GPU 0 \\(pid \\d+\\)$"],  each JavaScript regular
+//                                 expression must match a process name the engine kept
 //   "slice_names": ["compile_kernel", ...],  each must be an engine slice
 //   "instant_names": ["cache_miss"],         each must be an engine instant
 //   "nesting": [["optimize", "lower"], ["session", null]],
 //       [child, parent]: every engine entry named child must sit in the
-//       engine's tree directly under an entry named parent (null: be a root)
+//       engine's tree directly under an entry named parent (null: be a root);
+//       [child, parent, thread]: the same for the child's entries on the
+//       thread named thread only (at least one must be there)
 //   "nesting_patterns": [["^emit_kernel$", "^\\[\\d+/\\d+\\] "], ["^\\[", null]],
 //       like "nesting", with JavaScript regular expressions for the names:
 //       every engine entry whose name matches the child pattern must sit
 //       directly under an entry whose name matches the parent pattern (null:
-//       be a root); at least one entry must match each child pattern
+//       be a root); at least one entry must match each child pattern; an
+//       optional third element names the thread, as in "nesting"
 //   "exact_slice_counts": {"compile_kernel": 32},
 //   "min_slice_counts": {"compile_kernel": 1},
+//   "exact_flow_count": 6,        flows the engine built (FlowsHandler: "s"/"t"/"f"
+//   "min_flow_count": 1,          events bound to slices; a flow with fewer than
+//                                 2 bound slices is not one)
+//   "flows": [["cuLaunchKernel", "fused_gemm_relu"], ["cuMemcpyHtoD", "Memcpy HtoD", 1]],
+//       [from, to] or [from, to, count]: an engine flow whose first bound
+//       slice (in the engine's order: the arrow's tail) is named from and whose
+//       last is named to must exist; with count, exactly that many
 //   "max_dropped_from_tree": 0,   engine entries the engine could not place
 //                                 in its tree (default 0)
 //   "max_dropped_events": 0,      X/I/i/B events of the file that the engine
@@ -41,6 +55,8 @@
 //   "allow_truncated_last_event": false    drop a partial last event (process
 //                                 killed mid-write) instead of failing
 // }
+// A key not listed here is an error (exit 2), so that a misspelt key does not
+// pass unchecked.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -111,12 +127,26 @@ export function loadTraceEvents(file, {allowTruncatedLast = false} = {}) {
   return {events, notes};
 }
 
+const EXPECT_KEYS = new Set([
+  'threads', 'thread_count', 'process_names', 'process_name_patterns', 'slice_names',
+  'instant_names', 'nesting', 'nesting_patterns', 'exact_slice_counts', 'min_slice_counts',
+  'exact_flow_count', 'min_flow_count', 'flows', 'max_dropped_from_tree', 'max_dropped_events',
+  'allow_engine_console_errors', 'allow_truncated_last_event',
+]);
+
 function loadExpect(file) {
+  let expect;
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
     die(`cannot read expectations ${file}: ${e.message}`);
   }
+  if (expect === null || typeof expect !== 'object' || Array.isArray(expect)) {
+    die(`expectations ${file}: top level is not an object`);
+  }
+  const unknown = Object.keys(expect).filter(k => !EXPECT_KEYS.has(k));
+  if (unknown.length) die(`expectations ${file}: unknown key(s) ${unknown.map(k => JSON.stringify(k)).join(', ')}`);
+  return expect;
 }
 
 async function importEngine() {
@@ -251,7 +281,8 @@ async function main() {
   const trackable = ['X', 'I', 'i', 'B'];
   const inputTrackable = trackable.reduce((n, p) => n + (inputByPhase.get(p) ?? 0), 0);
   const droppedEvents = Math.max(0, inputTrackable - engineEntries);
-  const ignoredPhases = [...inputByPhase].filter(([p]) => !['X', 'I', 'B', 'E', 'M'].includes(p));
+  // Flow phases ("s", "t", "f") go to the engine's Flows handler, not to a thread.
+  const ignoredPhases = [...inputByPhase].filter(([p]) => !['X', 'I', 'B', 'E', 'M', 's', 't', 'f'].includes(p));
   if (ignoredPhases.length) {
     console.log(`  note: no engine handler consumes phase(s) ${ignoredPhases.map(([p, n]) => `"${p}" (${n})`).join(', ')}` +
         ` for generic traces; they do not appear as thread entries`);
@@ -263,6 +294,28 @@ async function main() {
   const warnings = data.Warnings?.perWarning;
   if (warnings?.size) {
     for (const [w, evs] of warnings) console.log(`  engine warning ${w}: ${evs.length} event(s)`);
+  }
+
+  // Flows as the engine built them: each an array of the slices its flow
+  // events bound to (same ts, pid, tid and cat), in the engine's order.
+  const flows = data.Flows?.flows ?? [];
+  const threadName = new Map(threadSummaries.map(s => [`${s.pid}:${s.tid}`, s.name]));
+  const endName = e => `${e.name} on ${JSON.stringify(threadName.get(`${e.pid}:${e.tid}`) ?? `${e.pid}:${e.tid}`)}`;
+  const flowPairs = new Map();  // "from\0to" -> count
+  for (const f of flows) {
+    const key = `${f[0].name}\0${f[f.length - 1].name}`;
+    flowPairs.set(key, (flowPairs.get(key) ?? 0) + 1);
+  }
+  const flowStarts = inputByPhase.get('s') ?? 0;
+  if (flowStarts || flows.length) {
+    console.log(`  engine: ${flows.length} flow(s) from ${flowStarts} flow start(s) in the file`);
+    const shown = new Map();  // "from on thread -> to on thread" -> count
+    for (const f of flows) {
+      const k = `${f.map(endName).join(' -> ')}`;
+      shown.set(k, (shown.get(k) ?? 0) + 1);
+    }
+    for (const [k, n] of [...shown].slice(0, 20)) console.log(`    flow ${k}${n > 1 ? ` (x${n})` : ''}`);
+    if (shown.size > 20) console.log(`    ... ${shown.size - 20} more kind(s)`);
   }
 
   // ---- expectations.
@@ -299,6 +352,19 @@ async function main() {
   const procNameSet = new Set(processNames.values());
   for (const p of expect.process_names ?? []) {
     if (!procNameSet.has(p)) fail(`process name ${JSON.stringify(p)} not reported by the engine`);
+  }
+  for (const p of expect.process_name_patterns ?? []) {
+    let re;
+    try {
+      re = new RegExp(p);
+    } catch (e) {
+      fail(`bad process_name_patterns expectation ${JSON.stringify(p)}: ${e.message}`);
+      continue;
+    }
+    if (![...procNameSet].some(n => typeof n === 'string' && re.test(n))) {
+      fail(`no process name reported by the engine matches /${p}/ (engine: ${
+          [...procNameSet].map(n => JSON.stringify(n)).join(', ') || 'none'})`);
+    }
   }
   for (const n of expect.slice_names ?? []) {
     if (!sliceCount.has(n)) fail(`slice ${JSON.stringify(n)} not reported by the engine`);
@@ -340,21 +406,27 @@ async function main() {
       console.log(`  nesting ok: ${label} -> ${parentLabel} (${instances.length} instance(s))`);
     }
   };
+  // The optional third element of a nesting rule: only that thread's entries.
+  const onThread = (instances, thread) =>
+      (thread === undefined ? instances : instances.filter(i => i.thread.name === thread));
+  const onLabel = thread => (thread === undefined ? '' : ` on ${JSON.stringify(thread)}`);
   for (const pair of expect.nesting ?? []) {
-    if (!Array.isArray(pair) || pair.length !== 2) {
-      fail(`bad nesting expectation ${JSON.stringify(pair)} (want [child, parent])`);
+    if (!Array.isArray(pair) || (pair.length !== 2 && pair.length !== 3) ||
+        (pair.length === 3 && typeof pair[2] !== 'string')) {
+      fail(`bad nesting expectation ${JSON.stringify(pair)} (want [child, parent] or [child, parent, thread])`);
       continue;
     }
-    const [child, parent] = pair;
-    checkNesting(JSON.stringify(child), byName.get(child) ?? [], got => got === parent,
-        parent === null ? 'root' : JSON.stringify(parent));
+    const [child, parent, thread] = pair;
+    checkNesting(JSON.stringify(child) + onLabel(thread), onThread(byName.get(child) ?? [], thread),
+        got => got === parent, parent === null ? 'root' : JSON.stringify(parent));
   }
   for (const pair of expect.nesting_patterns ?? []) {
     let child, parent;
     try {
-      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' ||
-          (pair[1] !== null && typeof pair[1] !== 'string')) {
-        throw new Error('want [child_pattern, parent_pattern_or_null]');
+      if (!Array.isArray(pair) || (pair.length !== 2 && pair.length !== 3) ||
+          typeof pair[0] !== 'string' || (pair[1] !== null && typeof pair[1] !== 'string') ||
+          (pair.length === 3 && typeof pair[2] !== 'string')) {
+        throw new Error('want [child_pattern, parent_pattern_or_null] or [child_pattern, parent_pattern_or_null, thread]');
       }
       child = new RegExp(pair[0]);
       parent = pair[1] === null ? null : new RegExp(pair[1]);
@@ -362,10 +434,33 @@ async function main() {
       fail(`bad nesting_patterns expectation ${JSON.stringify(pair)}: ${e.message}`);
       continue;
     }
-    const instances = [...byName].filter(([n]) => child.test(n)).flatMap(([, insts]) => insts);
-    checkNesting(`/${pair[0]}/`, instances,
+    const instances = onThread([...byName].filter(([n]) => child.test(n)).flatMap(([, insts]) => insts), pair[2]);
+    checkNesting(`/${pair[0]}/${onLabel(pair[2])}`, instances,
         got => (parent === null ? got === null : got !== null && parent.test(got)),
         parent === null ? 'root' : `/${pair[1]}/`);
+  }
+  if (expect.exact_flow_count !== undefined && flows.length !== expect.exact_flow_count) {
+    fail(`engine reports ${flows.length} flow(s), expected exact_flow_count ${expect.exact_flow_count}`);
+  }
+  if (expect.min_flow_count !== undefined && flows.length < expect.min_flow_count) {
+    fail(`engine reports ${flows.length} flow(s), expected min_flow_count ${expect.min_flow_count}`);
+  }
+  for (const want of expect.flows ?? []) {
+    if (!Array.isArray(want) || (want.length !== 2 && want.length !== 3) ||
+        typeof want[0] !== 'string' || typeof want[1] !== 'string' ||
+        (want.length === 3 && !Number.isInteger(want[2]))) {
+      fail(`bad flows expectation ${JSON.stringify(want)} (want [from, to] or [from, to, count])`);
+      continue;
+    }
+    const [from, to, count] = want;
+    const got = flowPairs.get(`${from}\0${to}`) ?? 0;
+    const label = `flow ${JSON.stringify(from)} -> ${JSON.stringify(to)}`;
+    if (count === undefined ? got === 0 : got !== count) {
+      fail(`${label}: engine reports ${got}, expected ${count === undefined ? 'at least 1' : `exactly ${count}`} ` +
+          `(engine flows: ${[...flowPairs].map(([k, n]) => `${k.replace('\0', ' -> ')} x${n}`).join(', ') || 'none'})`);
+    } else {
+      console.log(`  flow ok: ${label} (${got})`);
+    }
   }
   const maxDroppedTree = expect.max_dropped_from_tree ?? 0;
   if (droppedFromTree.length > maxDroppedTree) {
