@@ -458,6 +458,12 @@ TEST(CuptiCollector, CopiesSetsAndOverheadHaveTheirPlaces) {
         static_cast<std::uint32_t>(os_tid()));
   b.memcpy(70, t + 100, t + 900, 7, 4096);
   b.overhead(t + 1000, t + 1250);
+  // A synchronization CUPTI saw: on the thread of the call that waited.
+  b.api(true, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 71, t + 2000, t + 2600,
+        static_cast<std::uint32_t>(os_tid()));
+  b.sync(71, t + 2010, t + 2590, 7);
+  // One whose call CUPTI did not report: on the stream it waited for.
+  b.sync(72, t + 3000, t + 3100, 7);
   b.consume();
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.gpu_flows, 1u);
@@ -477,6 +483,13 @@ TEST(CuptiCollector, CopiesSetsAndOverheadHaveTheirPlaces) {
   ASSERT_NE(track, nullptr);
   EXPECT_EQ((*track)["args"]["name"], "CUPTI overhead");
   EXPECT_EQ(session.cupti_stats()["overhead_ns"], 250);
+  const auto syncs = slices_named(session.trace(), "sync: stream");
+  ASSERT_EQ(syncs.size(), 2u);
+  EXPECT_EQ(syncs[0]["pid"], ::getpid());
+  EXPECT_EQ(syncs[0]["tid"], os_tid());
+  EXPECT_EQ(to_ns(syncs[0]["dur"]), 580);
+  EXPECT_EQ(syncs[1]["pid"], gpu_pid());
+  EXPECT_EQ(syncs[1]["tid"], 7);
 }
 
 TEST(CuptiCollector, LaunchesFromSeveralThreadsKeepTheirOwnSpans) {

@@ -102,6 +102,16 @@ class ActivityBuffer {
     j.cacheSize = 4096;
     return j;
   }
+  CUpti_ActivitySynchronization2& sync(std::uint32_t correlation, std::uint64_t start,
+                                       std::uint64_t end, std::uint32_t stream) {
+    auto& y = add<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    y.correlationId = correlation;
+    y.start = start;
+    y.end = end;
+    y.streamId = stream;
+    return y;
+  }
   CUpti_ActivityOverhead3& overhead(std::uint64_t start, std::uint64_t end) {
     auto& o = add<CUpti_ActivityOverhead3>(CUPTI_ACTIVITY_KIND_OVERHEAD);
     o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
