@@ -548,6 +548,7 @@ TEST(CuptiCollector, OffMeansNoCallsAndNoGpuTracks) {
   b.consume();  // nothing takes it: the session's collector is off
   const SessionStats stats = session.finish();
   EXPECT_FALSE(stats.cupti_on);
+  EXPECT_NE(stats.cupti_off_reason.find("JITSCOPE_CUPTI=off"), std::string::npos);
   EXPECT_EQ(stats.gpu_events, 0u);
   EXPECT_EQ(session.cupti_stats()["state"], "off");
   EXPECT_EQ(session.cupti_stats()["calls_correlated"], 0);
@@ -566,8 +567,10 @@ TEST(CuptiCollector, RecordsLeftByAStoppedSessionDoNotReachTheNext) {
   GpuSession second("cupti_second");
   second.finish();
   EXPECT_TRUE(slices_named(second.trace(), "after_stop").empty());
-  EXPECT_EQ((*metadata(second.trace(), "jitscope_session"))["args"]["cupti"]["timestamps"],
-            "timestamp_callback");
+  const nlohmann::json& meta = (*metadata(second.trace(), "jitscope_session"))["args"]["cupti"];
+  EXPECT_EQ(meta["timestamps"], "timestamp_callback");
+  EXPECT_EQ(meta["kinds"].size(), 9u);
+  EXPECT_EQ(meta["kinds"][0], "CONCURRENT_KERNEL");
 }
 
 TEST(CuptiCollector, ApiNamesAreClassifiedByWhatTheCollectorDoesWithThem) {

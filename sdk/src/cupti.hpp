@@ -27,6 +27,7 @@ struct CuptiSessionState {
   bool on = false;
   std::string reason;  // why it is off ("" when on)
   GpuClock clock;
+  std::vector<std::string> kinds;  // the activity kinds collected (CUPTI_ACTIVITY_KIND_*)
 };
 
 // Called by start() outside its lock. Off: one `jitscope: CUPTI off: <reason>`

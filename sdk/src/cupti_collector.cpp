@@ -475,6 +475,22 @@ GpuClock fit_linear_clock() {
   return clock;
 }
 
+// CUPTI_ACTIVITY_KIND_<name> for the kinds the collector enables.
+std::string_view kind_name(CUpti_ActivityKind k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "CONCURRENT_KERNEL";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "MEMCPY";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "MEMSET";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "RUNTIME";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "DRIVER";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "SYNCHRONIZATION";
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "EXTERNAL_CORRELATION";
+    case CUPTI_ACTIVITY_KIND_JIT: return "JIT";
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return "OVERHEAD";
+    default: return "OTHER";
+  }
+}
+
 constexpr CUpti_ActivityKind kRequiredKind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 constexpr CUpti_ActivityKind kOptionalKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
@@ -700,6 +716,8 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       if (!ensure_pool(config, why)) return off(why);
       CuptiSessionState s;
       s.on = true;
+      s.kinds.emplace_back(kind_name(kRequiredKind));
+      for (CUpti_ActivityKind k : kOptionalKinds) s.kinds.emplace_back(kind_name(k));
       c.active.store(true, std::memory_order_relaxed);
       return s;
     }
@@ -761,14 +779,15 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       if (kr == CUPTI_SUCCESS) {
         c.enabled.push_back(k);
       } else {
-        log_unique("CUPTI activity kind " + std::to_string(static_cast<int>(k)) +
-                 " unavailable: " + cupti_error(kr) + "; the others are collected");
+        log_unique("CUPTI activity kind " + std::string(kind_name(k)) + " unavailable: " +
+                   cupti_error(kr) + "; the others are collected (see jitscope_session.cupti.kinds)");
       }
     }
     c.started.store(true, std::memory_order_relaxed);  // relaxed: same session, set before the flusher starts
     CuptiSessionState s;
     s.on = true;
     s.clock = c.timestamps_registered ? GpuClock{} : fit_linear_clock();
+    for (CUpti_ActivityKind k : c.enabled) s.kinds.emplace_back(kind_name(k));
     c.active.store(true, std::memory_order_relaxed);
     return s;
   } catch (...) {

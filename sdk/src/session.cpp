@@ -176,6 +176,7 @@ class Session {
       info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
       info.cupti_on = cupti_.on;
       info.cupti_reason = cupti_.reason;
+      info.cupti_kinds = cupti_.kinds;
       info.gpu_clock = cupti_.clock;
       TraceWriter writer(sink_, info);
       // Incomplete GPU records wait about half a second for their other half.
@@ -202,6 +203,7 @@ class Session {
       writer.end_trace(captured, [&](JsonWriter& w) { gpu.write_stats(w, cupti_, gpu_counts); });
       gpu_ = nullptr;
       stats_.cupti_on = cupti_.on;
+      stats_.cupti_off_reason = cupti_.reason;
       stats_.gpu_events = gpu.totals().gpu_events;
       stats_.gpu_unattributed = gpu.totals().unattributed;
       stats_.gpu_flows = gpu.totals().flows;

@@ -123,6 +123,10 @@ void TraceWriter::begin_trace() {
   w.member("state", info_.cupti_on ? "on" : "off");
   if (info_.cupti_on) {
     // How CUPTI's timestamps were put on this trace's CLOCK_MONOTONIC axis.
+    w.key("kinds");  // what was collected: a kind CUPTI refused is missing here
+    w.begin_array();
+    for (const std::string& k : info_.cupti_kinds) w.value(std::string_view(k));
+    w.end_array();
     w.member("timestamps", info_.gpu_clock.name());
     w.member("uncertainty_ns", info_.gpu_clock.uncertainty_ns);
     if (info_.gpu_clock.kind == GpuClock::Kind::kLinear) {

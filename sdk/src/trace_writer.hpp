@@ -79,6 +79,7 @@ struct SessionInfo {
   // The CUPTI collector this session (jitscope_session metadata).
   bool cupti_on = false;
   std::string cupti_reason;
+  std::vector<std::string> cupti_kinds;
   GpuClock gpu_clock;
 };
 

@@ -715,7 +715,12 @@ int run_test(const std::string& dir) {
   }
 
   if (const CUresult r = g_cu.cuInit(0); r != CUDA_SUCCESS) {
-    return skip("cuInit failed: " + cu_error(r) + " (driver " + driver_version_text() + ")");
+    std::string hint;
+#if defined(__SANITIZE_ADDRESS__)
+    hint = "; under AddressSanitizer the driver needs ASAN_OPTIONS=protect_shadow_gap=0";
+#endif
+    return skip("cuInit failed: " + cu_error(r) + " (driver " + driver_version_text() + hint +
+                ")");
   }
   int count = 0;
   if (const CUresult r = g_cu.cuDeviceGetCount(&count); r != CUDA_SUCCESS) {

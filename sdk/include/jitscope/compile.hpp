@@ -210,12 +210,12 @@ class JITSCOPE_API GraphNameScope {
 struct CompileUnitOptions {
   // What is compiled (a function, a kernel family). Compiling the same frame
   // again is a recompile: same frame id, next attempt. Empty: a new frame.
-  std::string_view frame;
+  std::string_view frame = {};
   // This unit's graph name, on the graph-name stack while the unit is open.
   std::string_view graph = "graph";
   bool is_forward = true;
   // Why this compile happens again (a guard failed, a shape changed...).
-  std::string_view recompile_reason;
+  std::string_view recompile_reason = {};
 };
 
 class CompileUnitRef;
@@ -305,7 +305,7 @@ JITSCOPE_API EventRef toplevel_event() noexcept;
 
 struct PhaseOptions {
   // A metrics column ending in "_us" that this phase's µs add to; empty: none.
-  std::string_view column;
+  std::string_view column = {};
   // Also a compile event: trace category "compile_event", listed with its
   // data in the unit record's compile_events.
   bool compile_event = false;

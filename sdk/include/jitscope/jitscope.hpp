@@ -157,6 +157,7 @@ struct SessionStats {
   std::uint64_t nvtx_unmatched = 0;   // NVTX pops and range ends with nothing to close
   bool nvtx_emitted = false;          // spans went to an NVTX tool as ranges
   bool cupti_on = false;              // the CUPTI collector ran this session
+  std::string cupti_off_reason;       // why not, when it did not
   std::uint64_t gpu_events = 0;       // kernels, copies and sets on GPU tracks
   std::uint64_t gpu_unattributed = 0; // of those, with no CUDA call seen for them
   std::uint64_t gpu_flows = 0;        // launch -> GPU arrows
