@@ -45,7 +45,7 @@ int jitscope_c_bad_config(void) {
   cfg.output_path = "/nonexistent-dir/x.json";
   if (jitscope_start(&cfg) == 0) return 3;
   if (strstr(jitscope_last_error(), "cannot open") == NULL) return 4;
-  cfg.cupti = (jitscope_cupti)7;
+  cfg.cupti = 7;
   if (jitscope_start(&cfg) == 0) return 5;
   if (strstr(jitscope_last_error(), "JITSCOPE_CUPTI_AUTO") == NULL) return 6;
   jitscope_config_init(NULL);

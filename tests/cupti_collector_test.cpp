@@ -387,7 +387,8 @@ TEST(CuptiCollector, PoolExhaustionAndCuptiDropsAreReported) {
   EXPECT_EQ(max_records, 0u);
   // A completed buffer goes back to the pool after its records are read.
   ActivityBuffer filled;
-  filled.kernel(90, monotonic_ns(), monotonic_ns() + 10, 1, "from_the_pool");
+  const std::uint64_t now = monotonic_ns();  // once: argument order is unspecified
+  filled.kernel(90, now, now + 10, 1, "from_the_pool");
   std::memcpy(buffers[0], filled.data(), filled.size());
   detail::cupti_buffer_completed(nullptr, 0, buffers[0], 64 * 1024, filled.size());
   detail::cupti_buffer_completed(nullptr, 0, buffers[1], 64 * 1024, 0);
@@ -429,6 +430,84 @@ TEST(CuptiCollector, AnUnloadedModuleNoLongerNamesItsUnit) {
   EXPECT_FALSE(unloaded[0]["args"].contains("compiled_by"));
 }
 
+TEST(CuptiCollector, AReusedHandleOrADestroyedContextForgetsTheOldUnit) {
+  GpuSession session("cupti_reuse");
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "first"});
+    load_module(55, fake_module(0x5500));
+  }
+  // The driver hands out the same handle again, for a module loaded outside
+  // any unit (its unload was not seen).
+  load_module(56, fake_module(0x5500));
+  get_function(57, fake_function(0x5510), fake_module(0x5500));
+  launch_kernel(58, fake_function(0x5510));
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "second"});
+    load_module(59, fake_module(0x5600));
+    get_function(60, fake_function(0x5610), fake_module(0x5600));
+  }
+  launch_kernel(61, fake_function(0x5610));
+  destroy_context(62);  // its modules go with it
+  launch_kernel(63, fake_function(0x5610));
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(58, t + 100, t + 200, 1, "reused_handle");
+  b.kernel(61, t + 300, t + 400, 1, "before_destroy");
+  b.kernel(63, t + 500, t + 600, 1, "after_destroy");
+  b.consume();
+  session.finish();
+  ASSERT_EQ(slices_named(session.trace(), "reused_handle").size(), 1u);
+  EXPECT_FALSE(slices_named(session.trace(), "reused_handle")[0]["args"].contains("compiled_by"));
+  ASSERT_EQ(slices_named(session.trace(), "before_destroy").size(), 1u);
+  EXPECT_TRUE(slices_named(session.trace(), "before_destroy")[0]["args"].contains("compiled_by"));
+  ASSERT_EQ(slices_named(session.trace(), "after_destroy").size(), 1u);
+  EXPECT_FALSE(slices_named(session.trace(), "after_destroy")[0]["args"].contains("compiled_by"));
+}
+
+TEST(CuptiCollector, AGraphLaunchDrawsOneArrowToItsFirstKernel) {
+  GpuSession session("cupti_graph");
+  const std::uint64_t t = monotonic_ns();
+  {
+    JITSCOPE_SPAN("replay");
+    launch_graph(95);
+  }
+  ActivityBuffer b;
+  b.api(false, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, 95, t + 10, t + 50,
+        static_cast<std::uint32_t>(os_tid()));
+  for (int i = 0; i < 3; ++i) {
+    b.kernel(95, t + 1000 + i * 100, t + 1050 + i * 100, 4, "graph_node");
+  }
+  b.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 3u);
+  EXPECT_EQ(stats.gpu_flows, 1u);
+  EXPECT_EQ(check_flows(session.trace()), 1u);
+  for (const auto& k : slices_named(session.trace(), "graph_node")) {
+    EXPECT_EQ(k["args"]["span"], "replay") << "every node keeps the call's span";
+  }
+}
+
+TEST(CuptiCollector, RecordsWithoutTimesOrFromBeforeTheSessionAreCountedNotWritten) {
+  const std::uint64_t before = monotonic_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  GpuSession session("cupti_times");
+  ActivityBuffer b;
+  b.kernel(96, 0, 0, 1, "still_running");  // CUPTI's "no time" at a forced flush
+  b.kernel(97, before, before + 100, 1, "from_before");
+  const std::uint64_t now = monotonic_ns();  // once: argument order is unspecified
+  b.kernel(98, now, now + 100, 1, "in_session");
+  b.consume();
+  session.finish();
+  EXPECT_TRUE(slices_named(session.trace(), "still_running").empty());
+  EXPECT_TRUE(slices_named(session.trace(), "from_before").empty());
+  EXPECT_EQ(slices_named(session.trace(), "in_session").size(), 1u);
+  EXPECT_EQ(session.cupti_stats()["records_incomplete"], 1);
+  EXPECT_EQ(session.cupti_stats()["records_before_session"], 1);
+  for (const auto& e : session.trace()) {
+    if (e.contains("ts")) EXPECT_GT(e["ts"].get<double>(), 0.0) << e.dump();
+  }
+}
+
 TEST(CuptiCollector, AFailedLoadTagsNothing) {
   GpuSession session("cupti_failed_load");
   {
@@ -438,7 +517,8 @@ TEST(CuptiCollector, AFailedLoadTagsNothing) {
   }
   launch_kernel(62, fake_function(0x6100));
   ActivityBuffer b;
-  b.kernel(62, monotonic_ns(), monotonic_ns() + 100, 1, "k");
+  const std::uint64_t now = monotonic_ns();  // once: argument order is unspecified
+  b.kernel(62, now, now + 100, 1, "k");
   b.consume();
   session.finish();
   const auto k = slices_named(session.trace(), "k");
@@ -544,7 +624,8 @@ TEST(CuptiCollector, OffMeansNoCallsAndNoGpuTracks) {
     launch_kernel(5, fake_function(0xB000));
   }
   ActivityBuffer b;
-  b.kernel(5, monotonic_ns(), monotonic_ns() + 10, 1, "not_collected");
+  const std::uint64_t now = monotonic_ns();  // once: argument order is unspecified
+  b.kernel(5, now, now + 10, 1, "not_collected");
   b.consume();  // nothing takes it: the session's collector is off
   const SessionStats stats = session.finish();
   EXPECT_FALSE(stats.cupti_on);
@@ -562,7 +643,8 @@ TEST(CuptiCollector, RecordsLeftByAStoppedSessionDoNotReachTheNext) {
     first.finish();
   }
   ActivityBuffer late;
-  late.kernel(8, monotonic_ns(), monotonic_ns() + 10, 1, "after_stop");
+  const std::uint64_t now = monotonic_ns();  // once: argument order is unspecified
+  late.kernel(8, now, now + 10, 1, "after_stop");
   late.consume();  // CUPTI may deliver a buffer after stop
   GpuSession second("cupti_second");
   second.finish();
@@ -590,7 +672,10 @@ TEST(CuptiCollector, ApiNamesAreClassifiedByWhatTheCollectorDoesWithThem) {
   EXPECT_EQ(classify_api("cuModuleUnload"), ApiWatch::kUnload);
   EXPECT_EQ(classify_api("cuMemcpyHtoDAsync_v2"), ApiWatch::kCopyOrSet);
   EXPECT_EQ(classify_api("cudaMemsetAsync_v3020"), ApiWatch::kCopyOrSet);
-  EXPECT_EQ(classify_api("cudaGraphLaunch_v10000"), ApiWatch::kCopyOrSet);
+  EXPECT_EQ(classify_api("cudaGraphLaunch_v10000"), ApiWatch::kGraphLaunch);
+  EXPECT_EQ(classify_api("cuGraphLaunch_ptsz"), ApiWatch::kGraphLaunch);
+  EXPECT_EQ(classify_api("cuCtxDestroy_v2"), ApiWatch::kForgetAll);
+  EXPECT_EQ(classify_api("cudaDeviceReset_v3020"), ApiWatch::kForgetAll);
   EXPECT_EQ(classify_api("cuLaunchHostFunc"), ApiWatch::kNone);
   EXPECT_EQ(classify_api("cuModuleGetFunctionCount"), ApiWatch::kNone);
   EXPECT_EQ(classify_api("cudaMalloc_v3020"), ApiWatch::kNone);

@@ -30,19 +30,25 @@ struct CuptiSessionState {
   std::vector<std::string> kinds;  // the activity kinds collected (CUPTI_ACTIVITY_KIND_*)
 };
 
-// Called by start() outside its lock. Off: one `jitscope: CUPTI off: <reason>`
-// line (auto mode without a driver included), never with kOff.
+// Called by start() under its control lock (no CUPTI callback takes it).
+// Off: one `jitscope: CUPTI off: <reason>` line per reason (auto mode
+// without a driver included), never with kOff.
 CuptiSessionState cupti_begin_session(const Config& config) noexcept;
 // Hands CUPTI's buffers to consume_buffer: completed records only, or
 // (`forced`, at stop) everything. From the flusher or stop(), no lock held.
 void cupti_flush(bool forced) noexcept;
-// Flushes (forced), then turns activity and callbacks off. Before the
-// flusher's final drain.
+// Turns activity and callbacks off, then flushes (forced) and discards what
+// CUPTI still held: records after the flusher's final, forced flush are not
+// this session's. After the flusher has stopped.
 void cupti_end_session() noexcept;
 // The records consumed since the last call.
 void take_gpu_activities(std::vector<GpuActivity>& out);
 // Counts since process start (take a difference over a session).
 GpuCollectorCounts cupti_counts() noexcept;
+// fork(): the collector's locks held across it; the child never uses a
+// CUPTI its parent started (it is off there, and says why).
+void cupti_lock_for_fork() noexcept;
+void cupti_unlock_after_fork(bool child) noexcept;
 
 // Configuration limits, also checked by Config::validate.
 inline constexpr std::size_t kMinCuptiBufferBytes = 64 * 1024;
@@ -78,6 +84,8 @@ enum class ApiWatch : std::uint8_t {
   kLoad,          // first parameter: out pointer to a new module/library
   kDerive,        // first: out pointer to a handle got from the second
   kUnload,        // first: the module/library going away
+  kForgetAll,     // a context destroyed or reset: its modules go with it
+  kGraphLaunch,   // a graph launch: correlate only; it starts many GPU records
 };
 ApiWatch classify_api(std::string_view function_name) noexcept;
 

@@ -62,7 +62,7 @@ static_assert(offsetof(cuLibraryUnload_params, library) == 0);
 struct Counters {
   // relaxed: independent totals, read as a snapshot at session edges.
   std::atomic<std::uint64_t> buffers_completed{0}, records{0}, skipped{0}, unreadable{0},
-      truncated{0}, dropped{0}, pool_exhausted{0};
+      truncated{0}, dropped{0}, pool_exhausted{0}, stale{0};
 };
 
 struct HandleEntry {
@@ -79,6 +79,8 @@ struct Collector {
   std::mutex control;  // begin/end; never taken by a CUPTI callback
   // CUPTI is collecting (not simulated); read by the flusher's cupti_flush.
   std::atomic<bool> started{false};
+  bool ever_started = false;  // CUPTI ran in this process (a forked child must not use it)
+  bool forked_child = false;  // this process is a fork of one where it ran
   bool timestamps_registered = false;
   bool timestamps_failed = false;
   bool buffer_callbacks_registered = false;
@@ -98,6 +100,7 @@ struct Collector {
 
   std::once_flag watch_once;
   std::array<std::vector<ApiWatch>, 2> watch;  // [0] runtime, [1] driver, by cbid
+  std::array<std::vector<std::string>, 2> names;  // the same, without version suffixes
 };
 
 Collector& collector() noexcept { return immortal<Collector>(); }
@@ -129,25 +132,31 @@ void build_watch_tables(Collector& c) {
   for (std::size_t d = 0; d < 2; ++d) {
     auto& table = c.watch[d];
     table.assign(domains[d].second, ApiWatch::kNone);
+    c.names[d].assign(domains[d].second, std::string());
     for (std::size_t cbid = 1; cbid < table.size(); ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(domains[d].first, static_cast<CUpti_CallbackId>(cbid), &name) ==
               CUPTI_SUCCESS &&
           name != nullptr) {
         table[cbid] = classify_api(name);
+        c.names[d][cbid] = without_version(name);
       }
     }
   }
 }
 
-ApiWatch watch_for(std::uint32_t domain, std::uint32_t cbid) {
+// The tables' row for a domain: 0 runtime, 1 driver, 2 neither. Built on first use.
+std::size_t table_row(std::uint32_t domain) {
   Collector& c = collector();
   std::call_once(c.watch_once, [&c] { build_watch_tables(c); });
-  const std::size_t d = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0
-                        : domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1
-                                                               : 2;
-  if (d > 1 || cbid >= c.watch[d].size()) return ApiWatch::kNone;
-  return c.watch[d][cbid];
+  return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : domain == CUPTI_CB_DOMAIN_DRIVER_API ? 1 : 2;
+}
+
+ApiWatch watch_for(std::uint32_t domain, std::uint32_t cbid) {
+  const std::size_t d = table_row(domain);
+  const auto& table = collector().watch;
+  if (d > 1 || cbid >= table[d].size()) return ApiWatch::kNone;
+  return table[d][cbid];
 }
 
 const GpuUnitTag* tag_of(const void* handle) {
@@ -168,6 +177,7 @@ void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
 // A module or library went away: forget it and what was got from it, so a
 // handle the driver reuses is not credited to the old unit.
 void forget(const void* handle) {
+  if (handle == nullptr) return;
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.handles_mutex);
   std::vector<const void*> gone{handle};
@@ -275,10 +285,9 @@ std::string_view overhead_name(CUpti_ActivityOverheadKind k) {
 }
 
 std::string api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  const char* name = nullptr;
-  if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name != nullptr) {
-    return std::string(without_version(name));
-  }
+  const std::size_t d = table_row(domain);
+  const auto& names = collector().names;
+  if (d <= 1 && cbid < names[d].size() && !names[d][cbid].empty()) return names[d][cbid];
   return (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda API " : "cu API ") + std::to_string(cbid);
 }
 
@@ -510,10 +519,14 @@ void stop_cupti(Collector& c) {
   c.started.store(false, std::memory_order_relaxed);
 }
 
-CuptiSessionState off(std::string reason) {
+CuptiSessionState off(std::string reason) noexcept {
   CuptiSessionState s;
-  s.reason = std::move(reason);
-  log_unique("CUPTI off: " + s.reason);  // once per process per reason
+  try {
+    s.reason = std::move(reason);
+    log_unique("CUPTI off: " + s.reason);  // once per process per reason
+  } catch (...) {
+    log_line("CUPTI off: out of memory");
+  }
   return s;
 }
 
@@ -569,13 +582,17 @@ ApiWatch classify_api(std::string_view function_name) noexcept {
                                           "cudaLibraryGetKernel"};
   constexpr std::string_view kUnload[] = {"cuModuleUnload", "cuLibraryUnload",
                                           "cudaLibraryUnload"};
-  constexpr std::string_view kCopyOrSet[] = {"cuMemcpy", "cuMemset", "cudaMemcpy", "cudaMemset",
-                                             "cuGraphLaunch", "cudaGraphLaunch"};
+  constexpr std::string_view kForgetAll[] = {"cuCtxDestroy", "cuDevicePrimaryCtxReset",
+                                             "cudaDeviceReset"};
+  constexpr std::string_view kGraphLaunch[] = {"cuGraphLaunch", "cudaGraphLaunch"};
+  constexpr std::string_view kCopyOrSet[] = {"cuMemcpy", "cuMemset", "cudaMemcpy", "cudaMemset"};
   for (auto n : kLaunch) if (base == n) return ApiWatch::kLaunch;
   for (auto n : kLaunchSecond) if (base == n) return ApiWatch::kLaunchSecond;
   for (auto n : kLoad) if (base == n) return ApiWatch::kLoad;
   for (auto n : kDerive) if (base == n) return ApiWatch::kDerive;
   for (auto n : kUnload) if (base == n) return ApiWatch::kUnload;
+  for (auto n : kForgetAll) if (base == n) return ApiWatch::kForgetAll;
+  for (auto n : kGraphLaunch) if (base == n) return ApiWatch::kGraphLaunch;
   for (auto n : kCopyOrSet) if (starts_with(base, n)) return ApiWatch::kCopyOrSet;
   return ApiWatch::kNone;
 }
@@ -601,29 +618,43 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
           tag = tag_of(param(cb, watch == ApiWatch::kLaunch ? 0 : 1));
           break;
         case ApiWatch::kLoad: role = GpuCallRole::kLoad; break;
+        case ApiWatch::kGraphLaunch: role = GpuCallRole::kGraph; break;
         case ApiWatch::kCopyOrSet: break;
-        default: return;  // derive and unload act at exit only
+        default: return;  // derive, unload and context teardown act at exit only
       }
       // Counted by the flusher, not here: a shared counter would cost every
       // launching thread a contended atomic.
-      (void)emit_gpu_call(s, cb->correlationId, tag, role,
-                          static_cast<std::uint32_t>(pthread_self()));
+      (void)emit_gpu_call(s, cb->correlationId, tag, role);
       return;
     }
     if (!call_succeeded(cb)) return;
     switch (watch) {
-      case ApiWatch::kLoad:
-        // A module loaded inside a compile unit: that unit built it.
+      case ApiWatch::kLoad: {
+        // A module loaded inside a compile unit: that unit built it. The
+        // driver may reuse a freed module's handle: what it meant before goes.
+        const void* handle = out_handle(cb);
+        forget(handle);
         if (UnitState* u = current_unit_state(); u != nullptr) {
-          remember(out_handle(cb), intern_unit_tag(u->packed_id, u->display), nullptr);
+          remember(handle, intern_unit_tag(u->packed_id, u->display), nullptr);
         }
         break;
+      }
       case ApiWatch::kDerive: {
         const void* source = param(cb, 1);
-        if (const GpuUnitTag* tag = tag_of(source)) remember(out_handle(cb), tag, source);
+        const void* handle = out_handle(cb);
+        if (const GpuUnitTag* tag = tag_of(source)) {
+          remember(handle, tag, source);
+        } else {
+          forget(handle);
+        }
         break;
       }
       case ApiWatch::kUnload: forget(param(cb, 0)); break;
+      case ApiWatch::kForgetAll: {
+        std::lock_guard<std::mutex> lock(c.handles_mutex);
+        c.handles.clear();
+        break;
+      }
       default: break;
     }
   } catch (...) {
@@ -691,7 +722,33 @@ GpuCollectorCounts cupti_counts() noexcept {
   out.buffers_truncated = k.truncated.load(std::memory_order_relaxed);
   out.cupti_dropped = k.dropped.load(std::memory_order_relaxed);
   out.pool_exhausted = k.pool_exhausted.load(std::memory_order_relaxed);
+  out.records_stale = k.stale.load(std::memory_order_relaxed);
   return out;
+}
+
+void cupti_lock_for_fork() noexcept {
+  Collector& c = collector();
+  c.pool_mutex.lock();
+  c.inbox_mutex.lock();
+  c.handles_mutex.lock();
+  lock_unit_tags_for_fork();
+}
+
+void cupti_unlock_after_fork(bool child) noexcept {
+  Collector& c = collector();
+  if (child) {
+    // CUPTI's state is the parent's: the child neither stops nor uses it.
+    c.active.store(false, std::memory_order_relaxed);
+    c.started.store(false, std::memory_order_relaxed);
+    c.subscriber = nullptr;
+    c.enabled.clear();
+    c.forked_child = c.forked_child || c.ever_started;
+    c.inbox.clear();
+  }
+  unlock_unit_tags_after_fork();
+  c.handles_mutex.unlock();
+  c.inbox_mutex.unlock();
+  c.pool_mutex.unlock();
 }
 
 void cupti_simulate_for_testing(bool on) noexcept {
@@ -700,16 +757,24 @@ void cupti_simulate_for_testing(bool on) noexcept {
 
 CuptiSessionState cupti_begin_session(const Config& config) noexcept {
   Collector& c = collector();
-  try {
-    if (config.cupti == CuptiMode::kOff) {
-      CuptiSessionState s;
+  if (config.cupti == CuptiMode::kOff) {
+    CuptiSessionState s;
+    try {
       s.reason = std::string(kCuptiOffByConfig);
-      return s;
+    } catch (...) {
     }
-    std::lock_guard<std::mutex> lock(c.control);
+    return s;
+  }
+  std::lock_guard<std::mutex> lock(c.control);
+  try {
     {
       std::lock_guard<std::mutex> inbox(c.inbox_mutex);
       c.inbox.clear();  // records a stopped session left behind
+    }
+    {
+      // Unloads between sessions were not seen: handles may have been reused.
+      std::lock_guard<std::mutex> handles(c.handles_mutex);
+      c.handles.clear();
     }
     if (c.simulate.load(std::memory_order_relaxed)) {
       std::string why;
@@ -720,6 +785,9 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       for (CUpti_ActivityKind k : kOptionalKinds) s.kinds.emplace_back(kind_name(k));
       c.active.store(true, std::memory_order_relaxed);
       return s;
+    }
+    if (c.forked_child) {
+      return off("this process is a fork of one that ran CUPTI; a forked child does not collect");
     }
     if (config.cupti == CuptiMode::kAuto) {
       // CUPTI would load the driver itself; asking first keeps the reason clear.
@@ -757,6 +825,13 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       }
       return off(reason);
     }
+    // Subscribed, so CUPTI works here. System thread ids in API and JIT records: the ids
+    // jitscope's threads have.
+    if (const CUptiResult t = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+        t != CUPTI_SUCCESS) {
+      log_unique("CUPTI: cuptiSetThreadIdType(SYSTEM): " + cupti_error(t) +
+                 "; CUDA calls may land on tracks of their own");
+    }
     for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
       const std::size_t n = domain == CUPTI_CB_DOMAIN_RUNTIME_API
                                 ? static_cast<std::size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
@@ -784,6 +859,7 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       }
     }
     c.started.store(true, std::memory_order_relaxed);  // relaxed: same session, set before the flusher starts
+    c.ever_started = true;
     CuptiSessionState s;
     s.on = true;
     s.clock = c.timestamps_registered ? GpuClock{} : fit_linear_clock();
@@ -791,6 +867,7 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
     c.active.store(true, std::memory_order_relaxed);
     return s;
   } catch (...) {
+    if (c.subscriber != nullptr) stop_cupti(c);  // a partial start: undone (control is held)
     return off("out of memory starting the collector");
   }
 }
@@ -806,8 +883,15 @@ void cupti_end_session() noexcept {
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.control);
   c.active.store(false, std::memory_order_relaxed);
-  // The flusher's final cycle flushed (forced); what comes after is not this session's.
-  if (c.started.load(std::memory_order_relaxed)) stop_cupti(c);
+  if (!c.started.load(std::memory_order_relaxed)) return;
+  stop_cupti(c);
+  // The flusher's final cycle took everything up to its forced flush; what
+  // CUPTI still holds is not this session's. Flushed now and discarded, so
+  // the next session does not get it. buffer_completed takes no lock held here.
+  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> inbox(c.inbox_mutex);
+  c.counts.stale.fetch_add(c.inbox.size(), std::memory_order_relaxed);
+  c.inbox.clear();
 }
 
 }  // namespace jitscope::detail

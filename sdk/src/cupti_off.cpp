@@ -20,5 +20,7 @@ void cupti_flush(bool) noexcept {}
 void cupti_end_session() noexcept {}
 void take_gpu_activities(std::vector<GpuActivity>& out) { out.clear(); }
 GpuCollectorCounts cupti_counts() noexcept { return {}; }
+void cupti_lock_for_fork() noexcept {}
+void cupti_unlock_after_fork(bool) noexcept {}
 
 }  // namespace jitscope::detail

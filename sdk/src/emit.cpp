@@ -308,7 +308,7 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
 }
 
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUnitTag* compiled_by,
-                   GpuCallRole role, std::uint32_t pthread_low) noexcept {
+                   GpuCallRole role) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return false;
   // Never waits, even under kBlock: this runs inside a CUPTI callback, and
@@ -318,7 +318,7 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUn
     return false;
   }
   fill(t->ring.slot(0), read_clock(session), reinterpret_cast<const char*>(compiled_by), correlation,
-       pthread_low, RecordKind::kGpuCall, ValueType::kNone, 0, static_cast<std::uint8_t>(role));
+       0, RecordKind::kGpuCall, ValueType::kNone, 0, static_cast<std::uint8_t>(role));
   t->ring.commit(1);
   return true;
 }

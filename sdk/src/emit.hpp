@@ -44,6 +44,6 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept;
 // its API callback on the calling thread. Never waits for room, whatever the
 // overflow policy: false if dropped (counted) or no session `session`.
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUnitTag* compiled_by,
-                   GpuCallRole role, std::uint32_t pthread_low) noexcept;
+                   GpuCallRole role) noexcept;
 
 }  // namespace jitscope::detail

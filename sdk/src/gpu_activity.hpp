@@ -52,6 +52,7 @@ enum class GpuCallRole : std::uint8_t {
   kOther = 0,   // a copy, set or graph launch: correlated, nothing more
   kLaunch = 1,  // a kernel launch
   kLoad = 2,    // a module or library load (the driver may JIT here)
+  kGraph = 3,   // a graph launch: many GPU records share its correlation
 };
 
 // A compile unit as a module load saw it: interned, never freed, so that a
@@ -62,6 +63,9 @@ struct GpuUnitTag {
 };
 // The tag of (packed_id, display); the same pointer for the same pair.
 const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view display);
+// fork(): the interning lock held across it.
+void lock_unit_tags_for_fork() noexcept;
+void unlock_unit_tags_after_fork() noexcept;
 
 // How CUPTI's timestamps become CLOCK_MONOTONIC ns (the trace's time base).
 struct GpuClock {
@@ -70,16 +74,18 @@ struct GpuClock {
     kLinear,    // fitted from paired cuptiGetTimestamp / clock_gettime reads
   };
   Kind kind = Kind::kCallback;
-  // kLinear: monotonic = mono_ref + (cupti - cupti_ref) * slope
+  // kLinear: monotonic = mono_ref + (cupti - cupti_ref) × slope, slope 1
   std::uint64_t cupti_ref = 0;
   std::uint64_t mono_ref = 0;
-  double slope = 1.0;
+  double slope = 1.0;  // written to the metadata; the offset carries the fit
   std::uint64_t uncertainty_ns = 0;  // half the widest bracket of a sample used
 
+  // Integer arithmetic: both clocks count ns (the fit's slope is 1), and a
+  // double would lose ns past 2^53 ns of uptime.
   std::uint64_t to_monotonic(std::uint64_t cupti) const noexcept {
     if (kind == Kind::kCallback || cupti == 0) return cupti;
-    const double delta = static_cast<double>(static_cast<std::int64_t>(cupti - cupti_ref)) * slope;
-    const double mono = static_cast<double>(mono_ref) + delta;
+    const std::int64_t mono = static_cast<std::int64_t>(mono_ref) +
+                              static_cast<std::int64_t>(cupti - cupti_ref);
     return mono <= 0 ? 0 : static_cast<std::uint64_t>(mono);
   }
   std::string_view name() const noexcept {
@@ -96,6 +102,7 @@ struct GpuCollectorCounts {
   std::uint64_t buffers_truncated = 0;  // a record cut off at the buffer's end
   std::uint64_t cupti_dropped = 0;      // CUPTI's own dropped-record counts
   std::uint64_t pool_exhausted = 0;     // a buffer was asked for and none was free
+  std::uint64_t records_stale = 0;      // left in CUPTI by a stopped session, discarded
   GpuCollectorCounts operator-(const GpuCollectorCounts& o) const noexcept;
 };
 

@@ -41,20 +41,23 @@ std::string compile_id_text(std::uint64_t packed) {
   return s;
 }
 
+struct UnitTagLess {
+  bool operator()(const GpuUnitTag& a, const GpuUnitTag& b) const { return key(a) < key(b); }
+  static std::pair<std::uint64_t, std::string_view> key(const GpuUnitTag& t) {
+    return {t.packed_id, t.display};
+  }
+};
+struct UnitTags {
+  std::mutex mutex;
+  std::set<GpuUnitTag, UnitTagLess> tags;  // node-based: element addresses are stable
+};
 }  // namespace
 
+void lock_unit_tags_for_fork() noexcept { immortal<UnitTags>().mutex.lock(); }
+void unlock_unit_tags_after_fork() noexcept { immortal<UnitTags>().mutex.unlock(); }
+
 const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view display) {
-  struct Less {
-    bool operator()(const GpuUnitTag& a, const GpuUnitTag& b) const { return key(a) < key(b); }
-    static std::pair<std::uint64_t, std::string_view> key(const GpuUnitTag& t) {
-      return {t.packed_id, t.display};
-    }
-  };
-  struct Tags {
-    std::mutex mutex;
-    std::set<GpuUnitTag, Less> tags;  // node-based: element addresses are stable
-  };
-  Tags& t = immortal<Tags>();
+  UnitTags& t = immortal<UnitTags>();
   std::lock_guard<std::mutex> lock(t.mutex);
   return &*t.tags.insert(GpuUnitTag{packed_id, std::string(display)}).first;
 }
@@ -75,13 +78,16 @@ std::int64_t GpuTrace::device_pid(std::uint32_t device, int host_pid) noexcept {
   return 10'000'000LL * (static_cast<std::int64_t>(device) + 1) + host_pid;
 }
 
-GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint32_t grace_cycles)
-    : pid_(host_pid), clock_(clock), grace_(std::max<std::uint32_t>(grace_cycles, 1)) {}
+GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
+                   std::uint32_t grace_cycles)
+    : pid_(host_pid),
+      clock_(clock),
+      session_start_ns_(session_start_ns),
+      grace_(std::max<std::uint32_t>(grace_cycles, 1)) {}
 
 void GpuTrace::on_call(std::uint32_t correlation, GpuCall call) {
   if (correlation == 0) return;
   ++totals_.calls;
-  if (call.pthread_low != 0) pthread_map_[call.pthread_low] = call.tid;
   calls_[correlation] = StoredCall{std::move(call), cycle_};
 }
 
@@ -134,13 +140,11 @@ void GpuTrace::expire(std::uint64_t cycle) {
 }
 
 bool GpuTrace::host_tid(const TraceWriter& writer, std::uint32_t cupti_thread, int& tid) const {
-  // Learned from a correlated call first; then CUPTI's id as the thread's
-  // pthread_self() or as its OS thread id.
-  for (const auto* map : {&thread_map_, &pthread_map_}) {
-    if (auto it = map->find(cupti_thread); it != map->end()) {
-      tid = it->second;
-      return true;
-    }
+  // Learned from a correlated call first; then CUPTI's id as the OS thread
+  // id it is (the collector asks CUPTI for system thread ids).
+  if (auto it = thread_map_.find(cupti_thread); it != thread_map_.end()) {
+    tid = it->second;
+    return true;
   }
   if (writer.knows_tid(static_cast<int>(cupti_thread))) {
     tid = static_cast<int>(cupti_thread);
@@ -163,10 +167,9 @@ int GpuTrace::host_tid_or_raw(TraceWriter& writer, std::uint32_t cupti_thread) {
 }
 
 void GpuTrace::name_gpu_track(TraceWriter& writer, std::uint32_t device, std::uint32_t stream) {
-  const std::uint64_t process_key = (static_cast<std::uint64_t>(device) << 32) | 0xffffffffu;
   const std::int64_t pid = device_pid(device, pid_);
-  if (!tracks_named_[process_key]) {
-    tracks_named_[process_key] = true;
+  if (!processes_named_[device]) {
+    processes_named_[device] = true;
     writer.write_name_metadata("process_name", pid, 0,
                                "GPU " + std::to_string(device) + " (pid " + std::to_string(pid_) +
                                    ")");
@@ -201,6 +204,18 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     if (auto it = calls_.find(a.correlation); it != calls_.end()) stored = &it->second;
   }
   const GpuCall* call = stored != nullptr ? &stored->call : nullptr;
+  if (a.kind != GpuKind::kExternalCorrelation) {
+    // CUPTI writes 0 where it has no time (work still running at a forced
+    // flush): such a record cannot be placed.
+    if (a.start == 0 || a.end < a.start) {
+      ++totals_.incomplete;
+      return true;
+    }
+    if (clock_.to_monotonic(a.end) < session_start_ns_) {
+      ++totals_.before_session;
+      return true;
+    }
+  }
   switch (a.kind) {
     case GpuKind::kExternalCorrelation:  // taken out before (write)
       return true;
@@ -265,6 +280,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
       const auto api = apis_.find(a.correlation);
       if (api != apis_.end()) {
         write_host_slice(writer, a, api->second.tid, call);
+        apis_.erase(api);  // one sync per call
       } else if (!force) {
         return false;
       } else {
@@ -307,7 +323,9 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
 
 void GpuTrace::note_used(std::uint32_t correlation, bool api) {
   const auto it = calls_.find(correlation);
-  if (it == calls_.end() || it->second.call.role != GpuCallRole::kLaunch) return;
+  if (it == calls_.end()) return;
+  const GpuCallRole role = it->second.call.role;
+  if (role != GpuCallRole::kLaunch && role != GpuCallRole::kOther) return;
   (api ? it->second.api_written : it->second.gpu_written) = true;
   if (it->second.api_written && it->second.gpu_written) {
     calls_.erase(it);
@@ -469,6 +487,9 @@ void GpuTrace::write_stats(JsonWriter& w, const CuptiSessionState& state,
   w.member("unattributed", totals_.unattributed);
   w.member("external_correlations", totals_.external_ids);
   w.member("overhead_ns", totals_.overhead_ns);
+  w.member("records_incomplete", totals_.incomplete);
+  w.member("records_before_session", totals_.before_session);
+  w.member("records_left_at_stop", counts.records_stale);
   w.member("buffers_completed", counts.buffers_completed);
   w.member("records", counts.records);
   w.member("records_skipped", counts.records_skipped);

@@ -27,7 +27,6 @@ class TraceWriter;
 // A CUDA call as the flusher decoded it from the caller's ring.
 struct GpuCall {
   int tid = 0;
-  std::uint32_t pthread_low = 0;  // low 32 bits of the caller's pthread_self()
   GpuCallRole role = GpuCallRole::kOther;
   std::string span;               // innermost open jitscope span ("" if none)
   bool in_unit = false;
@@ -47,11 +46,16 @@ struct GpuTraceTotals {
   std::uint64_t external_ids = 0;   // external correlation records
   std::uint64_t overhead_ns = 0;    // CUPTI overhead records, summed
   std::uint64_t calls = 0;          // CUDA calls the API callback recorded (kGpuCall)
+  std::uint64_t incomplete = 0;     // records without timestamps (still running at stop)
+  std::uint64_t before_session = 0; // records that ended before the session began
 };
 
 class GpuTrace {
  public:
-  GpuTrace(int host_pid, const GpuClock& clock, std::uint32_t grace_cycles);
+  // `session_start_ns`: CLOCK_MONOTONIC; records that ended before are not
+  // this session's (CUPTI held them since an earlier one) and are counted.
+  GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
+           std::uint32_t grace_cycles);
 
   void on_call(std::uint32_t correlation, GpuCall call);
   // Takes the batch's records (leaves it empty).
@@ -98,8 +102,9 @@ class GpuTrace {
 
   // Writes `a` if it can be placed now (or `force`); false: keep waiting.
   bool try_write(TraceWriter& writer, const GpuActivity& a, bool force);
-  // A launch has one API record and one kernel: once both are written its
-  // call is not needed (others expire: a graph launch starts many kernels).
+  // A launch, copy or set has one API record and one GPU record: once both
+  // are written its call is not needed (others expire: a graph launch
+  // starts many GPU records, a load many JIT records).
   void note_used(std::uint32_t correlation, bool api);
   void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call);
   void write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid, const GpuCall* call);
@@ -113,15 +118,16 @@ class GpuTrace {
 
   int pid_;
   GpuClock clock_;
+  std::uint64_t session_start_ns_;
   std::uint32_t grace_;
   std::uint64_t cycle_ = 0;
   std::unordered_map<std::uint32_t, StoredCall> calls_;
   std::unordered_map<std::uint32_t, Api> apis_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_;  // correlation -> external id
   std::unordered_map<std::uint32_t, int> thread_map_;  // CUPTI thread id -> jitscope tid
-  std::unordered_map<std::uint32_t, int> pthread_map_;  // low pthread_self() bits -> tid
   std::unordered_map<std::uint32_t, bool> raw_threads_named_;
-  std::map<std::uint64_t, bool> tracks_named_;  // device << 32 | stream (stream ~0: the process)
+  std::map<std::uint64_t, bool> tracks_named_;  // device << 32 | stream
+  std::map<std::uint32_t, bool> processes_named_;  // by device
   std::deque<Pending> pending_;
   std::map<std::uint64_t, UnitGpu> units_;  // by packed compile id
   std::string event_;  // scratch

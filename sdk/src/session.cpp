@@ -181,7 +181,7 @@ class Session {
       TraceWriter writer(sink_, info);
       // Incomplete GPU records wait about half a second for their other half.
       const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());
-      GpuTrace gpu(info.pid, cupti_.clock,
+      GpuTrace gpu(info.pid, cupti_.clock, info.start_monotonic_ns,
                    static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (500 + interval - 1) / interval)));
       if (cupti_.on) writer.set_gpu(&gpu);
       gpu_ = &gpu;
@@ -231,6 +231,13 @@ class Session {
   }
 
   void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final) {
+    // CUPTI's records first, then the rings: a call's kGpuCall record is
+    // pushed at its API entry, before CUPTI can have a record of it, so every
+    // record taken here finds its call in the drain below.
+    if (cupti_.on) {
+      cupti_flush(/*forced=*/final);
+      take_gpu_activities(gpu_batch_);
+    }
     ThreadRegistry& registry = ThreadRegistry::instance();
     registry.snapshot(threads);
     const std::uint64_t end_ns = monotonic_ns();
@@ -249,9 +256,6 @@ class Session {
       if (retired) registry.remove(t);
     }
     if (cupti_.on) {
-      // After the rings: a GPU record's call (kGpuCall) is then already known.
-      cupti_flush(/*forced=*/final);
-      take_gpu_activities(gpu_batch_);
       gpu_->add(gpu_batch_);
       gpu_->write(writer, final);
       if (final) gpu_->unit_metric_lines(gpu_lines_);
@@ -323,8 +327,10 @@ void fork_prepare() noexcept {
   control_mutex().lock();
   ThreadRegistry::instance().lock_for_fork();
   nvtx_lock_for_fork();
+  cupti_lock_for_fork();
 }
 void fork_parent() noexcept {
+  cupti_unlock_after_fork(/*child=*/false);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
@@ -338,6 +344,7 @@ void fork_child() noexcept {
   g_current = nullptr;
   set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
+  cupti_unlock_after_fork(/*child=*/true);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   control_mutex().unlock();
@@ -425,7 +432,8 @@ Status start(const Config& config) noexcept {
                                    (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
-        // CUPTI calls back into the collector only, never into this lock's holders.
+        // Under this lock: CUPTI calls back into the collector only, whose
+        // callbacks never take it.
         CuptiSessionState cupti = cupti_begin_session(config);
         std::unique_ptr<Session> session;
         try {

@@ -294,7 +294,6 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       if (gpu_ == nullptr) break;
       GpuCall call;
       call.tid = t.tid;
-      call.pthread_low = r.name_len;
       call.role = static_cast<GpuCallRole>(r.index);
       call.compiled_by = reinterpret_cast<const GpuUnitTag*>(r.name);
       if (const ThreadDecodeState::OpenSpan* s = d.innermost(); s != nullptr) {

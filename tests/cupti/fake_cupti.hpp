@@ -175,6 +175,14 @@ inline void launch_kernel(std::uint32_t correlation, CUfunction function) {
   p.f = function;
   call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, correlation, &p);
 }
+inline void launch_graph(std::uint32_t correlation) {
+  cuGraphLaunch_params p{};
+  call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, correlation, &p);
+}
+inline void destroy_context(std::uint32_t correlation) {
+  cuCtxDestroy_v2_params p{};
+  call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2, correlation, &p);
+}
 inline void copy_to_device(std::uint32_t correlation) {
   cuMemcpyHtoD_v2_params p{};
   call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, correlation, &p);

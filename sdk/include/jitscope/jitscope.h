@@ -45,7 +45,7 @@ typedef struct jitscope_config {
   jitscope_overflow overflow;
   unsigned flush_interval_ms;
   const char* process_name;     /* NULL: the executable's name */
-  jitscope_cupti cupti;
+  int cupti;                    /* a jitscope_cupti value (an int: any value is checked) */
 } jitscope_config;
 
 /* Fills *cfg with the defaults (no output path). */
