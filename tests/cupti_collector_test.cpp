@@ -464,6 +464,38 @@ TEST(CuptiCollector, AReusedHandleOrADestroyedContextForgetsTheOldUnit) {
   EXPECT_FALSE(slices_named(session.trace(), "after_destroy")[0]["args"].contains("compiled_by"));
 }
 
+// A launching thread caches what it looked up; a change made on another
+// thread must reach it.
+TEST(CuptiCollector, AnotherThreadsUnloadReachesALaunchingThread) {
+  GpuSession session("cupti_cache");
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "cached"});
+    load_module(70, fake_module(0x7000));
+    get_function(71, fake_function(0x7100), fake_module(0x7000));
+  }
+  std::atomic<int> step{0};
+  std::thread launcher([&step] {
+    launch_kernel(72, fake_function(0x7100));  // looks the unit up, and caches it
+    step = 1;
+    while (step.load() != 2) std::this_thread::yield();
+    launch_kernel(74, fake_function(0x7100));  // the same thread, after the unload
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  unload_module(73, fake_module(0x7000));
+  step = 2;
+  launcher.join();
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(72, t + 100, t + 200, 1, "cached_launch");
+  b.kernel(74, t + 300, t + 400, 1, "after_unload");
+  b.consume();
+  session.finish();
+  ASSERT_EQ(slices_named(session.trace(), "cached_launch").size(), 1u);
+  EXPECT_TRUE(slices_named(session.trace(), "cached_launch")[0]["args"].contains("compiled_by"));
+  ASSERT_EQ(slices_named(session.trace(), "after_unload").size(), 1u);
+  EXPECT_FALSE(slices_named(session.trace(), "after_unload")[0]["args"].contains("compiled_by"));
+}
+
 TEST(CuptiCollector, AGraphLaunchDrawsOneArrowToItsFirstKernel) {
   GpuSession session("cupti_graph");
   const std::uint64_t t = monotonic_ns();

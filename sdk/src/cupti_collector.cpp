@@ -96,7 +96,10 @@ struct Collector {
   std::vector<GpuActivity> inbox;
 
   std::mutex handles_mutex;
-  std::unordered_map<const void*, HandleEntry> handles;
+  std::unordered_map<const void*, HandleEntry> handles;  // guarded by handles_mutex
+  // Bumped (under handles_mutex) on every change to `handles`, so that a
+  // launching thread can trust its own cache without taking the mutex.
+  std::atomic<std::uint64_t> handles_generation{1};
 
   std::once_flag watch_once;
   std::array<std::vector<ApiWatch>, 2> watch;  // [0] runtime, [1] driver, by cbid
@@ -167,11 +170,49 @@ const GpuUnitTag* tag_of(const void* handle) {
   return it == c.handles.end() ? nullptr : it->second.tag;
 }
 
+// Each change to the handle map; `handles_mutex` held.
+void handles_changed(Collector& c) {
+  // release: a thread that reads this generation (acquire) sees the change.
+  c.handles_generation.fetch_add(1, std::memory_order_release);
+}
+
+// tag_of for the launch path: a few handles per thread, cached until the map
+// changes, so threads launching at once do not all take one mutex.
+struct LaunchCache {
+  static constexpr std::size_t kWays = 8;
+  std::uint64_t generation = 0;  // 0: empty (the map's generation starts at 1)
+  const void* handle[kWays] = {};
+  const GpuUnitTag* tag[kWays] = {};
+};
+constinit thread_local LaunchCache t_launch_cache;
+
+const GpuUnitTag* tag_of_launch(const void* handle) {
+  if (handle == nullptr) return nullptr;
+  LaunchCache& cache = t_launch_cache;
+  // acquire: pairs with handles_changed(); an unchanged generation means
+  // every cached answer is still the map's.
+  const std::uint64_t generation =
+      collector().handles_generation.load(std::memory_order_acquire);
+  if (cache.generation != generation) {
+    cache = LaunchCache{};
+    cache.generation = generation;
+  }
+  const std::size_t way = (reinterpret_cast<std::uintptr_t>(handle) >> 4) % LaunchCache::kWays;
+  if (cache.handle[way] == handle) return cache.tag[way];
+  // A change after the generation was read gives a newer answer under an
+  // older generation: the next call sees the new generation and asks again.
+  const GpuUnitTag* tag = tag_of(handle);
+  cache.handle[way] = handle;
+  cache.tag[way] = tag;
+  return tag;
+}
+
 void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
   if (handle == nullptr || tag == nullptr) return;
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.handles_mutex);
   c.handles[handle] = HandleEntry{tag, parent};
+  handles_changed(c);
 }
 
 // A module or library went away: forget it and what was got from it, so a
@@ -184,7 +225,7 @@ void forget(const void* handle) {
   while (!gone.empty()) {
     const void* h = gone.back();
     gone.pop_back();
-    c.handles.erase(h);
+    if (c.handles.erase(h) != 0) handles_changed(c);
     for (const auto& [child, entry] : c.handles) {
       if (entry.parent == h) gone.push_back(child);
     }
@@ -615,7 +656,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         case ApiWatch::kLaunch:
         case ApiWatch::kLaunchSecond:
           role = GpuCallRole::kLaunch;
-          tag = tag_of(param(cb, watch == ApiWatch::kLaunch ? 0 : 1));
+          tag = tag_of_launch(param(cb, watch == ApiWatch::kLaunch ? 0 : 1));
           break;
         case ApiWatch::kLoad: role = GpuCallRole::kLoad; break;
         case ApiWatch::kGraphLaunch: role = GpuCallRole::kGraph; break;
@@ -653,6 +694,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
       case ApiWatch::kForgetAll: {
         std::lock_guard<std::mutex> lock(c.handles_mutex);
         c.handles.clear();
+        handles_changed(c);
         break;
       }
       default: break;
@@ -775,6 +817,7 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       // Unloads between sessions were not seen: handles may have been reused.
       std::lock_guard<std::mutex> handles(c.handles_mutex);
       c.handles.clear();
+      handles_changed(c);
     }
     if (c.simulate.load(std::memory_order_relaxed)) {
       std::string why;
