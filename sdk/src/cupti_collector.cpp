@@ -504,9 +504,9 @@ std::uint64_t monotonic_now() noexcept { return monotonic_ns(); }
 uint64_t CUPTIAPI timestamp_callback() { return monotonic_now(); }
 
 // Paired reads of CUPTI's clock between two CLOCK_MONOTONIC reads; the
-// tightest pair fixes the offset (both clocks count ns: slope 1).
-GpuClock fit_linear_clock() {
-  GpuClock clock;
+// tightest pair fixes the offset (both clocks count ns: slope 1). False if
+// CUPTI's clock could not be read at all.
+bool fit_linear_clock(GpuClock& clock) {
   clock.kind = GpuClock::Kind::kLinear;
   std::uint64_t best = ~std::uint64_t{0};
   for (int i = 0; i < 64; ++i) {
@@ -521,8 +521,8 @@ GpuClock fit_linear_clock() {
     }
   }
   clock.slope = 1.0;
-  clock.uncertainty_ns = best == ~std::uint64_t{0} ? 0 : (best + 1) / 2;
-  return clock;
+  clock.uncertainty_ns = (best + 1) / 2;
+  return best != ~std::uint64_t{0};
 }
 
 // CUPTI_ACTIVITY_KIND_<name> for the kinds the collector enables.
@@ -901,11 +901,16 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
                    cupti_error(kr) + "; the others are collected (see jitscope_session.cupti.kinds)");
       }
     }
+    CuptiSessionState s;
+    if (!c.timestamps_registered && !fit_linear_clock(s.clock)) {
+      // Neither our clock in CUPTI's records nor a way to map CUPTI's onto ours.
+      stop_cupti(c);
+      return off("CUPTI refused the timestamp callback and cuptiGetTimestamp failed: "
+                 "GPU times could not be put on the trace's clock");
+    }
     c.started.store(true, std::memory_order_relaxed);  // relaxed: same session, set before the flusher starts
     c.ever_started = true;
-    CuptiSessionState s;
     s.on = true;
-    s.clock = c.timestamps_registered ? GpuClock{} : fit_linear_clock();
     for (CUpti_ActivityKind k : c.enabled) s.kinds.emplace_back(kind_name(k));
     c.active.store(true, std::memory_order_relaxed);
     return s;
