@@ -71,6 +71,7 @@ GpuCollectorCounts GpuCollectorCounts::operator-(const GpuCollectorCounts& o) co
   d.buffers_truncated = buffers_truncated - o.buffers_truncated;
   d.cupti_dropped = cupti_dropped - o.cupti_dropped;
   d.pool_exhausted = pool_exhausted - o.pool_exhausted;
+  d.records_stale = records_stale - o.records_stale;
   return d;
 }
 
