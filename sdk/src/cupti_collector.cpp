@@ -116,8 +116,6 @@ std::string cupti_error(CUptiResult r) {
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "cuMemcpyHtoD_v2" -> "cuMemcpyHtoD".
 std::string_view without_version(std::string_view name) {
   const std::size_t v = name.rfind("_v");
@@ -212,6 +210,13 @@ void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.handles_mutex);
   c.handles[handle] = HandleEntry{tag, parent};
+  handles_changed(c);
+}
+
+// Every handle (a context destroyed, a new session): `handles_mutex` not held.
+void forget_all(Collector& c) {
+  std::lock_guard<std::mutex> lock(c.handles_mutex);
+  c.handles.clear();
   handles_changed(c);
 }
 
@@ -611,30 +616,48 @@ void cupti_count_dropped(std::size_t records) noexcept {
 ApiWatch classify_api(std::string_view function_name) noexcept {
   // The name up to its first '_' ("cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel").
   const std::string_view base = function_name.substr(0, function_name.find('_'));
-  constexpr std::string_view kLaunch[] = {"cuLaunchKernel", "cuLaunchCooperativeKernel",
-                                          "cudaLaunchKernel", "cudaLaunchCooperativeKernel"};
-  constexpr std::string_view kLaunchSecond[] = {"cuLaunchKernelEx", "cudaLaunchKernelExC"};
-  constexpr std::string_view kLoad[] = {"cuModuleLoad",          "cuModuleLoadData",
-                                        "cuModuleLoadDataEx",    "cuModuleLoadFatBinary",
-                                        "cuLibraryLoadData",     "cuLibraryLoadFromFile",
-                                        "cudaLibraryLoadData",   "cudaLibraryLoadFromFile"};
-  constexpr std::string_view kDerive[] = {"cuModuleGetFunction", "cuLibraryGetKernel",
-                                          "cuLibraryGetModule", "cuKernelGetFunction",
-                                          "cudaLibraryGetKernel"};
-  constexpr std::string_view kUnload[] = {"cuModuleUnload", "cuLibraryUnload",
-                                          "cudaLibraryUnload"};
-  constexpr std::string_view kForgetAll[] = {"cuCtxDestroy", "cuDevicePrimaryCtxReset",
-                                             "cudaDeviceReset"};
-  constexpr std::string_view kGraphLaunch[] = {"cuGraphLaunch", "cudaGraphLaunch"};
-  constexpr std::string_view kCopyOrSet[] = {"cuMemcpy", "cuMemset", "cudaMemcpy", "cudaMemset"};
-  for (auto n : kLaunch) if (base == n) return ApiWatch::kLaunch;
-  for (auto n : kLaunchSecond) if (base == n) return ApiWatch::kLaunchSecond;
-  for (auto n : kLoad) if (base == n) return ApiWatch::kLoad;
-  for (auto n : kDerive) if (base == n) return ApiWatch::kDerive;
-  for (auto n : kUnload) if (base == n) return ApiWatch::kUnload;
-  for (auto n : kForgetAll) if (base == n) return ApiWatch::kForgetAll;
-  for (auto n : kGraphLaunch) if (base == n) return ApiWatch::kGraphLaunch;
-  for (auto n : kCopyOrSet) if (starts_with(base, n)) return ApiWatch::kCopyOrSet;
+  struct Rule {
+    std::string_view name;
+    ApiWatch watch;
+  };
+  static constexpr Rule kExact[] = {
+      {"cuLaunchKernel", ApiWatch::kLaunch},
+      {"cuLaunchCooperativeKernel", ApiWatch::kLaunch},
+      {"cudaLaunchKernel", ApiWatch::kLaunch},
+      {"cudaLaunchCooperativeKernel", ApiWatch::kLaunch},
+      {"cuLaunchKernelEx", ApiWatch::kLaunchSecond},
+      {"cudaLaunchKernelExC", ApiWatch::kLaunchSecond},
+      {"cuModuleLoad", ApiWatch::kLoad},
+      {"cuModuleLoadData", ApiWatch::kLoad},
+      {"cuModuleLoadDataEx", ApiWatch::kLoad},
+      {"cuModuleLoadFatBinary", ApiWatch::kLoad},
+      {"cuLibraryLoadData", ApiWatch::kLoad},
+      {"cuLibraryLoadFromFile", ApiWatch::kLoad},
+      {"cudaLibraryLoadData", ApiWatch::kLoad},
+      {"cudaLibraryLoadFromFile", ApiWatch::kLoad},
+      {"cuModuleGetFunction", ApiWatch::kDerive},
+      {"cuLibraryGetKernel", ApiWatch::kDerive},
+      {"cuLibraryGetModule", ApiWatch::kDerive},
+      {"cuKernelGetFunction", ApiWatch::kDerive},
+      {"cudaLibraryGetKernel", ApiWatch::kDerive},
+      {"cuModuleUnload", ApiWatch::kUnload},
+      {"cuLibraryUnload", ApiWatch::kUnload},
+      {"cudaLibraryUnload", ApiWatch::kUnload},
+      {"cuCtxDestroy", ApiWatch::kForgetAll},
+      {"cuDevicePrimaryCtxReset", ApiWatch::kForgetAll},
+      {"cudaDeviceReset", ApiWatch::kForgetAll},
+      {"cuGraphLaunch", ApiWatch::kGraphLaunch},
+      {"cudaGraphLaunch", ApiWatch::kGraphLaunch},
+  };
+  // Whole families: every copy and set variant (HtoD, Async, 2D, Peer...).
+  static constexpr std::string_view kCopyOrSetPrefixes[] = {"cuMemcpy", "cuMemset", "cudaMemcpy",
+                                                            "cudaMemset"};
+  for (const Rule& r : kExact) {
+    if (base == r.name) return r.watch;
+  }
+  for (std::string_view prefix : kCopyOrSetPrefixes) {
+    if (base.starts_with(prefix)) return ApiWatch::kCopyOrSet;
+  }
   return ApiWatch::kNone;
 }
 
@@ -691,12 +714,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         break;
       }
       case ApiWatch::kUnload: forget(param(cb, 0)); break;
-      case ApiWatch::kForgetAll: {
-        std::lock_guard<std::mutex> lock(c.handles_mutex);
-        c.handles.clear();
-        handles_changed(c);
-        break;
-      }
+      case ApiWatch::kForgetAll: forget_all(c); break;
       default: break;
     }
   } catch (...) {
@@ -813,12 +831,7 @@ CuptiSessionState cupti_begin_session(const Config& config) noexcept {
       std::lock_guard<std::mutex> inbox(c.inbox_mutex);
       c.inbox.clear();  // records a stopped session left behind
     }
-    {
-      // Unloads between sessions were not seen: handles may have been reused.
-      std::lock_guard<std::mutex> handles(c.handles_mutex);
-      c.handles.clear();
-      handles_changed(c);
-    }
+    forget_all(c);  // unloads between sessions were not seen: handles may have been reused
     if (c.simulate.load(std::memory_order_relaxed)) {
       std::string why;
       if (!ensure_pool(config, why)) return off(why);

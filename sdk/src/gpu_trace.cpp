@@ -4,6 +4,8 @@
 #include "json_writer.hpp"
 #include "trace_writer.hpp"
 
+#include <jitscope/compile.hpp>
+
 #include <algorithm>
 #include <mutex>
 #include <set>
@@ -29,16 +31,10 @@ std::string_view unit_record_name(const std::string& display) {
                                     : std::string_view(display).substr(space + 1);
 }
 
-void append_compile_id_text(std::string& out, std::uint64_t packed) {
-  append_uint(out, packed >> 32);
-  out.push_back('/');
-  append_uint(out, packed & 0xffffffffu);
-}
-
+// "frame/attempt" of a packed compile id (frame << 32 | attempt).
 std::string compile_id_text(std::uint64_t packed) {
-  std::string s;
-  append_compile_id_text(s, packed);
-  return s;
+  return CompileId{static_cast<std::uint32_t>(packed >> 32), static_cast<std::uint32_t>(packed)}
+      .str();
 }
 
 struct UnitTagLess {
@@ -223,13 +219,8 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     case GpuKind::kRuntimeApi:
     case GpuKind::kDriverApi: {
       int tid = 0;
-      if (call != nullptr) {
-        tid = call->tid;
-        thread_map_[a.thread] = tid;  // learn: this CUPTI thread is that jitscope thread
-      } else if (!host_tid(writer, a.thread, tid)) {
-        if (!force) return false;
-        tid = host_tid_or_raw(writer, a.thread);
-      }
+      if (!caller_tid(writer, a, call, force, tid)) return false;
+      if (call != nullptr) thread_map_[a.thread] = tid;  // learn: this CUPTI thread is that one
       // Kept for the arrow to this call's GPU work, and for syncs to find
       // their thread: calls jitscope watched, and synchronizations.
       if (call != nullptr || a.name.find("Synchronize") != std::string::npos ||
@@ -292,12 +283,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     }
     case GpuKind::kJit: {
       int tid = 0;
-      if (call != nullptr) {
-        tid = call->tid;
-      } else if (!host_tid(writer, a.thread, tid)) {
-        if (!force) return false;
-        tid = host_tid_or_raw(writer, a.thread);
-      }
+      if (!caller_tid(writer, a, call, force, tid)) return false;
       write_host_slice(writer, a, tid, call);
       charge_units(a, call);
       ++totals_.other_events;
@@ -313,8 +299,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
         writer.write_name_metadata("thread_name", pid_, kCuptiTrackTid, "CUPTI overhead");
       }
       write_host_slice(writer, a, tid, nullptr);
-      const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
-      totals_.overhead_ns += e > b ? e - b : 0;
+      totals_.overhead_ns += duration_ns(a);
       ++totals_.other_events;
       return true;
     }
@@ -337,23 +322,44 @@ void GpuTrace::note_used(std::uint32_t correlation, bool api) {
   }
 }
 
-void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call) {
-  name_gpu_track(writer, a.device, a.stream);
+bool GpuTrace::caller_tid(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
+                          bool force, int& tid) {
+  if (call != nullptr) {
+    tid = call->tid;
+    return true;
+  }
+  if (host_tid(writer, a.thread, tid)) return true;
+  if (!force) return false;
+  tid = host_tid_or_raw(writer, a.thread);
+  return true;
+}
+
+std::uint64_t GpuTrace::duration_ns(const GpuActivity& a) const noexcept {
   const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
-  event_.clear();
-  JsonWriter w(event_);
+  return e > b ? e - b : 0;
+}
+
+void GpuTrace::begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category,
+                           std::int64_t pid, std::int64_t tid) {
   w.begin_object();
   w.member("ph", "X");
-  w.member("cat", kCategory);
+  w.member("cat", category);
   w.member("name", std::string_view(a.name));
   w.key("ts");
-  w.value_us(b);
+  w.value_us(clock_.to_monotonic(a.start));
   w.key("dur");
-  w.value_us(e > b ? e - b : 0);
-  w.member("pid", device_pid(a.device, pid_));
-  w.member("tid", a.stream);
+  w.value_us(duration_ns(a));
+  w.member("pid", pid);
+  w.member("tid", tid);
   w.key("args");
   w.begin_object();
+}
+
+void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call) {
+  name_gpu_track(writer, a.device, a.stream);
+  event_.clear();
+  JsonWriter w(event_);
+  begin_slice(w, a, kCategory, device_pid(a.device, pid_), a.stream);
   append_call_args(w, a.correlation, call);
   if (call == nullptr && is_gpu_side(a.kind)) w.member("unattributed", true);
   w.member("device", a.device);
@@ -379,21 +385,10 @@ void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const 
 
 void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid,
                                 const GpuCall* call) {
-  const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
   event_.clear();
   JsonWriter w(event_);
-  w.begin_object();
-  w.member("ph", "X");
-  w.member("cat", a.kind == GpuKind::kOverhead ? std::string_view("cupti") : kCategory);
-  w.member("name", std::string_view(a.name));
-  w.key("ts");
-  w.value_us(b);
-  w.key("dur");
-  w.value_us(e > b ? e - b : 0);
-  w.member("pid", pid_);
-  w.member("tid", tid);
-  w.key("args");
-  w.begin_object();
+  begin_slice(w, a, a.kind == GpuKind::kOverhead ? std::string_view("cupti") : kCategory, pid_,
+              tid);
   if (a.correlation != 0) append_call_args(w, a.correlation, call);
   if (a.kind == GpuKind::kJit) {
     w.member("device", a.device);
@@ -409,8 +404,7 @@ void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int t
 
 void GpuTrace::charge_units(const GpuActivity& a, const GpuCall* call) {
   if (call == nullptr) return;
-  const std::uint64_t b = clock_.to_monotonic(a.start), e = clock_.to_monotonic(a.end);
-  const std::uint64_t ns = e > b ? e - b : 0;
+  const std::uint64_t ns = duration_ns(a);
   if (call->in_unit) {
     UnitGpu& u = units_[call->unit];
     if (u.name.empty()) u.name = call->unit_name;

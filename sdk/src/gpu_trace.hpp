@@ -106,6 +106,15 @@ class GpuTrace {
   // are written its call is not needed (others expire: a graph launch
   // starts many GPU records, a load many JIT records).
   void note_used(std::uint32_t correlation, bool api);
+  // The jitscope thread a host-side record goes on: its call's, else the one
+  // its CUPTI thread id maps to; false (wait) if neither is known, unless
+  // `force` (then a track of its own).
+  bool caller_tid(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
+                  bool force, int& tid);
+  std::uint64_t duration_ns(const GpuActivity& a) const noexcept;
+  // An "X" event's fields up to its open "args" object.
+  void begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category,
+                   std::int64_t pid, std::int64_t tid);
   void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call);
   void write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid, const GpuCall* call);
   // The jitscope thread a CUPTI thread id is, when known.
