@@ -317,7 +317,8 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const GpuUn
     bump(t->dropped);
     return false;
   }
-  fill(t->ring.slot(0), read_clock(session), reinterpret_cast<const char*>(compiled_by), correlation,
+  // No clock read: the call's times come from CUPTI's own API record.
+  fill(t->ring.slot(0), 0, reinterpret_cast<const char*>(compiled_by), correlation,
        0, RecordKind::kGpuCall, ValueType::kNone, 0, static_cast<std::uint8_t>(role));
   t->ring.commit(1);
   return true;

@@ -21,10 +21,11 @@ enum class RecordKind : std::uint8_t {
   // CapturedExtra; dynamic name bytes follow it.
   kCaptured = 7,
   // A CUDA API call on this thread that the CUPTI collector correlates
-  // (launch, copy, set, graph launch, module load): ts = ticks at its entry, value.u64 =
-  // CUPTI's correlation id, name = the GpuUnitTag* of the compile unit that
-  // built the launched function (nullptr: none), index = GpuCallRole. The
-  // flusher pairs it with the innermost span open on the thread.
+  // (launch, copy, set, graph launch, module load), written at its entry:
+  // ts = 0 (its times come from CUPTI), value.u64 = CUPTI's correlation id,
+  // name = the GpuUnitTag* of the compile unit that built the launched
+  // function (nullptr: none), index = GpuCallRole. The flusher pairs it with
+  // the innermost span open on the thread.
   kGpuCall = 8,
 };
 
