@@ -125,4 +125,13 @@ void jitscope_thread_name(const char* name) {
   jitscope::set_thread_name(name);
 }
 
+int jitscope_note_child_process(int pid, const char* trace_path, const char* label) {
+  const jitscope::Status st =
+      trace_path == nullptr
+          ? jitscope::Status::error("note_child_process: trace path is NULL")
+          : jitscope::note_child_process(pid, trace_path, label == nullptr ? "" : label);
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
 }  // extern "C"

@@ -91,6 +91,26 @@ class FileSink final : public TraceSink {
   bool failed_ = false;
 };
 
+// This machine's name, for the session metadata ("" if unknown).
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
+}
+
+// The kernel's id for this boot: two traces with the same one share
+// CLOCK_MONOTONIC. "" where /proc does not say.
+std::string boot_id() {
+  const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char text[64] = {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  std::string id(text, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
 class Session {
  public:
   Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
@@ -132,6 +152,12 @@ class Session {
 
   void start_flusher() { thread_ = std::thread([this] { run(); }); }
 
+  // A metadata event for the flusher's next cycle (note_child_process).
+  void add_metadata(std::string event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    metadata_.push_back(std::move(event));
+  }
+
   // In a forked child: close the inherited descriptors, write nothing.
   void close_files_in_child() noexcept {
     sink_.abandon();
@@ -171,6 +197,8 @@ class Session {
                                                     : ClockConversion::identity();
       info.start_unix_ns = start_unix_ns_;
       info.start_monotonic_ns = first_.ns;
+      info.host = host_name();
+      info.boot_id = boot_id();
       info.ring_capacity = config_.ring_capacity;
       info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
       info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
@@ -260,6 +288,12 @@ class Session {
       gpu_->write(writer, final);
       if (final) gpu_->unit_metric_lines(gpu_lines_);
     }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      metadata_batch_.swap(metadata_);
+    }
+    for (const std::string& event : metadata_batch_) writer.append_metadata(event);
+    metadata_batch_.clear();
     // Events lost before any ring are counted process-wide.
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
     writer.write_dropped_counter();
@@ -285,6 +319,8 @@ class Session {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_requested_ = false;
+  std::vector<std::string> metadata_;        // guarded by mutex_
+  std::vector<std::string> metadata_batch_;  // the flusher's
   std::thread thread_;
   SessionStats stats_;
 };
@@ -458,6 +494,33 @@ Status start(const Config& config) noexcept {
   }
   if (!result) log_line(result.message());
   return result;
+}
+
+Status note_child_process(int pid, std::string_view trace_path, std::string_view label) noexcept {
+  using namespace detail;
+  if (pid <= 0) return Status::error("note_child_process: pid must be positive");
+  try {
+    std::string event;
+    JsonWriter w(event);
+    w.begin_object();
+    w.member("ph", "M");
+    w.member("name", "jitscope_child");
+    w.member("pid", static_cast<std::int64_t>(::getpid()));
+    w.member("tid", 0);
+    w.key("args");
+    w.begin_object();
+    w.member("pid", static_cast<std::int64_t>(pid));
+    w.member("trace", trace_path);
+    w.member("label", label);
+    w.end_object();
+    w.end_object();
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return Status::error("note_child_process: no active session");
+    g_current->add_metadata(std::move(event));
+  } catch (...) {
+    return Status::error("note_child_process: out of memory");
+  }
+  return {};
 }
 
 Status stop(SessionStats* stats) noexcept {

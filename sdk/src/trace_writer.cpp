@@ -114,6 +114,8 @@ void TraceWriter::begin_trace() {
   w.member("calibration_relative_uncertainty", info_.conversion.relative_uncertainty());
   w.member("session_start_unix_ns", info_.start_unix_ns);
   w.member("session_start_monotonic_ns", info_.start_monotonic_ns);
+  w.member("host", std::string_view(info_.host));
+  w.member("boot_id", std::string_view(info_.boot_id));
   w.member("timestamps", "CLOCK_MONOTONIC microseconds");
   w.member("ring_capacity", static_cast<std::uint64_t>(info_.ring_capacity));
   w.member("overflow", info_.overflow);

@@ -73,6 +73,10 @@ struct SessionInfo {
   ClockConversion conversion;
   std::uint64_t start_unix_ns = 0;
   std::uint64_t start_monotonic_ns = 0;
+  // Which machine and boot: traces with the same boot_id share CLOCK_MONOTONIC
+  // (jitscope-merge lines them up without a shift).
+  std::string host;
+  std::string boot_id;
   std::size_t ring_capacity = 0;
   std::string_view overflow;
   std::uint64_t flush_interval_ms = 0;

@@ -176,6 +176,15 @@ inline bool active() noexcept {
   return detail::session_word() != 0;
 }
 
+// Lists a worker process in the active session's trace, as a metadata event
+// {"ph":"M","name":"jitscope_child","args":{"pid":..,"trace":..,"label":..}}
+// written by the flusher's next cycle, so that jitscope-merge --children can
+// find the worker's own trace. For processes that run their own session
+// (e.g. a subprocess compile pool); the trace path is stored as given. Cold:
+// it locks and allocates. An error without a session or for pid <= 0.
+JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
+                                       std::string_view label = {}) noexcept;
+
 // Names the calling thread in the trace (not the OS name). Callable any time;
 // the name sticks for later sessions. The string is copied.
 JITSCOPE_API void set_thread_name(std::string_view name) noexcept;
