@@ -27,3 +27,31 @@ if(JITSCOPE_WITH_CUDA)
 else()
   message(STATUS "jitscope: JITSCOPE_WITH_CUDA=OFF: CUPTI, NVTX and NVRTC parts off")
 endif()
+
+# The tools (jitscope-report, jitscope-merge) read traces with simdjson; the
+# samples' and tools' command lines use CLI11. Both are Debian packages
+# (scripts/setup-deps.sh installs them).
+set(JITSCOPE_HAS_TOOL_DEPS OFF)
+if(JITSCOPE_BUILD_TOOLS OR JITSCOPE_BUILD_SAMPLES)
+  find_package(simdjson QUIET)
+  find_package(CLI11 QUIET)
+  if(simdjson_FOUND AND CLI11_FOUND)
+    set(JITSCOPE_HAS_TOOL_DEPS ON)
+  else()
+    message(STATUS "jitscope: simdjson or CLI11 not found: jitscope-report, jitscope-merge and "
+                   "the nvrtc_jit sample are off (apt-get install -y libsimdjson-dev libcli11-dev)")
+  endif()
+endif()
+
+# NVRTC and nvJitLink for the nvrtc_jit sample. CMake 3.25 has no
+# CUDA::nvJitLink target, so the library is found by name.
+set(JITSCOPE_HAS_NVRTC OFF)
+if(JITSCOPE_HAS_CUDA AND TARGET CUDA::nvrtc)
+  find_library(JITSCOPE_NVJITLINK_LIBRARY nvJitLink HINTS "${CUDAToolkit_LIBRARY_DIR}")
+  if(JITSCOPE_NVJITLINK_LIBRARY)
+    set(JITSCOPE_HAS_NVRTC ON)
+  else()
+    message(STATUS "jitscope: libnvJitLink not found in ${CUDAToolkit_LIBRARY_DIR}: "
+                   "the nvrtc_jit sample is off")
+  endif()
+endif()

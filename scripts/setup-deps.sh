@@ -5,9 +5,9 @@
 set -euo pipefail
 
 what="${1:-test}"
-packages=(cmake ninja-build g++ libboost-dev)
+packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev)
 if [ "$what" = "test" ]; then
-  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev)
+  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev clang)
 fi
 
 missing=()

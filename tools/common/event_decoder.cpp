@@ -1,0 +1,239 @@
+#include "event_decoder.hpp"
+
+#include "json_scan.hpp"
+
+#include <simdjson.h>
+
+
+namespace jitscope::tools {
+
+namespace od = simdjson::ondemand;
+static_assert(kJsonPadding == simdjson::SIMDJSON_PADDING);
+
+struct EventDecoder::Impl {
+  od::parser parser;
+  od::parser args_parser;
+};
+
+namespace {
+
+// A key as written (escapes not decoded: trace writers do not escape key names).
+// (Keys are short: a plain loop beats memchr's setup. The closing quote is
+// there: simdjson has checked the structure up to this key.)
+std::string_view raw_key(od::field& f) noexcept {
+  const char* k = f.key().raw();
+  const char* q = k;
+  while (*q != '"') ++q;
+  return std::string_view(k, static_cast<std::size_t>(q - k));
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// The raw JSON of a value: a scalar's token, or a whole object/array/string
+// (matched in the event's bytes, which end at `end`).
+std::string_view raw_value(od::value& v, const char* end) noexcept {
+  const std::string_view tok = v.raw_json_token();
+  if (tok.empty()) return tok;
+  if (tok.front() == '{' || tok.front() == '[') {
+    const std::size_t n = JsonScanState::match(tok.data(), end);
+    return std::string_view(tok.data(), n);
+  }
+  return trim(tok);
+}
+
+}  // namespace
+
+EventDecoder::EventDecoder() : impl_(std::make_unique<Impl>()) {}
+EventDecoder::~EventDecoder() = default;
+
+bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* error) {
+  *out = DecodedEvent{};
+  out->offset = raw.offset;
+  const char* const end = raw.json.data() + raw.json.size();
+  auto bad = [&](simdjson::error_code e) {
+    if (error != nullptr) {
+      *error = "byte " + std::to_string(raw.offset) + ": event is not valid JSON: " +
+               simdjson::error_message(e);
+    }
+    return false;
+  };
+  auto read_string = [&](od::value& v, std::string_view* s) {
+    if (v.get_string().get(*s) != simdjson::SUCCESS) {
+      *s = {};
+      ++fields_ignored_;
+    }
+  };
+  auto read_id = [&](od::value& v, bool* has, TraceId* id) {
+    od::json_type t;
+    if (v.type().get(t) != simdjson::SUCCESS) {
+      ++fields_ignored_;
+      return;
+    }
+    if (t == od::json_type::number) {
+      if (v.get_int64().get(id->number) == simdjson::SUCCESS) {
+        *has = true;
+        return;
+      }
+      // 1.5 or 2^64: keep its text.
+      id->is_string = true;
+      id->text = trim(v.raw_json_token());
+      *has = true;
+    } else if (t == od::json_type::string) {
+      if (v.get_string().get(id->text) == simdjson::SUCCESS) {
+        id->is_string = true;
+        *has = true;
+      }
+    } else {
+      ++fields_ignored_;
+    }
+  };
+  auto read_time = [&](od::value& v, bool* has, std::int64_t* ns) {
+    if (parse_us_to_ns(v.raw_json_token(), ns)) {
+      *has = true;
+    } else {
+      ++fields_ignored_;
+    }
+  };
+
+  od::document doc;
+  simdjson::error_code e = impl_->parser
+                               .iterate(raw.json.data(), raw.json.size(),
+                                        raw.json.size() + simdjson::SIMDJSON_PADDING)
+                               .get(doc);
+  if (e) return bad(e);
+  od::object obj;
+  if ((e = doc.get_object().get(obj))) return bad(e);
+  for (auto fr : obj) {
+    // By reference: copying field/value objects costs store-forwarding stalls.
+    if ((e = fr.error())) return bad(e);
+    od::field& f = fr.value_unsafe();
+    const std::string_view k = raw_key(f);
+    od::value& v = f.value();
+    if (k.size() > 8) {
+      if (k == "compile_id") read_string(v, &out->compile_id), out->has_compile_id = !out->compile_id.empty();
+      continue;
+    }
+    switch (k.empty() ? 0 : k[0]) {
+      case 'p':
+        if (k == "ph") read_string(v, &out->ph);
+        else if (k == "pid") read_id(v, &out->has_pid, &out->pid);
+        break;
+      case 'n':
+        if (k == "name") read_string(v, &out->name);
+        break;
+      case 'c':
+        if (k == "cat") read_string(v, &out->cat);
+        break;
+      case 't':
+        if (k == "ts") read_time(v, &out->has_ts, &out->ts_ns);
+        else if (k == "tid") read_id(v, &out->has_tid, &out->tid);
+        break;
+      case 'd':
+        if (k == "dur") read_time(v, &out->has_dur, &out->dur_ns);
+        break;
+      case 'i':
+        if (k == "id" || k == "id2") out->id = raw_value(v, end);
+        break;
+      case 'b':
+        if (k == "bind_id") out->bind_id = raw_value(v, end);
+        else if (k == "bp") read_string(v, &out->bp);
+        break;
+      case 's':
+        if (k == "s") read_string(v, &out->scope);
+        break;
+      case 'a': {
+        if (k != "args") break;
+        const std::string_view tok = v.raw_json_token();
+        if (tok.empty() || tok.front() != '{') {
+          ++fields_ignored_;
+          break;
+        }
+        out->has_args = true;
+        out->args_begin_ = tok.data();  // args_json() finds its end when asked
+        out->event_end_ = end;
+        od::object args;
+        if ((e = v.get_object().get(args))) return bad(e);
+        for (auto ar : args) {
+          if ((e = ar.error())) return bad(e);
+          od::field& af = ar.value_unsafe();
+          const std::string_view ak = raw_key(af);
+          od::value& av = af.value();
+          if (ak == "compile_id") {
+            read_string(av, &out->compile_id);
+            out->has_compile_id = !out->compile_id.empty();
+          } else if (ak == "name") {
+            read_string(av, &out->arg_name);
+          } else if (ak == "compiled_by") {
+            read_string(av, &out->compiled_by);
+          } else if (ak == "compiled_by_id") {
+            read_string(av, &out->compiled_by_id);
+          } else if (ak == "correlation") {
+            out->has_correlation = av.get_int64().get(out->correlation) == simdjson::SUCCESS;
+          } else if (ak == "device") {
+            out->has_device = true;
+          } else if (ak == "stream") {
+            out->has_stream = true;
+          } else if (ak == "grid") {
+            out->has_grid = true;
+          } else if (ak == "bytes") {
+            out->has_bytes = true;
+          } else if (ak == "attached") {
+            bool b = false;
+            out->attached = av.get_bool().get(b) == simdjson::SUCCESS && b;
+          }
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+  // Something after the object (current_location() is OUT_OF_BOUNDS at the end).
+  const char* rest = nullptr;
+  if (doc.current_location().get(rest) == simdjson::SUCCESS) return bad(simdjson::TRAILING_CONTENT);
+  return true;
+}
+
+std::string_view DecodedEvent::args_json() const noexcept {
+  if (args_begin_ == nullptr) return {};
+  return std::string_view(args_begin_, JsonScanState::match(args_begin_, event_end_));
+}
+
+bool EventDecoder::arg(const DecodedEvent& ev, std::string_view key, std::string_view* raw) {
+  const std::string_view args = ev.args_json();
+  if (args.empty()) return false;
+  od::document doc;
+  // args lies inside the event, whose padded buffer continues past it.
+  if (impl_->args_parser.iterate(args.data(), args.size(), args.size() + simdjson::SIMDJSON_PADDING).get(doc) !=
+      simdjson::SUCCESS) {
+    return false;
+  }
+  od::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  od::value v;
+  if (obj.find_field_unordered(key).get(v) != simdjson::SUCCESS) return false;
+  *raw = raw_value(v, args.data() + args.size());
+  return !raw->empty();
+}
+
+bool EventDecoder::arg_string(const DecodedEvent& ev, std::string_view key, std::string* out) {
+  const std::string_view args = ev.args_json();
+  if (args.empty()) return false;
+  od::document doc;
+  if (impl_->args_parser.iterate(args.data(), args.size(), args.size() + simdjson::SIMDJSON_PADDING).get(doc) !=
+      simdjson::SUCCESS) {
+    return false;
+  }
+  od::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  std::string_view s;
+  if (obj.find_field_unordered(key).get_string().get(s) != simdjson::SUCCESS) return false;
+  out->assign(s);
+  return true;
+}
+
+}  // namespace jitscope::tools

@@ -1,0 +1,429 @@
+#include "trace_reader.hpp"
+
+#include "json_scan.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace jitscope::tools {
+namespace {
+
+constexpr std::size_t kNoMark = std::numeric_limits<std::size_t>::max();
+constexpr std::uint64_t kUnknownSize = std::numeric_limits<std::uint64_t>::max();
+
+bool is_ws(int c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// "'x'" for a printable character, "byte 0xNN" otherwise.
+std::string describe(int c) {
+  char buf[32];
+  if (c >= 0x20 && c < 0x7f) {
+    std::snprintf(buf, sizeof buf, "'%c'", c);
+  } else {
+    std::snprintf(buf, sizeof buf, "byte 0x%02X", static_cast<unsigned>(c) & 0xffu);
+  }
+  return buf;
+}
+
+// Closes `fd` on scope exit unless it is stdin.
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd > 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+// One read() call: the buffer, the position, the top-level grammar.
+class TraceReader::Run {
+ public:
+  Run(TraceReader& r, int fd, std::uint64_t size_hint, std::string label,
+      const std::function<bool(const RawEvent&)>& on_event,
+      const std::function<void(const TopLevelField&)>& on_field, std::string* error)
+      : r_(r), buf_(r.buffer_), fd_(fd), size_hint_(size_hint), label_(std::move(label)),
+        on_event_(on_event), on_field_(on_field), error_(error) {}
+
+  bool run();
+
+ private:
+  enum class Scan { kDone, kEof, kError };
+
+  std::uint64_t offset() const noexcept { return base_ + pos_; }
+  std::uint64_t end_offset() const noexcept { return base_ + end_; }
+
+  bool fail(std::uint64_t at, const std::string& what) {
+    if (!failed_) {
+      failed_ = true;
+      if (error_ != nullptr) *error_ = label_ + ": byte " + std::to_string(at) + ": " + what;
+    }
+    return false;
+  }
+  // At the end of input where more was needed: the I/O error if there was one.
+  bool fail_eof(const std::string& what) { return failed_ ? false : fail(end_offset(), what); }
+
+  bool fill();
+  int next_nonws();
+  Scan scan_value();
+  bool array_body(bool in_object);
+  bool object_form();
+  bool expect_end();
+
+  TraceReader& r_;
+  std::vector<char>& buf_;
+  int fd_;
+  std::uint64_t size_hint_;  // a regular file's size, or kUnknownSize
+  std::string label_;
+  const std::function<bool(const RawEvent&)>& on_event_;
+  const std::function<void(const TopLevelField&)>& on_field_;
+  std::string* error_;
+
+  std::size_t pos_ = 0;      // next byte to look at
+  std::size_t end_ = 0;      // bytes [0, end_) hold input
+  std::size_t mark_ = kNoMark;  // start of the value being scanned: kept across refills
+  std::uint64_t base_ = 0;   // input offset of buf_[0]
+  bool eof_ = false;
+  bool failed_ = false;      // *error_ is set (or a callback stopped the read)
+  JsonScanState scan_;
+};
+
+bool TraceReader::Run::fill() {
+  if (eof_ || failed_) return false;
+  const std::size_t keep_from = mark_ != kNoMark ? mark_ : pos_;
+  if (keep_from > 0) {
+    std::memmove(buf_.data(), buf_.data() + keep_from, end_ - keep_from);
+    base_ += keep_from;
+    end_ -= keep_from;
+    pos_ -= keep_from;
+    if (mark_ != kNoMark) mark_ -= keep_from;
+  }
+  // A regular file's size bounds the first reads: a small trace does not
+  // get a whole chunk of buffer. (One byte more than expected, so the end
+  // shows as a short read; a file that grows meanwhile is read on.)
+  std::size_t to_read = r_.chunk_size_;
+  if (size_hint_ != kUnknownSize) {
+    const std::uint64_t left = size_hint_ > r_.bytes_read_ ? size_hint_ - r_.bytes_read_ : 0;
+    to_read = static_cast<std::size_t>(std::min<std::uint64_t>(to_read, std::max<std::uint64_t>(left + 1, 4096)));
+  }
+  const std::size_t want = end_ + to_read + kJsonPadding;
+  if (buf_.size() < want) buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
+  ssize_t n;
+  do {
+    n = ::read(fd_, buf_.data() + end_, to_read);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    const int err = errno;
+    fail(end_offset(), std::string("read error: ") + std::strerror(err));
+    return false;
+  }
+  if (n == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += static_cast<std::size_t>(n);
+  r_.bytes_read_ += static_cast<std::uint64_t>(n);
+  // The padding simdjson may read past an event: defined bytes (whitespace).
+  std::memset(buf_.data() + end_, ' ', kJsonPadding);
+  return true;
+}
+
+// The next byte that is not whitespace, left at pos_; -1 at the end of input.
+int TraceReader::Run::next_nonws() {
+  for (;;) {
+    while (pos_ < end_) {
+      const auto c = static_cast<unsigned char>(buf_[pos_]);
+      if (!is_ws(c)) return c;
+      ++pos_;
+    }
+    if (!fill()) return -1;
+  }
+}
+
+// Scans the JSON value starting at pos_ (its first byte, not whitespace) to
+// its end; [mark_, pos_) is the value afterwards. Containers and strings are
+// matched by JsonScanState; a scalar runs to the next delimiter or the end.
+TraceReader::Run::Scan TraceReader::Run::scan_value() {
+  mark_ = pos_;
+  const char first = buf_[pos_];
+  if (first != '{' && first != '[' && first != '"') {
+    for (;;) {
+      while (pos_ < end_) {
+        const char c = buf_[pos_];
+        if (is_ws(static_cast<unsigned char>(c)) || c == ',' || c == '}' || c == ']') return Scan::kDone;
+        ++pos_;
+      }
+      if (!fill()) return failed_ ? Scan::kError : Scan::kDone;
+    }
+  }
+  scan_.reset();
+  for (;;) {
+    const char* b = buf_.data();
+    const char* p = b + pos_;
+    const JsonScanState::Result res = scan_.advance(p, b + end_);
+    pos_ = static_cast<std::size_t>(p - b);
+    switch (res) {
+      case JsonScanState::Result::kComplete: return Scan::kDone;
+      case JsonScanState::Result::kTooDeep:
+        fail(offset(), "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+        return Scan::kError;
+      case JsonScanState::Result::kMismatched:
+        fail(offset(), "mismatched " + describe(static_cast<unsigned char>(buf_[pos_])));
+        return Scan::kError;
+      case JsonScanState::Result::kNeedMore: break;
+    }
+    if (!fill()) return failed_ ? Scan::kError : Scan::kEof;
+  }
+}
+
+bool TraceReader::Run::run() {
+  const int c = next_nonws();
+  if (c < 0) return fail_eof("empty input: not a trace");
+  ++pos_;
+  if (c == '[') return array_body(false) && expect_end();
+  if (c == '{') return object_form() && expect_end();
+  return fail(offset() - 1, "not a trace: expected '[' or '{', found " + describe(c));
+}
+
+// The events array after its '['. In the array form (in_object false) the
+// end of input between events is the unterminated form.
+bool TraceReader::Run::array_body(bool in_object) {
+  auto end_of_input = [&]() -> bool {
+    if (failed_) return false;
+    if (in_object) return fail_eof("input ends inside the traceEvents array");
+    r_.unterminated_ = true;
+    return true;
+  };
+  int c = next_nonws();
+  if (c < 0) return end_of_input();
+  if (c == ']') {
+    ++pos_;
+    return true;
+  }
+  for (;;) {
+    if (c != '{') {
+      if (c == ']') return fail(offset(), "expected an event after ','");
+      return fail(offset(), "an event is not a JSON object (found " + describe(c) + ")");
+    }
+    const std::uint64_t start = offset();
+    switch (scan_value()) {
+      case Scan::kDone: break;
+      case Scan::kEof:
+        return fail_eof("input ends inside an event that starts at byte " + std::to_string(start));
+      case Scan::kError: return false;
+    }
+    const RawEvent ev{std::string_view(buf_.data() + mark_, pos_ - mark_), base_ + mark_};
+    mark_ = kNoMark;
+    ++r_.events_;
+    if (ev.json.size() > r_.largest_event_) r_.largest_event_ = ev.json.size();
+    if (!on_event_(ev)) {
+      failed_ = true;  // the callback owns *error
+      return false;
+    }
+    c = next_nonws();
+    if (c < 0) return end_of_input();
+    if (c == ']') {
+      ++pos_;
+      return true;
+    }
+    if (c != ',') return fail(offset(), "expected ',' or ']' after an event, found " + describe(c));
+    ++pos_;
+    c = next_nonws();
+    if (c < 0) return end_of_input();  // a dangling ',' at the end of the array form
+  }
+}
+
+bool TraceReader::Run::object_form() {
+  const std::uint64_t open_at = offset() - 1;
+  bool seen_events = false;
+  auto truncated = [&] { return fail_eof("input ends inside the top-level object"); };
+  int c = next_nonws();
+  if (c == '}') return fail(open_at, "no \"traceEvents\" array in the top-level object");
+  for (;;) {
+    if (c < 0) return truncated();
+    if (c != '"') {
+      return fail(offset(), "expected a member name in the top-level object, found " + describe(c));
+    }
+    switch (scan_value()) {
+      case Scan::kDone: break;
+      case Scan::kEof: return truncated();
+      case Scan::kError: return false;
+    }
+    std::string key(buf_.data() + mark_ + 1, pos_ - mark_ - 2);
+    mark_ = kNoMark;
+    c = next_nonws();
+    if (c < 0) return truncated();
+    if (c != ':') return fail(offset(), "expected ':' after a member name, found " + describe(c));
+    ++pos_;
+    c = next_nonws();
+    if (c < 0) return truncated();
+    if (key == "traceEvents") {
+      if (c != '[') return fail(offset(), "\"traceEvents\" is not an array (found " + describe(c) + ")");
+      ++pos_;
+      if (!array_body(true)) return false;
+      seen_events = true;
+    } else {
+      if (std::strchr("{[\"-0123456789tfn", c) == nullptr || c == 0) {
+        return fail(offset(), "not JSON: a member value starts with " + describe(c));
+      }
+      switch (scan_value()) {
+        case Scan::kDone: break;
+        case Scan::kEof: return truncated();
+        case Scan::kError: return false;
+      }
+      TopLevelField field{std::move(key), std::string(buf_.data() + mark_, pos_ - mark_)};
+      mark_ = kNoMark;
+      if (on_field_) on_field_(field);
+    }
+    c = next_nonws();
+    if (c < 0) return truncated();
+    if (c == '}') {
+      ++pos_;
+      break;
+    }
+    if (c != ',') return fail(offset(), "expected ',' or '}' in the top-level object, found " + describe(c));
+    ++pos_;
+    c = next_nonws();
+  }
+  if (!seen_events) {
+    return fail(open_at, "no \"traceEvents\" array in the top-level object");
+  }
+  return true;
+}
+
+bool TraceReader::Run::expect_end() {
+  if (r_.unterminated_) return true;
+  const int c = next_nonws();
+  if (c < 0) return !failed_;
+  return fail(offset(), "garbage after the end of the trace (found " + describe(c) + ")");
+}
+
+bool TraceReader::read(const std::string& path, const std::function<bool(const RawEvent&)>& on_event,
+                       const std::function<void(const TopLevelField&)>& on_field, std::string* error) {
+  unterminated_ = false;
+  events_ = 0;
+  bytes_read_ = 0;
+  largest_event_ = 0;
+  if (error != nullptr) error->clear();
+  const bool from_stdin = path == "-";
+  const std::string label = from_stdin ? "<stdin>" : path;
+  int fd = 0;
+  if (!from_stdin) {
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      const int err = errno;
+      if (error != nullptr) *error = label + ": cannot open: " + std::strerror(err);
+      return false;
+    }
+  }
+  FdGuard guard{fd};
+  struct stat st {};
+  std::uint64_t size_hint = kUnknownSize;
+  if (::fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      if (error != nullptr) *error = label + ": is a directory";
+      return false;
+    }
+    if (S_ISREG(st.st_mode)) size_hint = static_cast<std::uint64_t>(st.st_size);
+  }
+  Run run(*this, fd, size_hint, label, on_event, on_field, error);
+  const bool ok = run.run();
+  // Give back a huge buffer (one giant event) rather than keep it for the next read.
+  if (buffer_.size() > 4 * (chunk_size_ + kJsonPadding)) std::vector<char>().swap(buffer_);
+  return ok;
+}
+
+// ---- parse_us_to_ns ----
+
+namespace {
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// JSON number grammar: -?digits(.digits)?([eE][+-]?digits)?
+bool json_number_shape(std::string_view t, bool* has_exponent) {
+  std::size_t i = 0;
+  if (i < t.size() && t[i] == '-') ++i;
+  const std::size_t int_start = i;
+  while (i < t.size() && is_digit(t[i])) ++i;
+  if (i == int_start) return false;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    const std::size_t frac_start = i;
+    while (i < t.size() && is_digit(t[i])) ++i;
+    if (i == frac_start) return false;
+  }
+  *has_exponent = false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    *has_exponent = true;
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    const std::size_t exp_start = i;
+    while (i < t.size() && is_digit(t[i])) ++i;
+    if (i == exp_start) return false;
+  }
+  return i == t.size();
+}
+
+}  // namespace
+
+bool parse_us_to_ns(std::string_view t, std::int64_t* ns) {
+  while (!t.empty() && is_ws(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  while (!t.empty() && is_ws(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  // One pass for the plain decimal form: -?digits(.digits)?
+  const char* p = t.data();
+  const char* const end = p + t.size();
+  const bool neg = p < end && *p == '-';
+  if (neg) ++p;
+  constexpr std::uint64_t kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  const char* const int_start = p;
+  std::uint64_t whole = 0;
+  bool overflow = false;
+  for (; p < end && is_digit(*p); ++p) {
+    const auto d = static_cast<std::uint64_t>(*p - '0');
+    if (whole > (kMax - d) / 10) overflow = true;
+    whole = whole * 10 + d;
+  }
+  if (p == int_start) return false;
+  std::uint64_t frac = 0;
+  bool round_up = false;
+  if (p < end && *p == '.') {
+    ++p;
+    const char* const frac_start = p;
+    for (; p < end && is_digit(*p); ++p) {
+      const auto digits = p - frac_start;
+      if (digits < 3) {
+        frac = frac * 10 + static_cast<std::uint64_t>(*p - '0');
+      } else if (digits == 3) {
+        round_up = *p >= '5';
+      }
+    }
+    if (p == frac_start) return false;
+    for (auto digits = p - frac_start; digits < 3; ++digits) frac *= 10;
+  }
+  if (p != end) {
+    // Not a plain decimal: an exponent form goes through double.
+    bool has_exponent = false;
+    if (!json_number_shape(t, &has_exponent) || !has_exponent) return false;
+    const std::string copy(t);
+    const double v = std::strtod(copy.c_str(), nullptr) * 1000.0;
+    // 2^63 as a double: anything at or beyond does not fit.
+    if (!(v < 9223372036854775808.0 && v > -9223372036854775808.0)) return false;
+    *ns = static_cast<std::int64_t>(v < 0 ? v - 0.5 : v + 0.5);
+    return true;
+  }
+  if (overflow || whole > (kMax - frac - (round_up ? 1 : 0)) / 1000) return false;
+  const std::uint64_t total = whole * 1000 + frac + (round_up ? 1 : 0);
+  *ns = neg ? -static_cast<std::int64_t>(total) : static_cast<std::int64_t>(total);
+  return true;
+}
+
+}  // namespace jitscope::tools

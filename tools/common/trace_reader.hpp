@@ -1,0 +1,114 @@
+// A streaming reader for Chrome Trace Event Format JSON: jitscope's traces,
+// `clang -ftime-trace`, PyTorch profiler traces, anything Perfetto opens.
+//
+// Quickstart
+//   jitscope::tools::TraceReader reader;
+//   std::string error;
+//   bool ok = reader.read("trace.json",
+//       [&](const jitscope::tools::RawEvent& e) { /* e.json: one event, as written */ return true; },
+//       [&](const jitscope::tools::TopLevelField& f) { /* "otherData" etc. */ },
+//       &error);
+//   if (!ok) std::fprintf(stderr, "%s\n", error.c_str());   // "<path>: byte N: <what>"
+//
+// What it reads
+// - The array form `[{...},{...}]` and the object form
+//   `{"traceEvents":[...], "otherData":{...}, ...}` (members in any order,
+//   other members handed to on_field as raw JSON).
+// - The array form may stop without its `]` (Chrome's form for a trace whose
+//   writer died; jitscope writes it that way until a clean stop): success,
+//   unterminated() == true. A dangling `,` after the last event is allowed
+//   there too. The object form must be complete.
+//
+// How it reads
+// - In chunks (16 MiB by default; less for a smaller regular file) with
+//   read(2): memory is one chunk plus the largest event (or the largest other
+//   top-level member), never the file.
+// - Element boundaries come from a scanner (json_scan.hpp: 64-byte blocks as
+//   bit masks with SSE2, a byte loop for the rest) that tracks strings,
+//   escapes and bracket nesting (bounded at kMaxDepth; deeper input is an
+//   error, never a recursion). Events are not parsed here: decode them with
+//   EventDecoder (event_decoder.hpp) or any JSON parser.
+// - Cost: about 1 GB/s on one core, read(2) included (measured on a 2-vCPU
+//   VM, jitscope-like events of ~170 bytes); no allocation per event.
+//
+// Errors ("<path>: byte N: <what>", N = offset of the offending byte, or of
+// the end of input for truncations): empty input, not JSON / not a trace,
+// an event that is not an object, mismatched or too deeply nested brackets,
+// input ending inside an event or inside the object form, a missing
+// traceEvents array, garbage after the end, read errors. Open errors read
+// "<path>: cannot open: <reason>" / "<path>: is a directory".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jitscope::tools {
+
+// One element of the trace's event array.
+struct RawEvent {
+  std::string_view json;  // the element exactly as written, `{` to `}`
+  std::uint64_t offset;   // its byte offset in the input
+  // json.data() + json.size() is followed by at least kJsonPadding readable
+  // bytes (simdjson::SIMDJSON_PADDING), so simdjson may parse it in place.
+};
+
+// A top-level member of the object form other than "traceEvents".
+struct TopLevelField {
+  std::string key;       // as written between the quotes (escapes not decoded)
+  std::string raw_json;  // its value, exactly as written
+};
+
+// simdjson::SIMDJSON_PADDING, without making every user include simdjson.
+inline constexpr std::size_t kJsonPadding = 64;
+
+class TraceReader {
+ public:
+  static constexpr std::size_t kDefaultChunkSize = std::size_t{16} << 20;
+  static constexpr int kMaxDepth = 256;  // brackets inside one event / member value
+
+  TraceReader() = default;
+  // Bytes per read(2); tests use tiny sizes (1 and up) to cross every boundary.
+  explicit TraceReader(std::size_t chunk_size) { set_chunk_size(chunk_size); }
+  void set_chunk_size(std::size_t bytes) noexcept { chunk_size_ = bytes == 0 ? 1 : bytes; }
+
+  // Streams `path` ("-" = stdin). on_event for each element of the events
+  // array, in order; returning false stops the read: read() then returns
+  // false and leaves *error as the callback set it (or empty). on_field (may
+  // be null) for each top-level member other than "traceEvents" of the object
+  // form. Returns true at the end of a well-formed input; false with *error
+  // set otherwise (see the file comment).
+  bool read(const std::string& path, const std::function<bool(const RawEvent&)>& on_event,
+            const std::function<void(const TopLevelField&)>& on_field, std::string* error);
+
+  // The array form ended without its closing `]` (last read).
+  bool unterminated() const noexcept { return unterminated_; }
+  // Events handed to on_event (last read).
+  std::uint64_t events() const noexcept { return events_; }
+  // Bytes read from the input (last read).
+  std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+  // The largest event seen (last read), in bytes.
+  std::size_t largest_event() const noexcept { return largest_event_; }
+
+ private:
+  class Run;
+  std::size_t chunk_size_ = kDefaultChunkSize;
+  bool unterminated_ = false;
+  std::uint64_t events_ = 0;
+  std::uint64_t bytes_read_ = 0;
+  std::size_t largest_event_ = 0;
+  std::vector<char> buffer_;  // kept between reads: a second read reuses it
+};
+
+// A trace timestamp or duration token in µs ("23638621744.897", "12",
+// "1.5e3", "-3.25") to integer ns. Plain decimals are exact (no floating
+// point): up to 3 decimals as written, beyond that rounded half up on the
+// magnitude (0.0005 -> 1, -0.0005 -> -1). Exponent forms go through double.
+// A string token ("\"12.5\"", some writers quote numbers) is read the same.
+// false if it is not a number or does not fit in int64 ns.
+bool parse_us_to_ns(std::string_view number_token, std::int64_t* ns);
+
+}  // namespace jitscope::tools

@@ -1,0 +1,96 @@
+// Folds decoded trace events into a Report: per-name totals, self times,
+// compile units, the slowest spans, GPU attribution, the header.
+//
+// Memory is bounded by what is distinct (names, threads, processes, compile
+// units, the top-N heap, each thread's self-time window and open B/E stack),
+// never by the number of events.
+//
+// What counts as a span: an "X" event with ts (dur missing = 0), and a
+// "B"/"E" pair on one (pid, tid), matched as a stack. Compile-unit slices
+// (cat "compile_unit" with a compile_id) go to the units table, not the
+// name tables, but still nest other spans for self time. GPU-side slices
+// (args device and stream: kernels, copies, sets) are spans of their stream's
+// thread and feed the GPU table; they are not phases of a unit.
+#pragma once
+
+#include "report_data.hpp"
+#include "self_time.hpp"
+
+#include <event_decoder.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace jitscope::report {
+
+struct MetricsFile;
+
+class Aggregator final : private SelfTimeSink {
+ public:
+  struct Options {
+    std::size_t top_n = 10;
+    std::size_t window_per_thread = std::size_t{1} << 14;  // self-time reorder window (spans)
+    std::size_t window_total = std::size_t{1} << 18;       // across threads (32 B each: 8 MiB)
+  };
+  explicit Aggregator(Options opt);
+  ~Aggregator();
+
+  // `decoder` is the one that produced `ev` (for args read on demand).
+  void add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
+
+  // Closes everything and builds the report.
+  Report finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
+                bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics);
+
+ private:
+  struct NameStats;
+  struct PhaseAgg;
+  struct UnitStats;
+  struct ThreadState;
+  struct TopEntry;
+  struct SvHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  using Index = std::unordered_map<std::string, std::uint32_t, SvHash, std::equal_to<>>;
+
+  std::uint32_t name_id(std::string_view name);
+  std::uint32_t unit_id(std::string_view compile_id);
+  std::uint32_t thread_id(const tools::DecodedEvent& ev);
+  void note_process(const tools::DecodedEvent& ev);
+  void span(std::uint32_t thread, std::string_view name, std::string_view cat, std::int64_t start,
+            std::int64_t dur, std::string_view compile_id, bool attached, bool gpu_side);
+  void gpu_slice(const tools::DecodedEvent& ev);
+  void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
+  void on_self(const TimedSpan& span, std::int64_t self_ns) override;
+
+  Options opt_;
+  Index names_index_;
+  std::vector<NameStats> names_;
+  Index units_index_;
+  std::vector<UnitStats> units_;
+  Index threads_index_;
+  std::vector<ThreadState> threads_;
+  Index processes_index_;
+  std::vector<std::string> process_names_;
+  std::string key_;  // scratch for thread/process keys
+  std::uint32_t last_thread_ = UINT32_MAX;
+  std::string last_thread_key_;
+  std::string last_process_key_;
+
+  std::vector<TopEntry> top_;  // min-heap of the slowest spans
+  std::uint64_t seq_ = 0;
+  std::size_t window_used_ = 0;
+
+  Header header_;
+  std::uint64_t ph_small_[128] = {};                          // one-letter ph values
+  std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
+  std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0, begin_overflow_ = 0;
+  GpuSection gpu_;
+};
+
+}  // namespace jitscope::report

@@ -1,0 +1,134 @@
+#include "metrics.hpp"
+
+#include <simdjson.h>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace jitscope::report {
+namespace {
+
+// A whole number of µs (an integer or a double) as ns.
+bool us_to_ns(simdjson::dom::element e, std::int64_t* ns) {
+  std::int64_t i = 0;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) {
+    *ns = i * 1000;
+    return true;
+  }
+  double d = 0;
+  if (e.get_double().get(d) == simdjson::SUCCESS) {
+    *ns = static_cast<std::int64_t>(d * 1000.0 + (d < 0 ? -0.5 : 0.5));
+    return true;
+  }
+  return false;
+}
+
+std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
+  std::string_view s;
+  if (o[key].get_string().get(s) == simdjson::SUCCESS) return std::string(s);
+  return {};
+}
+
+}  // namespace
+
+bool read_metrics(const std::string& path, MetricsFile* out, std::string* error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *error = path + ": is a directory";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = path + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  simdjson::dom::parser parser;
+  std::string line;
+  std::uint64_t n = 0;
+  auto fail = [&](const std::string& what) {
+    *error = path + ": line " + std::to_string(n) + ": " + what;
+    return false;
+  };
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++out->lines;
+    simdjson::dom::element doc;
+    if (auto e = parser.parse(line).get(doc); e != simdjson::SUCCESS) {
+      return fail(std::string("not valid JSON: ") + simdjson::error_message(e));
+    }
+    simdjson::dom::object obj;
+    if (doc.get_object().get(obj) != simdjson::SUCCESS) return fail("not a JSON object");
+    simdjson::dom::element id_el;
+    if (obj["compile_id"].get(id_el) != simdjson::SUCCESS) return fail("no \"compile_id\"");
+    std::string_view record;
+    const bool gpu = obj["record"].get_string().get(record) == simdjson::SUCCESS && record == "gpu";
+    if (id_el.is_null()) {
+      if (gpu) return fail("a \"gpu\" record with a null compile_id");
+      ++out->runtime_records;
+      std::int64_t ns = 0;
+      if (simdjson::dom::element d; obj["duration_us"].get(d) == simdjson::SUCCESS && us_to_ns(d, &ns)) {
+        out->runtime_duration_ns += ns;
+      }
+      continue;
+    }
+    std::string_view id;
+    if (id_el.get_string().get(id) != simdjson::SUCCESS || id.empty()) {
+      return fail("\"compile_id\" is not a non-empty string or null");
+    }
+    UnitMetrics& m = out->units[std::string(id)];
+    if (gpu) {
+      simdjson::dom::object g;
+      if (obj["gpu"].get_object().get(g) != simdjson::SUCCESS) return fail("\"gpu\" is not an object");
+      m.has_gpu = true;
+      m.gpu.clear();
+      for (auto [key, value] : g) {
+        std::int64_t v = 0;
+        if (value.get_int64().get(v) == simdjson::SUCCESS) m.gpu.emplace_back(std::string(key), v);
+      }
+      if (m.name.empty()) m.name = string_or_empty(obj, "name");
+      continue;
+    }
+    m.has_record = true;
+    m.name = string_or_empty(obj, "name");
+    m.fail_type = string_or_empty(obj, "fail_type");
+    m.fail_reason = string_or_empty(obj, "fail_reason");
+    m.recompile_reason = string_or_empty(obj, "recompile_reason");
+    m.columns_ns.clear();
+    m.caches.clear();
+    m.cache_hits = m.cache_misses = 0;
+    for (auto [key, value] : obj) {
+      if (key == "duration_us") {
+        std::int64_t ns = 0;
+        if (!us_to_ns(value, &ns)) return fail("\"duration_us\" is not a number");
+        m.duration_ns = ns;
+      } else if (key.size() > 3 && key.substr(key.size() - 3) == "_us" && key != "start_time_us" &&
+                 key != "end_time_us") {
+        std::int64_t ns = 0;
+        if (us_to_ns(value, &ns)) m.columns_ns.emplace_back(std::string(key.substr(0, key.size() - 3)), ns);
+      } else if (key == "caches") {
+        simdjson::dom::object caches;
+        if (value.get_object().get(caches) != simdjson::SUCCESS) return fail("\"caches\" is not an object");
+        for (auto [cache, counts] : caches) {
+          CacheRow row;
+          row.cache = std::string(cache);
+          if (counts["hits"].get_int64().get(row.hits) != simdjson::SUCCESS) row.hits = 0;
+          if (counts["misses"].get_int64().get(row.misses) != simdjson::SUCCESS) row.misses = 0;
+          m.cache_hits += row.hits;
+          m.cache_misses += row.misses;
+          m.caches.push_back(std::move(row));
+        }
+      }
+    }
+  }
+  if (in.bad()) {
+    *error = path + ": read error: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jitscope::report

@@ -1,0 +1,26 @@
+// The metrics file (JITSCOPE_METRICS, README "The metrics record"): one JSON
+// object per line. Compile records carry "compile_id" ("3/1", or null for a
+// runtime record); "record":"gpu" lines carry the unit's GPU totals.
+#pragma once
+
+#include "report_data.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace jitscope::report {
+
+struct MetricsFile {
+  std::map<std::string, UnitMetrics> units;  // by compile_id
+  std::uint64_t runtime_records = 0;
+  std::int64_t runtime_duration_ns = 0;
+  std::uint64_t lines = 0;
+};
+
+// false with *error = "<path>: line N: <what>" for an unreadable file, a
+// line that is not a JSON object, or a record without a usable compile_id.
+// Blank lines are skipped.
+bool read_metrics(const std::string& path, MetricsFile* out, std::string* error);
+
+}  // namespace jitscope::report

@@ -1,0 +1,120 @@
+// What jitscope-report computes from a trace (and a metrics file), before
+// any formatting. Times are int64 ns; timestamps are the trace's own clock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jitscope::report {
+
+// A pid or tid as the trace wrote it: a number or a string.
+struct Id {
+  bool is_string = false;
+  std::int64_t number = 0;
+  std::string text;
+  std::string str() const { return is_string ? text : std::to_string(number); }
+};
+
+struct SessionInfo {  // the jitscope_session metadata event
+  std::string version, clock, cupti_state, cupti_reason, cupti_timestamps;
+};
+
+struct Header {
+  std::string input;
+  std::uint64_t bytes = 0;
+  std::uint64_t events = 0;
+  bool unterminated = false;
+  bool has_time = false;
+  std::int64_t begin_ns = 0, end_ns = 0;  // earliest ts, latest ts + dur (metadata excluded)
+  std::uint64_t processes = 0, threads = 0;
+  std::uint64_t spans = 0;  // X slices and B/E pairs
+  std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
+  std::optional<SessionInfo> session;
+  std::optional<std::int64_t> events_dropped;  // jitscope_stats.events_dropped
+  std::vector<std::string> warnings;
+};
+
+struct NameRow {  // one span name: the compile-times and phases tables
+  std::string name;
+  std::uint64_t count = 0;
+  std::int64_t total_ns = 0, min_ns = 0, max_ns = 0, self_ns = 0;
+  std::int64_t mean_ns() const { return count == 0 ? 0 : total_ns / static_cast<std::int64_t>(count); }
+};
+
+struct PhaseRow {  // a span name inside one compile unit
+  std::string name;
+  std::uint64_t count = 0;
+  std::int64_t total_ns = 0, self_ns = 0;
+};
+
+struct CacheRow {
+  std::string cache;
+  std::int64_t hits = 0, misses = 0;
+};
+
+struct UnitMetrics {  // the unit's lines in the metrics file
+  bool has_record = false;
+  std::string name;
+  std::optional<std::int64_t> duration_ns;      // duration_us
+  std::vector<std::pair<std::string, std::int64_t>> columns_ns;  // "parse" (parse_us) -> ns
+  std::vector<CacheRow> caches;
+  std::int64_t cache_hits = 0, cache_misses = 0;
+  std::string fail_type, fail_reason, recompile_reason;
+  bool has_gpu = false;
+  std::vector<std::pair<std::string, std::int64_t>> gpu;  // the "gpu" object of a "record":"gpu" line
+};
+
+struct UnitRow {
+  std::string compile_id;  // "0/0"
+  std::string name;        // the unit slice's name without "[0/0] ", or the record's name
+  bool in_trace = false;   // a unit slice was seen
+  std::int64_t start_ns = 0, end_ns = 0;  // over all its slices (attached threads too)
+  std::int64_t wall_ns = 0;               // its own (not attached) slice, else end - start
+  std::int64_t compile_end_ns = 0;        // end of its own slice, else end_ns
+  std::uint64_t slices = 0, threads = 0;
+  std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
+  std::optional<UnitMetrics> metrics;
+};
+
+struct SpanRow {  // one of the slowest spans
+  std::string name;
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  Id pid, tid;
+  std::string thread;  // its thread_name, or empty
+  std::string compile_id;
+};
+
+struct GpuUnitRow {
+  std::string compile_id, name;
+  std::uint64_t kernels = 0;           // launches of kernels it built (compiled_by_id)
+  std::uint64_t distinct_kernels = 0;  // distinct kernel names among them
+  std::int64_t gpu_ns = 0;
+  std::int64_t mean_ns() const { return kernels == 0 ? 0 : gpu_ns / static_cast<std::int64_t>(kernels); }
+  std::optional<std::int64_t> first_launch_ns;  // earliest start of a kernel it built
+  std::optional<std::int64_t> latency_ns;       // first_launch - end of its compile slice
+  std::uint64_t launched_inside = 0;            // kernels launched while it was open (compile_id)
+};
+
+struct GpuSection {
+  std::uint64_t kernels = 0, kernels_unattributed = 0;  // unattributed: no compiled_by_id
+  std::int64_t kernel_ns = 0;
+  std::uint64_t memcpys = 0, memsets = 0;  // GPU-side copies and sets (by name)
+  std::vector<GpuUnitRow> units;
+  bool present() const { return kernels + memcpys + memsets > 0; }
+};
+
+struct Report {
+  Header header;
+  std::vector<NameRow> names;  // by total desc
+  std::vector<UnitRow> units;  // by compile id
+  std::vector<SpanRow> top;    // slowest first
+  GpuSection gpu;
+  std::uint64_t runtime_records = 0;      // metrics lines with compile_id null
+  std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
+  bool has_metrics = false;
+};
+
+}  // namespace jitscope::report
