@@ -1,0 +1,27 @@
+# jitscope-merge (included last from tests/tools/CMakeLists.txt).
+jitscope_add_tools_test(merge_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp"
+                        LIBS jitscope_merge_lib)
+target_compile_definitions(merge_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>")
+add_dependencies(merge_test jitscope-merge)
+if(TARGET gpu_trace_writer)
+  target_compile_definitions(merge_test PRIVATE
+                             JITSCOPE_GPU_TRACE_WRITER_BIN="$<TARGET_FILE:gpu_trace_writer>")
+  add_dependencies(merge_test gpu_trace_writer)
+endif()
+# The issue's end to end: nvrtc_jit --processes 2, then merge --children.
+if(TARGET jitscope_nvrtc_jit)
+  target_compile_definitions(merge_test PRIVATE
+                             JITSCOPE_NVRTC_JIT_BIN="$<TARGET_FILE:jitscope_nvrtc_jit>")
+  add_dependencies(merge_test jitscope_nvrtc_jit)
+endif()
+
+# Chrome DevTools' trace engine reads a merged trace: two gpu_trace_writer
+# traces, their processes labelled and their 12 flows all bound (label viewer).
+if(TARGET gpu_trace_writer)
+  add_test(NAME viewer_merged_gpu_flows
+           COMMAND bash "${PROJECT_SOURCE_DIR}/tests/viewer/run_merge_then_check.sh"
+                   $<TARGET_FILE:gpu_trace_writer> $<TARGET_FILE:jitscope-merge>
+                   "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_merged"
+                   "${PROJECT_SOURCE_DIR}/tests/viewer/merged_gpu_expect.json")
+  set_tests_properties(viewer_merged_gpu_flows PROPERTIES LABELS viewer SKIP_RETURN_CODE 77)
+endif()

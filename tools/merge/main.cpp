@@ -1,0 +1,270 @@
+// jitscope-merge: several processes' or machines' traces as one timeline.
+//
+//   jitscope-merge -o merged.json parent.json worker-0.json worker-1.json
+//   jitscope-merge -o merged.json --children parent.json   # + the workers it lists
+//
+// Each input keeps its own processes apart (pids namespaced per input), its
+// own flow arrows (ids renumbered per input), its place in time (clocks
+// lined up from each trace's session metadata; merge_plan.hpp has the rules)
+// and a label on every process name: "[host H, rank R, pid P]". An input
+// whose clock cannot be placed is refused, rather than drawn at the wrong
+// time. The output is written to a temporary file and renamed into place, so
+// a failed merge never leaves a half-written trace behind.
+//
+// Exit: 0 merged; 1 an input or the output failed (one `jitscope-merge:
+// error:` line); 2 usage.
+#include "event_rewriter.hpp"
+#include "json_writer.hpp"
+#include "merge_plan.hpp"
+#include "trace_reader.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace jitscope::tools;
+using namespace jitscope::tools::merge;
+
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+constexpr std::size_t kMaxInputs = 4096;  // a bound on --children recursion too
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "jitscope-merge: error: %s\n", message.c_str());
+  return kFailed;
+}
+
+// The same file, however it was named.
+std::string identity(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+// A child's trace as recorded, found next to its parent when relative.
+std::string resolve_child(const std::string& parent, const std::string& child) {
+  if (fs::path(child).is_absolute()) return child;
+  return (fs::path(parent).parent_path() / child).string();
+}
+
+// Writes the merged trace to `path` through a temporary file.
+class Output {
+ public:
+  bool open(const std::string& path, std::string* error) {
+    path_ = path;
+    tmp_ = path + ".tmp-" + std::to_string(::getpid());
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
+      return false;
+    }
+    buf_ = "[\n";
+    return true;
+  }
+  void event(std::string_view json) {
+    if (events_++ != 0) buf_.append(",\n");
+    buf_.append(json);
+  }
+  std::string& event_buffer() {
+    if (events_++ != 0) buf_.append(",\n");
+    return buf_;
+  }
+  bool maybe_flush(std::string* error) { return buf_.size() < (std::size_t{4} << 20) || flush(error); }
+  bool finish(std::string* error) {
+    buf_.append("\n]\n");
+    if (!flush(error)) return false;
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
+      return false;
+    }
+    fd_ = -1;
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      *error = "cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno);
+      return false;
+    }
+    tmp_.clear();
+    return true;
+  }
+  ~Output() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  bool flush(std::string* error) {
+    std::size_t done = 0;
+    while (done < buf_.size()) {
+      const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error = "cannot write " + tmp_ + ": " + std::strerror(n < 0 ? errno : ENOSPC);
+        return false;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    buf_.clear();
+    return true;
+  }
+  std::string path_, tmp_, buf_;
+  int fd_ = -1;
+  std::uint64_t events_ = 0;
+};
+
+std::string merge_metadata(const std::vector<InputScan>& scans, const MergePlan& plan) {
+  std::string out;
+  jitscope::detail::JsonWriter w(out);
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", "jitscope_merge");
+  const InputPlan& ref = plan.inputs[static_cast<std::size_t>(plan.reference)];
+  w.member("pid", ref.pid_map.empty() ? std::int64_t{0} : ref.pid_map.begin()->second);
+  w.member("tid", 0);
+  w.key("args");
+  w.begin_object();
+  w.member("reference", std::string_view(scans[static_cast<std::size_t>(plan.reference)].path));
+  w.key("inputs");
+  w.begin_array();
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    const InputPlan& p = plan.inputs[i];
+    w.begin_object();
+    w.member("rank", p.rank);
+    w.member("path", std::string_view(scans[i].path));
+    w.member("host", std::string_view(scans[i].host));
+    w.member("alignment", alignment_name(p.alignment));
+    w.member("shift_ns", p.shift_ns);
+    w.member("events", scans[i].events);
+    w.key("pids");
+    w.begin_object();
+    for (const auto& [token, pid] : p.pid_map) w.member(token, pid);
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  w.end_object();
+  return out;
+}
+
+int run(std::vector<std::string> inputs, const std::string& output, bool children,
+        const PlanOptions& options, bool quiet) {
+  const std::string output_id = identity(output);
+  std::set<std::string> seen;
+  for (const std::string& in : inputs) {
+    const std::string id = identity(in);
+    if (id == output_id) return fail(in + " is both an input and the output");
+    if (!seen.insert(id).second) return fail(in + " is given twice");
+  }
+
+  // Pass 1: what each input holds. With --children, the traces a parent
+  // lists join the inputs right after it (and theirs after them).
+  std::vector<InputScan> scans;
+  TraceReader reader;
+  std::string error;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    InputScan scan;
+    scan.path = inputs[i];
+    InputScanner scanner(&scan);
+    const bool ok = reader.read(
+        inputs[i], [&](const RawEvent& e) { return scanner.add(e, &error); },
+        [&](const TopLevelField& f) { scanner.add_top_level(f); }, &error);
+    if (!ok) return fail(error.empty() ? inputs[i] + ": cannot read" : error);
+    if (children) {
+      std::size_t at = i + 1;
+      for (const ChildTrace& c : scan.children) {
+        const std::string path = resolve_child(inputs[i], c.trace);
+        if (!seen.insert(identity(path)).second) continue;
+        if (identity(path) == output_id) return fail(path + " is both an input and the output");
+        if (inputs.size() >= kMaxInputs) return fail("more than 4096 inputs");
+        inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(at++), path);
+      }
+    }
+    scans.push_back(std::move(scan));
+  }
+
+  MergePlan plan;
+  if (!jitscope::tools::merge::plan(scans, options, &plan, &error)) return fail(error);
+
+  // Pass 2: the merged trace.
+  Output out;
+  if (!out.open(output, &error)) return fail(error);
+  out.event(merge_metadata(scans, plan));
+  std::int64_t next_flow_id = 1;
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    EventRewriter rewriter(scans[i], plan.inputs[i], &next_flow_id);
+    for (const std::string& e : rewriter.missing_process_names()) out.event(e);
+    const bool ok = reader.read(
+        scans[i].path,
+        [&](const RawEvent& e) {
+          return rewriter.rewrite(e, &out.event_buffer(), &error) && out.maybe_flush(&error);
+        },
+        nullptr, &error);
+    if (!ok) return fail(error.empty() ? scans[i].path + ": cannot read" : error);
+    if (reader.events() != scans[i].events) {
+      return fail(scans[i].path + ": changed while it was being merged");
+    }
+  }
+  if (!out.finish(&error)) return fail(error);
+
+  if (!quiet) {
+    for (std::size_t i = 0; i < scans.size(); ++i) {
+      const InputPlan& p = plan.inputs[i];
+      std::fprintf(stderr, "jitscope-merge: rank %d: %s: %llu events, %s, shift %+.3f ms\n", p.rank,
+                   scans[i].path.c_str(), static_cast<unsigned long long>(scans[i].events),
+                   alignment_name(p.alignment), static_cast<double>(p.shift_ns) / 1e6);
+    }
+    std::fprintf(stderr, "jitscope-merge: wrote %s (%llu events)\n", output.c_str(),
+                 static_cast<unsigned long long>(out.events()));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Merges Chrome trace-event JSON traces (jitscope's, clang -ftime-trace) from several "
+      "processes or machines into one timeline: pids kept apart per input, flow ids renumbered "
+      "per input, clocks lined up from each trace's session metadata, processes labelled "
+      "[host, rank, pid].",
+      "jitscope-merge"};
+  std::vector<std::string> inputs;
+  std::string output;
+  bool children = false, quiet = false;
+  PlanOptions options;
+  app.add_option("inputs", inputs, "trace files, in rank order")->required()->check(CLI::ExistingFile);
+  app.add_option("-o,--output", output, "the merged trace (written via a temporary file)")->required();
+  app.add_flag("--children", children,
+               "also merge the worker traces each input lists (jitscope_child metadata, "
+               "jitscope::note_child_process), placed right after their parent");
+  app.add_flag("--assume-same-clock", options.assume_same_clock,
+               "merge inputs that carry no clock metadata unshifted, as if on the reference's "
+               "clock (only when you know they are: same machine, same boot, CLOCK_MONOTONIC)");
+  app.add_flag("-q,--quiet", quiet, "no summary on stderr");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsage;
+  }
+  try {
+    return run(inputs, output, children, options, quiet);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
