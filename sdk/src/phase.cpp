@@ -1,5 +1,6 @@
 // Phases (dynamo_timed): the registry of phase keys, the per-thread event
 // stack, phase begin/end with their bookkeeping, and the compile-times tables.
+#include "csv_cell.hpp"
 #include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
@@ -310,17 +311,6 @@ std::string seconds(std::uint64_t ns, int decimals) {
   return buf;
 }
 
-// A CSV cell: quoted when it holds a comma, a quote or a line break.
-std::string csv_cell(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  out.push_back('"');
-  return out;
-}
 
 // Left-aligned columns separated by two spaces, a dashed rule under the header.
 std::string text_table(const std::vector<std::vector<std::string>>& rows) {
@@ -354,7 +344,7 @@ std::string csv_table(const std::vector<std::vector<std::string>>& rows) {
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) {
       if (i) out.push_back(',');
-      out += csv_cell(row[i]);
+      out += detail::csv_cell(row[i]);
     }
     out.push_back('\n');
   }

@@ -1,6 +1,7 @@
 #include "render.hpp"
+#include "csv_cell.hpp"
 
-#include "json_out.hpp"
+#include "json_writer.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -358,15 +359,6 @@ void markdown(const std::vector<Table>& tables, Emitter& em) {
   }
 }
 
-std::string csv_cell(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out.push_back('"');
-    out.push_back(c);
-  }
-  return out + "\"";
-}
 
 void csv(const std::vector<Table>& tables, Emitter& em) {
   std::string& out = em.buf();
@@ -378,7 +370,7 @@ void csv(const std::vector<Table>& tables, Emitter& em) {
     auto line = [&](const Row& row) {
       for (std::size_t i = 0; i < row.size(); ++i) {
         if (i) out.push_back(',');
-        out += csv_cell(row[i]);
+        out += detail::csv_cell(row[i]);
       }
       out.push_back('\n');
       em.maybe_flush();
@@ -391,7 +383,7 @@ void csv(const std::vector<Table>& tables, Emitter& em) {
   }
 }
 
-void json_id(JsonOut& j, const Id& id) {
+void json_id(detail::JsonWriter& j, const Id& id) {
   if (id.is_string) {
     j.value(std::string_view(id.text));
   } else {
@@ -399,7 +391,7 @@ void json_id(JsonOut& j, const Id& id) {
   }
 }
 
-void json_opt(JsonOut& j, std::string_view key, const std::optional<std::int64_t>& v) {
+void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<std::int64_t>& v) {
   j.key(key);
   if (v) {
     j.value(*v);
@@ -408,7 +400,7 @@ void json_opt(JsonOut& j, std::string_view key, const std::optional<std::int64_t
   }
 }
 
-void json_str_or_null(JsonOut& j, std::string_view key, const std::string& s) {
+void json_str_or_null(detail::JsonWriter& j, std::string_view key, const std::string& s) {
   j.key(key);
   if (s.empty()) {
     j.null();
@@ -419,7 +411,7 @@ void json_str_or_null(JsonOut& j, std::string_view key, const std::string& s) {
 
 void json(const Report& r, const Sections& sec, Emitter& em) {
   std::string& out = em.buf();
-  JsonOut j(out);
+  detail::JsonWriter j(out);
   j.begin_object();
   if (sec.header) {
     const Header& h = r.header;
