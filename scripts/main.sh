@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
-# The main job: set up, build, and run the instrumented sample with a trace,
-# printing a summary. usage: scripts/main.sh [trace-path]
+# The main job: set up, build, run the instrumented NVRTC JIT sample with a
+# trace and a metrics file, and print jitscope-report's summary of them.
+# usage: scripts/main.sh [output-dir]   (default: build/main-job)
+# Run it twice: the second run's compile units are disk-cache hits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh build
-cmake --preset release -DJITSCOPE_BUILD_TESTS=OFF -DJITSCOPE_BUILD_BENCH=OFF >/dev/null
-cmake --build --preset release --target jitscope_hello
-trace="${1:-build/hello.trace.json}"
-./build/release/samples/hello/jitscope_hello --trace "$trace"
+out="${1:-build/main-job}"
+mkdir -p "$out"
+log="$out/build.log"
+echo "jitscope: building (release) ... log in $log"
+if ! { cmake --preset release -DJITSCOPE_BUILD_TESTS=OFF -DJITSCOPE_BUILD_BENCH=OFF &&
+       cmake --build --preset release --target jitscope_nvrtc_jit jitscope-report jitscope-merge; } \
+     >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "jitscope: the build failed; the whole log is in $log" >&2
+  exit 1
+fi
+trace="$out/nvrtc_jit.trace.json"
+metrics="$out/nvrtc_jit.metrics.jsonl"
+./build/release/samples/nvrtc_jit/jitscope_nvrtc_jit \
+  --trace "$trace" --metrics "$metrics" --cache-dir "$out/kernel-cache"
+echo
+./build/release/tools/report/jitscope-report "$trace" --metrics "$metrics" \
+  --section header,compile_times,phases,top_spans,gpu --top 5
+echo
+echo "Per compile unit:  ./build/release/tools/report/jitscope-report $trace --metrics $metrics --section units"
+echo "Open $trace in https://ui.perfetto.dev (or chrome://tracing)."
