@@ -40,7 +40,7 @@ TEST(ChildProcess, ListsEachChildOnceWithItsTraceAndLabel) {
     ASSERT_TRUE(note_child_process(4343, "/tmp/w1.json").ok());
     ASSERT_EQ(jitscope_note_child_process(4444, nullptr, "x"), -1);
     EXPECT_NE(std::string(jitscope_last_error()).find("NULL"), std::string::npos);
-    ASSERT_EQ(jitscope_note_child_process(4545, "/tmp/w2.json", nullptr), 0);
+    ASSERT_EQ(jitscope_note_child_process(4545, "rel/w2.json", nullptr), 0);
     EXPECT_STREQ(jitscope_last_error(), "");
   }
   const nlohmann::json trace = load_trace(cfg.output_path);
@@ -53,7 +53,11 @@ TEST(ChildProcess, ListsEachChildOnceWithItsTraceAndLabel) {
   EXPECT_EQ(children[1]["args"]["pid"], 4343);
   EXPECT_EQ(children[1]["args"]["label"], "");
   EXPECT_EQ(children[2]["args"]["pid"], 4545);
-  EXPECT_EQ(children[2]["args"]["trace"], "/tmp/w2.json");
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(children[2]["args"]["trace"], std::string(cwd) + "/rel/w2.json");  // made absolute
+  // Each note is a written event (the session recorded nothing else).
+  EXPECT_EQ((*metadata(trace, "jitscope_stats"))["args"]["events_written"], 3);
 }
 
 TEST(ChildProcess, ANoteGoesToTheSessionItWasMadeIn) {

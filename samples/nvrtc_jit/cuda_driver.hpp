@@ -32,7 +32,8 @@ struct Driver {
   decltype(&::cuEventCreate) cuEventCreate = nullptr;
   decltype(&::cuEventRecord) cuEventRecord = nullptr;
   decltype(&::cuEventSynchronize) cuEventSynchronize = nullptr;
-  decltype(&::cuEventElapsedTime_v2) cuEventElapsedTime = nullptr;  // or the v1 symbol
+  // Spelled out: cuEventElapsedTime_v2 is only declared by CUDA 12.8+ headers.
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;  // _v2 or the v1 symbol
   decltype(&::cuEventDestroy_v2) cuEventDestroy = nullptr;
   // Optional: better messages only.
   decltype(&::cuGetErrorName) cuGetErrorName = nullptr;

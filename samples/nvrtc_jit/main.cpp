@@ -190,16 +190,18 @@ int run(const Options& o) {
       const std::string trace = traced ? session.trace() : absolute(o.trace);
       const std::string metrics = traced ? session.metrics() : absolute(o.metrics);
       workers_ok = spawn_workers(o.processes, worker_arguments(o), trace, metrics, &workers);
+      // Each worker's own trace, listed in this one as soon as it runs, so
+      // that a parent that dies waiting still names them (jitscope-merge
+      // --children follows the list).
+      for (const WorkerProcess& w : workers) {
+        if (w.pid <= 0 || !jitscope::active()) continue;
+        if (const jitscope::Status st = jitscope::note_child_process(w.pid, w.trace, w.label); !st) {
+          std::fprintf(stderr, "nvrtc_jit: note_child_process: %s\n", st.message().c_str());
+        }
+      }
       workers_ok &= wait_workers(&workers, o.worker_timeout_s);
     }
     compile_ms = ms_since(t0);
-    // Each worker's own trace, listed in this one (jitscope-merge --children follows them).
-    for (const WorkerProcess& w : workers) {
-      if (w.pid <= 0 || !jitscope::active()) continue;
-      if (const jitscope::Status st = jitscope::note_child_process(w.pid, w.trace, w.label); !st) {
-        std::fprintf(stderr, "nvrtc_jit: note_child_process: %s\n", st.message().c_str());
-      }
-    }
     if (!workers_ok) {
       std::fprintf(stderr, "nvrtc_jit: a compile worker process failed (see above): stopping\n");
       return 1;

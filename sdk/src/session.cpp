@@ -292,7 +292,7 @@ class Session {
       std::lock_guard<std::mutex> lock(mutex_);
       metadata_batch_.swap(metadata_);
     }
-    for (const std::string& event : metadata_batch_) writer.append_metadata(event);
+    for (const std::string& event : metadata_batch_) writer.append_event(event);
     metadata_batch_.clear();
     // Events lost before any ring are counted process-wide.
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
@@ -510,7 +510,14 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
     w.key("args");
     w.begin_object();
     w.member("pid", static_cast<std::int64_t>(pid));
-    w.member("trace", trace_path);
+    // Absolute, so that a reader finds it whatever its own folder: a
+    // relative path means the caller's working directory here.
+    std::string path(trace_path);
+    if (!path.empty() && path.front() != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) != nullptr) path = std::string(cwd) + "/" + path;
+    }
+    w.member("trace", std::string_view(path));
     w.member("label", label);
     w.end_object();
     w.end_object();

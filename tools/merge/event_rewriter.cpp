@@ -24,6 +24,17 @@ bool to_int(std::string_view token, std::int64_t* v) {
   return ec == std::errc() && ptr == token.data() + token.size();
 }
 
+// A scalar's raw token without the white space simdjson leaves after it
+// ("pid": 7 } gives "7 "): the token is a key and a splice, so 7 and 7 must
+// be one.
+std::string_view token_of(ondemand::value v) {
+  std::string_view t = v.raw_json_token();
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) {
+    t.remove_suffix(1);
+  }
+  return t;
+}
+
 // The string value of `v`, unescaped, or empty when it is not a string.
 std::string_view string_of(ondemand::value v) {
   std::string_view s;
@@ -46,6 +57,14 @@ void append_signed_us(std::string* out, std::int64_t ns) {
 
 bool InputScanner::add(const RawEvent& event, std::string* error) {
   ++scan_->events;
+  // On Demand reads only what it is asked for: check the whole event once
+  // here, so that pass 2 never copies a broken value into the merged file.
+  simdjson::dom::element checked;
+  if (const auto e = validator_.parse(event.json.data(), event.json.size(), false).get(checked)) {
+    *error = at(scan_->path, event.offset,
+                std::string("an event that is not valid JSON: ") + simdjson::error_message(e));
+    return false;
+  }
   ondemand::document doc;
   ondemand::object obj;
   simdjson::error_code e = parser_.iterate(event.json.data(), event.json.size(),
@@ -67,6 +86,7 @@ bool InputScanner::add(const RawEvent& event, std::string* error) {
       ph = string_of(value);
     } else if (field.key() == "name") {
       name = string_of(value);
+      if (name == "jitscope_merge") scan_->merged = true;
     } else if (field.key() == "pid") {
       ondemand::json_type type;
       if (value.type().get(type) || type == ondemand::json_type::object ||
@@ -74,7 +94,7 @@ bool InputScanner::add(const RawEvent& event, std::string* error) {
         *error = at(scan_->path, event.offset, "pid is not a number or a string");
         return false;
       }
-      pid = value.raw_json_token();
+      pid = token_of(value);
     } else if (field.key() == "args") {
       ondemand::object a;
       if (value.get_object().get(a) == simdjson::SUCCESS &&
@@ -158,6 +178,11 @@ bool InputScanner::read_session(std::string_view args, const char* buffer_end) {
         "(written by jitscope 0.1.0 and later)";
     return false;
   }
+  if (std::int64_t offset = 0;
+      __builtin_sub_overflow(scan_->start_unix_ns, scan_->start_monotonic_ns, &offset)) {
+    scan_->session_problem = "its jitscope_session start times are out of range";
+    return false;
+  }
   scan_->has_session = true;
   scan_->session_problem.clear();
   return true;
@@ -202,18 +227,18 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
     } else if (key == "name") {
       name = string_of(value);
     } else if (key == "pid") {
-      pid = value.raw_json_token();
+      pid = token_of(value);
     } else if (key == "ts") {
-      ts = value.raw_json_token();
+      ts = token_of(value);
     } else if (key == "id") {
-      id = value.raw_json_token();
+      id = token_of(value);
     } else if (key == "bind_id") {
-      bind_id = value.raw_json_token();
+      bind_id = token_of(value);
     } else if (key == "id2") {
       ondemand::object id2;
       if (value.get_object().get(id2) == simdjson::SUCCESS) {
         ondemand::value g;
-        if (id2["global"].get(g) == simdjson::SUCCESS) global_id = g.raw_json_token();
+        if (id2["global"].get(g) == simdjson::SUCCESS) global_id = token_of(g);
       }
     } else if (key == "args") {
       ondemand::object a;
@@ -222,7 +247,7 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
         if (a["name"].get(n) == simdjson::SUCCESS) {
           ondemand::json_type type;
           if (n.type().get(type) == simdjson::SUCCESS && type == ondemand::json_type::string) {
-            args_name = n.raw_json_token();
+            args_name = token_of(n);
           }
         }
       }
@@ -245,8 +270,13 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
       *error = at(scan_.path, event.offset, "ts is not a number");
       return false;
     }
+    std::int64_t shifted = 0;
+    if (__builtin_add_overflow(ns, plan_.shift_ns, &shifted)) {
+      *error = at(scan_.path, event.offset, "ts out of range once shifted onto the merged timeline");
+      return false;
+    }
     std::string text;
-    append_signed_us(&text, ns + plan_.shift_ns);
+    append_signed_us(&text, shifted);
     splices_.push_back({where(ts), ts.size(), std::move(text)});
   }
   if (!id.empty() && global_ids) splices_.push_back({where(id), id.size(), std::to_string(flow_id(id))});

@@ -34,6 +34,7 @@ class InputScanner {
   InputScan* scan_;
   simdjson::ondemand::parser parser_;
   simdjson::ondemand::parser args_parser_;
+  simdjson::dom::parser validator_;
 };
 
 class EventRewriter {

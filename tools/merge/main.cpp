@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,12 +65,18 @@ class Output {
  public:
   bool open(const std::string& path, std::string* error) {
     path_ = path;
-    tmp_ = path + ".tmp-" + std::to_string(::getpid());
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // A new file of our own next to the output (mkstemp: never one planted
+    // there), so that the rename stays on one file system.
+    std::string pattern = path + ".tmp-XXXXXX";
+    fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
     if (fd_ < 0) {
-      *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
+      *error = "cannot write next to " + path + ": " + std::strerror(errno);
       return false;
     }
+    tmp_ = pattern;
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    (void)::fchmod(fd_, 0666 & ~mask);  // as an ordinary new file, not mkstemp's 0600
     buf_ = "[\n";
     return true;
   }
@@ -164,6 +171,10 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
   const std::string output_id = identity(output);
   std::set<std::string> seen;
   for (const std::string& in : inputs) {
+    struct stat st {};
+    if (::stat(in.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return fail(in + " is not a regular file (merging reads each input twice)");
+    }
     const std::string id = identity(in);
     if (id == output_id) return fail(in + " is both an input and the output");
     if (!seen.insert(id).second) return fail(in + " is given twice");
@@ -172,15 +183,27 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
   // Pass 1: what each input holds. With --children, the traces a parent
   // lists join the inputs right after it (and theirs after them).
   std::vector<InputScan> scans;
+  std::vector<std::string> listed_by(inputs.size());  // a child's parent; empty: given by the user
   TraceReader reader;
   std::string error;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     InputScan scan;
     scan.path = inputs[i];
     InputScanner scanner(&scan);
+    error.clear();
     const bool ok = reader.read(
         inputs[i], [&](const RawEvent& e) { return scanner.add(e, &error); },
         [&](const TopLevelField& f) { scanner.add_top_level(f); }, &error);
+    if (!ok && !listed_by[i].empty()) {
+      // A worker that crashed or was killed early leaves no trace, or an
+      // empty one: the run worth looking at. Merge the rest, and say so.
+      std::fprintf(stderr, "jitscope-merge: warning: skipping %s (listed by %s): %s\n",
+                   inputs[i].c_str(), listed_by[i].c_str(), error.empty() ? "cannot read" : error.c_str());
+      inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(i));
+      listed_by.erase(listed_by.begin() + static_cast<std::ptrdiff_t>(i));
+      --i;
+      continue;
+    }
     if (!ok) return fail(error.empty() ? inputs[i] + ": cannot read" : error);
     if (children) {
       std::size_t at = i + 1;
@@ -189,11 +212,13 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
         if (!seen.insert(identity(path)).second) continue;
         if (identity(path) == output_id) return fail(path + " is both an input and the output");
         if (inputs.size() >= kMaxInputs) return fail("more than 4096 inputs");
+        listed_by.insert(listed_by.begin() + static_cast<std::ptrdiff_t>(at), inputs[i]);
         inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(at++), path);
       }
     }
     scans.push_back(std::move(scan));
   }
+  if (scans.empty()) return fail("no input could be read");
 
   MergePlan plan;
   if (!jitscope::tools::merge::plan(scans, options, &plan, &error)) return fail(error);
@@ -249,7 +274,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--output", output, "the merged trace (written via a temporary file)")->required();
   app.add_flag("--children", children,
                "also merge the worker traces each input lists (jitscope_child metadata, "
-               "jitscope::note_child_process), placed right after their parent");
+               "jitscope::note_child_process), placed right after their parent; one that is "
+               "missing or unreadable is skipped with a warning");
   app.add_flag("--assume-same-clock", options.assume_same_clock,
                "merge inputs that carry no clock metadata unshifted, as if on the reference's "
                "clock (only when you know they are: same machine, same boot, CLOCK_MONOTONIC)");

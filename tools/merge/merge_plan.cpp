@@ -16,6 +16,10 @@ std::optional<std::int64_t> integer_pid(const std::string& token) {
   return v;
 }
 
+// Pids from here up (none a real OS has) are renumbered, so that counting
+// fresh pids up from the largest kept one never overflows.
+constexpr std::int64_t kLargestKeptPid = std::int64_t{1} << 53;
+
 std::string file_name(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -28,8 +32,9 @@ struct ClockFacts {
 };
 
 ClockFacts clock_facts(const InputScan& s) {
-  if (s.has_session) {
-    return {ClockFacts::Kind::kSession, s.start_unix_ns - s.start_monotonic_ns};
+  std::int64_t offset = 0;
+  if (s.has_session && !__builtin_sub_overflow(s.start_unix_ns, s.start_monotonic_ns, &offset)) {
+    return {ClockFacts::Kind::kSession, offset};
   }
   if (s.beginning_of_time_ns) {
     return {ClockFacts::Kind::kBeginningOfTime, *s.beginning_of_time_ns};
@@ -43,7 +48,7 @@ void assign_pids(const std::vector<InputScan>& scans, MergePlan* out) {
   std::int64_t next_free = 1;
   for (const InputScan& s : scans) {
     for (const std::string& token : s.pids) {
-      if (const auto v = integer_pid(token)) {
+      if (const auto v = integer_pid(token); v && *v < kLargestKeptPid) {
         ++users[*v];
         next_free = std::max(next_free, *v + 1);
       }
@@ -54,7 +59,8 @@ void assign_pids(const std::vector<InputScan>& scans, MergePlan* out) {
       const auto v = integer_pid(token);
       // A pid only this input uses keeps its number, so that it still
       // matches the OS's and the GPU track names that mention it.
-      out->inputs[i].pid_map[token] = (v && users[*v] == 1) ? *v : next_free++;
+      const bool keep = v && *v < kLargestKeptPid && users[*v] == 1;
+      out->inputs[i].pid_map[token] = keep ? *v : next_free++;
     }
   }
 }
@@ -76,6 +82,14 @@ bool plan(const std::vector<InputScan>& scans, const PlanOptions& options, Merge
           std::string* error) {
   *out = MergePlan{};
   out->inputs.resize(scans.size());
+  for (const InputScan& s : scans) {
+    if (!s.merged) continue;
+    // Its session events keep their own clocks while its timestamps were
+    // moved: placing it again would move them twice.
+    *error = s.path + ": already a merged trace (jitscope-merge output); merge the traces it was "
+             "made from instead";
+    return false;
+  }
   std::vector<ClockFacts> facts;
   for (const InputScan& s : scans) facts.push_back(clock_facts(s));
 
@@ -127,6 +141,11 @@ bool plan(const std::vector<InputScan>& scans, const PlanOptions& options, Merge
     return facts[i].unix_offset_ns;
   };
   const std::int64_t ref_offset = offset_of(static_cast<std::size_t>(ref));
+  auto out_of_range = [&](std::size_t i) {
+    *error = scans[i].path + ": its clock metadata is too far from " + scans[static_cast<std::size_t>(ref)].path +
+             "'s to place it (a shift beyond 292 years)";
+    return false;
+  };
   for (std::size_t i = 0; i < scans.size(); ++i) {
     InputPlan& p = out->inputs[i];
     p.rank = static_cast<int>(i);
@@ -137,13 +156,13 @@ bool plan(const std::vector<InputScan>& scans, const PlanOptions& options, Merge
       p.alignment = Alignment::kAssumed;
     } else if (facts[i].kind == ClockFacts::Kind::kBeginningOfTime) {
       p.alignment = Alignment::kBeginningOfTime;
-      p.shift_ns = offset_of(i) - ref_offset;
+      if (__builtin_sub_overflow(offset_of(i), ref_offset, &p.shift_ns)) return out_of_range(i);
     } else if (facts[ref].kind == ClockFacts::Kind::kSession && !scans[i].boot_id.empty() &&
                scans[i].boot_id == scans[ref].boot_id) {
       p.alignment = Alignment::kSameBoot;
     } else {
       p.alignment = Alignment::kWallClock;
-      p.shift_ns = offset_of(i) - ref_offset;
+      if (__builtin_sub_overflow(offset_of(i), ref_offset, &p.shift_ns)) return out_of_range(i);
     }
     std::string suffix = " [";
     if (!scans[i].host.empty()) suffix += "host " + scans[i].host + ", ";

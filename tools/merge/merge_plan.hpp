@@ -55,6 +55,7 @@ struct InputScan {
   // clang -ftime-trace's top-level "beginningOfTime" (µs since the epoch).
   std::optional<std::int64_t> beginning_of_time_ns;
   std::vector<ChildTrace> children;
+  bool merged = false;  // holds a jitscope_merge event: jitscope-merge output
 };
 
 enum class Alignment {

@@ -180,7 +180,8 @@ inline bool active() noexcept {
 // {"ph":"M","name":"jitscope_child","args":{"pid":..,"trace":..,"label":..}}
 // written by the flusher's next cycle, so that jitscope-merge --children can
 // find the worker's own trace. For processes that run their own session
-// (e.g. a subprocess compile pool); the trace path is stored as given. Cold:
+// (e.g. a subprocess compile pool); a relative trace path is stored made
+// absolute against the current directory. Cold:
 // it locks and allocates. An error without a session or for pid <= 0.
 JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
                                        std::string_view label = {}) noexcept;
