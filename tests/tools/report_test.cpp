@@ -9,7 +9,12 @@
 // form, unmatched B/E); clang -ftime-trace (skipped when no clang++ was
 // found at configure time); GPU attribution from gpu_trace_writer's trace
 // (when built, i.e. with the CUPTI headers); every format and --section;
-// stdin; malformed inputs, unreadable paths, bad metrics lines and bad usage:
+// stdin; units of two processes with the same compile ids (pid-keyed rows,
+// a GPU pid mapped to its host); many late spans under deep nesting (fast,
+// exact) and exact self times across the 16384-span reorder window; times
+// whose end overflows int64 ns (skipped, warned; sums saturate); --output
+// through a temp file and rename;
+// malformed inputs, unreadable paths, bad metrics lines and bad usage:
 // one error line, exit 1 (2 for usage), never a signal, never a hang.
 // Not covered: traces larger than a few MB (bench/report runs 1 GB), a real
 // GPU (the gpu label's tests), writing to a full disk.
@@ -677,6 +682,228 @@ TEST(ReportFormats, NoGpuActivityIsSaid) {
   EXPECT_NE(r.out.find("no GPU activity in this trace"), std::string::npos) << r.out;
   const json rep = report_json({path, "--section", "gpu"});
   EXPECT_FALSE(rep["gpu"]["present"].get<bool>());
+}
+
+// ---- compile units of several processes (a jitscope-merge output) ----
+
+TEST(ReportUnits, KeyedByPidAndCompileId) {
+  // Both processes have a unit 0/0; the GPU slice (pid 10000000 * (device
+  // + 1) + host pid) names 0/0 of host pid 2.
+  const std::string path = write_temp("report_multi", R"([
+{"ph":"X","name":"[0/0] net__a_0","cat":"compile_unit","ts":0,"dur":10,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"parse","ts":1,"dur":4,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"[0/0] net__b_0","cat":"compile_unit","ts":100,"dur":30,"pid":2,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"parse","ts":101,"dur":7,"pid":2,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"parse","ts":110,"dur":2,"pid":2,"tid":2,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"kern","ts":140,"dur":5,"pid":10000002,"tid":7,"args":{"device":0,"stream":7,"grid":[1,1,1],"compiled_by_id":"0/0","compiled_by":"[0/0] net__b_0"}}
+])");
+  const json rep = report_json({path});
+  ASSERT_EQ(rep["units"].size(), 2u) << rep["units"].dump();
+  const json& a = rep["units"][0];
+  const json& b = rep["units"][1];
+  EXPECT_EQ(a["pid"], 1);
+  EXPECT_EQ(a["compile_id"], "0/0");
+  EXPECT_EQ(a["name"], "net__a_0");
+  EXPECT_EQ(a["wall_ns"].get<long long>(), 10000);
+  EXPECT_EQ(a["threads"].get<int>(), 1);
+  ASSERT_EQ(a["phases"].size(), 1u);
+  EXPECT_EQ(a["phases"][0]["count"].get<int>(), 1);
+  EXPECT_EQ(a["phases"][0]["total_ns"].get<long long>(), 4000);
+  EXPECT_EQ(b["pid"], 2);
+  EXPECT_EQ(b["compile_id"], "0/0");
+  EXPECT_EQ(b["name"], "net__b_0");
+  EXPECT_EQ(b["wall_ns"].get<long long>(), 30000);
+  EXPECT_EQ(b["start_ns"].get<long long>(), 100000);
+  EXPECT_EQ(b["threads"].get<int>(), 2);
+  ASSERT_EQ(b["phases"].size(), 1u);
+  EXPECT_EQ(b["phases"][0]["count"].get<int>(), 2);
+  EXPECT_EQ(b["phases"][0]["total_ns"].get<long long>(), 9000);
+  EXPECT_EQ(b["phases"][0]["self_ns"].get<long long>(), 9000);
+  ASSERT_EQ(rep["gpu"]["units"].size(), 1u);
+  const json& g = rep["gpu"]["units"][0];
+  EXPECT_EQ(g["pid"], 2);
+  EXPECT_EQ(g["kernels"].get<int>(), 1);
+  EXPECT_EQ(g["first_launch_latency_ns"].get<long long>(), 140000 - 130000);
+
+  // The tables get a pid column (only when units come from several processes).
+  const Result csv = report({path, "--format", "csv", "--section", "units"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("pid,compile_id,name,wall_ns,slices,threads\n1,0/0,net__a_0,10000,1,1\n2,0/0,net__b_0,30000,1,2\n"),
+            std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("pid,compile_id,phase,count,total_ns,self_ns\n1,0/0,parse,1,4000,4000\n2,0/0,parse,2,9000,9000\n"),
+            std::string::npos) << csv.out;
+  const Result table = report({path, "--section", "units,gpu"});
+  EXPECT_NE(table.out.find("pid  compile_id"), std::string::npos) << table.out;
+  const std::string one = write_temp("report_one_process", R"([
+{"ph":"X","name":"[0/0] net__a_0","cat":"compile_unit","ts":0,"dur":10,"pid":1,"tid":1,"args":{"compile_id":"0/0"}}])");
+  const Result single = report({one, "--format", "csv", "--section", "units"});
+  EXPECT_NE(single.out.find("compile_id,name,wall_ns,slices,threads\n0/0,"), std::string::npos) << single.out;
+  EXPECT_EQ(single.out.find("pid"), std::string::npos) << single.out;
+  EXPECT_EQ(report_json({one})["units"][0]["pid"], 1);
+}
+
+// ---- self time: late spans, the reorder window ----
+
+// ns as a ts/dur token in µs, exact.
+std::string us(long long ns) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%lld.%03lld", ns / 1000, ns % 1000);
+  return buf;
+}
+
+std::string x_event(const char* name, long long start, long long dur, int tid = 1) {
+  return std::string(R"({"ph":"X","name":")") + name + R"(","pid":1,"tid":)" + std::to_string(tid) +
+         R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) + "}";
+}
+
+TEST(ReportSelfTime, ManyLateSpansUnderDeepNestingAreFastAndExact) {
+  // D nested spans in start order (the open stack grows to D - 16384), then
+  // M late 1 ns spans inside the outermost only: before, each late span
+  // walked the whole open stack (quadratic). Here the approximation for a
+  // late span (self = its duration, charged to the innermost open span
+  // containing it) is also the exact answer, so compute() must match.
+  const long long D = 50000, M = 50000, big = 1000000000;
+  std::string content = "[";
+  content += x_event("outer", 0, big);
+  for (long long i = 1; i < D; ++i) content += ",\n" + x_event("nest", M + i, big - 2 * i - M);
+  for (long long j = 0; j < M; ++j) content += ",\n" + x_event("late", j, 1);
+  content += "]";
+  const std::string path = write_temp("report_late", content);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = run({JITSCOPE_REPORT, path, "--format", "json"}, "/dev/null", std::chrono::seconds(60));
+  ASSERT_FALSE(r.timed_out) << "the report took over 60 s";
+  ASSERT_EQ(r.code, 0) << r.err;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const json rep = json::parse(r.out);
+  expect_matches(rep, compute(json::parse(content)), 10);
+  EXPECT_EQ(rep["header"]["warnings"][0], std::to_string(M) +
+            " spans arrived too far out of order for exact self times (approximated)") << rep["header"].dump();
+  RecordProperty("seconds", std::to_string(secs));
+}
+
+TEST(ReportSelfTime, ExactAcrossTheReorderWindow) {
+  // Thread 1, written in end order (children first, as jitscope does):
+  // N > 16384 children with a grandchild each, then their parent. Every
+  // child and grandchild is released in order: exact. The parent comes
+  // more than the window late: its self time is its whole duration (the
+  // documented approximation), one late span. Thread 2: the same with
+  // fewer spans than the window: all exact.
+  const long long N = 20000, n2 = 100;
+  std::string content = "[";
+  bool first = true;
+  auto add = [&](const std::string& e) {
+    content += (first ? "" : ",\n") + e;
+    first = false;
+  };
+  for (int tid : {1, 2}) {
+    const long long n = tid == 1 ? N : n2;
+    for (long long i = 0; i < n; ++i) {
+      add(x_event(tid == 1 ? "grand" : "grand2", i * 10 + 1, 2, tid));
+      add(x_event(tid == 1 ? "child" : "child2", i * 10, 5, tid));
+    }
+    add(x_event(tid == 1 ? "parent" : "parent2", 0, n * 10, tid));
+  }
+  content += "]";
+  const std::string path = write_temp("report_window", content);
+  const json rep = report_json({path});
+  std::map<std::string, long long> self;
+  for (const json& row : rep["phases"]) self[row["name"]] = row["self_ns"].get<long long>();
+  EXPECT_EQ(self["grand"], N * 2);
+  EXPECT_EQ(self["child"], N * 3);
+  EXPECT_EQ(self["parent"], N * 10);  // late: its whole duration (exact would be N * 5)
+  EXPECT_EQ(self["grand2"], n2 * 2);
+  EXPECT_EQ(self["child2"], n2 * 3);
+  EXPECT_EQ(self["parent2"], n2 * 5);  // within the window: exact
+  ASSERT_EQ(rep["header"]["warnings"].size(), 1u) << rep["header"].dump();
+  EXPECT_EQ(rep["header"]["warnings"][0], "1 spans arrived too far out of order for exact self times (approximated)");
+}
+
+// ---- hostile numbers: no signed overflow ----
+
+void expect_error(const Result& r, int code, const std::string& fragment, const std::string& what);
+
+TEST(ReportOverflow, EndsBeyondInt64AreSkippedAndWarned) {
+  const std::string warning = "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)";
+  const std::string x = write_temp("report_ovf_x", R"([
+{"ph":"X","name":"x","ts":9000000000000000,"dur":9000000000000000,"pid":1,"tid":1},
+{"ph":"X","name":"ok","ts":1,"dur":2,"pid":1,"tid":1}])");
+  json rep = report_json({x});
+  EXPECT_EQ(rep["header"]["spans"].get<int>(), 1);
+  ASSERT_EQ(rep["compile_times"].size(), 1u);
+  EXPECT_EQ(rep["compile_times"][0]["name"], "ok");
+  EXPECT_EQ(rep["header"]["time_span"]["begin_ns"].get<long long>(), 1000);
+  EXPECT_EQ(rep["header"]["time_span"]["end_ns"].get<long long>(), 3000);
+  ASSERT_EQ(rep["header"]["warnings"].size(), 1u);
+  EXPECT_EQ(rep["header"]["warnings"][0], "1 " + warning);
+
+  const std::string be = write_temp("report_ovf_be", R"([
+{"ph":"B","name":"b","ts":-9000000000000000,"pid":1,"tid":1},
+{"ph":"E","ts":9000000000000000,"pid":1,"tid":1}])");
+  rep = report_json({be});
+  EXPECT_EQ(rep["header"]["spans"].get<int>(), 0);
+  EXPECT_TRUE(rep["compile_times"].empty());
+  // The header's duration saturates instead of overflowing.
+  EXPECT_EQ(rep["header"]["time_span"]["duration_ns"].get<long long>(), std::numeric_limits<long long>::max());
+  ASSERT_EQ(rep["header"]["warnings"].size(), 1u);
+  EXPECT_EQ(rep["header"]["warnings"][0], "1 " + warning);
+  for (const std::string& f : {x, be}) {
+    for (const char* fmt : {"table", "csv", "markdown"}) {
+      const Result r = report({f, "--format", fmt});
+      EXPECT_EQ(r.code, 0) << fmt << ": " << r.err;
+    }
+  }
+
+  // Sums saturate: two spans of 9e18 ns.
+  const std::string sum = write_temp("report_ovf_sum", R"([
+{"ph":"X","name":"s","ts":0,"dur":9000000000000000,"pid":1,"tid":1},
+{"ph":"X","name":"s","ts":0,"dur":9000000000000000,"pid":1,"tid":2}])");
+  rep = report_json({sum});
+  EXPECT_EQ(rep["compile_times"][0]["total_ns"].get<long long>(), std::numeric_limits<long long>::max());
+
+  // Metrics: µs that do not fit in int64 ns.
+  const std::string trace = write_temp("report_ovf_mtrace", "[]");
+  for (const char* line : {R"({"compile_id":"0/0","duration_us":9223372036854775807})",
+                           R"({"compile_id":"0/0","duration_us":1e300})"}) {
+    const std::string m = write_temp("report_ovf_metrics", std::string(line) + "\n");
+    expect_error(report({trace, "--metrics", m}), 1, m + ": line 1: \"duration_us\" is not a number", line);
+  }
+  const std::string m = write_temp("report_ovf_metrics_ok",
+                                   R"({"compile_id":"0/0","duration_us":5,"parse_us":1e300,"x_us":9223372036854775807})"
+                                   "\n"
+                                   R"({"compile_id":null,"duration_us":9223372036854775})"
+                                   "\n"
+                                   R"({"compile_id":null,"duration_us":9223372036854775})"
+                                   "\n");
+  rep = report_json({trace, "--metrics", m});
+  EXPECT_TRUE(rep["units"][0]["metrics"]["columns_ns"].empty());
+  EXPECT_EQ(rep["header"]["metrics"]["runtime_duration_ns"].get<long long>(), std::numeric_limits<long long>::max());
+}
+
+// ---- --output: a temporary file renamed over the target ----
+
+TEST(ReportOutput, WrittenToATempFileAndRenamed) {
+  const std::string trace = write_temp("report_out_trace", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
+  const std::string dir = temp_path("report_out_dir");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  const std::string out = dir + "/report.json";
+  std::ofstream(out) << "old content that is longer than nothing";
+  const Result r = report({trace, "--output", out, "-f", "json", "-s", "compile_times"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(read_file(out))["compile_times"][0]["name"], "a");
+  // Nothing else is left in the folder.
+  const Result ls = run({"/bin/ls", "-A", dir});
+  EXPECT_EQ(ls.out, "report.json\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
+  // A device is written in place; a failed write is an error that leaves no temp file.
+  EXPECT_EQ(report({trace, "--output", "/dev/null"}).code, 0);
+  struct stat full {};
+  if (::stat("/dev/full", &full) == 0) {
+    expect_error(report({trace, "--output", "/dev/full"}), 1, "/dev/full: cannot write the report", "/dev/full");
+  }
 }
 
 // ---- errors: one line, exit 1 (2 for usage), never a signal ----

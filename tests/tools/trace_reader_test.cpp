@@ -7,7 +7,8 @@
 // strings holding brackets, braces, escaped quotes and backslashes; every
 // kind of malformed input with its exact error and byte offset; open errors;
 // a callback that stops the read; parse_us_to_ns exactness and rounding;
-// the decoder's fields, string/number ids, leniency and errors.
+// the decoder's fields, string/number ids (a duplicate key replaces the
+// earlier one whole), leniency and errors; the per-event size limit.
 // Not covered here: stdin ("-", the report test reads a trace from stdin),
 // read(2) failing mid-file (no portable way to provoke it), multi-GB inputs
 // (bench/report).
@@ -555,6 +556,69 @@ TEST(EventDecoder, InvalidJsonIsAnErrorWithTheEventOffset) {
   ASSERT_TRUE(d.decode(ok.ev, &ev, &error)) << error;
   EXPECT_EQ(ev.ph, "B");
   EXPECT_EQ(ev.ts_ns, 5000);
+}
+
+TEST(EventDecoder, DuplicateIdKeysTheLastOneWinsWhole) {
+  EventDecoder d;
+  DecodedEvent ev;
+  std::string error;
+  const Padded a(R"({"ph":"X","pid":"x","pid":1,"tid":2,"tid":"t"})");
+  ASSERT_TRUE(d.decode(a.ev, &ev, &error)) << error;
+  ASSERT_TRUE(ev.has_pid);
+  EXPECT_FALSE(ev.pid.is_string);  // the number, not the string's type kept
+  EXPECT_EQ(ev.pid.number, 1);
+  ASSERT_TRUE(ev.has_tid);
+  EXPECT_TRUE(ev.tid.is_string);
+  EXPECT_EQ(ev.tid.text, "t");
+  EXPECT_EQ(ev.tid.number, 0);
+  // A later duplicate of an unexpected type leaves the id missing.
+  const Padded b(R"({"ph":"X","pid":"x","pid":true})");
+  ASSERT_TRUE(d.decode(b.ev, &ev, &error)) << error;
+  EXPECT_FALSE(ev.has_pid);
+  EXPECT_FALSE(ev.pid.is_string);
+}
+
+// ---- the per-event size limit ----
+
+TEST(TraceReader, EventLargerThanTheLimitIsAnError) {
+  const std::string small = R"({"ph":"X","name":"a"})";                            // 20 bytes
+  const std::string big = R"({"ph":"X","name":")" + std::string(100, 'x') + "\"}";  // 120 bytes
+  const std::string content = "[" + small + ",\n" + big + "]";
+  const std::size_t big_at = content.find(big);
+  const std::string path = write_temp("reader_big", content);
+  for (std::size_t chunk : kChunks) {
+    TraceReader reader(chunk);
+    reader.set_max_event_bytes(64);
+    std::vector<std::string> events;
+    std::string error;
+    EXPECT_FALSE(reader.read(
+        path, [&](const RawEvent& e) { events.emplace_back(e.json); return true; }, nullptr, &error))
+        << chunk;
+    EXPECT_EQ(error, path + ": byte " + std::to_string(big_at) + ": an event larger than 64 bytes") << chunk;
+    EXPECT_EQ(events, std::vector<std::string>{small}) << chunk;
+    // At exactly its size the event is read.
+    reader.set_max_event_bytes(big.size());
+    events.clear();
+    EXPECT_TRUE(reader.read(
+        path, [&](const RawEvent& e) { events.emplace_back(e.json); return true; }, nullptr, &error))
+        << chunk << ": " << error;
+    EXPECT_EQ(events, (std::vector<std::string>{small, big})) << chunk;
+  }
+  // A top-level member and a long scalar are bounded too; the default is 256 MiB.
+  TraceReader reader;
+  EXPECT_EQ(reader.max_event_bytes(), std::size_t{256} << 20);
+  reader.set_max_event_bytes(16);
+  std::string error;
+  const std::string obj = write_temp("reader_big_member", R"({"otherData":{"k":"0123456789abcdef"},"traceEvents":[]})");
+  EXPECT_FALSE(reader.read(obj, [](const RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_EQ(error, obj + ": byte 13: a top-level member larger than 16 bytes");
+  const std::string num = write_temp("reader_big_number", R"({"n":12345678901234567890,"traceEvents":[]})");
+  EXPECT_FALSE(reader.read(num, [](const RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_EQ(error, num + ": byte 5: a top-level member larger than 16 bytes");
+  reader.set_max_event_bytes(std::size_t{1} << 20);
+  const std::string mib = write_temp("reader_big_mib", "[{\"a\":\"" + std::string((1 << 20) + 1, 'x') + "\"}]");
+  EXPECT_FALSE(reader.read(mib, [](const RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_EQ(error, mib + ": byte 1: an event larger than 1 MiB");
 }
 
 }  // namespace

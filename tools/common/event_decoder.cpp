@@ -69,6 +69,10 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
     }
   };
   auto read_id = [&](od::value& v, bool* has, TraceId* id) {
+    // A duplicate key ({"pid":"x","pid":1}) replaces the earlier value whole:
+    // the last one wins, as for the other fields.
+    *id = TraceId{};
+    *has = false;
     od::json_type t;
     if (v.type().get(t) != simdjson::SUCCESS) {
       ++fields_ignored_;

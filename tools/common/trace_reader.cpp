@@ -71,7 +71,8 @@ class TraceReader::Run {
 
   bool fill();
   int next_nonws();
-  Scan scan_value();
+  Scan scan_value(const char* what);
+  bool too_big(const char* what);
   bool array_body(bool in_object);
   bool object_form();
   bool expect_end();
@@ -146,19 +147,34 @@ int TraceReader::Run::next_nonws() {
   }
 }
 
+// The value being scanned ([mark_, pos_)) is over the limit: an error.
+bool TraceReader::Run::too_big(const char* what) {
+  if (pos_ - mark_ <= r_.max_event_bytes_) return false;
+  const std::size_t max = r_.max_event_bytes_;
+  const std::string limit = max % (std::size_t{1} << 20) == 0 ? std::to_string(max >> 20) + " MiB"
+                                                              : std::to_string(max) + " bytes";
+  fail(base_ + mark_, std::string(what) + " larger than " + limit);
+  return true;
+}
+
 // Scans the JSON value starting at pos_ (its first byte, not whitespace) to
 // its end; [mark_, pos_) is the value afterwards. Containers and strings are
 // matched by JsonScanState; a scalar runs to the next delimiter or the end.
-TraceReader::Run::Scan TraceReader::Run::scan_value() {
+// A value over max_event_bytes is an error ("<what> larger than ..."),
+// noticed before more than a chunk beyond the limit is buffered.
+TraceReader::Run::Scan TraceReader::Run::scan_value(const char* what) {
   mark_ = pos_;
   const char first = buf_[pos_];
   if (first != '{' && first != '[' && first != '"') {
     for (;;) {
       while (pos_ < end_) {
         const char c = buf_[pos_];
-        if (is_ws(static_cast<unsigned char>(c)) || c == ',' || c == '}' || c == ']') return Scan::kDone;
+        if (is_ws(static_cast<unsigned char>(c)) || c == ',' || c == '}' || c == ']') {
+          return too_big(what) ? Scan::kError : Scan::kDone;
+        }
         ++pos_;
       }
+      if (too_big(what)) return Scan::kError;
       if (!fill()) return failed_ ? Scan::kError : Scan::kDone;
     }
   }
@@ -168,6 +184,7 @@ TraceReader::Run::Scan TraceReader::Run::scan_value() {
     const char* p = b + pos_;
     const JsonScanState::Result res = scan_.advance(p, b + end_);
     pos_ = static_cast<std::size_t>(p - b);
+    if (too_big(what)) return Scan::kError;
     switch (res) {
       case JsonScanState::Result::kComplete: return Scan::kDone;
       case JsonScanState::Result::kTooDeep:
@@ -212,7 +229,7 @@ bool TraceReader::Run::array_body(bool in_object) {
       return fail(offset(), "an event is not a JSON object (found " + describe(c) + ")");
     }
     const std::uint64_t start = offset();
-    switch (scan_value()) {
+    switch (scan_value("an event")) {
       case Scan::kDone: break;
       case Scan::kEof:
         return fail_eof("input ends inside an event that starts at byte " + std::to_string(start));
@@ -250,7 +267,7 @@ bool TraceReader::Run::object_form() {
     if (c != '"') {
       return fail(offset(), "expected a member name in the top-level object, found " + describe(c));
     }
-    switch (scan_value()) {
+    switch (scan_value("a top-level member name")) {
       case Scan::kDone: break;
       case Scan::kEof: return truncated();
       case Scan::kError: return false;
@@ -272,7 +289,7 @@ bool TraceReader::Run::object_form() {
       if (std::strchr("{[\"-0123456789tfn", c) == nullptr || c == 0) {
         return fail(offset(), "not JSON: a member value starts with " + describe(c));
       }
-      switch (scan_value()) {
+      switch (scan_value("a top-level member")) {
         case Scan::kDone: break;
         case Scan::kEof: return truncated();
         case Scan::kError: return false;

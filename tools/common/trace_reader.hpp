@@ -22,7 +22,10 @@
 // How it reads
 // - In chunks (16 MiB by default; less for a smaller regular file) with
 //   read(2): memory is one chunk plus the largest event (or the largest other
-//   top-level member), never the file.
+//   top-level member), never the file. One event (or member) may be at most
+//   max_event_bytes() (256 MiB by default): a larger one is an error, so a
+//   hostile file cannot make the reader (and a decoder after it, ~8x the
+//   event) take gigabytes.
 // - Element boundaries come from a scanner (json_scan.hpp: 64-byte blocks as
 //   bit masks with SSE2, a byte loop for the rest) that tracks strings,
 //   escapes and bracket nesting (bounded at kMaxDepth; deeper input is an
@@ -33,7 +36,9 @@
 //
 // Errors ("<path>: byte N: <what>", N = offset of the offending byte, or of
 // the end of input for truncations): empty input, not JSON / not a trace,
-// an event that is not an object, mismatched or too deeply nested brackets,
+// an event that is not an object, an event larger than max_event_bytes()
+// ("byte N: an event larger than 256 MiB", N = where the event starts; "a
+// top-level member larger than ..." likewise), mismatched or too deeply nested brackets,
 // input ending inside an event or inside the object form, a missing
 // traceEvents array, garbage after the end, read errors. Open errors read
 // "<path>: cannot open: <reason>" / "<path>: is a directory".
@@ -75,6 +80,11 @@ class TraceReader {
   explicit TraceReader(std::size_t chunk_size) { set_chunk_size(chunk_size); }
   void set_chunk_size(std::size_t bytes) noexcept { chunk_size_ = bytes == 0 ? 1 : bytes; }
 
+  // The largest event (or other top-level member value) accepted, in bytes.
+  static constexpr std::size_t kMaxEventBytes = std::size_t{256} << 20;
+  void set_max_event_bytes(std::size_t bytes) noexcept { max_event_bytes_ = bytes == 0 ? 1 : bytes; }
+  std::size_t max_event_bytes() const noexcept { return max_event_bytes_; }
+
   // Streams `path` ("-" = stdin). on_event for each element of the events
   // array, in order; returning false stops the read: read() then returns
   // false and leaves *error as the callback set it (or empty). on_field (may
@@ -96,6 +106,7 @@ class TraceReader {
  private:
   class Run;
   std::size_t chunk_size_ = kDefaultChunkSize;
+  std::size_t max_event_bytes_ = kMaxEventBytes;
   bool unterminated_ = false;
   std::uint64_t events_ = 0;
   std::uint64_t bytes_read_ = 0;

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_set>
 
 namespace jitscope::report {
 namespace {
@@ -30,6 +32,28 @@ void append_id(std::string& key, bool has, const tools::TraceId& id) {
     key.push_back('n');
     key.append(reinterpret_cast<const char*>(&id.number), sizeof id.number);
   }
+}
+
+void append_owned(std::string& key, bool has, const Id& id) {
+  if (!has) {
+    key.push_back('-');
+  } else if (id.is_string) {
+    key.push_back('s');
+    const auto n = static_cast<std::uint32_t>(id.text.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key.append(id.text);
+  } else {
+    key.push_back('n');
+    key.append(reinterpret_cast<const char*>(&id.number), sizeof id.number);
+  }
+}
+
+// jitscope puts a GPU's slices on a fake pid, 10000000 * (device + 1) +
+// host pid: the host process that launched them.
+constexpr std::int64_t kGpuPidBase = 10000000;
+Id host_pid(Id pid) {
+  if (!pid.is_string && pid.number >= kGpuPidBase) pid.number %= kGpuPidBase;
+  return pid;
 }
 
 Id owned(bool has, const tools::TraceId& id) {
@@ -64,6 +88,14 @@ auto compile_id_key(const std::string& id) {
   return std::make_tuple(!numeric, numeric ? frame : 0, numeric ? attempt : 0, id);
 }
 
+// Rows without a pid first, then numbers in order, then strings.
+bool pid_less(const std::optional<Id>& a, const std::optional<Id>& b) {
+  if (a.has_value() != b.has_value()) return !a.has_value();
+  if (!a) return false;
+  if (a->is_string != b->is_string) return !a->is_string;
+  return a->is_string ? a->text < b->text : a->number < b->number;
+}
+
 }  // namespace
 
 struct Aggregator::NameStats {
@@ -79,6 +111,8 @@ struct Aggregator::PhaseAgg {
 };
 
 struct Aggregator::UnitStats {
+  bool has_pid = false;
+  Id pid;  // units are keyed by (pid, compile id): ids restart in every process
   std::string id;
   std::string display;  // without the "[id] " prefix
   bool in_trace = false;
@@ -87,17 +121,15 @@ struct Aggregator::UnitStats {
   bool has_own = false;
   std::int64_t own_start = 0, own_end = 0;
   std::uint64_t slices = 0;
-  std::vector<std::uint32_t> threads;
+  std::unordered_set<std::uint32_t> threads;
   std::unordered_map<std::uint32_t, PhaseAgg> phases;
   std::uint64_t gpu_kernels = 0, launched_inside = 0;
   std::int64_t gpu_ns = 0;
   bool has_first_launch = false;
   std::int64_t first_launch = 0;
-  std::vector<std::uint32_t> kernel_names;
+  std::unordered_set<std::uint32_t> kernel_names;
 
-  void add_thread(std::uint32_t t) {
-    if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(t);
-  }
+  void add_thread(std::uint32_t t) { threads.insert(t); }
 };
 
 struct Aggregator::ThreadState {
@@ -107,6 +139,7 @@ struct Aggregator::ThreadState {
     std::int64_t ts;
     bool unit_slice, attached;
   };
+  bool has_pid = false;
   Id pid, tid;
   std::string name;
   std::uint64_t events = 0;
@@ -141,12 +174,23 @@ std::uint32_t Aggregator::name_id(std::string_view name) {
   return id;
 }
 
-std::uint32_t Aggregator::unit_id(std::string_view compile_id) {
-  if (auto it = units_index_.find(compile_id); it != units_index_.end()) return it->second;
+std::uint32_t Aggregator::unit_id(bool has_pid, const Id& pid, std::string_view compile_id) {
+  unit_key_.clear();
+  append_owned(unit_key_, has_pid, pid);
+  unit_key_.append(compile_id);
+  if (auto it = units_index_.find(unit_key_); it != units_index_.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(units_.size());
-  units_.emplace_back().id = std::string(compile_id);
-  units_index_.emplace(std::string(compile_id), id);
+  UnitStats& u = units_.emplace_back();
+  u.has_pid = has_pid;
+  if (has_pid) u.pid = pid;
+  u.id = std::string(compile_id);
+  units_index_.emplace(unit_key_, id);
   return id;
+}
+
+std::uint32_t Aggregator::unit_id(std::uint32_t thread, std::string_view compile_id) {
+  const ThreadState& t = threads_[thread];
+  return unit_id(t.has_pid, t.pid, compile_id);
 }
 
 std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {
@@ -160,6 +204,7 @@ std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {
   } else {
     id = static_cast<std::uint32_t>(threads_.size());
     ThreadState& t = threads_.emplace_back();
+    t.has_pid = ev.has_pid;
     t.pid = owned(ev.has_pid, ev.pid);
     t.tid = owned(ev.has_tid, ev.tid);
     threads_index_.emplace(key_, id);
@@ -193,7 +238,13 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
     return;
   }
   if (ev.has_ts) {
-    const std::int64_t end = ev.ts_ns + (ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0);
+    std::int64_t end;
+    if (__builtin_add_overflow(ev.ts_ns, ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0, &end)) {
+      // ts + dur beyond int64 ns (hostile input): the event is skipped.
+      ++end_overflow_;
+      if (ev.ph.size() == 1 && ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
+      return;
+    }
     if (!header_.has_time) {
       header_.has_time = true;
       header_.begin_ns = ev.ts_ns;
@@ -233,7 +284,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       }
       ThreadState::Begin b;
       b.name = name_id(ev.name);
-      b.unit = ev.has_compile_id ? unit_id(ev.compile_id) : kNone;
+      b.unit = ev.has_compile_id ? unit_id(t, ev.compile_id) : kNone;
       b.ts = ev.ts_ns;
       b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
       b.attached = ev.attached;
@@ -250,13 +301,18 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       }
       const ThreadState::Begin b = th.begins.back();
       th.begins.pop_back();
+      std::int64_t dur;
+      if (__builtin_sub_overflow(ev.ts_ns, b.ts, &dur)) {  // E - B beyond int64 ns: skipped
+        ++end_overflow_;
+        return;
+      }
       std::uint32_t unit = b.unit;
-      if (unit == kNone && ev.has_compile_id) unit = unit_id(ev.compile_id);
+      if (unit == kNone && ev.has_compile_id) unit = unit_id(t, ev.compile_id);
       // Copies: span() may grow names_/units_ and invalidate references.
       const std::string name = names_[b.name].name;
       const std::string cid = unit == kNone ? std::string() : units_[unit].id;
       span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
-           std::max<std::int64_t>(0, ev.ts_ns - b.ts), cid, b.attached, false);
+           std::max<std::int64_t>(0, dur), cid, b.attached, false);
       return;
     }
     default:
@@ -271,7 +327,11 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
   ++header_.spans;
   const std::uint64_t seq = seq_++;
   const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
-  const std::uint32_t unit = compile_id.empty() ? kNone : unit_id(compile_id);
+  // A GPU slice's compile id names a unit of its host process.
+  const ThreadState& th = threads_[thread];
+  const std::uint32_t unit = compile_id.empty() ? kNone
+                             : gpu_side         ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
+                                                : unit_id(thread, compile_id);
   const std::uint32_t name_index = name_id(name);
   std::uint32_t stats_name = name_index;
   if (unit_slice) {
@@ -291,14 +351,14 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
   } else {
     NameStats& n = names_[name_index];
     ++n.count;
-    n.total += dur;
+    n.total = sat_add(n.total, dur);
     n.min = std::min(n.min, dur);
     n.max = std::max(n.max, dur);
     if (unit != kNone && !gpu_side) {
       UnitStats& u = units_[unit];
       PhaseAgg& p = u.phases[name_index];
       ++p.count;
-      p.total += dur;
+      p.total = sat_add(p.total, dur);
       u.add_thread(thread);
     }
   }
@@ -333,8 +393,11 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
 
 void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
   if (s.name == kNone) return;
-  names_[s.name].self += self_ns;
-  if (s.unit != kNone) units_[s.unit].phases[s.name].self += self_ns;
+  names_[s.name].self = sat_add(names_[s.name].self, self_ns);
+  if (s.unit != kNone) {
+    PhaseAgg& p = units_[s.unit].phases[s.name];
+    p.self = sat_add(p.self, self_ns);
+  }
 }
 
 void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
@@ -348,23 +411,23 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
     return;
   }
   ++gpu_.kernels;
-  gpu_.kernel_ns += dur;
-  if (ev.has_compile_id) ++units_[unit_id(ev.compile_id)].launched_inside;
+  gpu_.kernel_ns = sat_add(gpu_.kernel_ns, dur);
+  // Its compile_id and compiled_by_id name units of the host process.
+  const Id host = host_pid(owned(ev.has_pid, ev.pid));
+  if (ev.has_compile_id) ++units_[unit_id(ev.has_pid, host, ev.compile_id)].launched_inside;
   if (ev.compiled_by_id.empty()) {
     ++gpu_.kernels_unattributed;
     return;
   }
   const std::uint32_t kname = name_id(ev.name);
-  UnitStats& u = units_[unit_id(ev.compiled_by_id)];
+  UnitStats& u = units_[unit_id(ev.has_pid, host, ev.compiled_by_id)];
   ++u.gpu_kernels;
-  u.gpu_ns += dur;
+  u.gpu_ns = sat_add(u.gpu_ns, dur);
   if (!u.has_first_launch || ev.ts_ns < u.first_launch) {
     u.has_first_launch = true;
     u.first_launch = ev.ts_ns;
   }
-  if (std::find(u.kernel_names.begin(), u.kernel_names.end(), kname) == u.kernel_names.end()) {
-    u.kernel_names.push_back(kname);
-  }
+  u.kernel_names.insert(kname);
   if (u.display.empty() && !ev.compiled_by.empty()) {
     u.display = std::string(strip_unit_prefix(ev.compiled_by));
   }
@@ -437,6 +500,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   warn(unclosed, "'B' events never closed (ignored)");
   warn(begin_overflow_, "'B' events beyond 65536 open on one thread (ignored)");
   warn(spans_without_ts_, "spans without a usable ts (ignored)");
+  warn(end_overflow_, "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)");
   warn(fields_ignored, "event fields of an unexpected type (ignored)");
   if (h.events_dropped && *h.events_dropped > 0) {
     warn(static_cast<std::uint64_t>(*h.events_dropped), "events dropped by the jitscope writer (jitscope_stats)");
@@ -451,23 +515,52 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   });
 
   // Units: those with slices or phases in the trace, and those in the metrics file.
+  // The metrics file (one process's) has no pid: a record joins the unit
+  // of its compile id when exactly one process has that unit in the trace,
+  // else it is a row of its own without a pid.
+  auto listed = [](const UnitStats& u) { return u.in_trace || !u.phases.empty(); };
+  std::vector<const UnitMetrics*> joined(units_.size(), nullptr);
   if (metrics != nullptr) {
     r.has_metrics = true;
     r.runtime_records = metrics->runtime_records;
     r.runtime_duration_ns = metrics->runtime_duration_ns;
-    for (const auto& [id, m] : metrics->units) unit_id(id);
+    std::unordered_map<std::string, std::vector<std::uint32_t>> by_cid;
+    for (std::uint32_t i = 0; i < units_.size(); ++i) {
+      if (listed(units_[i])) by_cid[units_[i].id].push_back(i);
+    }
+    for (const auto& [id, m] : metrics->units) {
+      auto it = by_cid.find(id);
+      std::uint32_t target;
+      if (it != by_cid.end() && it->second.size() == 1) {
+        target = it->second.front();
+      } else {
+        target = unit_id(false, Id{}, id);
+      }
+      if (target >= joined.size()) joined.resize(units_.size(), nullptr);
+      joined[target] = &m;
+    }
   }
-  for (const UnitStats& u : units_) {
-    const bool from_metrics = metrics != nullptr && metrics->units.count(u.id) != 0;
-    if (!u.in_trace && u.phases.empty() && !from_metrics) continue;
+  std::set<std::string> unit_pids;  // distinct pid keys of the rows
+  std::string pid_key;
+  auto note_pid = [&](bool has, const Id& pid) {
+    pid_key.clear();
+    append_owned(pid_key, has, pid);
+    unit_pids.insert(pid_key);
+  };
+  for (std::uint32_t i = 0; i < units_.size(); ++i) {
+    const UnitStats& u = units_[i];
+    const UnitMetrics* m = joined[i];
+    if (!listed(u) && m == nullptr) continue;
     UnitRow row;
+    if (u.has_pid) row.pid = u.pid;
+    if (listed(u)) note_pid(u.has_pid, u.pid);
     row.compile_id = u.id;
     row.name = u.display;
     row.in_trace = u.in_trace;
     if (u.in_trace) {
       row.start_ns = u.start;
       row.end_ns = u.end;
-      row.wall_ns = u.has_own ? u.own_end - u.own_start : u.end - u.start;
+      row.wall_ns = u.has_own ? u.own_end - u.own_start : sat_sub(u.end, u.start);
       row.compile_end_ns = u.has_own ? u.own_end : u.end;
     }
     row.slices = u.slices;
@@ -478,14 +571,15 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
     std::sort(row.phases.begin(), row.phases.end(), [](const PhaseRow& a, const PhaseRow& b) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
-    if (from_metrics) {
-      row.metrics = metrics->units.at(u.id);
+    if (m != nullptr) {
+      row.metrics = *m;
       if (row.name.empty()) row.name = row.metrics->name;
     }
     r.units.push_back(std::move(row));
   }
   std::sort(r.units.begin(), r.units.end(), [](const UnitRow& a, const UnitRow& b) {
-    return compile_id_key(a.compile_id) < compile_id_key(b.compile_id);
+    const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
+    return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
   });
 
   std::sort(top_.begin(), top_.end(), [](const TopEntry& a, const TopEntry& b) { return slower(a, b); });
@@ -505,6 +599,8 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   for (const UnitStats& u : units_) {
     if (u.gpu_kernels == 0 && u.launched_inside == 0) continue;
     GpuUnitRow g;
+    if (u.has_pid) g.pid = u.pid;
+    note_pid(u.has_pid, u.pid);
     g.compile_id = u.id;
     g.name = u.display;
     g.kernels = u.gpu_kernels;
@@ -513,13 +609,15 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
     g.launched_inside = u.launched_inside;
     if (u.has_first_launch) {
       g.first_launch_ns = u.first_launch;
-      if (u.in_trace) g.latency_ns = u.first_launch - (u.has_own ? u.own_end : u.end);
+      if (u.in_trace) g.latency_ns = sat_sub(u.first_launch, u.has_own ? u.own_end : u.end);
     }
     r.gpu.units.push_back(std::move(g));
   }
   std::sort(r.gpu.units.begin(), r.gpu.units.end(), [](const GpuUnitRow& a, const GpuUnitRow& b) {
-    return compile_id_key(a.compile_id) < compile_id_key(b.compile_id);
+    const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
+    return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
   });
+  r.multi_process_units = unit_pids.size() > 1;
   return r;
 }
 

@@ -11,6 +11,14 @@
 // name tables, but still nest other spans for self time. GPU-side slices
 // (args device and stream: kernels, copies, sets) are spans of their stream's
 // thread and feed the GPU table; they are not phases of a unit.
+//
+// Units are keyed by (pid, compile_id): compile ids restart in every
+// process. A GPU slice (on jitscope's fake pid 10000000 * (device + 1) +
+// host pid) counts for its host process's units (compiled_by_id, compile_id).
+// An event whose end does not fit in int64 ns (ts + dur, E - B) is skipped
+// and counted in a warning; sums of times saturate at INT64_MAX.
+// Cost: O(1) expected per event (hash lookups) plus O(log window) for self
+// time.
 #pragma once
 
 #include "report_data.hpp"
@@ -59,7 +67,9 @@ class Aggregator final : private SelfTimeSink {
   using Index = std::unordered_map<std::string, std::uint32_t, SvHash, std::equal_to<>>;
 
   std::uint32_t name_id(std::string_view name);
-  std::uint32_t unit_id(std::string_view compile_id);
+  // A compile unit by (pid, compile id): compile ids restart in every process.
+  std::uint32_t unit_id(bool has_pid, const Id& pid, std::string_view compile_id);
+  std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
   std::uint32_t thread_id(const tools::DecodedEvent& ev);
   void note_process(const tools::DecodedEvent& ev);
   void span(std::uint32_t thread, std::string_view name, std::string_view cat, std::int64_t start,
@@ -78,6 +88,7 @@ class Aggregator final : private SelfTimeSink {
   Index processes_index_;
   std::vector<std::string> process_names_;
   std::string key_;  // scratch for thread/process keys
+  std::string unit_key_;  // scratch for (pid, compile id) keys
   std::uint32_t last_thread_ = UINT32_MAX;
   std::string last_thread_key_;
   std::string last_process_key_;
@@ -90,6 +101,7 @@ class Aggregator final : private SelfTimeSink {
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values
   std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
   std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0, begin_overflow_ = 0;
+  std::uint64_t end_overflow_ = 0;  // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
 };
 

@@ -5,8 +5,23 @@
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
 //
 // Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated,
-// a bad metrics line) or an unwritable output, 2 bad usage. Errors are one
-// line on stderr: "jitscope-report: error: ...".
+// an event over 256 MiB, a bad metrics line) or an unwritable output, 2 bad
+// usage. Errors are one line on stderr: "jitscope-report: error: ...".
+//
+// Compile units are keyed by (pid, compile_id): compile ids restart in every
+// process, so a merged multi-process trace keeps one row per process (a pid
+// column in the tables when units come from more than one process; "pid" in
+// JSON rows always). A GPU slice's units are its host process's (jitscope's
+// GPU pid is 10000000 * (device + 1) + host pid).
+//
+// Hostile numbers: an event whose end does not fit in int64 ns (ts + dur, or
+// E - B) is skipped and counted in a header warning; sums and differences of
+// times saturate at the int64 limits. A metrics duration_us that does not
+// fit in int64 ns is an error (other *_us columns are left out).
+//
+// --output FILE is written to a temporary file in FILE's folder and renamed
+// over FILE at the end: a failure leaves FILE as it was (a FILE that exists
+// and is not a regular file, e.g. /dev/stdout, is written in place).
 #include "aggregator.hpp"
 #include "metrics.hpp"
 #include "render.hpp"
@@ -15,6 +30,9 @@
 #include <trace_reader.hpp>
 
 #include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -115,8 +133,29 @@ int run(int argc, char** argv) {
   const report::Report r = agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
                                       decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
   std::FILE* f = stdout;
+  std::string temp;  // written, then renamed over `output`
   if (!output.empty()) {
-    f = std::fopen(output.c_str(), "wb");
+    struct stat st {};
+    const bool in_place = ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    f = nullptr;
+    if (in_place) {
+      f = std::fopen(output.c_str(), "wb");
+    } else {
+      temp = output + ".tmpXXXXXX";
+      const int fd = ::mkstemp(temp.data());
+      if (fd >= 0) {
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        ::fchmod(fd, 0666 & ~mask);  // as fopen would create it (mkstemp: 0600)
+        f = ::fdopen(fd, "wb");
+        if (f == nullptr) {
+          const int err = errno;
+          ::close(fd);
+          ::unlink(temp.c_str());
+          errno = err;
+        }
+      }
+    }
     if (f == nullptr) return error(output + ": cannot open for writing: " + std::strerror(errno));
   }
   bool written = true;
@@ -135,7 +174,12 @@ int run(int argc, char** argv) {
     written = false;
     write_errno = errno;
   }
+  if (written && !temp.empty() && std::rename(temp.c_str(), output.c_str()) != 0) {
+    written = false;
+    write_errno = errno;
+  }
   if (!written) {
+    if (!temp.empty()) ::unlink(temp.c_str());
     return error((output.empty() ? std::string("<stdout>") : output) + ": cannot write the report: " +
                  std::strerror(write_errno));
   }

@@ -11,16 +11,17 @@
 namespace jitscope::report {
 namespace {
 
-// A whole number of µs (an integer or a double) as ns.
+// A number of µs (an integer or a double) as ns; false if it is not a
+// number or its ns do not fit in int64.
 bool us_to_ns(simdjson::dom::element e, std::int64_t* ns) {
   std::int64_t i = 0;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) {
-    *ns = i * 1000;
-    return true;
-  }
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return !__builtin_mul_overflow(i, 1000, ns);
   double d = 0;
   if (e.get_double().get(d) == simdjson::SUCCESS) {
-    *ns = static_cast<std::int64_t>(d * 1000.0 + (d < 0 ? -0.5 : 0.5));
+    const double v = d * 1000.0 + (d < 0 ? -0.5 : 0.5);
+    // [-2^63, 2^63) as doubles: anything outside (or NaN) does not fit.
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return false;
+    *ns = static_cast<std::int64_t>(v);
     return true;
   }
   return false;
@@ -71,7 +72,7 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
       ++out->runtime_records;
       std::int64_t ns = 0;
       if (simdjson::dom::element d; obj["duration_us"].get(d) == simdjson::SUCCESS && us_to_ns(d, &ns)) {
-        out->runtime_duration_ns += ns;
+        out->runtime_duration_ns = sat_add(out->runtime_duration_ns, ns);
       }
       continue;
     }
@@ -103,7 +104,7 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     for (auto [key, value] : obj) {
       if (key == "duration_us") {
         std::int64_t ns = 0;
-        if (!us_to_ns(value, &ns)) return fail("\"duration_us\" is not a number");
+        if (!us_to_ns(value, &ns)) return fail("\"duration_us\" is not a number of µs that fits in int64 ns");
         m.duration_ns = ns;
       } else if (key.size() > 3 && key.substr(key.size() - 3) == "_us" && key != "start_time_us" &&
                  key != "end_time_us") {
@@ -117,8 +118,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
           row.cache = std::string(cache);
           if (counts["hits"].get_int64().get(row.hits) != simdjson::SUCCESS) row.hits = 0;
           if (counts["misses"].get_int64().get(row.misses) != simdjson::SUCCESS) row.misses = 0;
-          m.cache_hits += row.hits;
-          m.cache_misses += row.misses;
+          m.cache_hits = sat_add(m.cache_hits, row.hits);
+          m.cache_misses = sat_add(m.cache_misses, row.misses);
           m.caches.push_back(std::move(row));
         }
       }

@@ -19,7 +19,9 @@ struct MetricsFile {
 };
 
 // false with *error = "<path>: line N: <what>" for an unreadable file, a
-// line that is not a JSON object, or a record without a usable compile_id.
+// line that is not a JSON object, a record without a usable compile_id, or
+// a duration_us that is not a number of µs fitting in int64 ns (other *_us
+// columns that do not fit are left out).
 // Blank lines are skipped.
 bool read_metrics(const std::string& path, MetricsFile* out, std::string* error);
 

@@ -64,6 +64,7 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string id_text(const Id& id) { return id.str(); }
+std::string pid_text(const std::optional<Id>& pid) { return pid ? pid->str() : std::string(); }
 
 std::string thread_label(const SpanRow& s) {
   std::string where = id_text(s.pid) + "/" + id_text(s.tid);
@@ -95,12 +96,12 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     row("spans", std::to_string(h.spans));
     if (h.has_time) {
       if (human) {
-        row("time span", human_ns(h.end_ns - h.begin_ns) + " (ts " + fixed(h.begin_ns / 1e3, 3) + " to " +
+        row("time span", human_ns(sat_sub(h.end_ns, h.begin_ns)) + " (ts " + fixed(h.begin_ns / 1e3, 3) + " to " +
                              fixed(h.end_ns / 1e3, 3) + " µs)");
       } else {
         row("begin_ns", std::to_string(h.begin_ns));
         row("end_ns", std::to_string(h.end_ns));
-        row("duration_ns", std::to_string(h.end_ns - h.begin_ns));
+        row("duration_ns", std::to_string(sat_sub(h.end_ns, h.begin_ns)));
       }
     }
     row("processes", std::to_string(h.processes));
@@ -146,7 +147,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     std::int64_t self_sum = 0;
     for (const NameRow& n : r.names) {
       rows.push_back(&n);
-      self_sum += n.self_ns;
+      self_sum = sat_add(self_sum, n.self_ns);
     }
     std::stable_sort(rows.begin(), rows.end(), [](const NameRow* a, const NameRow* b) {
       return a->self_ns > b->self_ns;
@@ -172,10 +173,19 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
              {"compile_id", "phase", "count", col("total"), col("self")},
              {false, false, true, true, true}, {}, {}, "no spans inside compile units", {}};
     const bool has_metrics = r.has_metrics;
-    tb.produce = [&r, t, opt_t, human, has_metrics](const RowFn& emit) {
+    // Units are per (pid, compile id): a pid column when they come from more than one process.
+    const bool pids = r.multi_process_units;
+    if (pids) {
+      tb.columns.insert(tb.columns.begin(), "pid");
+      tb.numeric.insert(tb.numeric.begin(), true);
+      ph.columns.insert(ph.columns.begin(), "pid");
+      ph.numeric.insert(ph.numeric.begin(), true);
+    }
+    tb.produce = [&r, t, opt_t, human, has_metrics, pids](const RowFn& emit) {
       for (const UnitRow& u : r.units) {
         Row row{u.compile_id, u.name, u.in_trace ? t(u.wall_ns) : std::string(human ? "-" : ""),
                 std::to_string(u.slices), std::to_string(u.threads)};
+        if (pids) row.insert(row.begin(), pid_text(u.pid));
         if (has_metrics) {
           if (u.metrics) {
             const UnitMetrics& m = *u.metrics;
@@ -195,10 +205,12 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
         emit(std::move(row));
       }
     };
-    ph.produce = [&r, t](const RowFn& emit) {
+    ph.produce = [&r, t, pids](const RowFn& emit) {
       for (const UnitRow& u : r.units) {
         for (const PhaseRow& p : u.phases) {
-          emit(Row{u.compile_id, p.name, std::to_string(p.count), t(p.total_ns), t(p.self_ns)});
+          Row row{u.compile_id, p.name, std::to_string(p.count), t(p.total_ns), t(p.self_ns)};
+          if (pids) row.insert(row.begin(), pid_text(u.pid));
+          emit(std::move(row));
         }
       }
     };
@@ -240,9 +252,14 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
                          "), without compiled_by: " + std::to_string(g.kernels_unattributed) +
                          ", copies: " + std::to_string(g.memcpys) + ", sets: " + std::to_string(g.memsets));
       tb.empty = "no kernel in this trace names the compile unit that built it";
+      if (r.multi_process_units) {
+        tb.columns.insert(tb.columns.begin(), "pid");
+        tb.numeric.insert(tb.numeric.begin(), true);
+      }
       for (const GpuUnitRow& u : g.units) {
         tb.rows.push_back({u.compile_id, u.name, std::to_string(u.kernels), std::to_string(u.distinct_kernels),
                            t(u.gpu_ns), t(u.mean_ns()), opt_t(u.latency_ns), std::to_string(u.launched_inside)});
+        if (r.multi_process_units) tb.rows.back().insert(tb.rows.back().begin(), pid_text(u.pid));
       }
     }
     out.push_back(std::move(tb));
@@ -391,6 +408,14 @@ void json_id(detail::JsonWriter& j, const Id& id) {
   }
 }
 
+void json_pid(detail::JsonWriter& j, const std::optional<Id>& pid) {
+  if (pid) {
+    json_id(j, *pid);
+  } else {
+    j.null();
+  }
+}
+
 void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<std::int64_t>& v) {
   j.key(key);
   if (v) {
@@ -431,7 +456,7 @@ void json(const Report& r, const Sections& sec, Emitter& em) {
       j.begin_object();
       j.member("begin_ns", h.begin_ns);
       j.member("end_ns", h.end_ns);
-      j.member("duration_ns", h.end_ns - h.begin_ns);
+      j.member("duration_ns", sat_sub(h.end_ns, h.begin_ns));
       j.end_object();
     } else {
       j.null();
@@ -504,6 +529,8 @@ void json(const Report& r, const Sections& sec, Emitter& em) {
     j.begin_array();
     for (const UnitRow& u : r.units) {
       j.begin_object();
+      j.key("pid");
+      json_pid(j, u.pid);
       j.member("compile_id", std::string_view(u.compile_id));
       j.member("name", std::string_view(u.name));
       j.member("in_trace", u.in_trace);
@@ -606,6 +633,8 @@ void json(const Report& r, const Sections& sec, Emitter& em) {
     j.begin_array();
     for (const GpuUnitRow& u : g.units) {
       j.begin_object();
+      j.key("pid");
+      json_pid(j, u.pid);
       j.member("compile_id", std::string_view(u.compile_id));
       j.member("name", std::string_view(u.name));
       j.member("kernels", u.kernels);

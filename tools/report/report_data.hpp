@@ -1,5 +1,7 @@
 // What jitscope-report computes from a trace (and a metrics file), before
 // any formatting. Times are int64 ns; timestamps are the trace's own clock.
+// Sums and differences of times saturate at the int64 limits (sat_add,
+// sat_sub) instead of overflowing: hostile traces cannot cause UB.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,18 @@
 #include <vector>
 
 namespace jitscope::report {
+
+// a + b and a - b, clamped to [INT64_MIN, INT64_MAX].
+inline std::int64_t sat_add(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+inline std::int64_t sat_sub(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t r;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
 
 // A pid or tid as the trace wrote it: a number or a string.
 struct Id {
@@ -68,6 +82,7 @@ struct UnitMetrics {  // the unit's lines in the metrics file
 };
 
 struct UnitRow {
+  std::optional<Id> pid;   // the process it compiled in (none: no pid, or metrics only)
   std::string compile_id;  // "0/0"
   std::string name;        // the unit slice's name without "[0/0] ", or the record's name
   bool in_trace = false;   // a unit slice was seen
@@ -88,6 +103,7 @@ struct SpanRow {  // one of the slowest spans
 };
 
 struct GpuUnitRow {
+  std::optional<Id> pid;  // the host process of the unit (a GPU pid maps to its host pid)
   std::string compile_id, name;
   std::uint64_t kernels = 0;           // launches of kernels it built (compiled_by_id)
   std::uint64_t distinct_kernels = 0;  // distinct kernel names among them
@@ -109,7 +125,8 @@ struct GpuSection {
 struct Report {
   Header header;
   std::vector<NameRow> names;  // by total desc
-  std::vector<UnitRow> units;  // by compile id
+  std::vector<UnitRow> units;  // by compile id, then pid (units are keyed by (pid, compile_id))
+  bool multi_process_units = false;  // units (or GPU units) from more than one pid: show a pid column
   std::vector<SpanRow> top;    // slowest first
   GpuSection gpu;
   std::uint64_t runtime_records = 0;      // metrics lines with compile_id null

@@ -1,5 +1,7 @@
 #include "self_time.hpp"
 
+#include "report_data.hpp"  // sat_add
+
 #include <algorithm>
 
 namespace jitscope::report {
@@ -45,12 +47,19 @@ void SelfTimeThread::process(const TimedSpan& s, SelfTimeSink& sink) {
   const std::int64_t dur = s.end - s.start;
   if (released_any_ && before(s, last_)) {
     // Too late for the window: charge the innermost open span that contains it.
+    // The open spans are a nested chain (starts ascending, ends descending:
+    // each is inside the one below it), so the spans starting at or before
+    // s are a prefix, those ending at or after s too, and the containing
+    // ones are the shorter prefix: two binary searches, O(log depth).
     ++late_;
-    for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-      if (it->span.start <= s.start && s.end <= it->span.end) {
-        it->children += dur;
-        break;
-      }
+    const auto starts_by = std::partition_point(open_.begin(), open_.end(),
+                                                [&](const Open& o) { return o.span.start <= s.start; });
+    const auto ends_after = std::partition_point(open_.begin(), open_.end(),
+                                                 [&](const Open& o) { return o.span.end >= s.end; });
+    const auto containing = std::min(starts_by, ends_after);
+    if (containing != open_.begin()) {
+      Open& parent = *(containing - 1);
+      parent.children = sat_add(parent.children, dur);
     }
     sink.on_self(s, dur);
     return;
@@ -64,7 +73,7 @@ void SelfTimeThread::process(const TimedSpan& s, SelfTimeSink& sink) {
       continue;
     }
     if (s.end <= top.end) {  // inside top (s.start >= top.start by the order)
-      open_.back().children += dur;
+      open_.back().children = sat_add(open_.back().children, dur);
       break;
     }
     ++overlapping_;  // top ends inside s: not nested; top is done

@@ -15,6 +15,8 @@
 //
 // Memory: at most `cap` spans of 32 bytes per thread in the window, plus the
 // open nesting stack (its depth), whatever the trace length.
+// Cost: O(log cap) per span for the window; a late span finds its parent
+// in the open stack (a nested chain) by binary search, O(log depth).
 #pragma once
 
 #include <cstdint>
