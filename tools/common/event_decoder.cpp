@@ -13,6 +13,17 @@ static_assert(kJsonPadding == simdjson::SIMDJSON_PADDING);
 struct EventDecoder::Impl {
   od::parser parser;
   od::parser args_parser;
+  od::document args_doc;  // the args being read by arg() / arg_string()
+
+  // Opens `ev`'s args as an object, in place: they lie inside the event,
+  // whose padded buffer continues past them.
+  bool open_args(const DecodedEvent& ev, od::object* obj) {
+    const std::string_view args = ev.args_json();
+    return !args.empty() &&
+           args_parser.iterate(args.data(), args.size(), args.size() + simdjson::SIMDJSON_PADDING)
+                   .get(args_doc) == simdjson::SUCCESS &&
+           args_doc.get_object().get(*obj) == simdjson::SUCCESS;
+  }
 };
 
 namespace {
@@ -27,13 +38,6 @@ std::string_view raw_key(od::field& f) noexcept {
   return std::string_view(k, static_cast<std::size_t>(q - k));
 }
 
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 // The raw JSON of a value: a scalar's token, or a whole object/array/string
 // (matched in the event's bytes, which end at `end`).
 std::string_view raw_value(od::value& v, const char* end) noexcept {
@@ -43,7 +47,7 @@ std::string_view raw_value(od::value& v, const char* end) noexcept {
     const std::size_t n = JsonScanState::match(tok.data(), end);
     return std::string_view(tok.data(), n);
   }
-  return trim(tok);
+  return trim_json_ws(tok);
 }
 
 }  // namespace
@@ -85,7 +89,7 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
       }
       // 1.5 or 2^64: keep its text.
       id->is_string = true;
-      id->text = trim(v.raw_json_token());
+      id->text = trim_json_ws(v.raw_json_token());
       *has = true;
     } else if (t == od::json_type::string) {
       if (v.get_string().get(id->text) == simdjson::SUCCESS) {
@@ -208,16 +212,9 @@ std::string_view DecodedEvent::args_json() const noexcept {
 }
 
 bool EventDecoder::arg(const DecodedEvent& ev, std::string_view key, std::string_view* raw) {
-  const std::string_view args = ev.args_json();
-  if (args.empty()) return false;
-  od::document doc;
-  // args lies inside the event, whose padded buffer continues past it.
-  if (impl_->args_parser.iterate(args.data(), args.size(), args.size() + simdjson::SIMDJSON_PADDING).get(doc) !=
-      simdjson::SUCCESS) {
-    return false;
-  }
   od::object obj;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  if (!impl_->open_args(ev, &obj)) return false;
+  const std::string_view args = ev.args_json();
   od::value v;
   if (obj.find_field_unordered(key).get(v) != simdjson::SUCCESS) return false;
   *raw = raw_value(v, args.data() + args.size());
@@ -225,15 +222,8 @@ bool EventDecoder::arg(const DecodedEvent& ev, std::string_view key, std::string
 }
 
 bool EventDecoder::arg_string(const DecodedEvent& ev, std::string_view key, std::string* out) {
-  const std::string_view args = ev.args_json();
-  if (args.empty()) return false;
-  od::document doc;
-  if (impl_->args_parser.iterate(args.data(), args.size(), args.size() + simdjson::SIMDJSON_PADDING).get(doc) !=
-      simdjson::SUCCESS) {
-    return false;
-  }
   od::object obj;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  if (!impl_->open_args(ev, &obj)) return false;
   std::string_view s;
   if (obj.find_field_unordered(key).get_string().get(s) != simdjson::SUCCESS) return false;
   out->assign(s);

@@ -11,8 +11,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace jitscope::tools {
+
+// JSON's white space (space, tab, CR, LF).
+constexpr bool is_json_ws(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// `s` without the JSON white space at either end: a scalar token as a parser
+// hands it out ("7 " from `"pid": 7 }`) is a key and a splice, so 7 and 7
+// must be one.
+constexpr std::string_view trim_json_ws(std::string_view s) noexcept {
+  while (!s.empty() && is_json_ws(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_json_ws(s.front())) s.remove_prefix(1);
+  return s;
+}
 
 class JsonScanState {
  public:

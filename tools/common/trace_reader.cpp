@@ -19,7 +19,6 @@ namespace {
 constexpr std::size_t kNoMark = std::numeric_limits<std::size_t>::max();
 constexpr std::uint64_t kUnknownSize = std::numeric_limits<std::uint64_t>::max();
 
-bool is_ws(int c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // "'x'" for a printable character, "byte 0xNN" otherwise.
 std::string describe(int c) {
@@ -140,7 +139,7 @@ int TraceReader::Run::next_nonws() {
   for (;;) {
     while (pos_ < end_) {
       const auto c = static_cast<unsigned char>(buf_[pos_]);
-      if (!is_ws(c)) return c;
+      if (!is_json_ws(static_cast<char>(c))) return c;
       ++pos_;
     }
     if (!fill()) return -1;
@@ -169,7 +168,7 @@ TraceReader::Run::Scan TraceReader::Run::scan_value(const char* what) {
     for (;;) {
       while (pos_ < end_) {
         const char c = buf_[pos_];
-        if (is_ws(static_cast<unsigned char>(c)) || c == ',' || c == '}' || c == ']') {
+        if (is_json_ws(c) || c == ',' || c == '}' || c == ']') {
           return too_big(what) ? Scan::kError : Scan::kDone;
         }
         ++pos_;
@@ -392,8 +391,7 @@ bool json_number_shape(std::string_view t, bool* has_exponent) {
 }  // namespace
 
 bool parse_us_to_ns(std::string_view t, std::int64_t* ns) {
-  while (!t.empty() && is_ws(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
-  while (!t.empty() && is_ws(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  t = trim_json_ws(t);
   if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
   // One pass for the plain decimal form: -?digits(.digits)?
   const char* p = t.data();

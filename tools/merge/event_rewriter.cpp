@@ -1,5 +1,6 @@
 #include "event_rewriter.hpp"
 
+#include "json_scan.hpp"    // tools/common: trim_json_ws
 #include "json_writer.hpp"  // sdk/src: the one escaping writer
 
 #include <algorithm>
@@ -24,16 +25,8 @@ bool to_int(std::string_view token, std::int64_t* v) {
   return ec == std::errc() && ptr == token.data() + token.size();
 }
 
-// A scalar's raw token without the white space simdjson leaves after it
-// ("pid": 7 } gives "7 "): the token is a key and a splice, so 7 and 7 must
-// be one.
-std::string_view token_of(ondemand::value v) {
-  std::string_view t = v.raw_json_token();
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) {
-    t.remove_suffix(1);
-  }
-  return t;
-}
+// A scalar's raw token without the white space simdjson leaves after it.
+std::string_view token_of(ondemand::value v) { return trim_json_ws(v.raw_json_token()); }
 
 // The string value of `v`, unescaped, or empty when it is not a string.
 std::string_view string_of(ondemand::value v) {

@@ -34,18 +34,9 @@ void append_id(std::string& key, bool has, const tools::TraceId& id) {
   }
 }
 
+// The same key for an id the report keeps (it owns its text).
 void append_owned(std::string& key, bool has, const Id& id) {
-  if (!has) {
-    key.push_back('-');
-  } else if (id.is_string) {
-    key.push_back('s');
-    const auto n = static_cast<std::uint32_t>(id.text.size());
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
-    key.append(id.text);
-  } else {
-    key.push_back('n');
-    key.append(reinterpret_cast<const char*>(&id.number), sizeof id.number);
-  }
+  append_id(key, has, tools::TraceId{id.is_string, id.number, id.text});
 }
 
 // jitscope puts a GPU's slices on a fake pid, 10000000 * (device + 1) +
