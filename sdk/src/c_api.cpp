@@ -34,6 +34,9 @@ void jitscope_config_init(jitscope_config* cfg) {
   cfg->flush_interval_ms = static_cast<unsigned>(jitscope::kDefaultFlushInterval.count());
   cfg->process_name = nullptr;
   cfg->cupti = JITSCOPE_CUPTI_AUTO;
+  cfg->crash_handler = 1;
+  cfg->max_trace_bytes = 0;
+  cfg->rotate_bytes = 0;
 }
 
 int jitscope_start(const jitscope_config* cfg) {
@@ -60,6 +63,12 @@ int jitscope_start(const jitscope_config* cfg) {
         default:
           if (st) st = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
       }
+      if (cfg->crash_handler != 0 && cfg->crash_handler != 1 && st) {
+        st = jitscope::Status::error("crash_handler must be 0 or 1");
+      }
+      config.crash_handler = cfg->crash_handler != 0;
+      config.max_trace_bytes = cfg->max_trace_bytes;
+      config.rotate_bytes = cfg->rotate_bytes;
     }
     if (st) st = jitscope::start(config);
   } catch (...) {

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 extern char** environ;
@@ -36,6 +37,9 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
     {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
     {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
+    {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
+    {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
+    {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
 };
 
 bool parse_uint(const char* text, std::uint64_t& out) {
@@ -43,6 +47,37 @@ bool parse_uint(const char* text, std::uint64_t& out) {
   if (text == end) return false;
   auto [ptr, ec] = std::from_chars(text, end, out, 10);
   return ec == std::errc() && ptr == end;
+}
+
+// A byte size: digits, then an optional K, M or G (powers of 1024).
+bool parse_size(const char* text, std::uint64_t& out) {
+  std::size_t n = std::strlen(text);
+  if (n == 0) return false;
+  unsigned shift = 0;
+  switch (text[n - 1]) {
+    case 'K': shift = 10; --n; break;
+    case 'M': shift = 20; --n; break;
+    case 'G': shift = 30; --n; break;
+    default: break;
+  }
+  std::uint64_t value = 0;
+  if (n == 0) return false;
+  auto [ptr, ec] = std::from_chars(text, text + n, value, 10);
+  if (ec != std::errc() || ptr != text + n) return false;
+  if (shift != 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return false;
+  out = value << shift;
+  return true;
+}
+
+// A size variable: 0 (off) or at least kMinTraceBytes.
+Status parse_trace_size(const char* variable, const char* text, std::uint64_t& out) {
+  std::uint64_t n = 0;
+  if (!parse_size(text, n) || (n != 0 && n < kMinTraceBytes)) {
+    return Status::error(std::string(variable) + "='" + text +
+                         "' is not 0 or a size of at least 64K (bytes, or a number with K, M or G)");
+  }
+  out = n;
+  return {};
 }
 
 Status range_error(const char* variable, const char* value, std::uint64_t lo, std::uint64_t hi) {
@@ -108,6 +143,14 @@ Status Config::validate() const noexcept {
       return Status::error("cupti_buffers " + std::to_string(cupti_buffers) + " is outside [" +
                            std::to_string(detail::kMinCuptiBuffers) + ", " +
                            std::to_string(detail::kMaxCuptiBuffers) + "]");
+    }
+    for (const auto& [what, bytes] : {std::pair{"max_trace_bytes", max_trace_bytes},
+                                      std::pair{"rotate_bytes", rotate_bytes}}) {
+      if (bytes != 0 && bytes < kMinTraceBytes) {
+        return Status::error(std::string(what) + " " + std::to_string(bytes) +
+                             " is below the minimum of " + std::to_string(kMinTraceBytes) +
+                             " bytes (0 turns it off)");
+      }
     }
     if (clock == ClockChoice::kTsc && !detail::tsc_is_invariant()) {
       return Status::error("clock tsc requested, but this CPU's TSC is not invariant "
@@ -215,6 +258,20 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
                            detail::kMaxCuptiBuffers);
       }
       cfg.cupti_buffers = static_cast<std::size_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_CRASH_HANDLER")) {
+      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
+      if (Status st = parse_choice("JITSCOPE_CRASH_HANDLER", v, kChoices, cfg.crash_handler); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_MAX_TRACE_SIZE")) {
+      if (Status st = parse_trace_size("JITSCOPE_MAX_TRACE_SIZE", v, cfg.max_trace_bytes); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_ROTATE_SIZE")) {
+      if (Status st = parse_trace_size("JITSCOPE_ROTATE_SIZE", v, cfg.rotate_bytes); !st) return st;
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -4,6 +4,7 @@
 #include "clock.hpp"
 #include "compile_state.hpp"
 #include "cupti.hpp"
+#include "file_sink.hpp"
 #include "gpu_trace.hpp"
 #include "json_writer.hpp"
 #include "log.hpp"
@@ -40,56 +41,6 @@ SessionParams& session_params() noexcept {
 }
 
 namespace {
-
-// Writes whole buffers to a file descriptor; the first error is reported once
-// and turns the output off, and the session goes on discarding.
-class FileSink final : public TraceSink {
- public:
-  FileSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  ~FileSink() override { close(); }
-
-  void write(std::string_view bytes) noexcept override {
-    if (failed_) return;
-    std::size_t off = 0;
-    while (off < bytes.size()) {
-      const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        fail(n < 0 ? std::strerror(errno) : "write returned 0");
-        return;
-      }
-      off += static_cast<std::size_t>(n);
-    }
-    bytes_ += bytes.size();
-  }
-  void close() noexcept {
-    if (fd_ < 0) return;
-    if (::close(fd_) != 0 && !failed_) fail(std::strerror(errno));
-    fd_ = -1;
-  }
-  bool failed() const noexcept { return failed_; }
-  std::uint64_t bytes() const noexcept { return bytes_; }
-  // Closes without a word and without flushing (a forked child's copy).
-  void abandon() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    failed_ = true;
-  }
-
- private:
-  void fail(const char* why) noexcept {
-    failed_ = true;
-    try {
-      log_line("writing " + path_ + " failed: " + why + "; the rest of this trace is lost");
-    } catch (...) {
-      log_line("writing the trace failed; the rest of this trace is lost");
-    }
-  }
-  int fd_;
-  std::string path_;
-  std::uint64_t bytes_ = 0;
-  bool failed_ = false;
-};
 
 // This machine's name, for the session metadata ("" if unknown).
 std::string host_name() {
@@ -206,6 +157,8 @@ class Session {
       info.cupti_reason = cupti_.reason;
       info.cupti_kinds = cupti_.kinds;
       info.gpu_clock = cupti_.clock;
+      info.max_trace_bytes = config_.max_trace_bytes;
+      info.rotate_bytes = config_.rotate_bytes;
       TraceWriter writer(sink_, info);
       // Incomplete GPU records wait about half a second for their other half.
       const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());

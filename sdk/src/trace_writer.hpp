@@ -85,6 +85,9 @@ struct SessionInfo {
   std::string cupti_reason;
   std::vector<std::string> cupti_kinds;
   GpuClock gpu_clock;
+  // Config::max_trace_bytes and rotate_bytes (0: off).
+  std::uint64_t max_trace_bytes = 0;
+  std::uint64_t rotate_bytes = 0;
 };
 
 struct ThreadSummary {

@@ -46,6 +46,9 @@ typedef struct jitscope_config {
   unsigned flush_interval_ms;
   const char* process_name;     /* NULL: the executable's name */
   int cupti;                    /* a jitscope_cupti value (an int: any value is checked) */
+  int crash_handler;            /* 1: flush on a fatal signal or std::terminate (default); 0: off */
+  unsigned long long max_trace_bytes; /* cap on the trace's bytes; 0: none (else >= 64 KiB) */
+  unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
 } jitscope_config;
 
 /* Fills *cfg with the defaults (no output path). */

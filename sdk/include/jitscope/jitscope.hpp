@@ -79,6 +79,8 @@ inline constexpr std::size_t kDefaultRingCapacity = 65536;  // records: 2 MiB/th
 inline constexpr std::size_t kMinRingCapacity = 64;
 inline constexpr std::size_t kMaxRingCapacity = std::size_t{1} << 24;
 inline constexpr std::chrono::milliseconds kDefaultFlushInterval{100};
+// The smallest trace cap or rotation size: room for the metadata and the stats.
+inline constexpr std::uint64_t kMinTraceBytes = std::uint64_t{64} << 10;
 
 // Result of a cold-path call: ok, or a one-line reason.
 class Status {
@@ -134,6 +136,19 @@ struct Config {
   // session that collects: cupti_buffers x cupti_buffer_bytes, bounded.
   std::size_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;  // [64 KiB, 64 MiB]
   std::size_t cupti_buffers = kDefaultCuptiBuffers;           // [2, 1024]
+  // Crash safety (README "Crashes"): on SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
+  // SIGILL and std::terminate, the flusher writes what the rings hold and the
+  // spans still open (marked incomplete), then the host's own handler runs
+  // and the signal ends the process as before. Off for hosts that use these
+  // signals for control flow (JVMs, some wasm runtimes).
+  bool crash_handler = true;
+  // The trace's size bound in bytes, all rotated files together; 0: none.
+  // Past it events are counted, not written; the file still ends with its
+  // stats. At least kMinTraceBytes.
+  std::uint64_t max_trace_bytes = 0;
+  // Start a new numbered file (trace.1.json, trace.2.json, ...) once one
+  // reaches this many bytes; each is a whole trace. 0: one file.
+  std::uint64_t rotate_bytes = 0;
 
   // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -162,6 +177,8 @@ struct SessionStats {
   std::uint64_t gpu_unattributed = 0; // of those, with no CUDA call seen for them
   std::uint64_t gpu_flows = 0;        // launch -> GPU arrows
   bool write_failed = false;          // an I/O error stopped the output early
+  std::uint64_t events_over_cap = 0;  // events not written: max_trace_bytes reached
+  std::uint64_t trace_files = 0;      // files written (more than 1 with rotate_bytes)
 };
 
 // Starts a session. Fails (no session, one `jitscope:` line on stderr) if one
