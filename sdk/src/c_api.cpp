@@ -8,12 +8,24 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace {
 
 // A plain array, not a std::string: glibc destroys the main thread's
 // thread_locals before atexit handlers, which may still call jitscope_stop().
 thread_local char t_last_error[512];
+
+// An enum field as the integer the caller stored. C lets an enum object hold
+// any int; loading one outside the enumerators' range as the enum type is
+// undefined in C++ (UBSan's -fsanitize=enum stops the host there).
+template <class E>
+long long raw_enum(const E& field) noexcept {
+  std::underlying_type_t<E> value;
+  static_assert(sizeof value == sizeof field);
+  std::memcpy(&value, &field, sizeof value);
+  return static_cast<long long>(static_cast<std::make_signed_t<std::underlying_type_t<E>>>(value));
+}
 
 void set_last_error(const jitscope::Status& st) noexcept {
   const std::string& msg = st.message();
@@ -49,11 +61,12 @@ int jitscope_start(const jitscope_config* cfg) {
     } else {
       if (cfg->output_path != nullptr) config.output_path = cfg->output_path;
       config.ring_capacity = cfg->ring_capacity;
-      if (cfg->overflow != JITSCOPE_OVERFLOW_DROP && cfg->overflow != JITSCOPE_OVERFLOW_BLOCK) {
+      const long long overflow = raw_enum(cfg->overflow);
+      if (overflow != JITSCOPE_OVERFLOW_DROP && overflow != JITSCOPE_OVERFLOW_BLOCK) {
         st = jitscope::Status::error("overflow must be JITSCOPE_OVERFLOW_DROP or _BLOCK");
       }
-      config.overflow = cfg->overflow == JITSCOPE_OVERFLOW_BLOCK ? jitscope::OverflowPolicy::kBlock
-                                                                 : jitscope::OverflowPolicy::kDrop;
+      config.overflow = overflow == JITSCOPE_OVERFLOW_BLOCK ? jitscope::OverflowPolicy::kBlock
+                                                            : jitscope::OverflowPolicy::kDrop;
       config.flush_interval = std::chrono::milliseconds(cfg->flush_interval_ms);
       if (cfg->process_name != nullptr) config.process_name = cfg->process_name;
       switch (cfg->cupti) {
@@ -69,6 +82,8 @@ int jitscope_start(const jitscope_config* cfg) {
       config.crash_handler = cfg->crash_handler != 0;
       config.max_trace_bytes = cfg->max_trace_bytes;
       config.rotate_bytes = cfg->rotate_bytes;
+      // start() says why it refuses a config on stderr; so do these checks.
+      if (!st) jitscope::detail::log_line(st.message());
     }
     if (st) st = jitscope::start(config);
   } catch (...) {
@@ -106,11 +121,17 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
 void jitscope_span_end(void) {
   using namespace jitscope::detail;
   const ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr) return;
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
-  // With nothing open, an end in the current session counts as unbalanced.
-  if (t->depth > 0 || t->session == session_word()) end_span(t->session, read_clock(t->session));
+  if (t != nullptr && t->depth > 0) {
+    end_span(t->session, read_clock(t->session));
+    return;
+  }
+  // Nothing open: an end in the current session counts as unbalanced, also
+  // on a thread with no event in it yet or only in an earlier session (it
+  // registers here, as on any first event).
+  const std::uint32_t s = session_word();
+  if (s != 0 && current_thread_state(s) != nullptr) end_span(s, read_clock(s));
 }
 
 void jitscope_instant(const char* static_name) {

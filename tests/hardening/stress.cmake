@@ -1,0 +1,17 @@
+# Stress, churn and resource bounds (stress_test), and the C API under
+# hostile input (c_api_hostile_test). Issue 7, label `hardening`.
+
+# The child that writes its trace to /dev/full (stress_test runs it).
+add_executable(jitscope_devfull_child devfull_child.cpp)
+target_link_libraries(jitscope_devfull_child PRIVATE jitscope_static)
+
+# The big ones hold the TSan build's sizes with room (the slowest seen there
+# takes about 40 s).
+jitscope_add_hardening_test(stress_test SOURCES stress_test.cpp TIMEOUT 300)
+target_compile_definitions(stress_test PRIVATE
+                           JITSCOPE_DEVFULL_CHILD="$<TARGET_FILE:jitscope_devfull_child>")
+add_dependencies(stress_test jitscope_devfull_child)
+
+jitscope_add_hardening_test(c_api_hostile_test
+                            SOURCES c_api_hostile_test.cpp c_api_hostile_calls.c)
+set_source_files_properties(c_api_hostile_calls.c PROPERTIES LANGUAGE C)
