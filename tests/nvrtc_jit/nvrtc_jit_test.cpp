@@ -26,12 +26,13 @@
 // "skipped" line or a GPU summary) but leave the GPU's work to Gpu.*.
 // --worker-timeout is not forced (it would need a worker that hangs).
 // Durations are real, so only their nesting is checked, never values.
+#include "subprocess.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +51,6 @@
 #error "JITSCOPE_NVRTC_JIT must name the jitscope_nvrtc_jit binary"
 #endif
 
-extern char** environ;
 
 namespace {
 
@@ -113,8 +113,8 @@ struct SampleRun {
 // folder; finish_sample() waits for it.
 struct Started {
   SampleRun run;
+  jitscope::testing::Subprocess process;
   pid_t pid = -1;
-  fs::path out, err;
 };
 
 Started start_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
@@ -122,45 +122,25 @@ Started start_sample(const fs::path& dir, const std::string& tag, std::vector<st
   SampleRun& r = s.run;
   r.trace = dir / (tag + ".trace.json");
   r.metrics = dir / (tag + ".metrics.jsonl");
-  s.out = dir / (tag + ".stdout");
-  s.err = dir / (tag + ".stderr");
   std::vector<std::string> argv = {JITSCOPE_NVRTC_JIT, "--trace", r.trace.string(), "--metrics",
                                    r.metrics.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> argvp;
-  for (std::string& a : argv) argvp.push_back(a.data());
-  argvp.push_back(nullptr);
+  jitscope::testing::SpawnOptions options;
   // The sample reads no JITSCOPE_* variable of ours: make sure none leaks in.
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("JITSCOPE_", 0) != 0) env.emplace_back(*e);
-  }
-  std::vector<char*> envp;
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());  // the default cache dir lands here
-  const int rc = posix_spawn(&s.pid, argvp[0], &actions, nullptr, argvp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    s.pid = -1;
-    r.err = std::string("posix_spawn failed: ") + std::strerror(rc);
-  }
+  options.drop_env_prefixes = {"JITSCOPE_"};
+  options.cwd = dir.string();  // the default cache dir lands here
+  s.process = jitscope::testing::spawn(argv, (dir / tag).string(), options);
+  s.pid = s.process.pid;
+  if (s.pid <= 0) r.err = s.process.spawn_error;
   return s;
 }
 
 SampleRun finish_sample(Started& s) {
   if (s.pid <= 0) return s.run;
-  int status = 0;
-  while (waitpid(s.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  s.run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  s.run.out = read_text(s.out);
-  s.run.err = read_text(s.err);
+  s.process.wait();
+  s.run.exit_code = s.process.exit_code;
+  s.run.out = s.process.out();
+  s.run.err = s.process.err();
   return s.run;
 }
 

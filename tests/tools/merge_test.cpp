@@ -5,13 +5,12 @@
 // Not covered: traces from two real machines (the wall-clock rule is checked
 // with a trace whose session metadata is moved by a known amount).
 #include "merge_plan.hpp"
+#include "subprocess.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/jitscope.hpp>
 
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +23,6 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
 
 namespace jitscope::testing {
 namespace {
@@ -194,24 +192,15 @@ struct Result {
 };
 
 Result run_merge(const std::vector<std::string>& args) {
-  const std::string err_path = temp_path("merge_stderr") + ".txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> all = {JITSCOPE_MERGE_BIN};
   all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
+  Subprocess p = spawn(all, temp_path("merge_run"));
   Result r;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return r;
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  r.signaled = WIFSIGNALED(status);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_path);
+  if (!p.wait(std::chrono::seconds(300))) return r;
+  r.signaled = p.signal != 0 || p.timed_out;
+  r.exit_code = p.exit_code;
+  r.err = p.err();
+  p.remove_outputs();
   return r;
 }
 

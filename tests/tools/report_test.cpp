@@ -18,6 +18,7 @@
 // one error line, exit 1 (2 for usage), never a signal, never a hang.
 // Not covered: traces larger than a few MB (bench/report runs 1 GB), a real
 // GPU (the gpu label's tests), writing to a full disk.
+#include "subprocess.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -28,9 +29,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,7 +43,6 @@
 #include <tuple>
 #include <vector>
 
-extern char** environ;
 
 namespace {
 
@@ -67,42 +65,22 @@ struct Result {
 Result run(const std::vector<std::string>& args, const std::string& in = "/dev/null",
            std::chrono::seconds timeout = std::chrono::seconds(120)) {
   Result r;
-  const std::string out_path = temp_path("report_stdout"), err_path = temp_path("report_stderr");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, in.c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    ADD_FAILURE() << "cannot run " << args[0] << ": " << std::strerror(rc);
+  jitscope::testing::SpawnOptions options;
+  options.stdin_path = in;
+  jitscope::testing::Subprocess p =
+      jitscope::testing::spawn(args, temp_path("report_run"), options);
+  if (p.pid <= 0) {
+    ADD_FAILURE() << p.spawn_error;
     return r;
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      r.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  r.signaled = WIFSIGNALED(status);
-  r.signal = r.signaled ? WTERMSIG(status) : 0;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
-  ::unlink(out_path.c_str());
-  ::unlink(err_path.c_str());
+  p.wait(timeout);
+  r.timed_out = p.timed_out;
+  r.signaled = p.signal != 0;
+  r.signal = p.signal;
+  r.code = p.exit_code;
+  r.out = p.out();
+  r.err = p.err();
+  p.remove_outputs();
   return r;
 }
 
