@@ -107,7 +107,61 @@ INSTANTIATE_TEST_SUITE_P(
                       BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "60001"},
                       BadValue{"JITSCOPE_PROCESS_NAME", ""},
                       BadValue{"JITSCOPE_CLOCK", "rdtsc"},
+                      BadValue{"JITSCOPE_CRASH_HANDLER", "yes"},
+                      BadValue{"JITSCOPE_CRASH_HANDLER", ""},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "63K"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "10MB"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "K"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "-64K"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1.5G"},
+                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "17179869184G"},
+                      BadValue{"JITSCOPE_ROTATE_SIZE", "100k"},
+                      BadValue{"JITSCOPE_ROTATE_SIZE", ""},
                       BadValue{"JITSCOPE_TRCE", "/tmp/typo.json"}));
+
+TEST(Config, SizesTakeKMAndGSuffixesAndZeroTurnsThemOff) {
+  struct Case {
+    const char* text;
+    std::uint64_t bytes;
+  };
+  for (const Case& c : {Case{"65536", 65536}, Case{"64K", 65536}, Case{"512M", 512ull << 20},
+                        Case{"2G", 2ull << 30}, Case{"0", 0}, Case{"16777215G", 16777215ull << 30}}) {
+    EnvGuard env;
+    env.set("JITSCOPE_TRACE", "/tmp/x.json");
+    env.set("JITSCOPE_MAX_TRACE_SIZE", c.text);
+    env.set("JITSCOPE_ROTATE_SIZE", c.text);
+    Config cfg;
+    const Status st = Config::from_env(&cfg);
+    ASSERT_TRUE(st.ok()) << c.text << ": " << st.message();
+    EXPECT_EQ(cfg.max_trace_bytes, c.bytes) << c.text;
+    EXPECT_EQ(cfg.rotate_bytes, c.bytes) << c.text;
+  }
+}
+
+TEST(Config, CrashHandlerIsOnByDefaultAndTheVariableTurnsItOff) {
+  EXPECT_TRUE(Config{}.crash_handler);
+  for (const auto& [text, on] : {std::pair{"0", false}, std::pair{"1", true}}) {
+    EnvGuard env;
+    env.set("JITSCOPE_TRACE", "/tmp/x.json");
+    env.set("JITSCOPE_CRASH_HANDLER", text);
+    Config cfg;
+    ASSERT_TRUE(Config::from_env(&cfg).ok());
+    EXPECT_EQ(cfg.crash_handler, on) << text;
+  }
+}
+
+TEST(Config, SizesBelowTheMinimumAreRejectedFromCodeToo) {
+  Config cfg;
+  cfg.output_path = "x.json";
+  cfg.max_trace_bytes = kMinTraceBytes - 1;
+  EXPECT_NE(cfg.validate().message().find("max_trace_bytes"), std::string::npos);
+  cfg.max_trace_bytes = 0;
+  cfg.rotate_bytes = 100;
+  EXPECT_NE(cfg.validate().message().find("rotate_bytes"), std::string::npos);
+  cfg.rotate_bytes = kMinTraceBytes;
+  EXPECT_TRUE(cfg.validate().ok());
+}
 
 TEST(Config, TraceIsRequiredUnlessTheCallerSaysOtherwise) {
   ::unsetenv("JITSCOPE_TRACE");

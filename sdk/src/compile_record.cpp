@@ -259,6 +259,15 @@ void take_metrics_lines(std::vector<std::string>& out) {
   out.swap(s.metrics_lines);
 }
 
+bool try_take_metrics_lines(std::vector<std::string>& out) {
+  out.clear();
+  RecordSinks& s = sinks();
+  std::unique_lock<std::mutex> lock(s.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  out.swap(s.metrics_lines);
+  return true;
+}
+
 void reset_records() noexcept {
   {
     RecordSinks& s = sinks();

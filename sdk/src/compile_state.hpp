@@ -168,6 +168,8 @@ void flush_runtime_record() noexcept;
 // The session's metrics output: lines wait here for the flusher.
 void set_metrics_output(bool on) noexcept;
 void take_metrics_lines(std::vector<std::string>& out);
+// The same without waiting: false if the queue is locked (a crash cycle).
+bool try_take_metrics_lines(std::vector<std::string>& out);
 
 std::uint64_t unix_us_now() noexcept;
 

@@ -3,6 +3,7 @@
 #include "immortal.hpp"
 #include "clock.hpp"
 #include "compile_state.hpp"
+#include "crash_handler.hpp"
 #include "cupti.hpp"
 #include "file_sink.hpp"
 #include "gpu_trace.hpp"
@@ -16,13 +17,13 @@
 #include <jitscope/jitscope.hpp>
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -67,7 +68,7 @@ class Session {
   Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
           ClockPoint first, CuptiSessionState cupti)
       : config_(cfg),
-        sink_(fd, cfg.output_path),
+        sink_(fd, cfg.output_path, cfg.rotate_bytes),
         word_(word),
         clock_(clock),
         first_(first),
@@ -79,9 +80,14 @@ class Session {
 
   // Compile records waiting for the metrics file, one line each. Called by
   // the flusher, and by stop() once the flusher is gone.
-  void write_metrics() {
+  // try_only: in a crash cycle, skip the lines if their queue is locked.
+  void write_metrics(bool try_only = false) {
     if (!metrics_) return;
-    take_metrics_lines(metrics_batch_);
+    if (try_only) {
+      if (!try_take_metrics_lines(metrics_batch_)) return;
+    } else {
+      take_metrics_lines(metrics_batch_);
+    }
     // Per-unit GPU metrics, known only once the last GPU record is in.
     metrics_batch_.insert(metrics_batch_.end(), std::make_move_iterator(gpu_lines_.begin()),
                           std::make_move_iterator(gpu_lines_.end()));
@@ -117,11 +123,9 @@ class Session {
 
   // Signals the flusher, waits for its final drain.
   void stop_and_join() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_requested_ = true;
-    }
-    cv_.notify_all();
+    // release: the flusher's final cycle sees everything before the stop.
+    stop_requested_.store(true, std::memory_order_release);
+    wake_flusher();
     try {
       if (thread_.joinable()) thread_.join();
     } catch (...) {
@@ -135,6 +139,8 @@ class Session {
  private:
   void run() noexcept {
     mark_flusher_thread();
+    crash_set_flusher_tid(static_cast<int>(::syscall(SYS_gettid)));
+    const CrashInfo* crash = nullptr;
     lost_at_start_ = g_events_lost.load(std::memory_order_relaxed);
     try {
       SessionInfo info;
@@ -169,19 +175,32 @@ class Session {
       writer.begin_trace();
       std::vector<ThreadState*> threads;
       for (;;) {
-        bool last;
-        {
-          std::unique_lock<std::mutex> lock(mutex_);
-          cv_.wait_for(lock, config_.flush_interval, [this] { return stop_requested_; });
-          last = stop_requested_;
-        }
-        drain_all(writer, threads, /*final=*/last);
+        sleep_until_woken();
+        if (config_.crash_handler) crash = crash_requested();
+        const bool last = stop_requested_.load(std::memory_order_acquire) || crash != nullptr;
+        drain_all(writer, threads, /*final=*/last, crash);
         if (last) break;
+      }
+      if (crash != nullptr) {
+        // The host is going down: nothing after this cycle would be written,
+        // and a producer blocked on a full ring (kBlock) must not wait for us.
+        g_session.store(0, std::memory_order_relaxed);
+        write_crash_event(writer, *crash);
       }
       const CaptureTotals captured =
           writer.with_captured(nvtx_capture_totals() - capture_at_start_);
       const GpuCollectorCounts gpu_counts = cupti_counts() - gpu_counts_at_start_;
-      writer.end_trace(captured, [&](JsonWriter& w) { gpu.write_stats(w, cupti_, gpu_counts); });
+      writer.end_trace(captured, [&](JsonWriter& w) {
+        gpu.write_stats(w, cupti_, gpu_counts);
+        if (crash != nullptr) write_crash_stats(w, *crash);
+      });
+      if (crash != nullptr) {
+        log_line(std::string(crash_signal_name(crash->signo)) + " on thread " +
+                 std::to_string(crash->tid) + ": the trace up to the crash is in " +
+                 config_.output_path);
+        // The bytes are the kernel's once write(2) returned: the process may go.
+        crash_flush_done();
+      }
       gpu_ = nullptr;
       stats_.cupti_on = cupti_.on;
       stats_.cupti_off_reason = cupti_.reason;
@@ -198,7 +217,9 @@ class Session {
       stats_.spans_incomplete = writer.spans_incomplete();
       stats_.events_dropped = writer.events_dropped();
       stats_.threads = writer.summaries().size();
-      stats_.bytes_written = sink_.bytes();
+      stats_.bytes_written = sink_.bytes();  // all its files
+      stats_.events_over_cap = writer.events_over_cap();
+      stats_.trace_files = sink_.files();
       stats_.write_failed = sink_.failed();
     } catch (...) {
       gpu_ = nullptr;
@@ -209,32 +230,94 @@ class Session {
       log_line("flusher ran out of memory; the trace is cut short");
       stats_.write_failed = true;
     }
+    // Whatever happened, a crashing thread waiting for this flusher goes on.
+    crash_disarm();
+    crash_flush_done();
   }
 
-  void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final) {
+  // Sleeps one flush interval, or until stop() or a crash wakes it.
+  void sleep_until_woken() noexcept {
+    const int fd = flusher_wake_fd();
+    pollfd p{fd, POLLIN, 0};
+    const int ms = static_cast<int>(config_.flush_interval.count());
+    while (::poll(&p, 1, ms) < 0 && errno == EINTR) {
+    }
+    std::uint64_t count = 0;
+    (void)!::read(fd, &count, sizeof count);  // EAGAIN when it timed out
+  }
+
+  // An instant on the crashed thread's track, at the crash, named for it.
+  void write_crash_event(TraceWriter& writer, const CrashInfo& crash) {
+    std::string event;
+    JsonWriter w(event);
+    w.begin_object();
+    w.member("ph", "I");
+    w.member("s", "t");
+    w.member("cat", "jitscope");
+    w.member("name", std::string("crash: ") + crash_signal_name(crash.signo));
+    w.key("ts");
+    w.value_us(crash.monotonic_ns);
+    w.member("pid", static_cast<std::int64_t>(::getpid()));
+    w.member("tid", crash.tid);
+    w.key("args");
+    write_crash_args(w, crash);
+    w.end_object();
+    writer.append_event(event);
+  }
+
+  static void write_crash_stats(JsonWriter& w, const CrashInfo& crash) {
+    w.key("crash");
+    write_crash_args(w, crash);
+  }
+
+  static void write_crash_args(JsonWriter& w, const CrashInfo& crash) {
+    w.begin_object();
+    w.member("signal", crash_signal_name(crash.signo));
+    w.member("signo", crash.signo);
+    if (crash.signo != 0) w.member("si_code", crash.code);
+    if (crash.address != 0) {
+      char hex[2 + 16 + 1];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(crash.address));
+      w.member("address", std::string_view(hex));
+    }
+    if (crash.exception[0] != '\0') w.member("exception", std::string_view(crash.exception));
+    w.member("tid", crash.tid);
+    w.end_object();
+  }
+
+  // One cycle. In a crash cycle (crash_handler.hpp) every lock a host thread
+  // may hold is only tried, and CUPTI is not asked for anything.
+  void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
+                 const CrashInfo* crash) {
     // CUPTI's records first, then the rings: a call's kGpuCall record is
     // pushed at its API entry, before CUPTI can have a record of it, so every
     // record taken here finds its call in the drain below.
-    if (cupti_.on) {
+    if (cupti_.on && crash == nullptr) {
       cupti_flush(/*forced=*/final);
       take_gpu_activities(gpu_batch_);
     }
     ThreadRegistry& registry = ThreadRegistry::instance();
-    registry.snapshot(threads);
-    const std::uint64_t end_ns = monotonic_ns();
+    if (crash == nullptr) {
+      registry.snapshot(threads);
+    } else if (!registry.try_snapshot(threads)) {
+      threads.clear();  // a thread crashed registering: the rings are out of reach
+    }
+    const std::uint64_t end_ns = crash != nullptr ? crash->monotonic_ns : monotonic_ns();
     for (ThreadState* t : threads) {
       // acquire: pairs with the retiring thread's release; read before
       // draining so that nothing pushed before retirement is missed.
       const bool retired = t->retired.load(std::memory_order_acquire);
+      // A crash cycle frees nothing: remove() locks, and the process is ending.
+      const bool free_it = retired && crash == nullptr;
       if (t->session != word_) {
         // An earlier session's thread state: not ours to write; discard it.
-        if (retired) registry.remove(t);
+        if (free_it) registry.remove(t);
         continue;
       }
       writer.drain(*t);
       if (final || retired) writer.close_open_spans(*t, end_ns);
       writer.settle(*t);
-      if (retired) registry.remove(t);
+      if (free_it) registry.remove(t);
     }
     if (cupti_.on) {
       gpu_->add(gpu_batch_);
@@ -242,8 +325,13 @@ class Session {
       if (final) gpu_->unit_metric_lines(gpu_lines_);
     }
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      metadata_batch_.swap(metadata_);
+      std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+      if (crash == nullptr) {
+        lock.lock();
+      } else {
+        (void)lock.try_lock();
+      }
+      if (lock.owns_lock()) metadata_batch_.swap(metadata_);
     }
     for (const std::string& event : metadata_batch_) writer.append_event(event);
     metadata_batch_.clear();
@@ -251,7 +339,7 @@ class Session {
     writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
     writer.write_dropped_counter();
     writer.flush();
-    write_metrics();
+    write_metrics(/*try_only=*/crash != nullptr);
   }
 
   Config config_;
@@ -269,9 +357,8 @@ class Session {
   std::vector<std::string> gpu_lines_;  // per-unit GPU metrics for the metrics file
   std::uint64_t lost_at_start_ = 0;
   std::uint64_t start_unix_ns_ = realtime_ns();
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_requested_ = false;
+  std::mutex mutex_;  // guards metadata_
+  std::atomic<bool> stop_requested_{false};
   std::vector<std::string> metadata_;        // guarded by mutex_
   std::vector<std::string> metadata_batch_;  // the flusher's
   std::thread thread_;
@@ -283,34 +370,7 @@ std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexT
 Session* g_current = nullptr;  // guarded by control_mutex()
 std::uint32_t g_generation = 0;
 
-// Opens an output file for a session: created if needed, and locked
-// (flock) before it is emptied, so that two sessions never write one file,
-// whether a second jitscope runtime in this process or another process
-// (a child that inherited JITSCOPE_TRACE) started them. -1 and `why` if not.
-int open_output(const std::string& path, const char* what, std::string& why) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
-    return -1;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {  // not /dev/null, pipes, ttys
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      why = errno == EWOULDBLOCK
-                ? path + " is being written by another jitscope session (in this process or "
-                         "another); give each its own path"
-                : "cannot lock " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      return -1;
-    }
-    if (::ftruncate(fd, 0) != 0) {
-      why = "cannot empty " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      return -1;
-    }
-  }
-  return fd;
-}
+// open_output (file_sink.hpp) opens and locks the output files.
 
 void fork_prepare() noexcept {
   control_mutex().lock();
@@ -333,6 +393,7 @@ void fork_child() noexcept {
   g_current = nullptr;
   set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
+  crash_forget_in_child();
   cupti_unlock_after_fork(/*child=*/true);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
@@ -396,8 +457,12 @@ Status start(const Config& config) noexcept {
       result = Status::error("a session is already active");
     } else if (Status st = config.validate(); !st) {
       result = st;
+    } else if (flusher_wake_fd() < 0) {
+      result = Status::error(std::string("cannot make the flusher's eventfd: ") +
+                             std::strerror(errno));
     } else {
       std::string why;
+      if (config.crash_handler) install_crash_handlers();
       const int fd = open_output(config.output_path, "", why);
       int metrics_fd = -1;
       if (fd >= 0 && !config.metrics_path.empty()) {
@@ -431,8 +496,10 @@ Status start(const Config& config) noexcept {
           SessionParams& params = session_params();
           params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
           params.overflow.store(config.overflow, std::memory_order_relaxed);
+          if (config.crash_handler) crash_arm();  // before the flusher can finish
           session->start_flusher();
         } catch (...) {
+          crash_disarm();
           if (cupti.on) cupti_end_session();
           throw;
         }

@@ -101,6 +101,13 @@ void ThreadRegistry::snapshot(std::vector<ThreadState*>& out) {
   out.assign(states_.begin(), states_.end());
 }
 
+bool ThreadRegistry::try_snapshot(std::vector<ThreadState*>& out) {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  out.assign(states_.begin(), states_.end());
+  return true;
+}
+
 void ThreadRegistry::remove(ThreadState* state) noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -66,6 +66,8 @@ class ThreadRegistry {
   void add(ThreadState* state);
   // A copy of the live list, for the flusher to walk without the lock.
   void snapshot(std::vector<ThreadState*>& out);
+  // The same without waiting: false if the lock is held (a crash cycle).
+  bool try_snapshot(std::vector<ThreadState*>& out);
   // Unlinks and deletes `state`. Only the consumer (flusher, or start/stop
   // with no flusher running) calls this, after draining it.
   void remove(ThreadState* state) noexcept;

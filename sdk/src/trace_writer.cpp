@@ -3,6 +3,7 @@
 #include "captured_names.hpp"
 #include "gpu_trace.hpp"
 #include "json_writer.hpp"
+#include "log.hpp"
 #include "thread_registry.hpp"
 
 #include <jitscope/version.hpp>
@@ -15,6 +16,13 @@ namespace {
 
 constexpr std::size_t kChunkRecords = 4096;     // one pop: 128 KiB
 constexpr std::size_t kFlushThreshold = 1 << 20;  // bytes buffered before the sink
+// Under a cap, the room kept for the trailer: the dropped counter, the stats
+// without their per-thread list (under 1.5 KiB with every number at 20
+// digits) and "]", with room to spare for the session's extra stats.
+constexpr std::uint64_t kTrailerReserve = 4096;
+// Per thread, its stats entry with every number at 20 digits, plus its name.
+constexpr std::uint64_t kThreadEntryReserve = 256;
+constexpr std::string_view kCloseFile = "\n]\n";
 
 std::size_t string_payload(const Record& r) noexcept {
   return r.kind == RecordKind::kArg &&
@@ -62,31 +70,119 @@ std::size_t group_slots(const Record& r) noexcept {
 TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
     : sink_(sink), info_(info), chunk_(kChunkRecords) {
   buf_.reserve(kFlushThreshold + 64 * 1024);
+  rotating_ = info_.rotate_bytes != 0 && sink_.can_rotate();
+  if (info_.max_trace_bytes != 0) {
+    reserve_ = kTrailerReserve;
+    cap_limit_ = info_.max_trace_bytes > reserve_ ? info_.max_trace_bytes - reserve_ : 0;
+  }
+  update_check();
 }
 
-void TraceWriter::event_prefix() {
-  if (first_event_) {
-    first_event_ = false;
+bool TraceWriter::commit_slow(bool counted) {
+  if (!capped_ && info_.max_trace_bytes != 0 && total() > cap_limit_) enter_capped();
+  if (capped_) {
+    buf_.resize(mark_);  // the event and its separator
+    ++(counted ? over_cap_ : other_over_cap_);
+    return false;
+  }
+  if (rotating_ && !rotate_pending_ && total() - file_base_ >= info_.rotate_bytes) {
+    rotate_pending_ = true;  // at the next event: this one may be the last of its file
+  }
+  if (buf_.size() >= kFlushThreshold) {
+    flush();
   } else {
-    buf_.append(",\n");
+    update_check();
+  }
+  return true;
+}
+
+void TraceWriter::update_check() noexcept {
+  if (capped_) {
+    check_at_ = 0;  // every event: discarded and counted
+    return;
+  }
+  std::uint64_t at = kFlushThreshold;
+  if (info_.max_trace_bytes != 0) {
+    // Over the limit once base_ + buf_.size() > cap_limit_.
+    at = std::min<std::uint64_t>(at, cap_limit_ >= base_ ? cap_limit_ - base_ + 1 : 0);
+  }
+  if (rotating_ && !rotate_pending_) {
+    const std::uint64_t in_file = base_ - file_base_;
+    at = std::min<std::uint64_t>(at, info_.rotate_bytes > in_file ? info_.rotate_bytes - in_file : 0);
+  }
+  check_at_ = static_cast<std::size_t>(at);
+}
+
+void TraceWriter::enter_capped() noexcept {
+  capped_ = true;
+  rotate_pending_ = false;
+  capped_at_ns_ = monotonic_ns();
+  check_at_ = 0;
+  try {
+    std::string path(sink_.name());
+    log_line("trace " + (path.empty() ? std::string() : path + " ") + "reached its cap of " +
+             std::to_string(info_.max_trace_bytes) + " bytes" +
+             (rotating_ ? " (all its files together)" : "") +
+             " (JITSCOPE_MAX_TRACE_SIZE / max_trace_bytes); later events are counted, not "
+             "written");
+  } catch (...) {
+    log_line("the trace reached its cap (JITSCOPE_MAX_TRACE_SIZE / max_trace_bytes); later "
+             "events are counted, not written");
   }
 }
 
-void TraceWriter::maybe_flush() noexcept {
-  if (buf_.size() >= kFlushThreshold) flush();
+void TraceWriter::rotate() {
+  rotate_pending_ = false;
+  // The next file's head, built aside: under a cap it must fit, with the
+  // "]" that closes this file, or the trace ends here instead.
+  head_.assign("[\n");
+  append_header(head_, part_ + 1);
+  if (info_.max_trace_bytes != 0 && total() + kCloseFile.size() + head_.size() > cap_limit_) {
+    enter_capped();
+    return;
+  }
+  buf_.append(kCloseFile);
+  flush();
+  if (!sink_.next_file()) {
+    rotating_ = false;  // the sink said why; it discards the rest
+    update_check();
+    return;
+  }
+  ++part_;
+  file_base_ = base_;
+  buf_.append(head_);
+  update_check();
 }
 
 void TraceWriter::flush() noexcept {
   if (buf_.empty()) return;
   sink_.write(buf_);
+  base_ += buf_.size();
   buf_.clear();
+  update_check();
+}
+
+void TraceWriter::reserve_for(ThreadSummary& s) {
+  if (info_.max_trace_bytes == 0) return;
+  std::string name;
+  append_json_string(name, s.name);
+  const std::size_t need = kThreadEntryReserve + name.size();
+  if (need <= s.reserved) return;
+  reserve_ += need - s.reserved;
+  s.reserved = need;
+  cap_limit_ = info_.max_trace_bytes > reserve_ ? info_.max_trace_bytes - reserve_ : 0;
+  update_check();
 }
 
 void TraceWriter::begin_trace() {
   buf_.append("[\n");
-  event_prefix();
+  append_header(buf_, 0);
+  flush();
+}
+
+void TraceWriter::append_header(std::string& out, std::uint64_t part) {
   {
-    JsonWriter w(buf_);
+    JsonWriter w(out);
     w.begin_object();
     w.member("ph", "M");
     w.member("name", "process_name");
@@ -98,8 +194,8 @@ void TraceWriter::begin_trace() {
     w.end_object();
     w.end_object();
   }
-  event_prefix();
-  JsonWriter w(buf_);
+  out.append(",\n");
+  JsonWriter w(out);
   w.begin_object();
   w.member("ph", "M");
   w.member("name", "jitscope_session");
@@ -140,9 +236,17 @@ void TraceWriter::begin_trace() {
     w.member("reason", std::string_view(info_.cupti_reason));
   }
   w.end_object();
+  if (info_.max_trace_bytes != 0) w.member("max_trace_bytes", info_.max_trace_bytes);
+  if (rotating_) {
+    w.member("rotate_bytes", info_.rotate_bytes);
+    w.member("part", part);  // this file's number: 0 for the first
+  }
   w.end_object();
   w.end_object();
-  flush();
+  for (const auto& [key, event] : names_) {
+    out.append(",\n");
+    out.append(event);
+  }
 }
 
 ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
@@ -154,6 +258,7 @@ ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
     s.name = t.initial_name;
     summaries_.push_back(std::move(s));
     d.tid_fields = tid_fields(info_.pid, t.tid);
+    reserve_for(summaries_.back());
     write_thread_name(d, t.initial_name);
   }
   return d;
@@ -284,9 +389,10 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       buf_.append(",\"args\":{\"value\":");
       append_double(buf_, r.value.f64);
       buf_.append("}}");
-      ++events_;
-      ++summaries_[d.summary].events;
-      maybe_flush();
+      if (commit(true)) {
+        ++events_;
+        ++summaries_[d.summary].events;
+      }
       break;
     }
     case RecordKind::kThreadName:
@@ -366,7 +472,7 @@ void TraceWriter::write_args(const ThreadDecodeState::OpenSpan& s, bool incomple
   buf_.push_back('}');
 }
 
-void TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
+bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
                              std::uint64_t end_ns, bool incomplete) {
   event_prefix();
   buf_.append("{\"ph\":\"X\",\"cat\":\"");
@@ -382,9 +488,10 @@ void TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
   buf_.append(d.tid_fields);
   write_args(s, incomplete);
   buf_.push_back('}');
+  if (!commit(true)) return false;
   ++events_;
   ++summaries_[d.summary].events;
-  maybe_flush();
+  return true;
 }
 
 void TraceWriter::write_instant(ThreadDecodeState& d) {
@@ -398,27 +505,36 @@ void TraceWriter::write_instant(ThreadDecodeState& d) {
   buf_.append(d.tid_fields);
   write_args(s, false);
   buf_.push_back('}');
+  if (!commit(true)) return;
   ++events_;
   ++summaries_[d.summary].events;
-  maybe_flush();
 }
 
 void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name) {
   if (!d.name_written.empty() && d.name_written == name) return;
   d.name_written.assign(name.data(), name.size());
-  summaries_[d.summary].name = d.name_written;
-  write_thread_name_event(d.tid_fields, name);
+  ThreadSummary& s = summaries_[d.summary];
+  s.name = d.name_written;
+  reserve_for(s);
+  write_thread_name_event(info_.pid, s.tid, d.tid_fields, name);
 }
 
 void TraceWriter::append_event(std::string_view event) {
-  append_metadata(event);
-  ++events_;
+  event_prefix();
+  buf_.append(event);
+  if (commit(true)) ++events_;
 }
 
 void TraceWriter::append_metadata(std::string_view event) {
   event_prefix();
   buf_.append(event);
-  maybe_flush();
+  commit(false);
+}
+
+void TraceWriter::remember_name(std::string_view what, std::int64_t pid, std::int64_t tid) {
+  if (!rotating_ || capped_) return;
+  const std::size_t at = mark_ + 2;  // past the separator
+  names_[std::tuple(std::string(what), pid, tid)].assign(buf_, at, std::string::npos);
 }
 
 void TraceWriter::write_name_metadata(std::string_view what, std::int64_t pid, std::int64_t tid,
@@ -435,7 +551,8 @@ void TraceWriter::write_name_metadata(std::string_view what, std::int64_t pid, s
   w.member("name", name);
   w.end_object();
   w.end_object();
-  maybe_flush();
+  remember_name(what, pid, tid);
+  commit(false);
 }
 
 bool TraceWriter::knows_tid(int tid) const noexcept {
@@ -443,14 +560,16 @@ bool TraceWriter::knows_tid(int tid) const noexcept {
                      [tid](const ThreadSummary& s) { return s.tid == tid; });
 }
 
-void TraceWriter::write_thread_name_event(std::string_view where, std::string_view name) {
+void TraceWriter::write_thread_name_event(std::int64_t pid, std::int64_t tid,
+                                          std::string_view where, std::string_view name) {
   event_prefix();
   buf_.append("{\"ph\":\"M\",\"name\":\"thread_name\"");
   buf_.append(where);
   buf_.append(",\"args\":{\"name\":");
   append_json_string(buf_, name);
   buf_.append("}}");
-  maybe_flush();
+  remember_name("thread_name", pid, tid);
+  commit(false);
 }
 
 void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
@@ -461,7 +580,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
       (r.flags & kFlagDynamicName) != 0 ? dynamic_name
                                         : std::string_view(r.name != nullptr ? r.name : "");
   if (kind == CapturedKind::kThreadName) {
-    write_thread_name_event(tid_fields(info_.pid, x.tid), name);
+    write_thread_name_event(info_.pid, x.tid, tid_fields(info_.pid, x.tid), name);
     return;
   }
   if (kind != CapturedKind::kRange && kind != CapturedKind::kMark &&
@@ -499,7 +618,6 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     args.append(args.empty() ? "\"jitscope_truncated\":true" : ",\"jitscope_truncated\":true");
   }
   const auto write_head = [&](std::string_view ph) {
-    event_prefix();
     buf_.append("{\"ph\":\"");
     buf_.append(ph);
     buf_.append("\",\"cat\":");
@@ -515,11 +633,14 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
   };
   const std::uint64_t begin_ns = info_.conversion.to_ns(r.ts);
   const std::uint64_t end_ns = info_.conversion.to_ns(r.value.u64);
+  std::uint64_t* counter = &captured_marks_;
+  event_prefix();  // one event for the writer's bounds, also an async pair
   if (kind == CapturedKind::kAsyncRange) {
-    ++captured_async_;
+    counter = &captured_async_;
     // A nestable async pair: one slice on its own track, whichever thread ended it.
     const std::string starter = tid_fields(info_.pid, x.tid);
     for (int end = 0; end < 2; ++end) {
+      if (end == 1) buf_.append(",\n");
       write_head(end == 0 ? "b" : "e");
       buf_.append(",\"id\":");
       append_uint(buf_, x.id);
@@ -530,7 +651,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
       buf_.push_back('}');
     }
   } else if (kind == CapturedKind::kRange) {
-    ++captured_ranges_;
+    counter = &captured_ranges_;
     write_head("X");
     buf_.append(",\"ts\":");
     append_us(buf_, begin_ns);
@@ -540,7 +661,6 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     write_args_object();
     buf_.push_back('}');
   } else {
-    ++captured_marks_;
     write_head("I");  // as jitscope's own instants: DevTools' engine reads only "I"
     buf_.append(",\"s\":\"t\",\"ts\":");
     append_us(buf_, begin_ns);
@@ -548,9 +668,10 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     write_args_object();
     buf_.push_back('}');
   }
+  if (!commit(true)) return;
+  ++*counter;
   ++events_;
   ++summaries_[d.summary].events;
-  maybe_flush();
 }
 
 void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
@@ -561,8 +682,8 @@ void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
     write_instant(d);
   }
   while (d.depth > 0) {
-    write_span(d, d.stack[--d.depth], end_ns, true);
-    ++incomplete_;
+    // Past the cap the span counts in events_over_cap, not here.
+    if (write_span(d, d.stack[--d.depth], end_ns, true)) ++incomplete_;
   }
 }
 
@@ -589,31 +710,54 @@ std::uint64_t TraceWriter::events_dropped() const noexcept {
   return total;
 }
 
-void TraceWriter::write_dropped_counter() {
-  const std::uint64_t total_dropped = events_dropped();
-  if (total_dropped == last_dropped_) return;
-  last_dropped_ = total_dropped;
-  event_prefix();
-  buf_.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":\"jitscope.dropped_events\",\"ts\":");
-  append_us(buf_, monotonic_ns());
-  buf_.append(",\"pid\":");
-  append_int(buf_, info_.pid);
-  buf_.append(",\"tid\":0,\"args\":{\"value\":");
-  append_uint(buf_, total_dropped);
-  buf_.append("}}");
+void TraceWriter::append_dropped_counter(std::string& out, std::uint64_t total) {
+  out.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":\"jitscope.dropped_events\",\"ts\":");
+  append_us(out, monotonic_ns());
+  out.append(",\"pid\":");
+  append_int(out, info_.pid);
+  out.append(",\"tid\":0,\"args\":{\"value\":");
+  append_uint(out, total);
+  out.append("}}");
 }
 
-void TraceWriter::end_trace(const CaptureTotals& nvtx,
-                            const std::function<void(JsonWriter&)>& extra_stats) {
+void TraceWriter::write_dropped_counter() {
+  // Capped: only the trailer's last value goes in.
+  if (capped_) return;
+  const std::uint64_t total_dropped = events_dropped();
+  if (total_dropped == last_dropped_) return;
+  event_prefix();
+  append_dropped_counter(buf_, total_dropped);
+  if (commit(false)) last_dropped_ = total_dropped;
+}
+
+namespace {
+
+void append_thread_entry(JsonWriter& w, const ThreadSummary& s) {
+  w.begin_object();
+  w.member("tid", s.tid);
+  w.member("name", std::string_view(s.name));
+  w.member("events", s.events);
+  w.member("dropped", s.dropped);
+  if (s.args_dropped != 0) w.member("args_dropped", s.args_dropped);
+  if (s.unbalanced_ends != 0) w.member("unbalanced_ends", s.unbalanced_ends);
+  if (s.truncated != 0) w.member("strings_truncated", s.truncated);
+  w.end_object();
+}
+
+}  // namespace
+
+void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
+                               const std::function<void(JsonWriter&)>* extra_stats,
+                               std::size_t threads) {
+  threads = std::min(threads, summaries_.size());
   std::uint64_t args_dropped = 0, unbalanced = 0, truncated = 0;
   for (const ThreadSummary& s : summaries_) {
     args_dropped += s.args_dropped;
     unbalanced += s.unbalanced_ends;
     truncated += s.truncated;
   }
-  write_dropped_counter();
-  event_prefix();
-  JsonWriter w(buf_);
+  out.append(",\n");
+  JsonWriter w(out);
   w.begin_object();
   w.member("ph", "M");
   w.member("name", "jitscope_stats");
@@ -629,6 +773,20 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx,
   w.member("unbalanced_ends", unbalanced);
   w.member("strings_truncated", truncated);
   w.member("decode_errors", decode_errors_);
+  if (info_.max_trace_bytes != 0) {
+    w.key("trace_cap");
+    w.begin_object();
+    w.member("max_bytes", info_.max_trace_bytes);
+    w.member("reached", capped_);
+    if (capped_) {
+      w.key("reached_ts");  // when, on the events' time axis (µs)
+      w.value_us(capped_at_ns_);
+    }
+    w.member("events_not_written", over_cap_);    // as counted in events_written
+    w.member("metadata_not_written", other_over_cap_);  // names, flows
+    w.end_object();
+  }
+  if (info_.rotate_bytes != 0) w.member("trace_files", part_ + 1);
   w.key("nvtx_capture");
   w.begin_object();
   w.member("ranges", nvtx.ranges);
@@ -639,24 +797,65 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx,
   w.member("unknown_range_ends", nvtx.unknown_ends);
   w.member("dropped", nvtx.dropped);
   w.end_object();
-  if (extra_stats) extra_stats(w);
+  if (extra_stats != nullptr && *extra_stats) (*extra_stats)(w);
+  const bool all_threads = threads == summaries_.size();
+  if (extra_stats == nullptr || !all_threads) {
+    w.key("trimmed_for_cap");  // left out to stay under the cap
+    w.begin_array();
+    if (extra_stats == nullptr) w.value("extra_stats");
+    if (!all_threads) w.value("threads");
+    w.end_array();
+  }
   w.key("threads");
   w.begin_array();
-  for (const ThreadSummary& s : summaries_) {
-    w.begin_object();
-    w.member("tid", s.tid);
-    w.member("name", std::string_view(s.name));
-    w.member("events", s.events);
-    w.member("dropped", s.dropped);
-    if (s.args_dropped != 0) w.member("args_dropped", s.args_dropped);
-    if (s.unbalanced_ends != 0) w.member("unbalanced_ends", s.unbalanced_ends);
-    if (s.truncated != 0) w.member("strings_truncated", s.truncated);
-    w.end_object();
-  }
+  for (std::size_t i = 0; i < threads; ++i) append_thread_entry(w, summaries_[i]);
   w.end_array();
+  if (!all_threads) {
+    w.member("threads_omitted", static_cast<std::uint64_t>(summaries_.size() - threads));
+  }
   w.end_object();
   w.end_object();
-  buf_.append("\n]\n");
+}
+
+void TraceWriter::end_trace(const CaptureTotals& nvtx,
+                            const std::function<void(JsonWriter&)>& extra_stats) {
+  if (ended_) return;
+  ended_ = true;
+  rotate_pending_ = false;  // the trailer ends the file being written
+  // Straight into buf_, past commit(): the cap kept room for it. Should
+  // that room be short (the extra stats are not bounded; threads first seen
+  // once the trace was full widen the stats after the fact), it is written
+  // again with less: without the extra stats, then with the threads that fit.
+  const std::size_t at = buf_.size();
+  const std::uint64_t dropped = events_dropped();
+  const auto render = [&](bool extra, std::size_t threads) {
+    buf_.resize(at);
+    if (dropped != last_dropped_) {
+      buf_.append(",\n");
+      append_dropped_counter(buf_, dropped);
+    }
+    append_stats(buf_, nvtx, extra ? &extra_stats : nullptr, threads);
+    buf_.append(kCloseFile);
+    return info_.max_trace_bytes == 0 || total() <= info_.max_trace_bytes;
+  };
+  const std::size_t n = summaries_.size();
+  if (!render(true, n) && !render(false, n)) {
+    // The threads in the order they came, as many as fit.
+    std::size_t fit = 0;
+    if (render(false, 0)) {
+      std::uint64_t room = info_.max_trace_bytes - total();
+      std::string entry;
+      for (; fit < n; ++fit) {
+        entry.clear();
+        JsonWriter w(entry);
+        append_thread_entry(w, summaries_[fit]);
+        if (entry.size() + 1 > room) break;
+        room -= entry.size() + 1;
+      }
+    }
+    while (!render(false, fit) && fit > 0) --fit;
+  }
+  last_dropped_ = dropped;
   flush();
 }
 

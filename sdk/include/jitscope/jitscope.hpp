@@ -162,7 +162,7 @@ struct Config {
 struct SessionStats {
   std::string output_path;
   std::string metrics_path;           // empty: no metrics file
-  std::uint64_t events_written = 0;   // X + I + C events in the file
+  std::uint64_t events_written = 0;   // X + I + C events in the file(s), not those over the cap
   std::uint64_t events_dropped = 0;   // lost to full rings (kDrop), all threads
   std::uint64_t spans_incomplete = 0; // spans still open at stop, written as such
   std::uint64_t threads = 0;          // threads that recorded anything

@@ -1,0 +1,67 @@
+// Crash safety: on a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
+// SIGILL) or std::terminate, the crashing thread hands the flush to the
+// flusher and waits for it, then the signal goes on to whatever handled it
+// before jitscope (the default: the process dies of it, exit status unchanged).
+//
+// Why the flusher writes, not the crashing thread: the crashing thread may
+// hold any lock (malloc's included) and runs in a signal handler, where only
+// async-signal-safe calls are allowed. The handler itself only does atomics,
+// write(2) on an eventfd, clock_gettime, nanosleep, sigaction and raise. The
+// flusher is a healthy thread; in its crash cycle it try-locks every lock a
+// host thread can hold (the thread registry, the metadata list, the metrics
+// queue) and skips what it cannot take, so a crash inside jitscope's own
+// cold paths costs only that part. It never waits for CUPTI. The handler
+// waits at most kCrashFlushTimeout, so a flusher that is stuck (a full disk
+// on NFS, a malloc lock shared with the crashed thread) delays the crash,
+// never hangs it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace jitscope::detail {
+
+inline constexpr std::chrono::milliseconds kCrashFlushTimeout{5000};
+
+// What crashed, for the trace. Filled by the crashing thread before it wakes
+// the flusher; read by the flusher after it sees the request (acquire).
+struct CrashInfo {
+  int signo = 0;             // 0: std::terminate
+  int code = 0;              // siginfo's si_code
+  std::uintptr_t address = 0;  // si_addr, for faults
+  int tid = 0;               // the crashing thread
+  std::uint64_t monotonic_ns = 0;
+  char exception[256] = {};  // std::terminate: the active exception, if any
+};
+
+// Installs the signal handlers and the terminate handler once per process
+// (idempotent; later sessions reuse them). Handlers installed before are
+// remembered and run after the flush; handlers installed later that chain
+// to the previous one reach ours.
+void install_crash_handlers() noexcept;
+
+// The eventfd the flusher sleeps on: one per process, made on first use and
+// never closed (a crashing thread may write to it at any time), except in a
+// forked child, whose copy is the parent's. -1 if it cannot be made.
+int flusher_wake_fd() noexcept;
+// Wakes the flusher (async-signal-safe).
+void wake_flusher() noexcept;
+
+// A session with crash_handler on arms the handoff as its flusher starts;
+// the flusher then says its thread id (a crash on it must not wait for itself).
+void crash_arm() noexcept;
+void crash_set_flusher_tid(int tid) noexcept;
+// Once the flusher has finished: a crash then only chains.
+void crash_disarm() noexcept;
+// In a forked child: no flusher, and the parent's eventfd is not ours.
+void crash_forget_in_child() noexcept;
+
+// The flusher's side: the crash to write now, or nullptr.
+const CrashInfo* crash_requested() noexcept;
+// The flusher has written everything it could; the crashing thread goes on.
+void crash_flush_done() noexcept;
+
+// The signal's name ("SIGSEGV"), or "std::terminate" for 0.
+const char* crash_signal_name(int signo) noexcept;
+
+}  // namespace jitscope::detail

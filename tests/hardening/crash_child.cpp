@@ -1,0 +1,153 @@
+// A host that crashes mid-session, for crash_test.cpp.
+//   crash_child <trace> <how> [marker-file]
+// how: segv | bus | fpe | ill | abort | terminate (real faults, not raise),
+//      sent_segv | sent_bus (kill/raise of a fatal signal),
+//      host-before | host-after (a SIGSEGV with a host handler installed
+//      before / after the session, both chaining), no-handler (a SIGSEGV with
+//      Config::crash_handler off), sigkill (prints "ready" and waits to be
+//      killed).
+// Before crashing it has ended kEndedSpans spans named "ended", and holds
+// open "outer" > "inner" on the main thread and "worker_open" on a worker.
+#include <jitscope/jitscope.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace {
+
+constexpr int kEndedSpans = 1000;
+
+const char* g_marker = nullptr;
+struct sigaction g_before_us {};  // host-after: what was there when the host installed
+
+void write_marker(const char* text) {
+  const int fd = ::open(g_marker, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  (void)!::write(fd, text, std::strlen(text));
+  ::close(fd);
+}
+
+// host-before: marks, then lets the fault happen again with the default.
+void host_handler_first(int signo, siginfo_t*, void*) {
+  write_marker("host-before\n");
+  ::signal(signo, SIG_DFL);
+}
+
+// host-after: marks, then chains to whatever was installed before it (ours).
+void host_handler_chaining(int signo, siginfo_t* info, void* context) {
+  write_marker("host-after\n");
+  if ((g_before_us.sa_flags & SA_SIGINFO) != 0 && g_before_us.sa_sigaction != nullptr) {
+    g_before_us.sa_sigaction(signo, info, context);
+  } else {
+    ::signal(signo, SIG_DFL);
+  }
+}
+
+void install_host_handler(void (*handler)(int, siginfo_t*, void*), struct sigaction* previous) {
+  struct sigaction action {};
+  action.sa_sigaction = handler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGSEGV, &action, previous);
+}
+
+[[gnu::noinline]] void fault_segv() {
+  // A real access fault (si_code SEGV_ACCERR), not a raise().
+  void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  *static_cast<volatile int*>(page) = 1;
+}
+
+[[gnu::noinline]] void fault_bus() {
+  // Reading a mapped page past the end of a file: BUS_ADRERR.
+  FILE* f = std::tmpfile();
+  void* page = ::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, ::fileno(f), 0);
+  std::printf("%d\n", *static_cast<volatile int*>(page));
+}
+
+[[gnu::noinline]] int fault_fpe(int zero) {
+  // idiv by zero, in assembly: C++ division by zero is UB the compiler (and
+  // UBSan) would get to first.
+  int quotient = 1;
+  int high = 0;
+  asm volatile("idivl %2" : "+a"(quotient), "+d"(high) : "r"(zero));
+  return quotient;
+}  // FPE_INTDIV
+
+[[noreturn]] void throw_uncaught() { throw std::runtime_error("boom"); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  const std::string how = argv[2];
+  g_marker = argc > 3 ? argv[3] : "/dev/null";
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // a crash test must not leave core files
+
+  if (how == "host-before") install_host_handler(host_handler_first, nullptr);
+
+  jitscope::Config cfg;
+  cfg.output_path = argv[1];
+  cfg.overflow = jitscope::OverflowPolicy::kBlock;
+  cfg.flush_interval = std::chrono::milliseconds(20);
+  cfg.crash_handler = how != "no-handler";
+  cfg.cupti = jitscope::CuptiMode::kOff;
+  if (!jitscope::start(cfg)) return 3;
+
+  if (how == "host-after") install_host_handler(host_handler_chaining, &g_before_us);
+
+  jitscope::set_thread_name("crashing thread");
+  for (int i = 0; i < kEndedSpans; ++i) {
+    jitscope::Span span("ended", {{"i", i}});
+  }
+  std::atomic<bool> worker_open{false};
+  std::thread worker([&] {
+    jitscope::set_thread_name("worker");
+    jitscope::Span span("worker_open");
+    worker_open.store(true);
+    for (;;) ::pause();  // open until the process ends
+  });
+  worker.detach();
+  while (!worker_open.load()) std::this_thread::yield();
+
+  jitscope::Span outer("outer");
+  jitscope::Span inner("inner", {{"step", "lowering"}});
+
+  if (how == "sigkill") {
+    // Two flush intervals: everything above is in the file before "ready".
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (;;) ::pause();
+  }
+  if (how == "segv" || how == "host-before" || how == "host-after" || how == "no-handler") {
+    if (how == "no-handler") std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    fault_segv();
+  } else if (how == "bus") {
+    fault_bus();
+  } else if (how == "fpe") {
+    std::printf("%d\n", fault_fpe(0));
+  } else if (how == "ill") {
+    __builtin_trap();  // ud2 on x86-64: SIGILL
+  } else if (how == "abort") {
+    std::abort();
+  } else if (how == "sent_segv") {
+    ::kill(::getpid(), SIGSEGV);  // sent, not a fault: returning would go on
+  } else if (how == "sent_bus") {
+    ::raise(SIGBUS);
+  } else if (how == "terminate") {
+    throw_uncaught();
+  }
+  return 4;  // not reached for a known `how`
+}
