@@ -210,7 +210,12 @@ inline char* put_double(char* d, double v) {
     return d + 4;
   }
   // The shortest form is at most 24 chars ("-2.2250738585072014e-308"); forms such as
-  // "1e+300" and "-0" are valid JSON numbers.
+  // "1e+300" and "-0" are valid JSON numbers. From 2^63 up in magnitude it always has an
+  // exponent: the plain shortest form of e.g. 2^65 is the integer 36893488147419103232, which
+  // parsers that keep integers in 64 bits (simdjson: jitscope-report, jitscope-merge) reject.
+  if (std::fabs(v) >= 0x1p63) {
+    return std::to_chars(d, d + kNumberRoom, v, std::chars_format::scientific).ptr;
+  }
   return std::to_chars(d, d + kNumberRoom, v).ptr;
 }
 

@@ -43,8 +43,8 @@ void append_json_string(std::string& out, std::string_view s);
 void append_us(std::string& out, std::uint64_t ns);
 void append_int(std::string& out, std::int64_t v);
 void append_uint(std::string& out, std::uint64_t v);
-// Shortest round-trip form; NaN and infinities become null since JSON has no spelling
-// for them.
+// Shortest round-trip form (with an exponent from 2^63 up in magnitude, so that no integer
+// token exceeds 64 bits); NaN and infinities become null since JSON has no spelling for them.
 void append_double(std::string& out, double v);
 
 // Internal to JsonWriter. Formatting time is dominated by the fixed cost of each std::string

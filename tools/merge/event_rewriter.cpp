@@ -28,6 +28,17 @@ bool to_int(std::string_view token, std::int64_t* v) {
 // A scalar's raw token without the white space simdjson leaves after it.
 std::string_view token_of(ondemand::value v) { return trim_json_ws(v.raw_json_token()); }
 
+// The same, but empty for an object or array (an id no writer uses): the raw token of a
+// container is only its opening bracket, and a splice over it would break the event.
+std::string_view scalar_token_of(ondemand::value v) {
+  ondemand::json_type type;
+  if (v.type().get(type) != simdjson::SUCCESS || type == ondemand::json_type::object ||
+      type == ondemand::json_type::array) {
+    return {};
+  }
+  return token_of(v);
+}
+
 // The string value of `v`, unescaped, or empty when it is not a string.
 std::string_view string_of(ondemand::value v) {
   std::string_view s;
@@ -224,14 +235,14 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
     } else if (key == "ts") {
       ts = token_of(value);
     } else if (key == "id") {
-      id = token_of(value);
+      id = scalar_token_of(value);
     } else if (key == "bind_id") {
-      bind_id = token_of(value);
+      bind_id = scalar_token_of(value);
     } else if (key == "id2") {
       ondemand::object id2;
       if (value.get_object().get(id2) == simdjson::SUCCESS) {
         ondemand::value g;
-        if (id2["global"].get(g) == simdjson::SUCCESS) global_id = token_of(g);
+        if (id2["global"].get(g) == simdjson::SUCCESS) global_id = scalar_token_of(g);
       }
     } else if (key == "args") {
       ondemand::object a;
