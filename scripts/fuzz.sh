@@ -59,7 +59,9 @@ if ! cmake --build --preset fuzz -j "${FUZZ_BUILD_JOBS:-2}" >"$build/logs/build.
 fi
 echo "fuzz.sh: configured and built the fuzzers in $((SECONDS - start)) s; fuzzing ${targets[*]} for ${seconds} s each, ${jobs_at_once} at a time"
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/jitscope-fuzz.XXXXXX")"
+# New units go to a fresh folder of our own build tree (not /tmp, which other
+# jobs on a shared machine clean up by name), removed at the end.
+work="$(mktemp -d "$PWD/$build/units.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 # The largest input each target is given: enough for a few dozen events.
