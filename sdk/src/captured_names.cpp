@@ -96,10 +96,16 @@ void name_captured_category(CapturedDomain* domain, std::uint32_t id,
   }
 }
 
-bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out) {
+bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out,
+                            bool try_only) {
   if (domain == nullptr) domain = captured_default_domain();
   Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
+  std::unique_lock<std::mutex> lock(r.mutex, std::defer_lock);
+  if (!try_only) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return false;
+  }
   auto it = domain->categories.find(id);
   if (it == domain->categories.end()) return false;
   out = it->second;

@@ -36,8 +36,10 @@ inline constexpr std::size_t kMaxCapturedStrings = 1u << 20;
 // Names category number `id` of `domain` (renaming is allowed: last wins).
 void name_captured_category(CapturedDomain* domain, std::uint32_t id,
                             std::string_view name) noexcept;
-// The category's name, or false if it was never named.
-bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out);
+// The category's name, or false if it was never named. try_only (a crash
+// cycle, where the crashed thread may hold the lock): false if it is locked.
+bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out,
+                            bool try_only = false);
 
 // fork() support: the registry's lock held across fork.
 void lock_captured_names_for_fork() noexcept;

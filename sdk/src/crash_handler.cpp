@@ -1,14 +1,16 @@
 #include "crash_handler.hpp"
 
 #include <cxxabi.h>
+#include <linux/futex.h>
 #include <signal.h>
-#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -21,16 +23,21 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL};
 constexpr std::size_t kSignalCount = sizeof kFatalSignals / sizeof kFatalSignals[0];
 
 // What a crash is at: claimed (a crashing thread fills g_info), requested
-// (the flusher may read it), done (the flusher wrote what it could).
+// (the flusher may read it), done (the flusher wrote what it could, or gave up).
 enum Phase : int { kIdle = 0, kClaimed = 1, kRequested = 2, kDone = 3 };
 
-// Written once by install_crash_handlers before any handler can run.
+// Written by install_crash_handlers before our handler for that signal is in
+// place, never after: a handler reads them without a lock.
 struct sigaction g_previous[kSignalCount];
-std::terminate_handler g_previous_terminate = nullptr;
+// Set by a handler that handed its signal back to g_previous (chaining);
+// install_crash_handlers then puts ours back for the next session.
+std::atomic<bool> g_unhooked[kSignalCount];
+std::atomic<std::terminate_handler> g_previous_terminate{nullptr};
 std::atomic<bool> g_installed{false};
 
-std::atomic<int> g_wake_fd{-1};
+std::atomic<std::uint32_t> g_wake_count{0};
 std::atomic<bool> g_armed{false};
+std::atomic<pid_t> g_armed_pid{0};  // a child made without fork's handlers is not armed
 std::atomic<int> g_flusher_tid{0};
 std::atomic<int> g_phase{kIdle};
 CrashInfo g_info;  // written by the claiming thread only, before kRequested
@@ -42,12 +49,29 @@ std::uint64_t monotonic_now() noexcept {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+int current_tid() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+
+// Armed for this process: a session's flusher will answer a crash.
+bool armed_here() noexcept {
+  // acquire: pairs with crash_arm's release.
+  return g_armed.load(std::memory_order_acquire) &&
+         g_armed_pid.load(std::memory_order_relaxed) == ::getpid();
+}
+
 // The handoff. Only async-signal-safe calls: see crash_handler.hpp.
 void flush_for_crash(int signo, const siginfo_t* info, const char* exception) noexcept {
-  const int tid = static_cast<int>(::syscall(SYS_gettid));
-  // acquire: pairs with crash_arm's release.
-  if (!g_armed.load(std::memory_order_acquire)) return;
-  if (tid == g_flusher_tid.load(std::memory_order_relaxed)) return;
+  if (!armed_here()) return;
+  const int tid = current_tid();
+  if (tid == g_flusher_tid.load(std::memory_order_relaxed)) {
+    // The flusher itself crashed. If it was writing another thread's crash,
+    // that thread goes on now and dies of its own signal; the flusher stays
+    // here so that its fault does not end the process first.
+    if (g_phase.load(std::memory_order_acquire) == kRequested) {
+      g_phase.store(kDone, std::memory_order_release);
+      for (;;) ::pause();
+    }
+    return;
+  }
   int phase = kIdle;
   if (g_phase.compare_exchange_strong(phase, kClaimed, std::memory_order_acq_rel)) {
     g_info.signo = signo;
@@ -71,27 +95,44 @@ void flush_for_crash(int signo, const siginfo_t* info, const char* exception) no
     wake_flusher();
   } else if (phase == kDone) {
     return;  // already written (std::terminate, then its abort)
+  } else if (phase == kRequested && g_info.tid == tid) {
+    return;  // this thread already waited once (std::terminate, then its abort)
   }
-  // Ours or another thread's crash: wait for the flusher, bounded.
+  // Ours or another thread's crash: wait for the flusher, bounded, and no
+  // longer than it runs.
   const std::uint64_t deadline =
       monotonic_now() + static_cast<std::uint64_t>(kCrashFlushTimeout.count()) * 1'000'000u;
-  while (g_phase.load(std::memory_order_acquire) != kDone && monotonic_now() < deadline) {
+  while (g_phase.load(std::memory_order_acquire) != kDone &&
+         g_armed.load(std::memory_order_acquire) && monotonic_now() < deadline) {
     timespec pause{0, 1'000'000};  // 1 ms
     ::nanosleep(&pause, nullptr);
   }
+}
+
+// Whether returning from the handler re-runs what raised the signal: a
+// fault's instruction does; a sent signal (kill, raise, abort: si_code <= 0)
+// and an asynchronous machine-check report do not.
+bool signal_repeats(int signo, const siginfo_t* info) noexcept {
+  if (info == nullptr || info->si_code <= 0 || signo == SIGABRT) return false;
+#ifdef BUS_MCEERR_AO
+  if (signo == SIGBUS && info->si_code == BUS_MCEERR_AO) return false;
+#endif
+  return true;
 }
 
 void on_fatal_signal(int signo, siginfo_t* info, void* /*context*/) {
   const int saved_errno = errno;
   flush_for_crash(signo, info, nullptr);
   // Chain: the disposition from before us comes back, and the signal happens
-  // again under it. A fault (si_code > 0) re-runs its instruction when we
-  // return; a sent signal (kill, raise, abort) is sent again, and stays
-  // pending until we return, as it is blocked in its own handler.
+  // again under it. A fault re-runs its instruction when we return; a sent
+  // signal is sent again, and stays pending until we return, as it is
+  // blocked in its own handler.
   for (std::size_t i = 0; i < kSignalCount; ++i) {
-    if (kFatalSignals[i] == signo) ::sigaction(signo, &g_previous[i], nullptr);
+    if (kFatalSignals[i] != signo) continue;
+    g_unhooked[i].store(true, std::memory_order_relaxed);
+    ::sigaction(signo, &g_previous[i], nullptr);
   }
-  if (info == nullptr || info->si_code <= 0) ::raise(signo);
+  if (!signal_repeats(signo, info)) ::raise(signo);
   errno = saved_errno;
 }
 
@@ -121,56 +162,110 @@ void describe_current_exception(char* out, std::size_t size) noexcept {
 }
 
 [[noreturn]] void on_terminate() {
-  char exception[sizeof CrashInfo::exception];
-  describe_current_exception(exception, sizeof exception);
-  flush_for_crash(0, nullptr, exception);
-  if (g_previous_terminate != nullptr) g_previous_terminate();
+  if (armed_here()) {
+    char exception[sizeof CrashInfo::exception];
+    describe_current_exception(exception, sizeof exception);
+    flush_for_crash(0, nullptr, exception);
+  }
+  const std::terminate_handler previous = g_previous_terminate.load(std::memory_order_acquire);
+  if (previous != nullptr) previous();
   std::abort();
 }
 
 // A stack for the handlers on the thread that started the first session, so
 // that a stack overflow there (deep recursion in a compiler) still flushes.
-// Other threads use one only if the host gave them one.
-alignas(16) char g_alt_stack[64 * 1024];
+// Other threads use one only if the host gave them one. A guard page below
+// it: a handler that overruns it faults instead of writing over memory.
+constexpr std::size_t kAltStackBytes = 64 * 1024;
+
+void install_alt_stack() noexcept {
+  stack_t current{};
+  if (::sigaltstack(nullptr, &current) != 0 || (current.ss_flags & SS_DISABLE) == 0) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const std::size_t page = page_size > 0 ? static_cast<std::size_t>(page_size) : 4096;
+  std::size_t size = kAltStackBytes;
+#ifdef _SC_SIGSTKSZ
+  const long minimum = ::sysconf(_SC_SIGSTKSZ);  // grows with the CPU's vector state
+  if (minimum > 0 && static_cast<std::size_t>(minimum) * 4 > size) {
+    size = static_cast<std::size_t>(minimum) * 4;
+  }
+#endif
+  size = (size + page - 1) / page * page;
+  void* mapping = ::mmap(nullptr, size + page, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapping == MAP_FAILED) return;  // no alternate stack: a stack overflow is not flushed
+  (void)::mprotect(mapping, page, PROT_NONE);  // stacks grow down: the guard is the low page
+  stack_t ours{};
+  ours.ss_sp = static_cast<char*>(mapping) + page;
+  ours.ss_size = size;
+  if (::sigaltstack(&ours, nullptr) != 0) ::munmap(mapping, size + page);
+}
+
+struct sigaction our_action() noexcept {
+  struct sigaction action {};
+  action.sa_sigaction = on_fatal_signal;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  // No second fatal signal on this thread while it waits for the flush.
+  sigemptyset(&action.sa_mask);
+  for (int signo : kFatalSignals) sigaddset(&action.sa_mask, signo);
+  return action;
+}
+
+bool same_disposition(const struct sigaction& a, const struct sigaction& b) noexcept {
+  if ((a.sa_flags & SA_SIGINFO) != (b.sa_flags & SA_SIGINFO)) return false;
+  return (a.sa_flags & SA_SIGINFO) != 0 ? a.sa_sigaction == b.sa_sigaction
+                                        : a.sa_handler == b.sa_handler;
+}
 
 }  // namespace
 
 void install_crash_handlers() noexcept {
-  if (g_installed.exchange(true, std::memory_order_acq_rel)) return;
+  const struct sigaction ours = our_action();
+  if (g_installed.exchange(true, std::memory_order_acq_rel)) {
+    // Callers hold the session control lock: no two re-install at once.
+    for (std::size_t i = 0; i < kSignalCount; ++i) {
+      if (!g_unhooked[i].load(std::memory_order_relaxed)) continue;
+      struct sigaction current {};
+      if (::sigaction(kFatalSignals[i], nullptr, &current) != 0) continue;
+      // The host put its own in since: that is its choice, and it may chain to us.
+      if (!same_disposition(current, g_previous[i])) continue;
+      g_unhooked[i].store(false, std::memory_order_relaxed);
+      ::sigaction(kFatalSignals[i], &ours, nullptr);
+    }
+    return;
+  }
   for (std::size_t i = 0; i < kSignalCount; ++i) {
-    struct sigaction action {};
-    action.sa_sigaction = on_fatal_signal;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(kFatalSignals[i], &action, &g_previous[i]);
+    // The previous disposition is saved before ours is in place, so that a
+    // crash on another thread in between never finds it unset.
+    if (::sigaction(kFatalSignals[i], nullptr, &g_previous[i]) != 0) continue;
+    ::sigaction(kFatalSignals[i], &ours, nullptr);
   }
-  g_previous_terminate = std::set_terminate(on_terminate);
-  stack_t current{};
-  if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE) != 0) {
-    stack_t ours{};
-    ours.ss_sp = g_alt_stack;
-    ours.ss_size = sizeof g_alt_stack;
-    ::sigaltstack(&ours, nullptr);
-  }
+  g_previous_terminate.store(std::get_terminate(), std::memory_order_release);
+  const std::terminate_handler replaced = std::set_terminate(on_terminate);
+  if (replaced != on_terminate) g_previous_terminate.store(replaced, std::memory_order_release);
+  install_alt_stack();
 }
 
-int flusher_wake_fd() noexcept {
-  int fd = g_wake_fd.load(std::memory_order_acquire);
-  if (fd >= 0) return fd;
-  // Callers hold the session control lock: no two make one.
-  fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd >= 0) g_wake_fd.store(fd, std::memory_order_release);
-  return fd;
+std::uint32_t flusher_wake_count() noexcept {
+  // acquire: what the waker did before waking is seen after this read.
+  return g_wake_count.load(std::memory_order_acquire);
+}
+
+void flusher_sleep(std::uint32_t seen, std::chrono::milliseconds timeout) noexcept {
+  const auto ms = timeout.count() > 0 ? timeout.count() : 0;
+  timespec relative{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
+  // Returns at once if a wake came after `seen` was read (EAGAIN); a spurious
+  // or EINTR return only means an early flush cycle.
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_wake_count),
+                  FUTEX_WAIT_PRIVATE, seen, &relative, nullptr, 0);
 }
 
 void wake_flusher() noexcept {
-  const int fd = g_wake_fd.load(std::memory_order_acquire);
-  if (fd < 0) return;
-  const std::uint64_t one = 1;
   const int saved = errno;
-  // EAGAIN: the counter is full, so the flusher is awake anyway.
-  while (::write(fd, &one, sizeof one) < 0 && errno == EINTR) {
-  }
+  // release: pairs with flusher_wake_count's acquire.
+  g_wake_count.fetch_add(1, std::memory_order_release);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_wake_count),
+                  FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
   errno = saved;
 }
 
@@ -179,6 +274,7 @@ void crash_set_flusher_tid(int tid) noexcept { g_flusher_tid.store(tid, std::mem
 void crash_arm() noexcept {
   g_phase.store(kIdle, std::memory_order_relaxed);
   g_flusher_tid.store(0, std::memory_order_relaxed);
+  g_armed_pid.store(::getpid(), std::memory_order_relaxed);
   // release: a crashing thread that sees armed sees the phase reset.
   g_armed.store(true, std::memory_order_release);
 }
@@ -188,8 +284,6 @@ void crash_disarm() noexcept { g_armed.store(false, std::memory_order_release); 
 void crash_forget_in_child() noexcept {
   g_armed.store(false, std::memory_order_relaxed);
   g_phase.store(kIdle, std::memory_order_relaxed);
-  const int fd = g_wake_fd.exchange(-1, std::memory_order_relaxed);
-  if (fd >= 0) ::close(fd);
 }
 
 const CrashInfo* crash_requested() noexcept {

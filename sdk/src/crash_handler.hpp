@@ -6,7 +6,7 @@
 // Why the flusher writes, not the crashing thread: the crashing thread may
 // hold any lock (malloc's included) and runs in a signal handler, where only
 // async-signal-safe calls are allowed. The handler itself only does atomics,
-// write(2) on an eventfd, clock_gettime, nanosleep, sigaction and raise. The
+// futex(2), getpid, gettid, clock_gettime, nanosleep, sigaction and raise. The
 // flusher is a healthy thread; in its crash cycle it try-locks every lock a
 // host thread can hold (the thread registry, the metadata list, the metrics
 // queue) and skips what it cannot take, so a crash inside jitscope's own
@@ -37,14 +37,17 @@ struct CrashInfo {
 // Installs the signal handlers and the terminate handler once per process
 // (idempotent; later sessions reuse them). Handlers installed before are
 // remembered and run after the flush; handlers installed later that chain
-// to the previous one reach ours.
+// to the previous one reach ours. A signal whose handler was handed back to
+// the previous one (a crash the host survived, e.g. by siglongjmp) gets ours
+// again here, unless the host has installed another since.
 void install_crash_handlers() noexcept;
 
-// The eventfd the flusher sleeps on: one per process, made on first use and
-// never closed (a crashing thread may write to it at any time), except in a
-// forked child, whose copy is the parent's. -1 if it cannot be made.
-int flusher_wake_fd() noexcept;
-// Wakes the flusher (async-signal-safe).
+// The flusher's sleep: a futex word, not a file descriptor, so that a host
+// closing descriptors it did not open cannot make the flusher spin or a wake
+// land in the host's file. wake_flusher() is async-signal-safe.
+std::uint32_t flusher_wake_count() noexcept;
+// Sleeps until wake_flusher() is called after `seen` was read, or `timeout`.
+void flusher_sleep(std::uint32_t seen, std::chrono::milliseconds timeout) noexcept;
 void wake_flusher() noexcept;
 
 // A session with crash_handler on arms the handoff as its flusher starts;
@@ -53,7 +56,7 @@ void crash_arm() noexcept;
 void crash_set_flusher_tid(int tid) noexcept;
 // Once the flusher has finished: a crash then only chains.
 void crash_disarm() noexcept;
-// In a forked child: no flusher, and the parent's eventfd is not ours.
+// In a forked child: no flusher to hand a crash to.
 void crash_forget_in_child() noexcept;
 
 // The flusher's side: the crash to write now, or nullptr.

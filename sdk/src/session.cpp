@@ -17,12 +17,12 @@
 #include <jitscope/jitscope.hpp>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/syscall.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -63,6 +63,21 @@ std::string boot_id() {
   return id;
 }
 
+// How long a crash cycle keeps trying a lock a host thread may hold: a thread
+// other than the crashed one lets go within it; the crashed one never does.
+// Three such locks stay well inside kCrashFlushTimeout.
+constexpr std::chrono::milliseconds kCrashLockPatience{200};
+
+template <class TryTake>
+bool try_for_a_moment(TryTake&& try_take) {
+  const auto deadline = std::chrono::steady_clock::now() + kCrashLockPatience;
+  while (!try_take()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 class Session {
  public:
   Session(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
@@ -84,7 +99,7 @@ class Session {
   void write_metrics(bool try_only = false) {
     if (!metrics_) return;
     if (try_only) {
-      if (!try_take_metrics_lines(metrics_batch_)) return;
+      if (!try_for_a_moment([&] { return try_take_metrics_lines(metrics_batch_); })) return;
     } else {
       take_metrics_lines(metrics_batch_);
     }
@@ -174,6 +189,7 @@ class Session {
       gpu_ = &gpu;
       writer.begin_trace();
       std::vector<ThreadState*> threads;
+      wake_seen_ = flusher_wake_count();
       for (;;) {
         sleep_until_woken();
         if (config_.crash_handler) crash = crash_requested();
@@ -235,15 +251,11 @@ class Session {
     crash_flush_done();
   }
 
-  // Sleeps one flush interval, or until stop() or a crash wakes it.
+  // Sleeps one flush interval, or until stop() or a crash wakes it. A wake
+  // between two sleeps is not lost: wake_seen_ was read before the flags.
   void sleep_until_woken() noexcept {
-    const int fd = flusher_wake_fd();
-    pollfd p{fd, POLLIN, 0};
-    const int ms = static_cast<int>(config_.flush_interval.count());
-    while (::poll(&p, 1, ms) < 0 && errno == EINTR) {
-    }
-    std::uint64_t count = 0;
-    (void)!::read(fd, &count, sizeof count);  // EAGAIN when it timed out
+    flusher_sleep(wake_seen_, config_.flush_interval);
+    wake_seen_ = flusher_wake_count();
   }
 
   // An instant on the crashed thread's track, at the crash, named for it.
@@ -297,9 +309,10 @@ class Session {
       take_gpu_activities(gpu_batch_);
     }
     ThreadRegistry& registry = ThreadRegistry::instance();
+    writer.set_crash_cycle(crash != nullptr);
     if (crash == nullptr) {
       registry.snapshot(threads);
-    } else if (!registry.try_snapshot(threads)) {
+    } else if (!try_for_a_moment([&] { return registry.try_snapshot(threads); })) {
       threads.clear();  // a thread crashed registering: the rings are out of reach
     }
     const std::uint64_t end_ns = crash != nullptr ? crash->monotonic_ns : monotonic_ns();
@@ -329,7 +342,7 @@ class Session {
       if (crash == nullptr) {
         lock.lock();
       } else {
-        (void)lock.try_lock();
+        (void)try_for_a_moment([&] { return lock.try_lock(); });
       }
       if (lock.owns_lock()) metadata_batch_.swap(metadata_);
     }
@@ -359,6 +372,7 @@ class Session {
   std::uint64_t start_unix_ns_ = realtime_ns();
   std::mutex mutex_;  // guards metadata_
   std::atomic<bool> stop_requested_{false};
+  std::uint32_t wake_seen_ = 0;  // the flusher's: the wake count at its last look
   std::vector<std::string> metadata_;        // guarded by mutex_
   std::vector<std::string> metadata_batch_;  // the flusher's
   std::thread thread_;
@@ -457,9 +471,6 @@ Status start(const Config& config) noexcept {
       result = Status::error("a session is already active");
     } else if (Status st = config.validate(); !st) {
       result = st;
-    } else if (flusher_wake_fd() < 0) {
-      result = Status::error(std::string("cannot make the flusher's eventfd: ") +
-                             std::strerror(errno));
     } else {
       std::string why;
       if (config.crash_handler) install_crash_handlers();

@@ -608,7 +608,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     if (!args.empty()) args.push_back(',');
     args.append("\"category\":");
     std::string category_name;
-    if (captured_category_name(domain, x.category, category_name)) {
+    if (captured_category_name(domain, x.category, category_name, crash_cycle_)) {
       append_json_string(args, category_name);
     } else {
       append_uint(args, x.category);

@@ -154,6 +154,9 @@ class TraceWriter {
   // under a cap they may be left out. Later calls do nothing.
   void end_trace(const CaptureTotals& nvtx = {},
                  const std::function<void(JsonWriter&)>& extra_stats = {});
+  // In a crash cycle the writer only tries the locks a host thread may hold
+  // (a captured category then keeps its number instead of its name).
+  void set_crash_cycle(bool on) noexcept { crash_cycle_ = on; }
   // kGpuCall records go to `gpu` (none: they are skipped).
   void set_gpu(GpuTrace* gpu) noexcept { gpu_ = gpu; }
   // A whole event object, counted in events_written (or events_over_cap).
@@ -268,6 +271,7 @@ class TraceWriter {
   bool rotate_pending_ = false;  // the file is full: the next event starts a new one
   bool capped_ = false;
   bool ended_ = false;
+  bool crash_cycle_ = false;
   std::string head_;  // the next file's head, built aside
   // The latest name event per (what, pid, tid), when rotating.
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> names_;

@@ -5,12 +5,20 @@
 //      host-before | host-after (a SIGSEGV with a host handler installed
 //      before / after the session, both chaining), no-handler (a SIGSEGV with
 //      Config::crash_handler off), sigkill (prints "ready" and waits to be
-//      killed).
+//      killed), survive (a first session, in <trace>.first.json, crashes
+//      into a host handler that siglongjmps out; then the usual crash in a
+//      second session), two-threads (a second thread faults at the same
+//      time as the main one), rotate (the session rotates at 64 KiB),
+//      close-fds (no crash: the host closes every descriptor it did not
+//      open itself but the trace's, opens the marker file, ends the
+//      session and exits 0).
 // Before crashing it has ended kEndedSpans spans named "ended", and holds
 // open "outer" > "inner" on the main thread and "worker_open" on a worker.
 #include <jitscope/jitscope.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -23,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -54,6 +63,38 @@ void host_handler_chaining(int signo, siginfo_t* info, void* context) {
   }
 }
 
+// survive: the first fault goes back to the sigsetjmp; later ones are
+// host-before's.
+sigjmp_buf g_survive_point;
+std::atomic<bool> g_survived{false};
+void host_handler_recovering(int signo, siginfo_t* info, void* context) {
+  if (!g_survived.exchange(true)) {
+    write_marker("survived\n");
+    ::siglongjmp(g_survive_point, 1);
+  }
+  host_handler_first(signo, info, context);
+}
+
+// close-fds: what a host that daemonizes or sandboxes itself does. Returns
+// the numbers closed.
+std::vector<int> close_descriptors_except(const std::string& keep_path) {
+  std::vector<int> to_close;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) std::exit(5);
+  while (dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd <= 2 || fd == ::dirfd(dir)) continue;
+    char target[4096];
+    const std::string link = std::string("/proc/self/fd/") + entry->d_name;
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n > 0 && std::string(target, static_cast<std::size_t>(n)) == keep_path) continue;
+    to_close.push_back(fd);
+  }
+  ::closedir(dir);
+  for (int fd : to_close) ::close(fd);
+  return to_close;
+}
+
 void install_host_handler(void (*handler)(int, siginfo_t*, void*), struct sigaction* previous) {
   struct sigaction action {};
   action.sa_sigaction = handler;
@@ -75,6 +116,7 @@ void install_host_handler(void (*handler)(int, siginfo_t*, void*), struct sigact
   std::printf("%d\n", *static_cast<volatile int*>(page));
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 [[gnu::noinline]] int fault_fpe(int zero) {
   // idiv by zero, in assembly: C++ division by zero is UB the compiler (and
   // UBSan) would get to first.
@@ -83,6 +125,7 @@ void install_host_handler(void (*handler)(int, siginfo_t*, void*), struct sigact
   asm volatile("idivl %2" : "+a"(quotient), "+d"(high) : "r"(zero));
   return quotient;
 }  // FPE_INTDIV
+#endif
 
 [[noreturn]] void throw_uncaught() { throw std::runtime_error("boom"); }
 
@@ -96,6 +139,22 @@ int main(int argc, char** argv) {
   ::setrlimit(RLIMIT_CORE, &no_core);  // a crash test must not leave core files
 
   if (how == "host-before") install_host_handler(host_handler_first, nullptr);
+  if (how == "survive") {
+    install_host_handler(host_handler_recovering, nullptr);
+    jitscope::Config first;
+    first.output_path = std::string(argv[1]) + ".first.json";
+    first.flush_interval = std::chrono::milliseconds(20);
+    first.cupti = jitscope::CuptiMode::kOff;
+    if (!jitscope::start(first)) return 3;
+    {
+      jitscope::Span span("before_survived");
+      // The host's handler jumps back into this frame, still live.
+      if (sigsetjmp(g_survive_point, 1) == 0) fault_segv();
+    }
+    // The host went on: the first session is over (its flusher wrote the
+    // crash); a second one must catch the next crash as well.
+    (void)jitscope::stop();
+  }
 
   jitscope::Config cfg;
   cfg.output_path = argv[1];
@@ -103,6 +162,7 @@ int main(int argc, char** argv) {
   cfg.flush_interval = std::chrono::milliseconds(20);
   cfg.crash_handler = how != "no-handler";
   cfg.cupti = jitscope::CuptiMode::kOff;
+  if (how == "rotate") cfg.rotate_bytes = 64 * 1024;
   if (!jitscope::start(cfg)) return 3;
 
   if (how == "host-after") install_host_handler(host_handler_chaining, &g_before_us);
@@ -124,6 +184,34 @@ int main(int argc, char** argv) {
   jitscope::Span outer("outer");
   jitscope::Span inner("inner", {{"step", "lowering"}});
 
+  if (how == "close-fds") {
+    const std::vector<int> closed = close_descriptors_except(argv[1]);
+    // The host's own file, under every number just closed: whatever jitscope
+    // might still use by number now lands in it.
+    const int marker = ::open(g_marker, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (marker < 0) return 6;
+    for (int fd : closed) {
+      if (fd != marker && ::dup2(marker, fd) < 0) return 6;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // flush cycles
+    inner.end();
+    outer.end();
+    const jitscope::Status stopped = jitscope::stop();
+    ::close(marker);
+    return stopped ? 0 : 7;
+  }
+  if (how == "two-threads") {
+    // Both fault at once: one crash is written, the process dies of a SIGSEGV.
+    std::atomic<bool> go{false};
+    std::thread second([&] {
+      jitscope::set_thread_name("second crasher");
+      while (!go.load()) std::this_thread::yield();
+      fault_segv();
+    });
+    second.detach();
+    go.store(true);
+    fault_segv();
+  }
   if (how == "sigkill") {
     // Two flush intervals: everything above is in the file before "ready".
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -131,15 +219,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     for (;;) ::pause();
   }
-  if (how == "segv" || how == "host-before" || how == "host-after" || how == "no-handler") {
+  if (how == "segv" || how == "survive" || how == "rotate" || how == "host-before" || how == "host-after" || how == "no-handler") {
     if (how == "no-handler") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fault_segv();
   } else if (how == "bus") {
     fault_bus();
+#if defined(__x86_64__) || defined(__i386__)
   } else if (how == "fpe") {
     std::printf("%d\n", fault_fpe(0));
   } else if (how == "ill") {
-    __builtin_trap();  // ud2 on x86-64: SIGILL
+    __builtin_trap();  // ud2 on x86: SIGILL (elsewhere it may be SIGTRAP)
+#endif
   } else if (how == "abort") {
     std::abort();
   } else if (how == "sent_segv") {
