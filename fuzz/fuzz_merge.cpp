@@ -20,7 +20,6 @@
 
 #include <event_decoder.hpp>
 #include <event_rewriter.hpp>
-#include <json_writer.hpp>
 #include <merge_plan.hpp>
 #include <trace_reader.hpp>
 
@@ -38,42 +37,6 @@ using jitscope::fuzz::MemFile;
 
 constexpr std::string_view kInputSeparator = "\n#input\n";
 constexpr std::size_t kMaxInputs = 3;
-
-// tools/merge/main.cpp merge_metadata(), kept in step with it.
-std::string merge_metadata(const std::vector<InputScan>& scans, const MergePlan& plan) {
-  std::string out;
-  jitscope::detail::JsonWriter w(out);
-  w.begin_object();
-  w.member("ph", "M");
-  w.member("name", "jitscope_merge");
-  const InputPlan& ref = plan.inputs[static_cast<std::size_t>(plan.reference)];
-  w.member("pid", ref.pid_map.empty() ? std::int64_t{0} : ref.pid_map.begin()->second);
-  w.member("tid", 0);
-  w.key("args");
-  w.begin_object();
-  w.member("reference", std::string_view(scans[static_cast<std::size_t>(plan.reference)].path));
-  w.key("inputs");
-  w.begin_array();
-  for (std::size_t i = 0; i < scans.size(); ++i) {
-    const InputPlan& p = plan.inputs[i];
-    w.begin_object();
-    w.member("rank", p.rank);
-    w.member("path", std::string_view(scans[i].path));
-    w.member("host", std::string_view(scans[i].host));
-    w.member("alignment", alignment_name(p.alignment));
-    w.member("shift_ns", p.shift_ns);
-    w.member("events", scans[i].events);
-    w.key("pids");
-    w.begin_object();
-    for (const auto& [token, pid] : p.pid_map) w.member(token, pid);
-    w.end_object();
-    w.end_object();
-  }
-  w.end_array();
-  w.end_object();
-  w.end_object();
-  return out;
-}
 
 }  // namespace
 

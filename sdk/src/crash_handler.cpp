@@ -42,6 +42,20 @@ std::atomic<int> g_flusher_tid{0};
 std::atomic<int> g_phase{kIdle};
 CrashInfo g_info;  // written by the claiming thread only, before kRequested
 
+// How the flusher thread ended: stop() waits on this word (a futex) rather
+// than only joining, because a flusher that faulted while writing a crash
+// the host then survived never returns.
+enum FlusherEnd : std::uint32_t { kFlusherRunning = 0, kFlusherReturned = 1, kFlusherParked = 2 };
+std::atomic<std::uint32_t> g_flusher_end{kFlusherRunning};
+
+void set_flusher_end(FlusherEnd end) noexcept {
+  const int saved = errno;
+  g_flusher_end.store(end, std::memory_order_release);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_flusher_end), FUTEX_WAKE_PRIVATE,
+                  INT_MAX, nullptr, nullptr, 0);
+  errno = saved;
+}
+
 std::uint64_t monotonic_now() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -65,9 +79,12 @@ void flush_for_crash(int signo, const siginfo_t* info, const char* exception) no
   if (tid == g_flusher_tid.load(std::memory_order_relaxed)) {
     // The flusher itself crashed. If it was writing another thread's crash,
     // that thread goes on now and dies of its own signal; the flusher stays
-    // here so that its fault does not end the process first.
+    // here so that its fault does not end the process first. Should the host
+    // survive that signal, stop() finds the flusher parked and lets it be.
     if (g_phase.load(std::memory_order_acquire) == kRequested) {
+      g_armed.store(false, std::memory_order_release);
       g_phase.store(kDone, std::memory_order_release);
+      set_flusher_end(kFlusherParked);
       for (;;) ::pause();
     }
     return;
@@ -117,22 +134,64 @@ bool signal_repeats(int signo, const siginfo_t* info) noexcept {
 #ifdef BUS_MCEERR_AO
   if (signo == SIGBUS && info->si_code == BUS_MCEERR_AO) return false;
 #endif
+#ifdef SEGV_MTEAERR
+  if (signo == SIGSEGV && info->si_code == SEGV_MTEAERR) return false;  // arm64 MTE, reported late
+#endif
   return true;
 }
 
-void on_fatal_signal(int signo, siginfo_t* info, void* /*context*/) {
+bool is_ignored(const struct sigaction& action) noexcept {
+  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_IGN;
+}
+
+// A handler function, not SIG_DFL or SIG_IGN.
+bool is_function(const struct sigaction& action) noexcept {
+  if ((action.sa_flags & SA_SIGINFO) != 0) return action.sa_sigaction != nullptr;
+  return action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN;
+}
+
+void on_fatal_signal(int signo, siginfo_t* info, void* context);
+
+bool ours_is_installed(int signo) noexcept {
+  struct sigaction current {};
+  return ::sigaction(signo, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) != 0 &&
+         current.sa_sigaction == on_fatal_signal;
+}
+
+void on_fatal_signal(int signo, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  std::size_t i = 0;
+  while (i < kSignalCount && kFatalSignals[i] != signo) ++i;
+  if (i == kSignalCount) return;
+  const struct sigaction& previous = g_previous[i];
+  const bool repeats = signal_repeats(signo, info);
+  // A sent signal the host ignored before jitscope is still ignored: no
+  // crash. (Not SIGABRT: abort() raises it again under SIG_DFL.)
+  if (!repeats && signo != SIGABRT && is_ignored(previous)) {
+    errno = saved_errno;
+    return;
+  }
   flush_for_crash(signo, info, nullptr);
+  if (!ours_is_installed(signo) && is_function(previous)) {
+    // A handler the host installed after ours called us, as a chaining
+    // handler does: we answer as the one from before ours would, by calling
+    // it, and leave the host's in place (it may recover and fault again).
+    errno = saved_errno;
+    if ((previous.sa_flags & SA_SIGINFO) != 0) {
+      previous.sa_sigaction(signo, info, context);
+    } else {
+      previous.sa_handler(signo);
+    }
+    return;
+  }
   // Chain: the disposition from before us comes back, and the signal happens
   // again under it. A fault re-runs its instruction when we return; a sent
   // signal is sent again, and stays pending until we return, as it is
-  // blocked in its own handler.
-  for (std::size_t i = 0; i < kSignalCount; ++i) {
-    if (kFatalSignals[i] != signo) continue;
-    g_unhooked[i].store(true, std::memory_order_relaxed);
-    ::sigaction(signo, &g_previous[i], nullptr);
-  }
-  if (!signal_repeats(signo, info)) ::raise(signo);
+  // blocked in its own handler. (Called by a host handler with SIG_DFL
+  // before us, this too: the default action is the process's end.)
+  g_unhooked[i].store(true, std::memory_order_relaxed);
+  ::sigaction(signo, &previous, nullptr);
+  if (!repeats) ::raise(signo);
   errno = saved_errno;
 }
 
@@ -201,10 +260,12 @@ void install_alt_stack() noexcept {
   if (::sigaltstack(&ours, nullptr) != 0) ::munmap(mapping, size + page);
 }
 
-struct sigaction our_action() noexcept {
+// Ours for one signal: SA_RESTART as the host had it, so that a host that
+// survives a sent signal sees its system calls restarted as before.
+struct sigaction our_action(const struct sigaction& previous) noexcept {
   struct sigaction action {};
   action.sa_sigaction = on_fatal_signal;
-  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | (previous.sa_flags & SA_RESTART);
   // No second fatal signal on this thread while it waits for the flush.
   sigemptyset(&action.sa_mask);
   for (int signo : kFatalSignals) sigaddset(&action.sa_mask, signo);
@@ -220,7 +281,6 @@ bool same_disposition(const struct sigaction& a, const struct sigaction& b) noex
 }  // namespace
 
 void install_crash_handlers() noexcept {
-  const struct sigaction ours = our_action();
   if (g_installed.exchange(true, std::memory_order_acq_rel)) {
     // Callers hold the session control lock: no two re-install at once.
     for (std::size_t i = 0; i < kSignalCount; ++i) {
@@ -230,6 +290,7 @@ void install_crash_handlers() noexcept {
       // The host put its own in since: that is its choice, and it may chain to us.
       if (!same_disposition(current, g_previous[i])) continue;
       g_unhooked[i].store(false, std::memory_order_relaxed);
+      const struct sigaction ours = our_action(g_previous[i]);
       ::sigaction(kFatalSignals[i], &ours, nullptr);
     }
     return;
@@ -238,6 +299,7 @@ void install_crash_handlers() noexcept {
     // The previous disposition is saved before ours is in place, so that a
     // crash on another thread in between never finds it unset.
     if (::sigaction(kFatalSignals[i], nullptr, &g_previous[i]) != 0) continue;
+    const struct sigaction ours = our_action(g_previous[i]);
     ::sigaction(kFatalSignals[i], &ours, nullptr);
   }
   g_previous_terminate.store(std::get_terminate(), std::memory_order_release);
@@ -267,6 +329,21 @@ void wake_flusher() noexcept {
   (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_wake_count),
                   FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
   errno = saved;
+}
+
+void flusher_starting() noexcept {
+  g_flusher_end.store(kFlusherRunning, std::memory_order_relaxed);
+}
+
+void flusher_returned() noexcept { set_flusher_end(kFlusherReturned); }
+
+bool wait_for_flusher_end() noexcept {
+  for (;;) {
+    const std::uint32_t end = g_flusher_end.load(std::memory_order_acquire);
+    if (end != kFlusherRunning) return end == kFlusherParked;
+    (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_flusher_end), FUTEX_WAIT_PRIVATE,
+                    kFlusherRunning, nullptr, nullptr, 0);
+  }
 }
 
 void crash_set_flusher_tid(int tid) noexcept { g_flusher_tid.store(tid, std::memory_order_relaxed); }

@@ -6,11 +6,13 @@
 // Why the flusher writes, not the crashing thread: the crashing thread may
 // hold any lock (malloc's included) and runs in a signal handler, where only
 // async-signal-safe calls are allowed. The handler itself only does atomics,
-// futex(2), getpid, gettid, clock_gettime, nanosleep, sigaction and raise. The
-// flusher is a healthy thread; in its crash cycle it try-locks every lock a
-// host thread can hold (the thread registry, the metadata list, the metrics
-// queue) and skips what it cannot take, so a crash inside jitscope's own
-// cold paths costs only that part. It never waits for CUPTI. The handler
+// futex(2), getpid, gettid, clock_gettime, nanosleep, sigaction and raise
+// (and, called by a host handler that chains to it, the host's earlier
+// handler, directly). The flusher is a healthy thread; in its crash cycle it
+// try-locks every lock a host thread can hold (the thread registry, the
+// metadata list, the metrics queue) and skips what it cannot take, so a
+// crash inside jitscope's own cold paths costs only that part. It never
+// waits for CUPTI. The handler
 // waits at most kCrashFlushTimeout, so a flusher that is stuck (a full disk
 // on NFS, a malloc lock shared with the crashed thread) delays the crash,
 // never hangs it.
@@ -49,6 +51,14 @@ std::uint32_t flusher_wake_count() noexcept;
 // Sleeps until wake_flusher() is called after `seen` was read, or `timeout`.
 void flusher_sleep(std::uint32_t seen, std::chrono::milliseconds timeout) noexcept;
 void wake_flusher() noexcept;
+
+// The flusher's end, which stop() waits for before joining: starting()
+// before the thread is made, returned() as run() ends. wait_for_flusher_end()
+// is true if the flusher faulted while writing a crash and parked itself in
+// the handler for good (the host survived that crash): do not join it.
+void flusher_starting() noexcept;
+void flusher_returned() noexcept;
+bool wait_for_flusher_end() noexcept;
 
 // A session with crash_handler on arms the handoff as its flusher starts;
 // the flusher then says its thread id (a crash on it must not wait for itself).

@@ -122,7 +122,10 @@ class Session {
     if (metrics_->failed()) stats_.write_failed = true;
   }
 
-  void start_flusher() { thread_ = std::thread([this] { run(); }); }
+  void start_flusher() {
+    flusher_starting();
+    thread_ = std::thread([this] { run(); });
+  }
 
   // A metadata event for the flusher's next cycle (note_child_process).
   void add_metadata(std::string event) {
@@ -142,7 +145,15 @@ class Session {
     stop_requested_.store(true, std::memory_order_release);
     wake_flusher();
     try {
-      if (thread_.joinable()) thread_.join();
+      if (!thread_.joinable()) return;
+      if (wait_for_flusher_end()) {
+        // It faulted writing a crash the host then survived, and is parked
+        // in the signal handler for good: joining would hang the host.
+        thread_.detach();
+        log_line("the flusher faulted while writing a crash; the session ends without its stats");
+        return;
+      }
+      thread_.join();
     } catch (...) {
       thread_.detach();  // a joinable std::thread must not be destroyed
     }
@@ -189,7 +200,6 @@ class Session {
       gpu_ = &gpu;
       writer.begin_trace();
       std::vector<ThreadState*> threads;
-      wake_seen_ = flusher_wake_count();
       for (;;) {
         sleep_until_woken();
         if (config_.crash_handler) crash = crash_requested();
@@ -197,6 +207,9 @@ class Session {
         drain_all(writer, threads, /*final=*/last, crash);
         if (last) break;
       }
+      // A crash during stop()'s final cycle: the events are all in, the
+      // crash is still worth its instant and stats.
+      if (crash == nullptr && config_.crash_handler) crash = crash_requested();
       if (crash != nullptr) {
         // The host is going down: nothing after this cycle would be written,
         // and a producer blocked on a full ring (kBlock) must not wait for us.
@@ -249,6 +262,7 @@ class Session {
     // Whatever happened, a crashing thread waiting for this flusher goes on.
     crash_disarm();
     crash_flush_done();
+    flusher_returned();
   }
 
   // Sleeps one flush interval, or until stop() or a crash wakes it. A wake
@@ -372,7 +386,10 @@ class Session {
   std::uint64_t start_unix_ns_ = realtime_ns();
   std::mutex mutex_;  // guards metadata_
   std::atomic<bool> stop_requested_{false};
-  std::uint32_t wake_seen_ = 0;  // the flusher's: the wake count at its last look
+  // The flusher's: the wake count at its last look. First read here, before
+  // the session is armed or its flusher exists, so that a stop() or a crash
+  // while the flusher calibrates the clock is not slept through.
+  std::uint32_t wake_seen_ = flusher_wake_count();
   std::vector<std::string> metadata_;        // guarded by mutex_
   std::vector<std::string> metadata_batch_;  // the flusher's
   std::thread thread_;

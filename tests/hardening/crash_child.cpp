@@ -11,7 +11,14 @@
 //      time as the main one), rotate (the session rotates at 64 KiB),
 //      close-fds (no crash: the host closes every descriptor it did not
 //      open itself but the trace's, opens the marker file, ends the
-//      session and exits 0).
+//      session and exits 0), chain-survive (a host handler from before the
+//      session recovers with siglongjmp, reached through one installed
+//      after it that chains; then says whether the later one is still
+//      installed, ends the session and exits 0), sent-ignored (SIGSEGV set
+//      to SIG_IGN before the session, then sent: no crash; ends the session
+//      and exits 0), quick-stop (no crash: a session with a 60 s flush
+//      interval, stopped as soon as it started, while its flusher still
+//      calibrates the clock; exits 0).
 // Before crashing it has ended kEndedSpans spans named "ended", and holds
 // open "outer" > "inner" on the main thread and "worker_open" on a worker.
 #include <jitscope/jitscope.hpp>
@@ -138,7 +145,19 @@ int main(int argc, char** argv) {
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);  // a crash test must not leave core files
 
+  if (how == "quick-stop") {
+    jitscope::Config quick;
+    quick.output_path = argv[1];
+    quick.flush_interval = std::chrono::milliseconds(60000);
+    quick.clock = jitscope::ClockChoice::kTsc;  // calibrated once per process, from here
+    quick.cupti = jitscope::CuptiMode::kOff;
+    if (!jitscope::start(quick)) return 3;
+    { jitscope::Span span("quick"); }
+    return jitscope::stop() ? 0 : 7;
+  }
   if (how == "host-before") install_host_handler(host_handler_first, nullptr);
+  if (how == "chain-survive") install_host_handler(host_handler_recovering, nullptr);
+  if (how == "sent-ignored") ::signal(SIGSEGV, SIG_IGN);
   if (how == "survive") {
     install_host_handler(host_handler_recovering, nullptr);
     jitscope::Config first;
@@ -165,7 +184,9 @@ int main(int argc, char** argv) {
   if (how == "rotate") cfg.rotate_bytes = 64 * 1024;
   if (!jitscope::start(cfg)) return 3;
 
-  if (how == "host-after") install_host_handler(host_handler_chaining, &g_before_us);
+  if (how == "host-after" || how == "chain-survive") {
+    install_host_handler(host_handler_chaining, &g_before_us);
+  }
 
   jitscope::set_thread_name("crashing thread");
   for (int i = 0; i < kEndedSpans; ++i) {
@@ -199,6 +220,22 @@ int main(int argc, char** argv) {
     const jitscope::Status stopped = jitscope::stop();
     ::close(marker);
     return stopped ? 0 : 7;
+  }
+  if (how == "chain-survive" || how == "sent-ignored") {
+    if (how == "sent-ignored") {
+      ::raise(SIGSEGV);  // this thread; ignored, as it was before jitscope
+    } else if (sigsetjmp(g_survive_point, 1) == 0) {
+      fault_segv();
+    }
+    if (how == "chain-survive") {
+      struct sigaction now {};
+      ::sigaction(SIGSEGV, nullptr, &now);
+      write_marker(now.sa_sigaction == host_handler_chaining ? "kept\n" : "replaced\n");
+    }
+    inner.end();
+    outer.end();
+    (void)jitscope::stop();
+    return 0;
   }
   if (how == "two-threads") {
     // Both fault at once: one crash is written, the process dies of a SIGSEGV.

@@ -2,13 +2,15 @@
 // fatal signal mid-session. Its trace must load as strict JSON, hold every
 // span ended before the crash, mark the spans open at the crash, and name the
 // crash; the child must still die of its signal. Also: a host handler
-// installed before or after the session runs too; a crash the host survives
-// leaves the next session's handlers in place; two threads crashing at once;
-// a rotated session; the opt-out; SIGKILL; a host closing descriptors.
+// installed before or after the session runs too (a chaining one stays
+// installed when the earlier one recovers); a crash the host survives leaves
+// the next session's handlers in place; a sent signal the host ignores is no
+// crash; two threads crashing at once; a rotated session; the opt-out;
+// SIGKILL; a host closing descriptors; a stop while the flusher starts.
 //
 // Not covered: the flusher stuck past kCrashFlushTimeout (it would need a
-// hung disk), a crash on the flusher itself, stack overflow on a thread
-// with no alternate stack.
+// hung disk), a crash on the flusher itself (parked: reasoned, not made to
+// happen), stack overflow on a thread with no alternate stack.
 #include "file_sink.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
@@ -240,6 +242,51 @@ TEST(Crash, HostHandlerInstalledAfterChainsToOurs) {
   EXPECT_EQ(c.process.signal, SIGSEGV) << c.process.err();
   expect_crash_trace(c, "SIGSEGV");
   EXPECT_EQ(read_file(c.marker_path), "host-after\n");
+  remove_files(c);
+}
+
+// Host handlers on both sides: the later one chains to ours, ours calls the
+// earlier one, which recovers. The later one must still be installed after:
+// the host may fault again and expects its own handler then.
+TEST(Crash, AChainingHostHandlerStaysInstalledWhenTheEarlierOneRecovers) {
+  const Crash c = run_child("chain-survive");
+  EXPECT_EQ(c.process.exit_code, 0) << c.process.err();
+  EXPECT_EQ(read_file(c.marker_path), "host-after\nsurvived\nkept\n");
+  expect_crash_trace(c, "SIGSEGV");
+  remove_files(c);
+}
+
+// stop() wakes the flusher wherever it is: one called while the flusher
+// still calibrates the clock (the process's first session) does not wait out
+// the 60 s flush interval. (The bound is half the interval: the wake is
+// lost or it is not.)
+TEST(Crash, AStopWhileTheFlusherStartsIsNotSleptThrough) {
+  const auto started = std::chrono::steady_clock::now();
+  const Crash c = run_child("quick-stop");
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(c.process.exit_code, 0) << c.process.err();
+  EXPECT_LT(took, std::chrono::seconds(30));
+  const nlohmann::json trace = nlohmann::json::parse(c.text);
+  EXPECT_EQ(slices_named(trace, "quick").size(), 1u);
+  remove_files(c);
+}
+
+// A signal the host ignored before the session is sent: still ignored, and
+// not a crash (the session goes on and ends as usual).
+TEST(Crash, ASentSignalTheHostIgnoresIsNoCrash) {
+  const Crash c = run_child("sent-ignored");
+  EXPECT_EQ(c.process.exit_code, 0) << c.process.err();
+  const nlohmann::json trace = nlohmann::json::parse(c.text);
+  expect_ended_spans(trace);
+  EXPECT_TRUE(crash_instants(trace).empty());
+  for (const char* name : {"outer", "inner"}) {
+    ASSERT_EQ(slices_named(trace, name).size(), 1u) << name;
+    EXPECT_FALSE(incomplete(slices_named(trace, name)[0])) << name;
+  }
+  const nlohmann::json* stats = metadata(trace, "jitscope_stats");
+  ASSERT_NE(stats, nullptr);
+  EXPECT_FALSE((*stats)["args"].contains("crash"));
+  EXPECT_EQ(c.process.err().find("jitscope:"), std::string::npos) << c.process.err();
   remove_files(c);
 }
 

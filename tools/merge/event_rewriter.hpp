@@ -62,6 +62,11 @@ class EventRewriter {
   std::vector<Splice> splices_;
 };
 
+// The jitscope_merge metadata event the merged trace ends with: the
+// reference input, and per input its rank, path, host, alignment, shift and
+// pid map (scans[i] goes with plan.inputs[i]).
+std::string merge_metadata(const std::vector<InputScan>& scans, const MergePlan& plan);
+
 // ns -> µs with three decimals, negative values too ("-1.500").
 void append_signed_us(std::string* out, std::int64_t ns);
 

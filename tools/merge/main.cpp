@@ -14,7 +14,6 @@
 // Exit: 0 merged; 1 an input or the output failed (one `jitscope-merge:
 // error:` line); 2 usage.
 #include "event_rewriter.hpp"
-#include "json_writer.hpp"
 #include "merge_plan.hpp"
 #include "trace_reader.hpp"
 
@@ -130,41 +129,6 @@ class Output {
   int fd_ = -1;
   std::uint64_t events_ = 0;
 };
-
-std::string merge_metadata(const std::vector<InputScan>& scans, const MergePlan& plan) {
-  std::string out;
-  jitscope::detail::JsonWriter w(out);
-  w.begin_object();
-  w.member("ph", "M");
-  w.member("name", "jitscope_merge");
-  const InputPlan& ref = plan.inputs[static_cast<std::size_t>(plan.reference)];
-  w.member("pid", ref.pid_map.empty() ? std::int64_t{0} : ref.pid_map.begin()->second);
-  w.member("tid", 0);
-  w.key("args");
-  w.begin_object();
-  w.member("reference", std::string_view(scans[static_cast<std::size_t>(plan.reference)].path));
-  w.key("inputs");
-  w.begin_array();
-  for (std::size_t i = 0; i < scans.size(); ++i) {
-    const InputPlan& p = plan.inputs[i];
-    w.begin_object();
-    w.member("rank", p.rank);
-    w.member("path", std::string_view(scans[i].path));
-    w.member("host", std::string_view(scans[i].host));
-    w.member("alignment", alignment_name(p.alignment));
-    w.member("shift_ns", p.shift_ns);
-    w.member("events", scans[i].events);
-    w.key("pids");
-    w.begin_object();
-    for (const auto& [token, pid] : p.pid_map) w.member(token, pid);
-    w.end_object();
-    w.end_object();
-  }
-  w.end_array();
-  w.end_object();
-  w.end_object();
-  return out;
-}
 
 int run(std::vector<std::string> inputs, const std::string& output, bool children,
         const PlanOptions& options, bool quiet) {
