@@ -4,6 +4,8 @@
 // input into parts at a separator line.
 #pragma once
 
+#include "utf8_reference.hpp"  // tests/: shared with the test suite
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,59 +65,7 @@ class MemFile {
   std::string path_;
 };
 
-// `s` with each maximal invalid UTF-8 subpart (Unicode 15 §3.9, Table 3-7
-// well-formed sequences) replaced by U+FFFD: what the writer promises a
-// parser reads back. Written plainly, byte by byte, apart from the writer's
-// word-at-a-time code.
-inline std::string replace_invalid_utf8(std::string_view s) {
-  static constexpr std::string_view kFffd = "\xEF\xBF\xBD";
-  std::string out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const unsigned c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-      ++i;
-      continue;
-    }
-    std::size_t trail = 0;  // continuation bytes a well-formed sequence has
-    unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      trail = 1;
-    } else if (c == 0xE0) {
-      trail = 2, lo = 0xA0;
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      trail = 2;
-    } else if (c == 0xED) {
-      trail = 2, hi = 0x9F;
-    } else if (c == 0xF0) {
-      trail = 3, lo = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      trail = 3;
-    } else if (c == 0xF4) {
-      trail = 3, hi = 0x8F;
-    } else {  // 0x80..0xC1, 0xF5..0xFF never start a sequence
-      out.append(kFffd);
-      ++i;
-      continue;
-    }
-    std::size_t k = 1;
-    for (; k <= trail; ++k) {
-      if (i + k >= s.size()) break;
-      const unsigned b = static_cast<unsigned char>(s[i + k]);
-      if (b < lo || b > hi) break;
-      lo = 0x80, hi = 0xBF;
-    }
-    if (k > trail) {
-      out.append(s.substr(i, trail + 1));
-      i += trail + 1;
-    } else {
-      out.append(kFffd);  // the lead and the continuation bytes that were in range
-      i += k;
-    }
-  }
-  return out;
-}
+using jitscope::testing::replace_invalid_utf8;
 
 // The JSON string literal the writer promises for `s` (json_writer.hpp):
 // '"', '\\' and the short escapes \b \f \n \r \t, other bytes < 0x20 as

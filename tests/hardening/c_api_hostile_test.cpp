@@ -7,6 +7,7 @@
 // Not covered: the C++ API's own hostile strings (hostile_strings_test), the
 // escaper's byte table (json_writer_test), the C API's normal use (c_api_test).
 #include "trace_support.hpp"
+#include "utf8_reference.hpp"
 
 #include <jitscope/jitscope.h>
 
@@ -29,58 +30,6 @@ namespace jitscope::testing {
 namespace {
 
 using nlohmann::json;
-
-// What a JSON reader must get back for `bytes` written as a name: valid
-// UTF-8 as it is; each maximal ill-formed subsequence as one U+FFFD (the
-// Unicode / WHATWG rule). Written here independently of the SDK's escaper.
-std::string as_json_reads_it(std::string_view bytes) {
-  static const std::string kFffd = "\xEF\xBF\xBD";
-  std::string out;
-  std::size_t i = 0;
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
-  while (i < bytes.size()) {
-    const unsigned c = at(i);
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-      ++i;
-      continue;
-    }
-    int need = 0;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      need = 1;
-    } else if (c == 0xE0) {
-      need = 2, lo = 0xA0;
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      need = 2;
-    } else if (c == 0xED) {
-      need = 2, hi = 0x9F;
-    } else if (c == 0xF0) {
-      need = 3, lo = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      need = 3;
-    } else if (c == 0xF4) {
-      need = 3, hi = 0x8F;
-    } else {
-      out += kFffd;
-      ++i;
-      continue;
-    }
-    std::size_t j = i + 1;
-    int got = 0;
-    while (got < need && j < bytes.size() && at(j) >= lo && at(j) <= hi) {
-      ++j, ++got;
-      lo = 0x80, hi = 0xBF;
-    }
-    if (got == need) {
-      out.append(bytes.substr(i, j - i));
-    } else {
-      out += kFffd;
-    }
-    i = j;
-  }
-  return out;
-}
 
 int os_tid() { return static_cast<int>(::syscall(SYS_gettid)); }
 
@@ -170,15 +119,15 @@ std::size_t count_lines_starting(const std::string& text, std::string_view prefi
   return n;
 }
 
-TEST(CApiHostile, AsJsonReadsItFollowsTheKnownCases) {
-  // The reference above against the cases hostile_strings_test pins.
+TEST(CApiHostile, TheUtf8ReferenceFollowsTheKnownCases) {
+  // tests/utf8_reference.hpp against the cases hostile_strings_test pins.
   const std::string f = "\xEF\xBF\xBD";
-  EXPECT_EQ(as_json_reads_it("caf\xC3\xA9 \xF0\x9F\x9A\x80"), "caf\xC3\xA9 \xF0\x9F\x9A\x80");
-  EXPECT_EQ(as_json_reads_it("\xC0\xAF"), f + f);
-  EXPECT_EQ(as_json_reads_it("\xE2\x82"), f);
-  EXPECT_EQ(as_json_reads_it("\xED\xA0\x80"), f + f + f);
-  EXPECT_EQ(as_json_reads_it("\xF4\x90\x80\x80"), f + f + f + f);
-  EXPECT_EQ(as_json_reads_it(std::string("a\0b", 3)), std::string("a\0b", 3));
+  EXPECT_EQ(replace_invalid_utf8("caf\xC3\xA9 \xF0\x9F\x9A\x80"), "caf\xC3\xA9 \xF0\x9F\x9A\x80");
+  EXPECT_EQ(replace_invalid_utf8("\xC0\xAF"), f + f);
+  EXPECT_EQ(replace_invalid_utf8("\xE2\x82"), f);
+  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80"), f + f + f);
+  EXPECT_EQ(replace_invalid_utf8("\xF4\x90\x80\x80"), f + f + f + f);
+  EXPECT_EQ(replace_invalid_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
 }
 
 TEST(CApiHostile, NullPointersWithoutASessionDoNothing) {
@@ -383,13 +332,13 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
       const char c = static_cast<char>(b);
       jitscope_span_begin_copy(&c, 1);
       jitscope_span_end();
-      expected.push_back({as_json_reads_it(std::string_view(&c, 1))});
+      expected.push_back({replace_invalid_utf8(std::string_view(&c, 1))});
     }
     for (const std::string& name : copied) {
       jitscope_span_begin_copy(name.data(), name.size());
       jitscope_span_end();
-      expected.push_back({as_json_reads_it(name)});
-      if (as_json_reads_it(name) == name) valid_names.push_back(name);
+      expected.push_back({replace_invalid_utf8(name)});
+      if (replace_invalid_utf8(name) == name) valid_names.push_back(name);
     }
     // Empty names: a zero length with any pointer, and an empty literal.
     jitscope_span_begin_copy("ignored", 0);
@@ -405,13 +354,13 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
     expected.push_back({two_mib_ascii.substr(0, max_name), true});
     jitscope_span_begin_copy(euros.data(), euros.size());
     jitscope_span_end();
-    expected.push_back({as_json_reads_it(std::string_view(euros).substr(0, max_name)), true});
+    expected.push_back({replace_invalid_utf8(std::string_view(euros).substr(0, max_name)), true});
     // Static names.
     for (const char* name : {static_cast<const char*>(every_nonzero_byte), kStaticInvalid,
                              kStaticValid}) {
       jitscope_span_begin(name);
       jitscope_span_end();
-      expected.push_back({as_json_reads_it(name)});
+      expected.push_back({replace_invalid_utf8(name)});
       jitscope_instant(name);
       jitscope_counter(name, 7.5);
     }
@@ -438,8 +387,8 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
   }
   EXPECT_GE(valid_names.size(), 4u);  // all_bytes is not; a\0b\0, \0, café, one_mb are
 
-  const std::vector<std::string> static_expected = {as_json_reads_it(every_nonzero_byte),
-                                                    as_json_reads_it(kStaticInvalid),
+  const std::vector<std::string> static_expected = {replace_invalid_utf8(every_nonzero_byte),
+                                                    replace_invalid_utf8(kStaticInvalid),
                                                     kStaticValid};
   std::vector<std::string> instants, counters;
   for (const json& e : events_with_ph(trace, "I")) instants.push_back(e["name"]);
@@ -448,7 +397,7 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
   }
   EXPECT_EQ(instants, static_expected);
   EXPECT_EQ(counters, static_expected);
-  EXPECT_EQ(thread_names(trace)[w.tid()], as_json_reads_it(thread_name));
+  EXPECT_EQ(thread_names(trace)[w.tid()], replace_invalid_utf8(thread_name));
 
   const json& st = stats_of(trace);
   EXPECT_EQ(st["events_dropped"], 0);
