@@ -42,6 +42,21 @@ std::atomic<int> g_flusher_tid{0};
 std::atomic<int> g_phase{kIdle};
 CrashInfo g_info;  // written by the claiming thread only, before kRequested
 
+// The two futex(2) calls the wake word and the flusher's end use. Both
+// async-signal-safe; the wake keeps errno (it runs in signal handlers).
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                const timespec* relative) noexcept {
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE,
+                  expected, relative, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
+  const int saved = errno;
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX,
+                  nullptr, nullptr, 0);
+  errno = saved;
+}
+
 // How the flusher thread ended: stop() waits on this word (a futex) rather
 // than only joining, because a flusher that faulted while writing a crash
 // the host then survived never returns.
@@ -49,11 +64,8 @@ enum FlusherEnd : std::uint32_t { kFlusherRunning = 0, kFlusherReturned = 1, kFl
 std::atomic<std::uint32_t> g_flusher_end{kFlusherRunning};
 
 void set_flusher_end(FlusherEnd end) noexcept {
-  const int saved = errno;
   g_flusher_end.store(end, std::memory_order_release);
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_flusher_end), FUTEX_WAKE_PRIVATE,
-                  INT_MAX, nullptr, nullptr, 0);
-  errno = saved;
+  futex_wake_all(g_flusher_end);
 }
 
 std::uint64_t monotonic_now() noexcept {
@@ -318,17 +330,13 @@ void flusher_sleep(std::uint32_t seen, std::chrono::milliseconds timeout) noexce
   timespec relative{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
   // Returns at once if a wake came after `seen` was read (EAGAIN); a spurious
   // or EINTR return only means an early flush cycle.
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_wake_count),
-                  FUTEX_WAIT_PRIVATE, seen, &relative, nullptr, 0);
+  futex_wait(g_wake_count, seen, &relative);
 }
 
 void wake_flusher() noexcept {
-  const int saved = errno;
   // release: pairs with flusher_wake_count's acquire.
   g_wake_count.fetch_add(1, std::memory_order_release);
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_wake_count),
-                  FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
-  errno = saved;
+  futex_wake_all(g_wake_count);
 }
 
 void flusher_starting() noexcept {
@@ -341,8 +349,7 @@ bool wait_for_flusher_end() noexcept {
   for (;;) {
     const std::uint32_t end = g_flusher_end.load(std::memory_order_acquire);
     if (end != kFlusherRunning) return end == kFlusherParked;
-    (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_flusher_end), FUTEX_WAIT_PRIVATE,
-                    kFlusherRunning, nullptr, nullptr, 0);
+    futex_wait(g_flusher_end, kFlusherRunning, nullptr);
   }
 }
 

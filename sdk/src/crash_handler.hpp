@@ -12,10 +12,9 @@
 // try-locks every lock a host thread can hold (the thread registry, the
 // metadata list, the metrics queue) and skips what it cannot take, so a
 // crash inside jitscope's own cold paths costs only that part. It never
-// waits for CUPTI. The handler
-// waits at most kCrashFlushTimeout, so a flusher that is stuck (a full disk
-// on NFS, a malloc lock shared with the crashed thread) delays the crash,
-// never hangs it.
+// waits for CUPTI. The handler waits at most kCrashFlushTimeout, so a
+// flusher that is stuck (a full disk on NFS, a malloc lock shared with the
+// crashed thread) delays the crash, never hangs it.
 #pragma once
 
 #include <chrono>
