@@ -41,10 +41,10 @@
 //
 // Not covered here: the end-to-end NVRTC overhead (samples/), the kBlock
 // policy, the shared library (its TLS access differs), the disk.
-#include "clock.hpp"
-#include "ring.hpp"
-#include "thread_registry.hpp"
-#include "trace_writer.hpp"
+#include "clock/clock.hpp"
+#include "ring/ring.hpp"
+#include "ring/thread_registry.hpp"
+#include "flush/trace_writer.hpp"
 
 #include <jitscope/compile.hpp>
 #include <jitscope/nvtx.hpp>

@@ -6,7 +6,7 @@
 
 #include <jitscope/dedup.hpp>
 
-#include "log.hpp"
+#include "base/log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 // built with -std=c++2b); that writes stay inside the room reserved in the string (std::string
 // does not poison its spare capacity, so ASan cannot see it; reads past the input are caught,
 // see NoReadPastTheView); that the sign of -0.0 survives a parse (nlohmann reads "-0" as 0).
-#include "json_writer.hpp"
+#include "base/json_writer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // producer -> ring -> flusher -> JSON file -> nlohmann::json.
 // Not covered here: the C API (c_api_test), environment variables
 // (config_test), escaping details (json_writer_test), crash safety.
-#include "thread_registry.hpp"
+#include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
 #include <sys/file.h>

@@ -6,7 +6,7 @@
 // width truncation, and the out-of-memory paths (lines are then dropped).
 #include <jitscope/step_log.hpp>
 
-#include "step_log_internal.hpp"
+#include "compile/step_log_internal.hpp"
 #include "trace_support.hpp"
 
 #include <fcntl.h>

@@ -4,7 +4,7 @@
 // called the way CUPTI calls them, with the generated *_params structs.
 #pragma once
 
-#include "cupti.hpp"
+#include "cupti/cupti.hpp"
 
 #include <cupti.h>
 

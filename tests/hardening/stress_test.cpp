@@ -16,7 +16,7 @@
 // accounting under pressure (span_test), crashes (crash tests), trace size
 // caps and rotation (trace_cap tests), GPU activity.
 #include "subprocess.hpp"
-#include "thread_registry.hpp"
+#include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
 #include <fcntl.h>

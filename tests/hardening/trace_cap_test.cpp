@@ -12,10 +12,10 @@
 // part of the trailer that may be trimmed; no GPU or fake CUPTI here), a
 // crash in a capped or rotated session (crash tests), write errors other
 // than an unopenable next file (stress tests' /dev/full), timing.
-#include "file_sink.hpp"
-#include "json_writer.hpp"
+#include "flush/file_sink.hpp"
+#include "base/json_writer.hpp"
 #include "trace_support.hpp"
-#include "trace_writer.hpp"
+#include "flush/trace_writer.hpp"
 
 #include <jitscope/jitscope.h>
 

@@ -1,7 +1,7 @@
 #include "event_rewriter.hpp"
 
 #include "json_scan.hpp"    // tools/common: trim_json_ws
-#include "json_writer.hpp"  // sdk/src: the one escaping writer
+#include "base/json_writer.hpp"  // sdk/src: the one escaping writer
 
 #include <algorithm>
 #include <charconv>

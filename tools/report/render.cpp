@@ -1,7 +1,7 @@
 #include "render.hpp"
-#include "csv_cell.hpp"
+#include "base/csv_cell.hpp"
 
-#include "json_writer.hpp"
+#include "base/json_writer.hpp"
 
 #include <algorithm>
 #include <cinttypes>

@@ -1,0 +1,167 @@
+// The C API: thin, null-safe wrappers over the C++ one.
+#include <jitscope/jitscope.h>
+#include <jitscope/jitscope.hpp>
+
+#include "base/log.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+// A plain array, not a std::string: glibc destroys the main thread's
+// thread_locals before atexit handlers, which may still call jitscope_stop().
+thread_local char t_last_error[512];
+
+// An enum field as the integer the caller stored. C lets an enum object hold
+// any int; loading one outside the enumerators' range as the enum type is
+// undefined in C++ (UBSan's -fsanitize=enum stops the host there).
+template <class E>
+long long raw_enum(const E& field) noexcept {
+  std::underlying_type_t<E> value;
+  static_assert(sizeof value == sizeof field);
+  std::memcpy(&value, &field, sizeof value);
+  return static_cast<long long>(static_cast<std::make_signed_t<std::underlying_type_t<E>>>(value));
+}
+
+void set_last_error(const jitscope::Status& st) noexcept {
+  const std::string& msg = st.message();
+  const std::size_t n = st.ok() ? 0 : std::min(msg.size(), sizeof t_last_error - 1);
+  std::memcpy(t_last_error, msg.data(), n);
+  t_last_error[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" {
+
+void jitscope_config_init(jitscope_config* cfg) {
+  if (cfg == nullptr) return;
+  cfg->output_path = nullptr;
+  cfg->ring_capacity = jitscope::kDefaultRingCapacity;
+  cfg->overflow = JITSCOPE_OVERFLOW_DROP;
+  cfg->flush_interval_ms = static_cast<unsigned>(jitscope::kDefaultFlushInterval.count());
+  cfg->process_name = nullptr;
+  cfg->cupti = JITSCOPE_CUPTI_AUTO;
+  cfg->crash_handler = 1;
+  cfg->max_trace_bytes = 0;
+  cfg->rotate_bytes = 0;
+}
+
+int jitscope_start(const jitscope_config* cfg) {
+  jitscope::Status st;
+  try {
+    jitscope::Config config;
+    if (cfg == nullptr) {
+      st = jitscope::Config::from_env(&config);
+      if (!st) jitscope::detail::log_line("no session started: " + st.message());
+    } else {
+      if (cfg->output_path != nullptr) config.output_path = cfg->output_path;
+      config.ring_capacity = cfg->ring_capacity;
+      const long long overflow = raw_enum(cfg->overflow);
+      if (overflow != JITSCOPE_OVERFLOW_DROP && overflow != JITSCOPE_OVERFLOW_BLOCK) {
+        st = jitscope::Status::error("overflow must be JITSCOPE_OVERFLOW_DROP or _BLOCK");
+      }
+      config.overflow = overflow == JITSCOPE_OVERFLOW_BLOCK ? jitscope::OverflowPolicy::kBlock
+                                                            : jitscope::OverflowPolicy::kDrop;
+      config.flush_interval = std::chrono::milliseconds(cfg->flush_interval_ms);
+      if (cfg->process_name != nullptr) config.process_name = cfg->process_name;
+      switch (cfg->cupti) {
+        case JITSCOPE_CUPTI_AUTO: config.cupti = jitscope::CuptiMode::kAuto; break;
+        case JITSCOPE_CUPTI_ON: config.cupti = jitscope::CuptiMode::kOn; break;
+        case JITSCOPE_CUPTI_OFF: config.cupti = jitscope::CuptiMode::kOff; break;
+        default:
+          if (st) st = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
+      }
+      if (cfg->crash_handler != 0 && cfg->crash_handler != 1 && st) {
+        st = jitscope::Status::error("crash_handler must be 0 or 1");
+      }
+      config.crash_handler = cfg->crash_handler != 0;
+      config.max_trace_bytes = cfg->max_trace_bytes;
+      config.rotate_bytes = cfg->rotate_bytes;
+      // start() says why it refuses a config on stderr; so do these checks.
+      if (!st) jitscope::detail::log_line(st.message());
+    }
+    if (st) st = jitscope::start(config);
+  } catch (...) {
+    st = jitscope::Status::error("out of memory");
+  }
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
+int jitscope_stop(void) {
+  const jitscope::Status st = jitscope::stop();
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
+int jitscope_active(void) { return jitscope::active() ? 1 : 0; }
+
+const char* jitscope_last_error(void) { return t_last_error; }
+
+void jitscope_span_begin(const char* static_name) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) jitscope::detail::begin_static(s, jitscope::detail::read_clock(s), static_name);
+}
+
+void jitscope_span_begin_copy(const char* name, size_t len) {
+  if (name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::begin_dynamic(s, jitscope::detail::read_clock(s),
+                                    std::string_view(name, len));
+  }
+}
+
+void jitscope_span_end(void) {
+  using namespace jitscope::detail;
+  const ThreadState* t = current_thread_state_if_registered();
+  // The innermost open span began in this thread's session, which may have
+  // ended since: end it there (its NVTX range pops, as a C++ Span's does).
+  if (t != nullptr && t->depth > 0) {
+    end_span(t->session, read_clock(t->session));
+    return;
+  }
+  // Nothing open: an end in the current session counts as unbalanced, also
+  // on a thread with no event in it yet or only in an earlier session (it
+  // registers here, as on any first event).
+  const std::uint32_t s = session_word();
+  if (s != 0 && current_thread_state(s) != nullptr) end_span(s, read_clock(s));
+}
+
+void jitscope_instant(const char* static_name) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::instant(s, jitscope::detail::read_clock(s), static_name, {}, nullptr, 0);
+  }
+}
+
+void jitscope_counter(const char* static_name, double value) {
+  if (static_name == nullptr) return;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::counter(s, jitscope::detail::read_clock(s), static_name, {}, value);
+  }
+}
+
+void jitscope_thread_name(const char* name) {
+  if (name == nullptr) return;
+  jitscope::set_thread_name(name);
+}
+
+int jitscope_note_child_process(int pid, const char* trace_path, const char* label) {
+  const jitscope::Status st =
+      trace_path == nullptr
+          ? jitscope::Status::error("note_child_process: trace path is NULL")
+          : jitscope::note_child_process(pid, trace_path, label == nullptr ? "" : label);
+  set_last_error(st);
+  return st ? 0 : -1;
+}
+
+}  // extern "C"

@@ -1,0 +1,248 @@
+// start() and stop(): the composition root. start() opens the outputs,
+// picks the clock, begins NVTX and CUPTI for the session, makes its Flusher
+// and publishes the session word; stop() undoes it in reverse. Also the
+// fork handlers, which hold every SDK lock across fork() and clear the
+// child's copy of the session, and the JITSCOPE_TRACE autostart.
+#include "base/immortal.hpp"
+#include "base/json_writer.hpp"
+#include "base/log.hpp"
+#include "clock/clock.hpp"
+#include "compile/state.hpp"
+#include "cupti/cupti.hpp"
+#include "flush/crash_handler.hpp"
+#include "flush/file_sink.hpp"
+#include "flush/flusher.hpp"
+#include "nvtx/nvtx.hpp"
+#include "ring/session_params.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+namespace jitscope::detail {
+
+// The session word (<jitscope/detail/hot.hpp>), beside start() and stop(),
+// which write it. Every program that records an event reads it, and so
+// links this object from the static library, JITSCOPE_TRACE's autostart
+// below included.
+std::atomic<std::uint32_t> g_session{0};
+
+namespace {
+
+struct ControlMutexTag;
+std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexTag>(); }
+Flusher* g_current = nullptr;  // guarded by control_mutex()
+std::uint32_t g_generation = 0;
+
+void fork_prepare() noexcept {
+  control_mutex().lock();
+  ThreadRegistry::instance().lock_for_fork();
+  nvtx_lock_for_fork();
+  cupti_lock_for_fork();
+}
+void fork_parent() noexcept {
+  cupti_unlock_after_fork(/*child=*/false);
+  nvtx_unlock_after_fork();
+  ThreadRegistry::instance().unlock_after_fork();
+  control_mutex().unlock();
+}
+void fork_child() noexcept {
+  // The child has no flusher and must never write the parent's file: drop
+  // the session (its memory is abandoned) and every inherited thread state.
+  g_session.store(0, std::memory_order_relaxed);
+  // Its files' descriptors (and their locks) stay the parent's alone.
+  if (g_current != nullptr) g_current->close_files_in_child();
+  g_current = nullptr;
+  set_metrics_output(false);  // no flusher here: queued records would only pile up
+  ThreadRegistry::instance().forget_all_in_child();
+  crash_forget_in_child();
+  cupti_unlock_after_fork(/*child=*/true);
+  nvtx_unlock_after_fork();
+  ThreadRegistry::instance().unlock_after_fork();
+  control_mutex().unlock();
+}
+
+void print_compile_times(CompileTimesReport report) {
+  if (report == CompileTimesReport::kOff) return;
+  const TableFormat f = report == CompileTimesReport::kCsv ? TableFormat::kCsv : TableFormat::kText;
+  const std::string text = compile_times(f, /*aggregate=*/true) + "\n" + cumulative_time_report(f);
+  write_all(STDERR_FILENO, text.data(), text.size());
+}
+
+ClockSource pick_clock(ClockChoice choice) noexcept {
+  switch (choice) {
+    case ClockChoice::kTsc: return ClockSource::kTsc;
+    case ClockChoice::kMonotonic: return ClockSource::kMonotonic;
+    case ClockChoice::kAuto: break;
+  }
+  static const bool invariant = tsc_is_invariant();
+  return invariant ? ClockSource::kTsc : ClockSource::kMonotonic;
+}
+
+// In this file, not one of its own: a static library's consumer links the
+// objects it references, and start() is what pulls this one in.
+// JITSCOPE_TRACE: a session from load to exit with no code change.
+struct AutoSession {
+  AutoSession() {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (std::getenv("JITSCOPE_TRACE") == nullptr) {
+      // These only act through the session: say so rather than do nothing.
+      for (const char* v : {"JITSCOPE_METRICS", "JITSCOPE_COMPILE_TIMES"}) {
+        if (std::getenv(v) != nullptr) {
+          log_line(std::string(v) + " is set but JITSCOPE_TRACE is not: no session, so it has no effect");
+        }
+      }
+      return;
+    }
+    Config cfg;
+    if (Status st = Config::from_env(&cfg); !st) {
+      log_line("no session started: " + st.message());
+      return;
+    }
+    (void)start(cfg);  // start() reports its own failure
+  }
+  ~AutoSession() { (void)stop(); }
+};
+AutoSession g_auto_session;
+
+}  // namespace
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+Status start(const Config& config) noexcept {
+  using namespace detail;
+  Status result;
+  // Before the lock: this may load an NVTX tool, whose init may do anything.
+  if (config.nvtx_emit) nvtx_emit_prepare();
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current != nullptr) {
+      result = Status::error("a session is already active");
+    } else if (Status st = config.validate(); !st) {
+      result = st;
+    } else {
+      std::string why;
+      if (config.crash_handler) install_crash_handlers();
+      const int fd = open_output(config.output_path, "", why);
+      int metrics_fd = -1;
+      if (fd >= 0 && !config.metrics_path.empty()) {
+        metrics_fd = open_output(config.metrics_path, "metrics file ", why);
+        if (metrics_fd < 0) {
+          result = Status::error(why);
+          ::close(fd);
+        }
+      }
+      if (fd < 0) {
+        result = Status::error(why);
+      } else if (!result) {
+        // the metrics file failed; reported below
+      } else {
+        const ClockSource clock = pick_clock(config.clock);
+        nvtx_capture_begin_session(config);
+        g_generation = (g_generation + 1) & (0xffffffffu >> kSessionGenerationShift);
+        if (g_generation == 0) g_generation = 1;
+        const std::uint32_t word = (g_generation << kSessionGenerationShift) |
+                                   (clock == ClockSource::kTsc ? kSessionTscBit : 0u) |
+                                   (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
+        const ClockPoint first = sample_clock_point();
+        if (clock == ClockSource::kTsc) note_tsc_session_start(first);
+        // Under this lock: CUPTI calls back into the collector only, whose
+        // callbacks never take it.
+        CuptiSessionState cupti = cupti_begin_session(config);
+        std::unique_ptr<Flusher> session;
+        try {
+          session = std::make_unique<Flusher>(config, fd, metrics_fd, word, clock, first, cupti);
+          ThreadRegistry::instance().reap_retired();  // no flusher runs now
+          SessionParams& params = session_params();
+          params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
+          params.overflow.store(config.overflow, std::memory_order_relaxed);
+          if (config.crash_handler) crash_arm();  // before the flusher can finish
+          session->start();
+        } catch (...) {
+          crash_disarm();
+          if (cupti.on) cupti_end_session();
+          throw;
+        }
+        set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
+        g_current = session.release();
+        // release: a thread that sees this word also sees the params above.
+        g_session.store(word, std::memory_order_release);
+      }
+    }
+  } catch (...) {
+    result = Status::error("could not start the session (out of memory or threads)");
+  }
+  if (!result) log_line(result.message());
+  return result;
+}
+
+Status note_child_process(int pid, std::string_view trace_path, std::string_view label) noexcept {
+  using namespace detail;
+  if (pid <= 0) return Status::error("note_child_process: pid must be positive");
+  try {
+    std::string event;
+    JsonWriter w(event);
+    w.begin_object();
+    w.member("ph", "M");
+    w.member("name", "jitscope_child");
+    w.member("pid", static_cast<std::int64_t>(::getpid()));
+    w.member("tid", 0);
+    w.key("args");
+    w.begin_object();
+    w.member("pid", static_cast<std::int64_t>(pid));
+    // Absolute, so that a reader finds it whatever its own folder: a
+    // relative path means the caller's working directory here.
+    std::string path(trace_path);
+    if (!path.empty() && path.front() != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) != nullptr) path = std::string(cwd) + "/" + path;
+    }
+    w.member("trace", std::string_view(path));
+    w.member("label", label);
+    w.end_object();
+    w.end_object();
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return Status::error("note_child_process: no active session");
+    g_current->add_metadata(std::move(event));
+  } catch (...) {
+    return Status::error("note_child_process: out of memory");
+  }
+  return {};
+}
+
+Status stop(SessionStats* stats) noexcept {
+  using namespace detail;
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return {};
+    // Runtime overheads since the last compile are a record of their own.
+    flush_runtime_record();
+    // release: pairs with nothing in particular; producers only need to see
+    // 0 eventually, and those that still push are drained or discarded.
+    g_session.store(0, std::memory_order_release);
+    std::unique_ptr<Flusher> session(g_current);
+    g_current = nullptr;
+    session->stop_and_join();  // its final cycle flushed CUPTI
+    cupti_end_session();
+    session->write_metrics();  // records that closed during the final drain
+    set_metrics_output(false);
+    session->close_metrics();
+    ThreadRegistry::instance().reap_retired();  // threads that exited since the last drain
+    print_compile_times(session->config().compile_times);
+    const SessionStats s = session->stats();
+    if (stats != nullptr) *stats = s;
+    if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");
+    return {};
+  } catch (...) {
+    return Status::error("stop failed (out of memory)");
+  }
+}
+
+}  // namespace jitscope

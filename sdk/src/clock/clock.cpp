@@ -1,0 +1,133 @@
+#include "clock/clock.hpp"
+
+#include <atomic>
+
+#include <jitscope/detail/hot.hpp>
+
+#include <time.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace jitscope::detail {
+
+std::string_view clock_source_name(ClockSource source) noexcept {
+  return source == ClockSource::kTsc ? "tsc" : "monotonic";
+}
+
+bool tsc_is_invariant() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  std::FILE* f = std::fopen("/proc/cpuinfo", "re");
+  if (f == nullptr) return false;
+  char line[4096];
+  bool constant = false;
+  bool nonstop = false;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, "flags", 5) != 0) continue;
+    // Flags are space-separated words; match whole words only.
+    constant = std::strstr(line, " constant_tsc") != nullptr;
+    nonstop = std::strstr(line, " nonstop_tsc") != nullptr;
+    break;  // the first CPU speaks for all
+  }
+  std::fclose(f);
+  return constant && nonstop;
+#else
+  return false;
+#endif
+}
+
+ClockPoint sample_clock_point() noexcept {
+  ClockPoint best{0, 0, ~std::uint64_t{0}};
+#if defined(__x86_64__) || defined(__i386__)
+  for (int i = 0; i < 16; ++i) {
+    const std::uint64_t t0 = __rdtsc();
+    const std::uint64_t ns = monotonic_ns();
+    const std::uint64_t t1 = __rdtsc();
+    if (t1 >= t0 && t1 - t0 < best.uncertainty_ticks) {
+      best = {t0 + (t1 - t0) / 2, ns, t1 - t0};
+    }
+  }
+#else
+  const std::uint64_t ns = monotonic_ns();
+  best = {ns, ns, 0};
+#endif
+  return best;
+}
+
+ClockConversion ClockConversion::identity() noexcept { return ClockConversion{}; }
+
+ClockConversion ClockConversion::from_points(const ClockPoint& a, const ClockPoint& b) noexcept {
+  ClockConversion c;
+  if (b.ticks <= a.ticks || b.ns <= a.ns) {
+    // A clock that did not advance cannot be calibrated; 1 ns/tick keeps
+    // order intact, and the metadata shows the odd ratio.
+    c.mult_ = std::uint64_t{1} << 32;
+    c.base_ticks_ = a.ticks;
+    c.base_ns_ = a.ns;
+    return c;
+  }
+  const std::uint64_t dticks = b.ticks - a.ticks;
+  const std::uint64_t dns = b.ns - a.ns;
+  const Uint128 scaled = (static_cast<Uint128>(dns) << 32) / dticks;
+  c.mult_ = scaled == 0 ? 1 : static_cast<std::uint64_t>(scaled);
+  c.base_ticks_ = a.ticks;
+  c.base_ns_ = a.ns;
+  c.window_ns_ = dns;
+  c.relative_uncertainty_ =
+      static_cast<double>(a.uncertainty_ticks + b.uncertainty_ticks) / static_cast<double>(dticks);
+  return c;
+}
+
+namespace {
+// relaxed everywhere below: each is one independent word; a reader that sees
+// 0 falls back to the estimate, which is also correct, only coarser.
+std::atomic<std::uint64_t> g_tsc_mult_q32{0};
+std::atomic<std::uint64_t> g_first_ticks{0};
+std::atomic<std::uint64_t> g_first_ns{0};
+}  // namespace
+
+void note_tsc_session_start(const ClockPoint& first) noexcept {
+  std::uint64_t expected = 0;
+  if (g_first_ticks.compare_exchange_strong(expected, first.ticks, std::memory_order_relaxed)) {
+    g_first_ns.store(first.ns, std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) noexcept {
+  if ((session_word & 1u) == 0) return ticks;  // CLOCK_MONOTONIC: already ns
+  std::uint64_t mult = g_tsc_mult_q32.load(std::memory_order_relaxed);
+  if (mult == 0) [[unlikely]] {
+    const std::uint64_t t0 = g_first_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t n0 = g_first_ns.load(std::memory_order_relaxed);
+    const ClockPoint now = sample_clock_point();
+    if (t0 == 0 || n0 == 0 || now.ticks <= t0 || now.ns <= n0) return ticks;  // no estimate yet
+    mult = static_cast<std::uint64_t>((static_cast<Uint128>(now.ns - n0) << 32) / (now.ticks - t0));
+  }
+  return static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * mult) >> 32);
+}
+
+const ClockConversion& tsc_conversion(const ClockPoint& first,
+                                      std::uint64_t min_window_ns) noexcept {
+  static std::once_flag once;
+  static ClockConversion conversion;
+  std::call_once(once, [&] {
+    const std::uint64_t now = monotonic_ns();
+    if (now < first.ns + min_window_ns) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(first.ns + min_window_ns - now));
+    }
+    conversion = ClockConversion::from_points(first, sample_clock_point());
+    g_tsc_mult_q32.store(conversion.mult_q32(), std::memory_order_relaxed);
+  });
+  return conversion;
+}
+
+std::uint64_t realtime_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace jitscope::detail

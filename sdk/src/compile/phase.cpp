@@ -1,0 +1,411 @@
+// Phases (dynamo_timed): the registry of phase keys, the per-thread event
+// stack, phase begin/end with their bookkeeping, and the compile-times tables.
+#include "base/csv_cell.hpp"
+#include "base/immortal.hpp"
+#include "clock/clock.hpp"
+#include "compile/state.hpp"
+#include "ring/producer.hpp"
+#include "base/json_writer.hpp"
+#include "base/log.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+namespace jitscope::detail {
+
+constinit thread_local CompileThread t_compile;
+
+namespace {
+
+struct PhaseRegistry {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<PhaseStats>, std::less<>> by_key;
+  std::vector<PhaseStats*> in_order;  // registration order: the tables' row order
+};
+
+// Immortal: phases may end during exit, and names must outlive rings.
+PhaseRegistry& phase_registry() noexcept { return immortal<PhaseRegistry>(); }
+
+std::string check_options(std::string_view key, const PhaseOptions& options) {
+  if (key.empty()) return "a phase key must not be empty";
+  const std::string_view c = options.column;
+  if (!c.empty() && (c.size() < 4 || c.substr(c.size() - 3) != "_us")) {
+    return "phase '" + std::string(key) + "': metrics column '" + std::string(c) +
+           "' must end in \"_us\" (columns hold microseconds); the phase runs without it";
+  }
+  if (is_reserved_record_key(c)) {
+    return "phase '" + std::string(key) + "': metrics column '" + std::string(c) +
+           "' is a field jitscope writes itself; the phase runs without it";
+  }
+  return {};
+}
+
+}  // namespace
+
+PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options, Status* status) {
+  std::string problem = check_options(key, options);
+  if (key.empty()) {
+    if (status) *status = Status::error(problem);
+    return nullptr;
+  }
+  PhaseRegistry& reg = phase_registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  auto it = reg.by_key.find(key);
+  if (it == reg.by_key.end()) {
+    auto stats = std::make_unique<PhaseStats>();
+    stats->key.assign(key.data(), key.size());
+    if (problem.empty()) stats->column.assign(options.column.data(), options.column.size());
+    stats->compile_event = options.compile_event;
+    stats->record_flags = static_cast<std::uint8_t>(
+        kFlagPhase | (options.compile_event ? kFlagCompileEvent : 0));
+    PhaseStats* raw = stats.get();
+    reg.in_order.push_back(raw);
+    reg.by_key.emplace(raw->key, std::move(stats));
+    if (status) *status = problem.empty() ? Status() : Status::error(problem);
+    return raw;
+  }
+  PhaseStats* existing = it->second.get();
+  if (problem.empty() &&
+      (existing->column != options.column || existing->compile_event != options.compile_event)) {
+    problem = "phase '" + std::string(key) + "' was first registered with column '" +
+              existing->column + "' and compile_event=" +
+              (existing->compile_event ? "true" : "false") + "; those stay";
+  }
+  if (status) *status = problem.empty() ? Status() : Status::error(problem);
+  return existing;
+}
+
+void push_frame(EventFrame& frame) noexcept {
+  frame.below = t_compile.top;
+  t_compile.top = &frame;
+}
+
+void pop_frame(EventFrame& frame) noexcept {
+  if (t_compile.top == &frame) [[likely]] {
+    t_compile.top = frame.below;
+    return;
+  }
+  // Ended out of order (end() before an inner one): unlink it in place.
+  for (EventFrame* f = t_compile.top; f != nullptr; f = f->below) {
+    if (f->below == &frame) {
+      f->below = frame.below;
+      return;
+    }
+  }
+}
+
+EventFrame* outermost_frame() noexcept {
+  EventFrame* f = t_compile.top;
+  while (f != nullptr && f->below != nullptr) f = f->below;
+  return f;
+}
+
+EventFrame* current_unit_frame() noexcept {
+  for (EventFrame* f = t_compile.top; f != nullptr; f = f->below) {
+    if (f->unit != nullptr) return f;
+  }
+  return nullptr;
+}
+
+UnitState* current_unit_state() noexcept {
+  const EventFrame* f = current_unit_frame();
+  return f != nullptr ? f->unit : nullptr;
+}
+
+void reset_phase_times() noexcept {
+  PhaseRegistry& reg = phase_registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  for (PhaseStats* p : reg.in_order) {
+    std::lock_guard<SpinLock> guard(p->lock);
+    p->durations_ns.clear();
+    p->durations_ns.shrink_to_fit();
+    p->count = p->total_ns = p->max_ns = p->outermost_ns = 0;
+  }
+}
+
+namespace {
+
+std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
+  return session != 0 ? read_clock(session) : monotonic_ns();
+}
+
+void record_duration(PhaseStats& p, std::uint64_t ns, bool outermost) noexcept {
+  std::lock_guard<SpinLock> guard(p.lock);
+  ++p.count;
+  p.total_ns += ns;
+  if (outermost) p.outermost_ns += ns;
+  p.max_ns = std::max(p.max_ns, ns);
+  if (p.durations_ns.size() < kMaxDurationsPerKey) {
+    try {
+      p.durations_ns.push_back(ns);
+    } catch (...) {
+      // Out of memory: the aggregates stay exact; the list is only shorter.
+    }
+  }
+}
+
+// A column phase's µs go to the current unit, else to the runtime record.
+void charge_phase(UnitState* unit, bool attached, const PhaseStats& p, std::uint64_t ns,
+                  bool outermost, CompileEvent* event) {
+  const std::uint64_t us = ns / 1000;
+  // The common case, a column phase in a unit, takes no lock.
+  if (unit != nullptr && event == nullptr &&
+      charge_unit_column(*unit, p, us, outermost, attached)) {
+    return;
+  }
+  if (unit != nullptr) {
+    std::lock_guard<std::mutex> lock(unit->mutex);
+    if (unit->closed) return;  // attached after the unit closed: too late for its record
+    if (!p.column.empty()) charge_column(unit->record, p.column, us, outermost);
+    if (event != nullptr) add_compile_event(unit->record, std::move(*event));
+    return;
+  }
+  with_runtime_record(us, [&](CompileRecord& r) {
+    if (!p.column.empty()) charge_column(r, p.column, us, outermost);
+    if (event != nullptr) add_compile_event(r, std::move(*event));
+  });
+}
+
+}  // namespace
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+using namespace detail;
+
+PhaseKey::PhaseKey(std::string_view key, const PhaseOptions& options) noexcept {
+  try {
+    stats_ = find_or_add_phase(key, options, &status_);
+  } catch (...) {
+    stats_ = nullptr;
+    status_ = Status::error("out of memory registering a phase");
+  }
+  if (!status_) log_unique(status_.message());
+}
+
+Phase::Phase(std::string_view key, const PhaseOptions& options) noexcept {
+  if constexpr (!kCompiledIn) return;
+  PhaseStats* stats = nullptr;
+  try {
+    Status st;
+    stats = find_or_add_phase(key, options, &st);
+    if (!st) log_unique(st.message());
+  } catch (...) {
+    return;
+  }
+  open(stats, nullptr, 0);
+}
+
+void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept {
+  if (stats == nullptr) return;
+  EventFrame& f = frame_;
+  f.phase = stats;
+  f.name = stats->key.c_str();
+  const std::uint32_t s = session_word();
+  f.session = s;
+  f.begin_ticks = read_phase_clock(s);
+  if (s != 0) {
+    f.token = begin_marked(s, f.begin_ticks, f.name, {}, stats->record_flags, 0);
+    if (f.token.recorded) {
+      for (std::size_t i = 0; i < count; ++i) add_arg(f.token, args[i]);
+    }
+  }
+  if (!stats->column.empty()) {
+    ++t_compile.column_depth;
+    f.column_depth_counted = true;
+  }
+  push_frame(f);
+  f.open = true;
+}
+
+void Phase::end() noexcept {
+  EventFrame& f = frame_;
+  if (!f.open) return;
+  f.open = false;
+  const std::uint64_t end_ticks = read_phase_clock(f.session);
+  PhaseStats& p = *f.phase;
+  if (f.data != nullptr) flush_frame_data(f);
+  // Only a span that began (token.session != 0) ends: an end without its
+  // begin would close another span (or pop another NVTX range).
+  if (f.token.session != 0) end_span(f.token.session, end_ticks);
+  pop_frame(f);
+  const std::uint64_t ns =
+      tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
+  // duration_us: outermost column phases on the unit's own thread (or, for
+  // the runtime record, on any thread) — attached workers run in parallel.
+  const EventFrame* unit_frame = nullptr;
+  bool outermost = false;
+  if (f.column_depth_counted || p.compile_event) unit_frame = current_unit_frame();
+  if (f.column_depth_counted) {
+    // Outermost within the unit (a column phase around the unit is outside it).
+    const std::uint32_t depth = --t_compile.column_depth;
+    outermost = unit_frame == nullptr ? depth == 0
+                                      : depth == unit_frame->column_base && !unit_frame->attached;
+  }
+  record_duration(p, ns, outermost);
+  if (f.column_depth_counted || p.compile_event) {
+    try {
+      CompileEvent event;
+      CompileEvent* ev = nullptr;
+      if (p.compile_event) {
+        event.name = p.key;
+        event.duration_us = ns / 1000;
+        const std::uint64_t now_us = unix_us_now();
+        event.start_time_us = now_us - std::min(now_us, event.duration_us);
+        if (f.data != nullptr) event.fields = std::move(f.data->event);
+        ev = &event;
+      }
+      charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr,
+                   unit_frame != nullptr && unit_frame->attached, p, ns, outermost, ev);
+    } catch (...) {
+      // Out of memory: the trace and the per-key times are kept.
+    }
+  }
+  delete f.data;
+  f.data = nullptr;
+}
+
+EventRef Phase::event() noexcept {
+  EventRef ref;
+  if (frame_.open) {
+    ref.frame_ = &frame_;
+  } else {
+    try {
+      ref.error_ = "the phase is not open";
+    } catch (...) {
+    }
+  }
+  return ref;
+}
+
+// ---- queries and tables ----
+
+std::vector<PhaseTimes> phase_times() {
+  std::vector<PhaseTimes> out;
+  PhaseRegistry& reg = phase_registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  for (PhaseStats* p : reg.in_order) {
+    std::lock_guard<SpinLock> guard(p->lock);
+    if (p->count == 0) continue;
+    PhaseTimes t;
+    t.key = p->key;
+    t.column = p->column;
+    t.durations_ns = p->durations_ns;
+    t.count = p->count;
+    t.total_ns = p->total_ns;
+    t.max_ns = p->max_ns;
+    t.outermost_ns = p->outermost_ns;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+namespace {
+
+std::string seconds(std::uint64_t ns, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+
+// Left-aligned columns separated by two spaces, a dashed rule under the header.
+std::string text_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string l;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      l += row[i];
+      if (i + 1 < row.size()) l.append(width[i] - row[i].size() + 2, ' ');
+    }
+    out += l + "\n";
+  };
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    line(rows[r]);
+    if (r == 0) {
+      std::vector<std::string> rule;
+      for (std::size_t w : width) rule.emplace_back(w, '-');
+      line(rule);
+    }
+  }
+  return out;
+}
+
+std::string csv_table(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i) out.push_back(',');
+      out += detail::csv_cell(row[i]);
+    }
+    out.push_back('\n');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compile_times(TableFormat format, bool aggregate) {
+  const std::vector<PhaseTimes> times = phase_times();
+  std::vector<std::vector<std::string>> rows;
+  const bool text = format == TableFormat::kText;
+  if (aggregate) {
+    rows.push_back({"phase", "count", "total_s", "mean_s", "max_s"});
+    for (const PhaseTimes& t : times) {
+      rows.push_back({t.key, std::to_string(t.count), seconds(t.total_ns, 6),
+                      seconds(t.total_ns / t.count, 6), seconds(t.max_ns, 6)});
+    }
+  } else if (text) {
+    rows.push_back({"phase", "durations_s"});
+    for (const PhaseTimes& t : times) {
+      std::string list;
+      for (std::uint64_t ns : t.durations_ns) list += (list.empty() ? "" : ", ") + seconds(ns, 4);
+      if (t.count > t.durations_ns.size()) {
+        list += ", ... (" + std::to_string(t.count - t.durations_ns.size()) + " more)";
+      }
+      rows.push_back({t.key, list});
+    }
+  } else {
+    // Long form: one row per run, easy to load into a data frame.
+    rows.push_back({"phase", "run", "seconds"});
+    for (const PhaseTimes& t : times) {
+      for (std::size_t i = 0; i < t.durations_ns.size(); ++i) {
+        rows.push_back({t.key, std::to_string(i), seconds(t.durations_ns[i], 9)});
+      }
+    }
+  }
+  if (!text) return csv_table(rows);
+  return "jitscope compile times:\n" + text_table(rows);
+}
+
+std::string cumulative_time_report(TableFormat format) {
+  const std::vector<PhaseTimes> times = phase_times();
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"phase", "column", "total_s"});
+  for (const PhaseTimes& t : times) {
+    if (t.column.empty()) continue;
+    rows.push_back({t.key, t.column, seconds(t.total_ns, 6)});
+  }
+  // Outermost column phases only, so nested phases are not counted twice.
+  std::uint64_t outermost_ns = 0;
+  for (const PhaseTimes& t : times) outermost_ns += t.outermost_ns;
+  rows.push_back({"total", "duration_us", seconds(outermost_ns, 6)});
+  if (format == TableFormat::kCsv) return csv_table(rows);
+  return "jitscope cumulative compile time:\n" + text_table(rows);
+}
+
+void reset_compile_state() noexcept {
+  reset_phase_times();
+  reset_units();
+  reset_records();
+}
+
+}  // namespace jitscope

@@ -1,0 +1,302 @@
+// Compile records (CompilationMetrics): their JSON line, the runtime record,
+// the ring of recent records and the queue of lines for the metrics file.
+#include "base/compile_id.hpp"
+#include "base/immortal.hpp"
+#include "clock/clock.hpp"
+#include "compile/state.hpp"
+#include "base/json_writer.hpp"
+#include "base/log.hpp"
+
+#include <algorithm>
+#include <deque>
+
+namespace jitscope {
+
+std::string CompileId::str() const { return detail::compile_id_text(frame, attempt); }
+
+std::string CompileId::display() const { return "[" + str() + "]"; }
+
+namespace {
+// `"key":["a","b",...]` in the container's order.
+template <class Strings>
+void write_string_array(detail::JsonWriter& w, std::string_view key, const Strings& strings) {
+  w.key(key);
+  w.begin_array();
+  for (const std::string& s : strings) w.value(std::string_view(s));
+  w.end_array();
+}
+}  // namespace
+
+std::string CompileRecord::to_json() const {
+  using detail::JsonWriter;
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  if (has_compile_id) {
+    w.member("compile_id", std::string_view(compile_id.str()));
+    w.member("frame_id", compile_id.frame);
+    w.member("attempt", compile_id.attempt);
+  } else {
+    w.key("compile_id");
+    w.null();
+  }
+  w.member("name", std::string_view(name));
+  w.member("is_runtime", is_runtime);
+  w.member("is_forward", is_forward);
+  w.member("start_time_us", start_time_us);
+  w.member("end_time_us", end_time_us);
+  w.member("duration_us", duration_us);
+  for (const auto& [column, us] : columns) w.member(column, us);
+  if (!recompile_reason.empty()) w.member("recompile_reason", std::string_view(recompile_reason));
+  if (!recompile_user_contexts.empty()) {
+    write_string_array(w, "recompile_user_contexts", recompile_user_contexts);
+  }
+  if (failed) {
+    w.member("fail_type", std::string_view(fail_type));
+    w.member("fail_reason", std::string_view(fail_reason));
+  }
+  if (!caches.empty()) {
+    w.key("caches");
+    w.begin_object();
+    for (const auto& [cache, c] : caches) {
+      w.key(cache);
+      w.begin_object();
+      w.member("hits", c.hits);
+      w.member("misses", c.misses);
+      write_string_array(w, "hit_keys", c.hit_keys);  // std::set: sorted
+      write_string_array(w, "miss_keys", c.miss_keys);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  if (!waits.empty()) {
+    w.key("waits");
+    w.begin_object();
+    for (const auto& [wait, t] : waits) {
+      w.key(wait);
+      w.begin_object();
+      w.member("count", t.count);
+      w.member("total_us", t.total_us);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  if (!compile_events.empty()) {
+    w.key("compile_events");
+    w.begin_array();
+    for (const CompileEvent& e : compile_events) {
+      w.begin_object();
+      w.member("name", std::string_view(e.name));
+      w.member("start_time_us", e.start_time_us);
+      w.member("duration_us", e.duration_us);
+      detail::write_fields(w, e.fields);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  if (compile_events_dropped != 0) w.member("compile_events_dropped", compile_events_dropped);
+  detail::write_fields(w, fields);
+  w.end_object();
+  return out;
+}
+
+}  // namespace jitscope
+
+namespace jitscope::detail {
+namespace {
+
+constexpr std::size_t kMaxQueuedMetricsLines = 65536;
+
+struct RecordSinks {
+  std::mutex mutex;
+  std::deque<CompileRecord> recent;       // the last kRecentRecordCapacity
+  std::vector<std::string> metrics_lines;  // waiting for the flusher
+  bool metrics_on = false;
+};
+
+// Immortal: units may close during exit.
+RecordSinks& sinks() noexcept { return immortal<RecordSinks>(); }
+
+struct RuntimeState {
+  std::mutex mutex;
+  CompileRecord record;
+  bool charged = false;  // anything since the last flush
+};
+
+RuntimeState& runtime_state() noexcept { return immortal<RuntimeState>(); }
+
+}  // namespace
+
+std::uint64_t unix_us_now() noexcept { return realtime_ns() / 1000; }
+
+void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
+                   bool outermost) {
+  record.columns[column] += us;
+  if (outermost) record.duration_us += us;
+}
+
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us,
+                        bool outermost, bool attached) noexcept {
+  if (!attached) {
+    for (UnitState::OwnerSlot& slot : unit.owner_slots) {
+      if (slot.phase == nullptr) slot.phase = &phase;
+      if (slot.phase != &phase) continue;
+      slot.us += us;
+      if (outermost) unit.owner_duration_us += us;
+      return true;
+    }
+    return false;
+  }
+  for (UnitState::SharedSlot& slot : unit.shared_slots) {
+    // acquire/acq_rel: a slot's phase pointer is published once; seeing it
+    // set means it is that phase's slot for good.
+    const PhaseStats* owner = slot.phase.load(std::memory_order_acquire);
+    if (owner == nullptr &&
+        slot.phase.compare_exchange_strong(owner, &phase, std::memory_order_acq_rel)) {
+      owner = &phase;
+    }
+    if (owner != &phase) continue;
+    // relaxed: an independent sum, read once at close with an exchange; a
+    // charge that lands after that is too late for the record anyway.
+    slot.us.fetch_add(us, std::memory_order_relaxed);
+    return true;  // attached threads never add to duration_us
+  }
+  return false;
+}
+
+void merge_unit_columns(UnitState& unit) {
+  for (UnitState::OwnerSlot& slot : unit.owner_slots) {
+    if (slot.phase == nullptr) break;  // slots fill in order
+    unit.record.columns[slot.phase->column] += slot.us;
+    slot.us = 0;
+  }
+  unit.record.duration_us += unit.owner_duration_us;
+  unit.owner_duration_us = 0;
+  for (UnitState::SharedSlot& slot : unit.shared_slots) {
+    // acquire: pairs with the claiming CAS, so phase->column is readable.
+    const PhaseStats* phase = slot.phase.load(std::memory_order_acquire);
+    if (phase == nullptr) break;
+    // relaxed: see charge_unit_column.
+    unit.record.columns[phase->column] += slot.us.exchange(0, std::memory_order_relaxed);
+  }
+}
+
+void add_compile_event(CompileRecord& record, CompileEvent event) {
+  if (record.compile_events.size() >= kMaxCompileEventsPerRecord) {
+    ++record.compile_events_dropped;
+    return;
+  }
+  record.compile_events.push_back(std::move(event));
+}
+
+void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us) {
+  WaitTotals& t = record.waits[name];
+  ++t.count;
+  t.total_us += us;
+}
+
+std::mutex& runtime_mutex() noexcept { return runtime_state().mutex; }
+
+CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
+  RuntimeState& rt = runtime_state();
+  const std::uint64_t now = unix_us_now();
+  const std::uint64_t began = now - std::min(now, span_us);
+  if (!rt.charged) {
+    rt.charged = true;
+    rt.record = CompileRecord();
+    rt.record.is_runtime = true;
+    rt.record.name = "runtime";
+    rt.record.start_time_us = began;
+  }
+  rt.record.start_time_us = std::min(rt.record.start_time_us, began);
+  rt.record.end_time_us = now;
+  return rt.record;
+}
+
+void finish_record(const CompileRecord& record) noexcept {
+  RecordSinks& s = sinks();
+  try {
+    std::string line = record.to_json();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
+    s.recent.push_back(record);
+    // Bounded: the flusher takes them every interval; if it cannot keep up
+    // (or is gone), lines are dropped and said once, never piled up.
+    if (s.metrics_on && s.metrics_lines.size() >= kMaxQueuedMetricsLines) {
+      log_unique("compile records are arriving faster than the metrics file is written; some are dropped");
+    } else if (s.metrics_on) {
+      s.metrics_lines.push_back(std::move(line));
+    }
+  } catch (...) {
+    // Out of memory: this record is lost; the host goes on.
+  }
+}
+
+void flush_runtime_record() noexcept {
+  RuntimeState& rt = runtime_state();
+  CompileRecord done;
+  {
+    std::lock_guard<std::mutex> lock(rt.mutex);
+    if (!rt.charged) return;
+    rt.charged = false;
+    done = std::move(rt.record);
+  }
+  finish_record(done);
+}
+
+void set_metrics_output(bool on) noexcept {
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.metrics_on = on;
+  if (!on) s.metrics_lines.clear();
+}
+
+void take_metrics_lines(std::vector<std::string>& out) {
+  out.clear();
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  out.swap(s.metrics_lines);
+}
+
+bool try_take_metrics_lines(std::vector<std::string>& out) {
+  out.clear();
+  RecordSinks& s = sinks();
+  std::unique_lock<std::mutex> lock(s.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  out.swap(s.metrics_lines);
+  return true;
+}
+
+void reset_records() noexcept {
+  {
+    RecordSinks& s = sinks();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.recent.clear();
+  }
+  RuntimeState& rt = runtime_state();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  rt.charged = false;
+  rt.record = CompileRecord();
+}
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+std::vector<CompileRecord> recent_compile_records() {
+  detail::RecordSinks& s = detail::sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return {s.recent.begin(), s.recent.end()};
+}
+
+CompileRecord runtime_record() {
+  detail::RuntimeState& rt = detail::runtime_state();
+  std::lock_guard<std::mutex> lock(rt.mutex);
+  if (rt.charged) return rt.record;
+  CompileRecord empty;
+  empty.is_runtime = true;
+  empty.name = "runtime";
+  return empty;
+}
+
+}  // namespace jitscope

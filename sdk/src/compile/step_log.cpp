@@ -1,0 +1,296 @@
+#include <jitscope/jitscope.hpp>
+#include <jitscope/step_log.hpp>
+
+#include "base/immortal.hpp"
+#include "base/log.hpp"
+#include "compile/step_log_internal.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+
+namespace jitscope {
+namespace {
+
+struct State {
+  std::atomic<int> next_step{1};
+  std::mutex sink_mu;
+  std::shared_ptr<const StepSink> sink;       // guarded by sink_mu; null: default
+  std::mutex progress_mu;                     // also keeps bar writes whole
+  CompileProgress* active = nullptr;          // guarded by progress_mu
+  int progress_fd = STDERR_FILENO;            // guarded by progress_mu
+  std::atomic<int> progress_override{-1};     // -1: use JITSCOPE_PROGRESS, 0 off, 1 on
+};
+
+// Immortal: hosts log during exit.
+State& state() noexcept { return detail::immortal<State>(); }
+
+bool is_terminal(int fd) noexcept {
+  const int saved = errno;
+  const bool tty = ::isatty(fd) == 1;
+  errno = saved;
+  return tty;
+}
+
+std::size_t terminal_columns(int fd) noexcept {
+  const int saved = errno;
+  winsize ws{};
+  const bool ok = ::ioctl(fd, TIOCGWINSZ, &ws) == 0;
+  errno = saved;
+  return ok ? ws.ws_col : 0;
+}
+
+// Control bytes (ESC included) would break the line the bar rewrites.
+std::string printable(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = '?';
+  }
+  return out;
+}
+
+// Cuts `text` to at most `max` code points, never inside a UTF-8 sequence.
+void truncate_code_points(std::string& text, std::size_t max) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // continuation
+    if (seen == max) {
+      text.resize(i);
+      return;
+    }
+    ++seen;
+  }
+}
+
+bool progress_from_env() noexcept {
+  static const bool on = detail::parse_progress_env(std::getenv("JITSCOPE_PROGRESS"));
+  return on;
+}
+
+bool progress_enabled() noexcept {
+  // Relaxed: a lone flag; nothing else is published with it.
+  const int o = state().progress_override.load(std::memory_order_relaxed);
+  return o >= 0 ? o == 1 : progress_from_env();
+}
+
+}  // namespace
+
+namespace detail {
+
+// The parts of CompileProgress that run under State::progress_mu.
+struct ProgressAccess {
+  static constexpr int kBarWidth = 20;
+
+  // "\r<description> [####----] done/stages label\x1b[K"
+  static void render(const CompileProgress& p, std::string& out) {
+    std::string text;
+    if (!p.description_.empty()) {
+      text += p.description_;
+      text += ' ';
+    }
+    const int filled = p.stages_ > 0 ? p.done_ * kBarWidth / p.stages_ : 0;
+    text += '[';
+    text.append(static_cast<std::size_t>(filled), '#');
+    text.append(static_cast<std::size_t>(kBarWidth - filled), '-');
+    text += "] ";
+    text += std::to_string(p.done_);
+    text += '/';
+    text += std::to_string(p.stages_);
+    if (!p.label_.empty()) {
+      text += ' ';
+      text += p.label_;
+    }
+    // A wrapped line cannot be rewritten with '\r': stay inside the width.
+    if (const std::size_t cols = terminal_columns(p.fd_); cols > 1) {
+      truncate_code_points(text, cols - 1);
+    }
+    out += '\r';
+    out += text;
+    out += "\x1b[K";
+  }
+
+  static void draw(const CompileProgress& p) noexcept {
+    try {
+      std::string out;
+      render(p, out);
+      write_all(p.fd_, out.data(), out.size());
+    } catch (...) {
+      // Out of memory: skip this frame; the next advance redraws.
+    }
+  }
+
+  static void advance(CompileProgress& p, std::string_view label) noexcept {
+    if (p.done_ < p.stages_) ++p.done_;
+    try {
+      p.label_ = printable(label);
+    } catch (...) {
+      p.label_.clear();
+    }
+    if (p.drawn_) draw(p);
+  }
+
+  // Stderr gets `line`; a bar drawn there is cleared first and redrawn
+  // after, all in one write, so the line never lands inside the bar.
+  static void write_stderr_line(std::string_view line) noexcept {
+    State& s = state();
+    try {
+      std::lock_guard<std::mutex> lock(s.progress_mu);
+      const CompileProgress* bar = s.active;
+      const bool redraw = bar != nullptr && bar->drawn_ && bar->fd_ == STDERR_FILENO;
+      std::string out;
+      out.reserve(line.size() + 8);
+      if (redraw) out += "\r\x1b[K";
+      out += line;
+      out += '\n';
+      if (redraw) render(*bar, out);
+      write_all(STDERR_FILENO, out.data(), out.size());
+    } catch (...) {
+      // Out of memory: the line is dropped.
+    }
+  }
+
+  static void begin(CompileProgress& p) noexcept {
+    const bool enabled = progress_enabled();  // outside the lock: may log
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.progress_mu);
+    if (s.active != nullptr) return;  // another bar is active: this one is inert
+    s.active = &p;
+    p.fd_ = s.progress_fd;
+    p.drawn_ = enabled && is_terminal(p.fd_);
+    if (p.drawn_) draw(p);
+  }
+
+  static void end(CompileProgress& p) noexcept {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.progress_mu);
+    if (p.drawn_) write_all(p.fd_, "\n", 1);
+    if (s.active == &p) s.active = nullptr;
+    p.drawn_ = false;
+  }
+
+  static void advance_active(std::string_view label) noexcept {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.progress_mu);
+    if (s.active != nullptr) advance(*s.active, label);
+  }
+};
+
+void set_progress_fd(int fd) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.progress_mu);
+  s.progress_fd = fd;
+}
+
+bool parse_progress_env(const char* value) noexcept {
+  if (value == nullptr || std::strcmp(value, "0") == 0) return false;
+  if (std::strcmp(value, "1") == 0) return true;
+  try {
+    log_line("JITSCOPE_PROGRESS='" + printable(value) + "' is not 0 or 1; progress bar off");
+  } catch (...) {
+    log_line("JITSCOPE_PROGRESS is not 0 or 1; progress bar off");
+  }
+  return false;
+}
+
+}  // namespace detail
+
+void set_step_sink(StepSink sink) noexcept {
+  std::shared_ptr<const StepSink> next;
+  if (sink) {
+    try {
+      next = std::make_shared<const StepSink>(std::move(sink));
+    } catch (...) {
+      detail::log_line("out of memory setting the step sink; keeping the old one");
+      return;
+    }
+  }
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.sink_mu);
+  s.sink.swap(next);
+  // The old sink is released here under the lock; a log() that copied it
+  // keeps it alive until its call returns.
+}
+
+void reset_steps() noexcept {
+  // Relaxed: the counter only hands out distinct numbers.
+  state().next_step.store(1, std::memory_order_relaxed);
+}
+
+void set_progress_enabled(bool enabled) noexcept {
+  // Relaxed: a lone flag; nothing else is published with it.
+  state().progress_override.store(enabled ? 1 : 0, std::memory_order_relaxed);
+}
+
+StepLogger::StepLogger(std::string_view stage) noexcept
+    // Relaxed: only distinct numbers matter, not an order with other memory.
+    : step_(state().next_step.fetch_add(1, std::memory_order_relaxed)) {
+  try {
+    stage_.assign(stage);
+  } catch (...) {
+    // Out of memory: the logger works with an empty stage.
+  }
+  detail::ProgressAccess::advance_active(stage);
+}
+
+void StepLogger::log(std::string_view message, LogLevel level) const noexcept {
+  if (active()) {
+    instant(std::string_view("step"), {{"step", step_}, {"message", message}});
+  }
+  State& s = state();
+  std::shared_ptr<const StepSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(s.sink_mu);
+    sink = s.sink;
+  }
+  if (!sink && level < LogLevel::kInfo) return;  // the default sink drops it
+  std::string line;
+  try {
+    line = "Step " + std::to_string(step_) + ": ";
+    line.append(message);
+  } catch (...) {
+    return;  // out of memory: the line is dropped
+  }
+  if (!sink) {
+    detail::ProgressAccess::write_stderr_line(line);
+    return;
+  }
+  try {
+    (*sink)(level, line);
+  } catch (...) {
+    // A throwing sink must not reach the host's compile path.
+  }
+}
+
+CompileProgress::CompileProgress(std::string_view description, int stages) noexcept
+    : stages_(stages < 0 ? 0 : stages) {
+  try {
+    description_ = printable(description);
+  } catch (...) {
+    // Out of memory: a bar without a description.
+  }
+  detail::ProgressAccess::begin(*this);
+}
+
+CompileProgress::~CompileProgress() { detail::ProgressAccess::end(*this); }
+
+void CompileProgress::advance(std::string_view label) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.progress_mu);
+  detail::ProgressAccess::advance(*this, label);
+}
+
+int CompileProgress::done() const noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.progress_mu);
+  return done_;
+}
+
+}  // namespace jitscope

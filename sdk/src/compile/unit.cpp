@@ -1,0 +1,373 @@
+// Compile units: compile ids (frame/attempt), unit names (model, graph-name
+// stack, nth graph), recompile context hooks, the unit's trace slice and
+// its record from open to close.
+#include "base/compile_id.hpp"
+#include "base/immortal.hpp"
+#include "compile/state.hpp"
+#include "ring/producer.hpp"
+#include "base/log.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <typeinfo>
+
+namespace jitscope::detail {
+namespace {
+
+struct UnitRegistry {
+  std::mutex mutex;
+  std::map<std::string, std::pair<std::uint32_t, std::uint32_t>, std::less<>> frames;  // id, compiles
+  std::uint32_t next_frame = 0;
+  std::uint64_t nth_graph = 0;
+  std::string model_name = "model";
+  std::vector<std::function<std::string()>> hooks;
+};
+
+UnitRegistry& units() noexcept { return immortal<UnitRegistry>(); }
+
+// This thread's graph-name stack (GraphNameScope and open units).
+thread_local std::vector<std::string> t_graphs;
+
+std::uint64_t pack(const CompileId& id) noexcept { return pack_compile_id(id.frame, id.attempt); }
+
+// Cuts `s` to at most `max` bytes without splitting a UTF-8 sequence.
+std::string cap_utf8(std::string s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  return s;
+}
+
+std::vector<std::string> run_recompile_hooks() {
+  std::vector<std::function<std::string()>> hooks;
+  {
+    UnitRegistry& reg = units();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    hooks = reg.hooks;
+  }
+  std::vector<std::string> out;
+  for (const auto& hook : hooks) {  // outside the lock: a hook may do anything
+    try {
+      out.push_back(cap_utf8(hook(), kRecompileContextMaxChars));
+    } catch (const std::exception& e) {
+      out.push_back(cap_utf8(std::string("<hook failed: ") + e.what() + ">",
+                             kRecompileContextMaxChars));
+    } catch (...) {
+      out.emplace_back("<hook failed>");
+    }
+  }
+  return out;
+}
+
+std::string demangled(const char* mangled) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = status == 0 && name != nullptr ? name : mangled;
+  std::free(name);
+  return out;
+}
+
+// Opens the thread side of a unit: its trace slice and its event frame.
+void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
+  frame.unit = &state;
+  frame.attached = attached;
+  frame.column_base = t_compile.column_depth;
+  frame.name = state.display.c_str();
+  const std::uint32_t s = session_word();
+  frame.session = s;
+  if (s != 0) {
+    frame.begin_ticks = read_clock(s);
+    frame.token = begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit,
+                               state.packed_id);
+    if (frame.token.recorded && attached) add_arg(frame.token, Arg("attached", true));
+  }
+  push_frame(frame);
+  frame.open = true;
+}
+
+void leave_unit(EventFrame& frame) noexcept {
+  if (!frame.open) return;
+  frame.open = false;
+  if (frame.data != nullptr) flush_frame_data(frame);
+  if (frame.token.session != 0) end_span(frame.token.session, read_clock(frame.token.session));
+  pop_frame(frame);
+  delete frame.data;
+  frame.data = nullptr;
+}
+
+}  // namespace
+
+void reset_units() noexcept {
+  UnitRegistry& reg = units();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.frames.clear();
+  reg.next_frame = 0;
+  reg.nth_graph = 0;
+}
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+using namespace detail;
+
+void set_model_name(std::string_view name) noexcept {
+  try {
+    UnitRegistry& reg = units();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.model_name.assign(name.data(), name.size());
+  } catch (...) {
+  }
+}
+
+std::string model_name() {
+  UnitRegistry& reg = units();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.model_name;
+}
+
+GraphNameScope::GraphNameScope(std::string_view graph) noexcept {
+  try {
+    t_graphs.emplace_back(graph);
+  } catch (...) {
+    t_graphs.clear();  // keep push/pop balanced: an empty stack just names less
+  }
+}
+
+GraphNameScope::~GraphNameScope() {
+  if (!t_graphs.empty()) t_graphs.pop_back();
+}
+
+void register_recompile_context_hook(std::function<std::string()> hook) noexcept {
+  if (!hook) return;
+  try {
+    UnitRegistry& reg = units();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.hooks.push_back(std::move(hook));
+  } catch (...) {
+    log_unique("out of memory registering a recompile context hook; it is not called");
+  }
+}
+
+void clear_recompile_context_hooks() noexcept {
+  UnitRegistry& reg = units();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.hooks.clear();
+}
+
+void CompileUnit::open(const CompileUnitOptions& options) noexcept {
+  uncaught_at_open_ = std::uncaught_exceptions();
+  try {
+    auto state = std::make_shared<UnitState>();
+    UnitRegistry& reg = units();
+    std::string model;
+    std::uint64_t nth = 0;
+    {
+      std::lock_guard<std::mutex> lock(reg.mutex);
+      if (options.frame.empty()) {
+        state->id = {reg.next_frame++, 0};
+      } else if (auto it = reg.frames.find(options.frame); it != reg.frames.end()) {
+        state->id = {it->second.first, it->second.second++};
+      } else {
+        state->id = {reg.next_frame, 0};
+        reg.frames.emplace(std::string(options.frame), std::make_pair(reg.next_frame++, 1u));
+      }
+      model = reg.model_name;
+      nth = reg.nth_graph++;
+    }
+    state->self = state;
+    t_graphs.emplace_back(options.graph);
+    graph_pushed_ = true;
+    std::string graphs;
+    for (const std::string& g : t_graphs) graphs += (graphs.empty() ? "" : "_") + g;
+    CompileRecord& r = state->record;
+    r.name = model + "__" + graphs + "_" + std::to_string(nth);
+    r.has_compile_id = true;
+    r.compile_id = state->id;
+    r.is_forward = options.is_forward;
+    r.recompile_reason.assign(options.recompile_reason.data(), options.recompile_reason.size());
+    if (state->id.attempt > 0) r.recompile_user_contexts = run_recompile_hooks();
+    r.start_time_us = unix_us_now();
+    state->packed_id = pack(state->id);
+    state->display = state->id.display() + " " + r.name;
+    // Runtime overheads since the last compile end here, as their own record.
+    flush_runtime_record();
+    enter_unit(*state, frame_, false);
+    if (frame_.token.recorded) {
+      add_arg(frame_.token, Arg("is_forward", options.is_forward));
+      if (!options.recompile_reason.empty()) {
+        add_arg(frame_.token, Arg("recompile_reason", options.recompile_reason));
+      }
+    }
+    state_ = std::move(state);
+  } catch (...) {
+    log_unique("out of memory opening a compile unit; it is not recorded");
+    if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
+    graph_pushed_ = false;
+    state_.reset();
+  }
+}
+
+CompileId CompileUnit::id() const noexcept { return state_ ? state_->id : CompileId{}; }
+
+const std::string& CompileUnit::name() const noexcept {
+  static const std::string kNone;
+  return state_ ? state_->record.name : kNone;  // set before any other thread sees the state
+}
+
+void CompileUnit::fail(std::string_view type, std::string_view reason) noexcept {
+  if (!state_) return;
+  try {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (state_->closed) return;
+    state_->record.failed = true;
+    state_->record.fail_type.assign(type.data(), type.size());
+    state_->record.fail_reason.assign(reason.data(), reason.size());
+  } catch (...) {
+  }
+}
+
+void CompileUnit::fail_with_current_exception() noexcept {
+  std::exception_ptr e = std::current_exception();
+  if (!e) {
+    fail("unknown", "fail_with_current_exception() called outside a catch block");
+    return;
+  }
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    try {
+      fail(demangled(typeid(ex).name()), ex.what());
+    } catch (...) {
+      fail("std::exception", "");
+    }
+  } catch (...) {
+    fail("unknown exception", "a non-std::exception was thrown");
+  }
+}
+
+namespace {
+void cache_event(UnitState* state, std::string_view key, std::string_view cache, bool hit) noexcept {
+  if (state == nullptr) return;
+  try {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (state->closed) return;
+    CacheCounts& c = state->record.caches[std::string(cache.empty() ? "cache" : cache)];
+    if (hit) {
+      ++c.hits;
+      c.hit_keys.emplace(key);
+    } else {
+      ++c.misses;
+      c.miss_keys.emplace(key);
+    }
+  } catch (...) {
+  }
+}
+
+Status metric_op(UnitState* state, FieldOp op, std::string_view key, const FieldValue& value,
+                 bool overwrite) noexcept {
+  if (state == nullptr) return Status::error("the compile unit was not opened");
+  try {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (state->closed) return Status::error("the compile unit has already closed");
+    std::string e = apply_metric(state->record, op, key, value, overwrite);
+    return e.empty() ? Status() : Status::error(std::move(e));
+  } catch (...) {
+    return Status::error("out of memory adding a metric");
+  }
+}
+}  // namespace
+
+void CompileUnit::cache_hit(std::string_view key, std::string_view cache) noexcept {
+  cache_event(state_.get(), key, cache, true);
+}
+void CompileUnit::cache_miss(std::string_view key, std::string_view cache) noexcept {
+  cache_event(state_.get(), key, cache, false);
+}
+
+Status CompileUnit::set(std::string_view key, const FieldValue& value, bool overwrite) noexcept {
+  return metric_op(state_.get(), FieldOp::kSet, key, value, overwrite);
+}
+Status CompileUnit::increment(std::string_view key, std::int64_t by) noexcept {
+  return metric_op(state_.get(), FieldOp::kIncrement, key, FieldValue(by), false);
+}
+Status CompileUnit::add_to_set(std::string_view key, const FieldValue& value) noexcept {
+  return metric_op(state_.get(), FieldOp::kAddToSet, key, value, false);
+}
+
+CompileUnitRef CompileUnit::ref() const noexcept {
+  CompileUnitRef r;
+  r.state_ = state_;
+  return r;
+}
+
+void CompileUnit::close() noexcept {
+  if (!state_ || !frame_.open) return;
+  UnitState& s = *state_;
+  const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
+  CompileRecord done;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      if (unwinding && !s.record.failed) {
+        s.record.failed = true;
+        s.record.fail_type = "exception";
+        s.record.fail_reason =
+            "an exception left the compile unit (call fail_with_current_exception() in a catch "
+            "block to record its type and message)";
+      }
+      s.record.end_time_us = unix_us_now();
+      merge_unit_columns(s);
+      s.closed = true;
+      done = s.record;
+    }
+    if (frame_.token.recorded) {
+      add_arg(frame_.token, Arg("duration_us", done.duration_us));
+      if (done.failed) {
+        add_arg(frame_.token, Arg("fail_type", std::string_view(done.fail_type)));
+        add_arg(frame_.token, Arg("fail_reason", std::string_view(done.fail_reason)));
+      }
+    }
+  } catch (...) {
+    log_unique("out of memory closing a compile unit; its record is lost");
+  }
+  leave_unit(frame_);
+  if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
+  graph_pushed_ = false;
+  if (s.closed) finish_record(done);
+}
+
+UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {
+  if constexpr (!kCompiledIn) return;
+  if (!unit.state_) return;
+  state_ = unit.state_;
+  try {
+    enter_unit(*state_, frame_, true);
+  } catch (...) {
+    state_.reset();
+  }
+}
+
+UnitScope::~UnitScope() { leave_unit(frame_); }
+
+CompileUnitRef current_compile_unit() noexcept {
+  CompileUnitRef r;
+  // Frames hold raw pointers; find the owning handle through the frame's unit.
+  UnitState* u = current_unit_state();
+  if (u == nullptr) return r;
+  r.state_ = u->self.lock();
+  return r;
+}
+
+bool current_compile_id(CompileId* out) noexcept {
+  UnitState* u = current_unit_state();
+  if (u == nullptr) return false;
+  if (out != nullptr) *out = u->id;
+  return true;
+}
+
+}  // namespace jitscope

@@ -1,0 +1,284 @@
+// Config validation and the JITSCOPE_* environment variables. Every variable
+// is checked strictly: a bad value or an unknown JITSCOPE_ name is an error
+// that names it, never a silent default.
+#include "clock/clock.hpp"
+#include "cupti/cupti.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+extern char** environ;
+
+namespace jitscope {
+namespace {
+
+struct KnownVariable {
+  const char* name;
+  const char* meaning;
+};
+
+// Also the list the README documents; keep them in step.
+constexpr KnownVariable kVariables[] = {
+    {"JITSCOPE_TRACE", "output path; starts a session at load, stops at exit"},
+    {"JITSCOPE_RING_CAPACITY", "records per thread ring"},
+    {"JITSCOPE_OVERFLOW", "drop|block"},
+    {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
+    {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
+    {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
+    {"JITSCOPE_METRICS", "compile records file (JSON lines)"},
+    {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
+    {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
+    {"JITSCOPE_NVTX", "on|off|emit|capture: NVTX emission and capture"},
+    {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
+    {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
+    {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
+    {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
+    {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
+    {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
+};
+
+bool parse_uint(const char* text, std::uint64_t& out) {
+  const char* end = text + std::strlen(text);
+  if (text == end) return false;
+  auto [ptr, ec] = std::from_chars(text, end, out, 10);
+  return ec == std::errc() && ptr == end;
+}
+
+// A byte size: digits, then an optional K, M or G (powers of 1024).
+bool parse_size(const char* text, std::uint64_t& out) {
+  std::size_t n = std::strlen(text);
+  if (n == 0) return false;
+  unsigned shift = 0;
+  switch (text[n - 1]) {
+    case 'K': shift = 10; --n; break;
+    case 'M': shift = 20; --n; break;
+    case 'G': shift = 30; --n; break;
+    default: break;
+  }
+  std::uint64_t value = 0;
+  if (n == 0) return false;
+  auto [ptr, ec] = std::from_chars(text, text + n, value, 10);
+  if (ec != std::errc() || ptr != text + n) return false;
+  if (shift != 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) return false;
+  out = value << shift;
+  return true;
+}
+
+// A size variable: 0 (off) or at least kMinTraceBytes.
+Status parse_trace_size(const char* variable, const char* text, std::uint64_t& out) {
+  std::uint64_t n = 0;
+  if (!parse_size(text, n) || (n != 0 && n < kMinTraceBytes)) {
+    return Status::error(std::string(variable) + "='" + text +
+                         "' is not 0 or a size of at least 64K (bytes, or a number with K, M or G)");
+  }
+  out = n;
+  return {};
+}
+
+Status range_error(const char* variable, const char* value, std::uint64_t lo, std::uint64_t hi) {
+  return Status::error(std::string(variable) + "='" + value + "' is not a whole number in [" +
+                       std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+template <class E>
+struct Choice {
+  const char* word;
+  E value;
+};
+
+// `variable`'s value is one of a fixed set of words: sets `out`, or an error
+// that lists them ("... is not a, b or c").
+template <class E, std::size_t N>
+Status parse_choice(const char* variable, const char* text, const Choice<E> (&choices)[N], E& out) {
+  for (const Choice<E>& c : choices) {
+    if (std::strcmp(text, c.word) == 0) {
+      out = c.value;
+      return {};
+    }
+  }
+  std::string list;
+  for (std::size_t i = 0; i < N; ++i) {
+    list += std::string(i == 0 ? "" : i + 1 == N ? " or " : ", ") + choices[i].word;
+  }
+  return Status::error(std::string(variable) + "='" + text + "' is not " + list);
+}
+
+// A variable that, when set, must not be empty.
+Status parse_nonempty(const char* variable, const char* text, std::string& out) {
+  if (*text == '\0') return Status::error(std::string(variable) + " is set but empty");
+  out = text;
+  return {};
+}
+
+}  // namespace
+
+Status Config::validate() const noexcept {
+  try {
+    if (output_path.empty()) return Status::error("no output path (set Config::output_path)");
+    if (!metrics_path.empty() && metrics_path == output_path) {
+      return Status::error("metrics_path and output_path are the same file: " + output_path);
+    }
+    if (ring_capacity < kMinRingCapacity || ring_capacity > kMaxRingCapacity) {
+      return Status::error("ring_capacity " + std::to_string(ring_capacity) + " is outside [" +
+                           std::to_string(kMinRingCapacity) + ", " +
+                           std::to_string(kMaxRingCapacity) + "]");
+    }
+    if (flush_interval.count() < 1 || flush_interval.count() > 60000) {
+      return Status::error("flush_interval " + std::to_string(flush_interval.count()) +
+                           " ms is outside [1, 60000]");
+    }
+    if (cupti_buffer_bytes < detail::kMinCuptiBufferBytes ||
+        cupti_buffer_bytes > detail::kMaxCuptiBufferBytes || cupti_buffer_bytes % 8 != 0) {
+      return Status::error("cupti_buffer_bytes " + std::to_string(cupti_buffer_bytes) +
+                           " is not a multiple of 8 in [" +
+                           std::to_string(detail::kMinCuptiBufferBytes) + ", " +
+                           std::to_string(detail::kMaxCuptiBufferBytes) + "]");
+    }
+    if (cupti_buffers < detail::kMinCuptiBuffers || cupti_buffers > detail::kMaxCuptiBuffers) {
+      return Status::error("cupti_buffers " + std::to_string(cupti_buffers) + " is outside [" +
+                           std::to_string(detail::kMinCuptiBuffers) + ", " +
+                           std::to_string(detail::kMaxCuptiBuffers) + "]");
+    }
+    for (const auto& [what, bytes] : {std::pair{"max_trace_bytes", max_trace_bytes},
+                                      std::pair{"rotate_bytes", rotate_bytes}}) {
+      if (bytes != 0 && bytes < kMinTraceBytes) {
+        return Status::error(std::string(what) + " " + std::to_string(bytes) +
+                             " is below the minimum of " + std::to_string(kMinTraceBytes) +
+                             " bytes (0 turns it off)");
+      }
+    }
+    if (clock == ClockChoice::kTsc && !detail::tsc_is_invariant()) {
+      return Status::error("clock tsc requested, but this CPU's TSC is not invariant "
+                           "(needs constant_tsc and nonstop_tsc)");
+    }
+    return {};
+  } catch (...) {
+    return Status::error("out of memory");
+  }
+}
+
+Status Config::from_env(Config* out, bool require_trace) noexcept {
+  if (out == nullptr) return Status::error("Config::from_env: null config");
+  try {
+    Config cfg = *out;
+    // Unknown JITSCOPE_ names are most often typos of known ones.
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      if (std::strncmp(*e, "JITSCOPE_", 9) != 0) continue;
+      const char* eq = std::strchr(*e, '=');
+      const std::string name(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
+      bool known = false;
+      for (const auto& v : kVariables) known = known || name == v.name;
+      if (!known) {
+        std::string list;
+        for (const auto& v : kVariables) list += std::string(list.empty() ? "" : ", ") + v.name;
+        return Status::error("unknown variable " + name + " (known: " + list + ")");
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_TRACE")) {
+      if (Status st = parse_nonempty("JITSCOPE_TRACE", v, cfg.output_path); !st) return st;
+    } else if (require_trace) {
+      return Status::error("JITSCOPE_TRACE is not set");
+    }
+    if (const char* v = std::getenv("JITSCOPE_RING_CAPACITY")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < kMinRingCapacity || n > kMaxRingCapacity) {
+        return range_error("JITSCOPE_RING_CAPACITY", v, kMinRingCapacity, kMaxRingCapacity);
+      }
+      cfg.ring_capacity = static_cast<std::size_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_OVERFLOW")) {
+      static constexpr Choice<OverflowPolicy> kChoices[] = {{"drop", OverflowPolicy::kDrop},
+                                                            {"block", OverflowPolicy::kBlock}};
+      if (Status st = parse_choice("JITSCOPE_OVERFLOW", v, kChoices, cfg.overflow); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_FLUSH_INTERVAL_MS")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < 1 || n > 60000) {
+        return range_error("JITSCOPE_FLUSH_INTERVAL_MS", v, 1, 60000);
+      }
+      cfg.flush_interval = std::chrono::milliseconds(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_PROCESS_NAME")) {
+      if (Status st = parse_nonempty("JITSCOPE_PROCESS_NAME", v, cfg.process_name); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CLOCK")) {
+      static constexpr Choice<ClockChoice> kChoices[] = {{"auto", ClockChoice::kAuto},
+                                                         {"tsc", ClockChoice::kTsc},
+                                                         {"monotonic", ClockChoice::kMonotonic}};
+      if (Status st = parse_choice("JITSCOPE_CLOCK", v, kChoices, cfg.clock); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_METRICS")) {
+      if (Status st = parse_nonempty("JITSCOPE_METRICS", v, cfg.metrics_path); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_COMPILE_TIMES")) {
+      static constexpr Choice<CompileTimesReport> kChoices[] = {
+          {"off", CompileTimesReport::kOff},
+          {"table", CompileTimesReport::kTable},
+          {"csv", CompileTimesReport::kCsv}};
+      if (Status st = parse_choice("JITSCOPE_COMPILE_TIMES", v, kChoices, cfg.compile_times); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_PROGRESS")) {
+      // Read by the progress bar itself (step_log.cpp); checked here with the rest.
+      static constexpr Choice<bool> kChoices[] = {{"0", false}, {"1", true}};
+      bool progress = false;
+      if (Status st = parse_choice("JITSCOPE_PROGRESS", v, kChoices, progress); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_NVTX")) {
+      enum class Nvtx { kOn, kOff, kEmit, kCapture };
+      static constexpr Choice<Nvtx> kChoices[] = {
+          {"on", Nvtx::kOn}, {"off", Nvtx::kOff}, {"emit", Nvtx::kEmit}, {"capture", Nvtx::kCapture}};
+      Nvtx nvtx = Nvtx::kOn;
+      if (Status st = parse_choice("JITSCOPE_NVTX", v, kChoices, nvtx); !st) return st;
+      cfg.nvtx_emit = nvtx == Nvtx::kOn || nvtx == Nvtx::kEmit;
+      cfg.nvtx_capture = nvtx == Nvtx::kOn || nvtx == Nvtx::kCapture;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI")) {
+      static constexpr Choice<CuptiMode> kChoices[] = {
+          {"auto", CuptiMode::kAuto}, {"on", CuptiMode::kOn}, {"off", CuptiMode::kOff}};
+      if (Status st = parse_choice("JITSCOPE_CUPTI", v, kChoices, cfg.cupti); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI_BUFFER_KB")) {
+      constexpr std::uint64_t lo = detail::kMinCuptiBufferBytes / 1024;
+      constexpr std::uint64_t hi = detail::kMaxCuptiBufferBytes / 1024;
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < lo || n > hi) return range_error("JITSCOPE_CUPTI_BUFFER_KB", v, lo, hi);
+      cfg.cupti_buffer_bytes = static_cast<std::size_t>(n) * 1024;
+    }
+    if (const char* v = std::getenv("JITSCOPE_CUPTI_BUFFERS")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < detail::kMinCuptiBuffers || n > detail::kMaxCuptiBuffers) {
+        return range_error("JITSCOPE_CUPTI_BUFFERS", v, detail::kMinCuptiBuffers,
+                           detail::kMaxCuptiBuffers);
+      }
+      cfg.cupti_buffers = static_cast<std::size_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_CRASH_HANDLER")) {
+      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
+      if (Status st = parse_choice("JITSCOPE_CRASH_HANDLER", v, kChoices, cfg.crash_handler); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_MAX_TRACE_SIZE")) {
+      if (Status st = parse_trace_size("JITSCOPE_MAX_TRACE_SIZE", v, cfg.max_trace_bytes); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_ROTATE_SIZE")) {
+      if (Status st = parse_trace_size("JITSCOPE_ROTATE_SIZE", v, cfg.rotate_bytes); !st) return st;
+    }
+    if (Status st = cfg.validate(); !st) return st;
+    *out = std::move(cfg);
+    return {};
+  } catch (...) {
+    return Status::error("out of memory reading the environment");
+  }
+}
+
+}  // namespace jitscope

@@ -1,0 +1,67 @@
+// The trace's and the metrics file's output: whole buffers to a file
+// descriptor. The first error is reported once and turns the output off; the
+// session goes on discarding.
+//
+// Rotation (Config::rotate_bytes): the writer closes each file as a whole
+// JSON array and asks for the next one, a numbered file beside the first
+// (numbered_path: trace.json, trace.1.json, trace.2.json, ...). The first
+// file stays open and locked until the session ends, so that the lock on it
+// keeps the whole family of names for this session.
+#pragma once
+
+#include "flush/trace_writer.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace jitscope::detail {
+
+// Opens an output file for a session: created if needed, O_CLOEXEC, and
+// locked (flock) before it is emptied, so that two sessions never write one
+// file, whether a second jitscope runtime in this process or another process
+// (a child that inherited JITSCOPE_TRACE) started them. Non-regular files
+// (/dev/null, pipes, ttys) are neither locked nor emptied. -1 and `why` if not.
+// `what` goes before the path in `why` ("" or "metrics file ").
+int open_output(const std::string& path, const char* what, std::string& why);
+
+// Rotated file `n` of `path`: ".n" before the extension of the last path
+// component (trace.json -> trace.1.json, trace -> trace.1, a.b/trace ->
+// a.b/trace.1, .trace -> .trace.1). `path` itself for 0.
+std::string numbered_path(const std::string& path, std::uint64_t n);
+
+class FileSink final : public TraceSink {
+ public:
+  FileSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  // With `rotate_bytes` != 0 the writer may ask for numbered files: stale
+  // ones of this name from an earlier run (path.1, path.2, ... while they
+  // exist, each only if no one holds its lock) are removed now, so that a
+  // reader never mixes runs. A non-regular output (/dev/null, a pipe) gets
+  // one `jitscope:` line and no rotation. `fd` must be open_output's.
+  FileSink(int fd, std::string path, std::uint64_t rotate_bytes);
+  ~FileSink() override { close(); }
+
+  void write(std::string_view bytes) noexcept override;
+  bool can_rotate() const noexcept override { return rotating_; }
+  bool next_file() noexcept override;
+  std::string_view name() const noexcept override { return path_; }
+  void close() noexcept;
+  bool failed() const noexcept { return failed_; }
+  std::uint64_t bytes() const noexcept { return bytes_; }  // over all its files
+  std::uint64_t files() const noexcept { return files_; }  // files opened: 1 without rotation
+  // Closes without a word and without flushing (a forked child's copy).
+  void abandon() noexcept;
+
+ private:
+  void fail(const char* why) noexcept;
+  int fd_;
+  int first_fd_ = -1;  // the first file, kept open (and locked) once rotated away from
+  std::string path_;
+  std::string current_;  // the file written now; empty: path_
+  std::uint64_t bytes_ = 0;
+  std::uint64_t files_ = 1;
+  bool rotating_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace jitscope::detail

@@ -1,0 +1,346 @@
+// The flusher thread (flusher.hpp): each cycle takes CUPTI's records, drains
+// every ring into the trace writer, joins the GPU records, and writes the
+// metrics lines; its last cycle writes the stats.
+#include "flush/flusher.hpp"
+
+#include "base/json_writer.hpp"
+#include "base/log.hpp"
+#include "compile/state.hpp"
+#include "flush/crash_handler.hpp"
+#include "flush/gpu_trace.hpp"
+#include "flush/trace_writer.hpp"
+#include "nvtx/nvtx.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+extern char* program_invocation_short_name;
+
+namespace jitscope::detail {
+namespace {
+
+// This machine's name, for the session metadata ("" if unknown).
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
+}
+
+// The kernel's id for this boot: two traces with the same one share
+// CLOCK_MONOTONIC. "" where /proc does not say.
+std::string boot_id() {
+  const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char text[64] = {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  std::string id(text, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
+// How long a crash cycle keeps trying a lock a host thread may hold: a thread
+// other than the crashed one lets go within it; the crashed one never does.
+// Three such locks stay well inside kCrashFlushTimeout.
+constexpr std::chrono::milliseconds kCrashLockPatience{200};
+
+template <class TryTake>
+bool try_for_a_moment(TryTake&& try_take) {
+  const auto deadline = std::chrono::steady_clock::now() + kCrashLockPatience;
+  while (!try_take()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+void write_crash_args(JsonWriter& w, const CrashInfo& crash) {
+  w.begin_object();
+  w.member("signal", crash_signal_name(crash.signo));
+  w.member("signo", crash.signo);
+  if (crash.signo != 0) w.member("si_code", crash.code);
+  if (crash.address != 0) {
+    char hex[2 + 16 + 1];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(crash.address));
+    w.member("address", std::string_view(hex));
+  }
+  if (crash.exception[0] != '\0') w.member("exception", std::string_view(crash.exception));
+  w.member("tid", crash.tid);
+  w.end_object();
+}
+
+void write_crash_stats(JsonWriter& w, const CrashInfo& crash) {
+  w.key("crash");
+  write_crash_args(w, crash);
+}
+
+}  // namespace
+
+Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
+                 ClockPoint first, CuptiSessionState cupti)
+    : config_(cfg),
+      sink_(fd, cfg.output_path, cfg.rotate_bytes),
+      word_(word),
+      clock_(clock),
+      first_(first),
+      capture_at_start_(nvtx_capture_totals()),
+      cupti_(std::move(cupti)),
+      gpu_counts_at_start_(cupti_counts()),
+      start_unix_ns_(realtime_ns()),
+      wake_seen_(flusher_wake_count()) {
+  if (metrics_fd >= 0) metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path);
+}
+
+void Flusher::write_metrics(bool try_only) {
+  if (!metrics_) return;
+  if (try_only) {
+    if (!try_for_a_moment([&] { return try_take_metrics_lines(metrics_batch_); })) return;
+  } else {
+    take_metrics_lines(metrics_batch_);
+  }
+  // Per-unit GPU metrics, known only once the last GPU record is in.
+  metrics_batch_.insert(metrics_batch_.end(), std::make_move_iterator(gpu_lines_.begin()),
+                        std::make_move_iterator(gpu_lines_.end()));
+  gpu_lines_.clear();
+  if (metrics_batch_.empty()) return;
+  std::string text;
+  for (const std::string& line : metrics_batch_) {
+    text += line;
+    text.push_back('\n');
+  }
+  metrics_->write(text);
+  stats_.compile_records_written += metrics_batch_.size();
+}
+
+void Flusher::close_metrics() {
+  if (!metrics_) return;
+  metrics_->close();
+  if (metrics_->failed()) stats_.write_failed = true;
+}
+
+void Flusher::start() {
+  flusher_starting();
+  thread_ = std::thread([this] { run(); });
+}
+
+void Flusher::add_metadata(std::string event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  metadata_.push_back(std::move(event));
+}
+
+void Flusher::close_files_in_child() noexcept {
+  sink_.abandon();
+  if (metrics_) metrics_->abandon();
+}
+
+void Flusher::stop_and_join() {
+  // release: the flusher's final cycle sees everything before the stop.
+  stop_requested_.store(true, std::memory_order_release);
+  wake_flusher();
+  try {
+    if (!thread_.joinable()) return;
+    if (wait_for_flusher_end()) {
+      // It faulted writing a crash the host then survived, and is parked
+      // in the signal handler for good: joining would hang the host.
+      thread_.detach();
+      log_line("the flusher faulted while writing a crash; the session ends without its stats");
+      return;
+    }
+    thread_.join();
+  } catch (...) {
+    thread_.detach();  // a joinable std::thread must not be destroyed
+  }
+}
+
+void Flusher::run() noexcept {
+  mark_flusher_thread();
+  crash_set_flusher_tid(static_cast<int>(::syscall(SYS_gettid)));
+  const CrashInfo* crash = nullptr;
+  lost_at_start_ = g_events_lost.load(std::memory_order_relaxed);
+  try {
+    SessionInfo info;
+    info.process_name = config_.process_name.empty() ? std::string(program_invocation_short_name)
+                                                     : config_.process_name;
+    info.pid = static_cast<int>(::getpid());
+    info.clock = clock_;
+    // The TSC calibration is fixed once per process, over at least 20 ms
+    // from the first session's start; the flusher waits for it, never a producer.
+    info.conversion = clock_ == ClockSource::kTsc ? tsc_conversion(first_, 20'000'000)
+                                                  : ClockConversion::identity();
+    info.start_unix_ns = start_unix_ns_;
+    info.start_monotonic_ns = first_.ns;
+    info.host = host_name();
+    info.boot_id = boot_id();
+    info.ring_capacity = config_.ring_capacity;
+    info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
+    info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
+    info.cupti_on = cupti_.on;
+    info.cupti_reason = cupti_.reason;
+    info.cupti_kinds = cupti_.kinds;
+    info.gpu_clock = cupti_.clock;
+    info.max_trace_bytes = config_.max_trace_bytes;
+    info.rotate_bytes = config_.rotate_bytes;
+    TraceWriter writer(sink_, info);
+    // Incomplete GPU records wait about half a second for their other half.
+    const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());
+    GpuTrace gpu(
+        info.pid, cupti_.clock, info.start_monotonic_ns,
+        static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (500 + interval - 1) / interval)));
+    if (cupti_.on) writer.set_gpu(&gpu);
+    gpu_ = &gpu;
+    writer.begin_trace();
+    std::vector<ThreadState*> threads;
+    for (;;) {
+      sleep_until_woken();
+      if (config_.crash_handler) crash = crash_requested();
+      const bool last = stop_requested_.load(std::memory_order_acquire) || crash != nullptr;
+      drain_all(writer, threads, /*final=*/last, crash);
+      if (last) break;
+    }
+    // A crash during stop()'s final cycle: the events are all in, the
+    // crash is still worth its instant and stats.
+    if (crash == nullptr && config_.crash_handler) crash = crash_requested();
+    if (crash != nullptr) {
+      // The host is going down: nothing after this cycle would be written,
+      // and a producer blocked on a full ring (kBlock) must not wait for us.
+      g_session.store(0, std::memory_order_relaxed);
+      write_crash_event(writer, *crash);
+    }
+    const CaptureTotals captured = writer.with_captured(nvtx_capture_totals() - capture_at_start_);
+    const GpuCollectorCounts gpu_counts = cupti_counts() - gpu_counts_at_start_;
+    writer.end_trace(captured, [&](JsonWriter& w) {
+      gpu.write_stats(w, cupti_, gpu_counts);
+      if (crash != nullptr) write_crash_stats(w, *crash);
+    });
+    if (crash != nullptr) {
+      log_line(std::string(crash_signal_name(crash->signo)) + " on thread " +
+               std::to_string(crash->tid) + ": the trace up to the crash is in " +
+               config_.output_path);
+      // The bytes are the kernel's once write(2) returned: the process may go.
+      crash_flush_done();
+    }
+    gpu_ = nullptr;
+    stats_.cupti_on = cupti_.on;
+    stats_.cupti_off_reason = cupti_.reason;
+    stats_.gpu_events = gpu.totals().gpu_events;
+    stats_.gpu_unattributed = gpu.totals().unattributed;
+    stats_.gpu_flows = gpu.totals().flows;
+    sink_.close();
+    stats_.nvtx_captured = captured.ranges + captured.marks + captured.async_ranges;
+    stats_.nvtx_unmatched = captured.unbalanced_pops + captured.unknown_ends;
+    stats_.nvtx_emitted = (word_ & kSessionNvtxBit) != 0;
+    stats_.output_path = config_.output_path;
+    stats_.metrics_path = config_.metrics_path;
+    stats_.events_written = writer.events_written();
+    stats_.spans_incomplete = writer.spans_incomplete();
+    stats_.events_dropped = writer.events_dropped();
+    stats_.threads = writer.summaries().size();
+    stats_.bytes_written = sink_.bytes();  // all its files
+    stats_.events_over_cap = writer.events_over_cap();
+    stats_.trace_files = sink_.files();
+    stats_.write_failed = sink_.failed();
+  } catch (...) {
+    gpu_ = nullptr;
+    // Out of memory on the flusher: end the session for the producers too,
+    // so that none waits (kBlock) on a flusher that is gone.
+    g_session.store(0, std::memory_order_relaxed);  // relaxed: producers only need to see it
+    set_metrics_output(false);
+    log_line("flusher ran out of memory; the trace is cut short");
+    stats_.write_failed = true;
+  }
+  // Whatever happened, a crashing thread waiting for this flusher goes on.
+  crash_disarm();
+  crash_flush_done();
+  flusher_returned();
+}
+
+// Sleeps one flush interval, or until stop() or a crash wakes it. A wake
+// between two sleeps is not lost: wake_seen_ was read before the flags.
+void Flusher::sleep_until_woken() noexcept {
+  flusher_sleep(wake_seen_, config_.flush_interval);
+  wake_seen_ = flusher_wake_count();
+}
+
+// An instant on the crashed thread's track, at the crash, named for it.
+void Flusher::write_crash_event(TraceWriter& writer, const CrashInfo& crash) {
+  std::string event;
+  JsonWriter w(event);
+  w.begin_object();
+  w.member("ph", "I");
+  w.member("s", "t");
+  w.member("cat", "jitscope");
+  w.member("name", std::string("crash: ") + crash_signal_name(crash.signo));
+  w.key("ts");
+  w.value_us(crash.monotonic_ns);
+  w.member("pid", static_cast<std::int64_t>(::getpid()));
+  w.member("tid", crash.tid);
+  w.key("args");
+  write_crash_args(w, crash);
+  w.end_object();
+  writer.append_event(event);
+}
+
+// One cycle. In a crash cycle (crash_handler.hpp) every lock a host thread
+// may hold is only tried, and CUPTI is not asked for anything.
+void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
+                        const CrashInfo* crash) {
+  // CUPTI's records first, then the rings: a call's kGpuCall record is
+  // pushed at its API entry, before CUPTI can have a record of it, so every
+  // record taken here finds its call in the drain below.
+  if (cupti_.on && crash == nullptr) {
+    cupti_flush(/*forced=*/final);
+    take_gpu_activities(gpu_batch_);
+  }
+  ThreadRegistry& registry = ThreadRegistry::instance();
+  writer.set_crash_cycle(crash != nullptr);
+  if (crash == nullptr) {
+    registry.snapshot(threads);
+  } else if (!try_for_a_moment([&] { return registry.try_snapshot(threads); })) {
+    threads.clear();  // a thread crashed registering: the rings are out of reach
+  }
+  const std::uint64_t end_ns = crash != nullptr ? crash->monotonic_ns : monotonic_ns();
+  for (ThreadState* t : threads) {
+    // acquire: pairs with the retiring thread's release; read before
+    // draining so that nothing pushed before retirement is missed.
+    const bool retired = t->retired.load(std::memory_order_acquire);
+    // A crash cycle frees nothing: remove() locks, and the process is ending.
+    const bool free_it = retired && crash == nullptr;
+    if (t->session != word_) {
+      // An earlier session's thread state: not ours to write; discard it.
+      if (free_it) registry.remove(t);
+      continue;
+    }
+    writer.drain(*t);
+    if (final || retired) writer.close_open_spans(*t, end_ns);
+    writer.settle(*t);
+    if (free_it) registry.remove(t);
+  }
+  if (cupti_.on) {
+    gpu_->add(gpu_batch_);
+    gpu_->write(writer, final);
+    if (final) gpu_->unit_metric_lines(gpu_lines_);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (crash == nullptr) {
+      lock.lock();
+    } else {
+      (void)try_for_a_moment([&] { return lock.try_lock(); });
+    }
+    if (lock.owns_lock()) metadata_batch_.swap(metadata_);
+  }
+  for (const std::string& event : metadata_batch_) writer.append_event(event);
+  metadata_batch_.clear();
+  // Events lost before any ring are counted process-wide.
+  writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
+  writer.write_dropped_counter();
+  writer.flush();
+  write_metrics(/*try_only=*/crash != nullptr);
+}
+
+}  // namespace jitscope::detail

@@ -1,0 +1,92 @@
+// The flusher: one background thread per session that drains every thread's
+// ring, joins CUPTI's records to them, and writes the trace and the metrics
+// file. start() and stop() (api/session.cpp) make and end it; nothing else
+// in the SDK blocks on it.
+//
+// Threads: the constructor, start(), add_metadata(), stop_and_join() and
+// the metrics calls run on the controlling thread (under start/stop's lock);
+// everything private runs on the flusher thread.
+#pragma once
+
+#include "clock/clock.hpp"
+#include "cupti/cupti.hpp"
+#include "flush/file_sink.hpp"
+#include "nvtx/capture_totals.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace jitscope::detail {
+
+class GpuTrace;
+class JsonWriter;
+class TraceWriter;
+struct CrashInfo;
+struct ThreadState;
+
+class Flusher {
+ public:
+  // Takes the opened trace (`fd`) and metrics file (`metrics_fd`, -1: none).
+  Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
+          ClockPoint first, CuptiSessionState cupti);
+
+  void start();
+  // Signals the flusher, waits for its final drain.
+  void stop_and_join();
+
+  // Compile records waiting for the metrics file, one line each. Called by
+  // the flusher, and by stop() once the flusher is gone.
+  // try_only: in a crash cycle, skip the lines if their queue is locked.
+  void write_metrics(bool try_only = false);
+  void close_metrics();
+
+  // A metadata event for the flusher's next cycle (note_child_process).
+  void add_metadata(std::string event);
+  // In a forked child: close the inherited descriptors, write nothing.
+  void close_files_in_child() noexcept;
+
+  SessionStats stats() const { return stats_; }
+  const Config& config() const noexcept { return config_; }
+
+ private:
+  void run() noexcept;
+  void sleep_until_woken() noexcept;
+  void write_crash_event(TraceWriter& writer, const CrashInfo& crash);
+  void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
+                 const CrashInfo* crash);
+
+  Config config_;
+  FileSink sink_;
+  std::unique_ptr<FileSink> metrics_;
+  std::vector<std::string> metrics_batch_;
+  std::uint32_t word_;
+  ClockSource clock_;
+  ClockPoint first_;
+  CaptureTotals capture_at_start_;
+  CuptiSessionState cupti_;
+  GpuCollectorCounts gpu_counts_at_start_;
+  GpuTrace* gpu_ = nullptr;  // the flusher's, while it runs
+  std::vector<GpuActivity> gpu_batch_;
+  std::vector<std::string> gpu_lines_;  // per-unit GPU metrics for the metrics file
+  std::uint64_t lost_at_start_ = 0;
+  std::uint64_t start_unix_ns_;
+  std::mutex mutex_;  // guards metadata_
+  std::atomic<bool> stop_requested_{false};
+  // The flusher's: the wake count at its last look. First read in the
+  // constructor, before the session is armed or its flusher exists, so that
+  // a stop() or a crash while the flusher calibrates the clock is not slept through.
+  std::uint32_t wake_seen_;
+  std::vector<std::string> metadata_;        // guarded by mutex_
+  std::vector<std::string> metadata_batch_;  // the flusher's
+  std::thread thread_;
+  SessionStats stats_;
+};
+
+}  // namespace jitscope::detail

@@ -1,0 +1,274 @@
+// Turns ring records into Chrome Trace Event Format JSON (array form). Runs on
+// the flusher only. The file opens with "[" and every event after the first is
+// preceded by ",\n", so a file cut off between events is still a valid trace
+// (the array form allows the missing "]"); a clean stop writes the "]".
+//
+// Resource bounds (SessionInfo::max_trace_bytes, rotate_bytes), both checked
+// once per event with one integer compare (commit()):
+// - The cap bounds the whole trace, every rotated file and the closing stats
+//   included. Room for the stats is kept back (a fixed part plus one entry
+//   per thread); the first event that would go into that room puts the
+//   writer in "capped" mode: that event and every later one is rendered,
+//   cut off again, and counted (events_over_cap), one `jitscope:` line says
+//   so, and the stats record it ("trace_cap"). Should the stats still not fit
+//   (the session's extra stats are unbounded; threads first seen once the
+//   trace was full need entries too), they are written without the extra
+//   stats, then with as many per-thread entries as fit ("trimmed_for_cap",
+//   "threads_omitted").
+// - Rotation: once the file being written has reached rotate_bytes, the
+//   next event boundary closes it with "]" and opens the next numbered file
+//   (file_sink.hpp), which starts with the process name, the session
+//   metadata ("part": n) and the latest of every process/thread name written
+//   so far, so that each file loads alone. Events never span two files, so a
+//   file may pass rotate_bytes by one event; the last one also holds the
+//   closing stats. A captured async range's "b"/"e" pair counts as one event.
+#pragma once
+
+#include "clock/clock.hpp"
+#include "cupti/gpu_activity.hpp"
+#include "nvtx/capture_totals.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <jitscope/detail/hot.hpp>
+#include <jitscope/detail/record.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace jitscope::detail {
+
+class GpuTrace;
+class JsonWriter;
+
+// Where the JSON goes. write() gets whole events only.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void write(std::string_view bytes) noexcept = 0;
+  // Whether next_file() may be called (SessionInfo::rotate_bytes).
+  virtual bool can_rotate() const noexcept { return false; }
+  // Ends the file being written (all its bytes were written) and starts the
+  // next one. false: there is none; the sink has said why and discards the rest.
+  virtual bool next_file() noexcept { return false; }
+  // The output, for messages ("" if it has no name).
+  virtual std::string_view name() const noexcept { return {}; }
+};
+
+// The flusher's per-thread decoding state, kept in ThreadState::consumer.
+struct ThreadDecodeState final : ConsumerState {
+  struct OpenSpan {
+    std::uint64_t begin_ns = 0;
+    const char* static_name = nullptr;
+    std::string dynamic_name;
+    std::string args;  // rendered `"k":v,...`
+    std::uint64_t unit = 0;  // packed compile id, when in_unit
+    bool in_unit = false;    // opened inside a compile unit (or is one)
+    std::uint8_t flags = 0;  // the Begin's flags: what kind of slice
+    bool truncated = false;
+  };
+  std::vector<Record> partial;     // a group split across pops
+  std::vector<OpenSpan> stack;     // grows only; `depth` entries are live
+  std::size_t depth = 0;
+  // An instant whose args are still to come.
+  std::uint32_t instant_args_left = 0;
+  OpenSpan instant;
+  std::string tid_fields;          // `,"pid":P,"tid":T`
+  std::string name_written;        // last thread_name event; empty: none yet
+  std::size_t summary = ~std::size_t{0};  // index into TraceWriter's summaries
+
+  // The compile unit the thread is in now: that of its innermost open span.
+  const OpenSpan* innermost() const noexcept { return depth > 0 ? &stack[depth - 1] : nullptr; }
+};
+
+struct SessionInfo {
+  std::string process_name;
+  int pid = 0;
+  ClockSource clock = ClockSource::kMonotonic;
+  ClockConversion conversion;
+  std::uint64_t start_unix_ns = 0;
+  std::uint64_t start_monotonic_ns = 0;
+  // Which machine and boot: traces with the same boot_id share CLOCK_MONOTONIC
+  // (jitscope-merge lines them up without a shift).
+  std::string host;
+  std::string boot_id;
+  std::size_t ring_capacity = 0;
+  std::string_view overflow;
+  std::uint64_t flush_interval_ms = 0;
+  // The CUPTI collector this session (jitscope_session metadata).
+  bool cupti_on = false;
+  std::string cupti_reason;
+  std::vector<std::string> cupti_kinds;
+  GpuClock gpu_clock;
+  // Config::max_trace_bytes and rotate_bytes (0: off).
+  std::uint64_t max_trace_bytes = 0;
+  std::uint64_t rotate_bytes = 0;
+};
+
+struct ThreadSummary {
+  int tid = 0;
+  std::string name;
+  std::uint64_t events = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t args_dropped = 0;
+  std::uint64_t unbalanced_ends = 0;
+  std::uint64_t truncated = 0;
+  std::size_t reserved = 0;  // bytes kept back for its entry in the stats (under a cap)
+};
+
+class TraceWriter {
+ public:
+  TraceWriter(TraceSink& sink, const SessionInfo& info);
+
+  void begin_trace();
+  // Writes every complete record group `t` holds now.
+  void drain(ThreadState& t);
+  // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
+  void close_open_spans(ThreadState& t, std::uint64_t end_ns);
+  // Copies `t`'s counters into its summary (call before freeing it).
+  void settle(ThreadState& t);
+  // Events lost before reaching a ring (see g_events_lost); part of the total.
+  void note_lost(std::uint64_t lost) noexcept { lost_ = lost; }
+  // All events lost so far: settled per-thread drops plus note_lost's.
+  std::uint64_t events_dropped() const noexcept;
+  // A process-level counter of events_dropped(), written when it changed.
+  void write_dropped_counter();
+  // Writes the dropped counter, the jitscope_stats event and the closing "]"
+  // into the file being written, whatever the cap (whose room was kept for
+  // it) and without rotating. `extra_stats` adds members to the stats args;
+  // under a cap they may be left out. Later calls do nothing.
+  void end_trace(const CaptureTotals& nvtx = {},
+                 const std::function<void(JsonWriter&)>& extra_stats = {});
+  // In a crash cycle the writer only tries the locks a host thread may hold
+  // (a captured category then keeps its number instead of its name).
+  void set_crash_cycle(bool on) noexcept { crash_cycle_ = on; }
+  // kGpuCall records go to `gpu` (none: they are skipped).
+  void set_gpu(GpuTrace* gpu) noexcept { gpu_ = gpu; }
+  // A whole event object, counted in events_written (or events_over_cap).
+  void append_event(std::string_view event);
+  // A whole event object that is not a slice (flows, metadata): not counted
+  // (under a cap, counted in the stats' trace_cap.metadata_not_written).
+  void append_metadata(std::string_view event);
+  // A process_name or thread_name metadata event (repeated at the head of
+  // every rotated file that follows).
+  void write_name_metadata(std::string_view what, std::int64_t pid, std::int64_t tid,
+                           std::string_view name);
+  // True if a jitscope thread with this OS thread id has written here.
+  bool knows_tid(int tid) const noexcept;
+  void flush() noexcept;  // hands buffered events to the sink
+
+  // Events in the files: slices, instants, counters, captured NVTX ranges
+  // and marks, append_event's. Past the cap they go to events_over_cap instead.
+  std::uint64_t events_written() const noexcept { return events_; }
+  std::uint64_t events_over_cap() const noexcept { return over_cap_; }
+  bool capped() const noexcept { return capped_; }
+  std::uint64_t trace_files() const noexcept { return part_ + 1; }
+  std::uint64_t spans_incomplete() const noexcept { return incomplete_; }
+  std::uint64_t decode_errors() const noexcept { return decode_errors_; }
+  // `capture` with the ranges, marks and async ranges this writer wrote.
+  CaptureTotals with_captured(CaptureTotals capture) const noexcept {
+    capture.ranges = captured_ranges_;
+    capture.marks = captured_marks_;
+    capture.async_ranges = captured_async_;
+    return capture;
+  }
+  const std::vector<ThreadSummary>& summaries() const noexcept { return summaries_; }
+  std::uint64_t now_ns_for(std::uint64_t ticks) const noexcept {
+    return info_.conversion.to_ns(ticks);
+  }
+
+ private:
+  void handle(ThreadState& t, const Record* group, std::size_t slots);
+  // True if written (false: over the cap).
+  bool write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                  bool incomplete);
+  void write_instant(ThreadDecodeState& d);
+  void write_thread_name(ThreadDecodeState& d, std::string_view name);
+  // A thread_name metadata event; `where` is `,"pid":P,"tid":T`.
+  void write_thread_name_event(std::int64_t pid, std::int64_t tid, std::string_view where,
+                               std::string_view name);
+  // The name event just rendered after mark_, for the head of later files.
+  [[gnu::cold]] void remember_name(std::string_view what, std::int64_t pid, std::int64_t tid);
+  void write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
+                      std::string_view dynamic_name);
+  void render_arg(std::string& out, const Record& r, const char* payload);
+  void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
+  // The hot pair, once per event: a flag test here, one compare in commit().
+  // Starts an event: remembers where (mark_) and writes the separator;
+  // rotates first when the file is full.
+  JITSCOPE_ALWAYS_INLINE void event_prefix() {
+    if (rotate_pending_) [[unlikely]] rotate();
+    mark_ = buf_.size();
+    buf_.append(",\n", 2);
+  }
+  // Ends the event begun by event_prefix. false: over the cap, the event is
+  // gone again and counted (in over_cap_ if `counted`, else other_over_cap_).
+  // The slow path also flushes a full buffer and notices a full file.
+  JITSCOPE_ALWAYS_INLINE bool commit(bool counted) {
+    if (buf_.size() < check_at_) [[likely]] return true;
+    return commit_slow(counted);
+  }
+  // The bounds' code is marked cold: rare by design, and kept from taking
+  // the compiler's inlining budget for this file away from the renderers
+  // (seen: without it GCC stopped inlining string appends into write_span).
+  [[gnu::cold]] bool commit_slow(bool counted);
+  void update_check() noexcept;  // check_at_ from the limits and base_
+  [[gnu::cold]] void enter_capped() noexcept;
+  [[gnu::cold]] void rotate();
+  // process_name, jitscope_session and the remembered names, comma-separated.
+  [[gnu::cold]] void append_header(std::string& out, std::uint64_t part);
+  void append_dropped_counter(std::string& out, std::uint64_t total);
+  // ",\n" + the jitscope_stats event, without the extra stats if null and
+  // with the first `threads` thread entries only.
+  [[gnu::cold]] void append_stats(std::string& out, const CaptureTotals& nvtx,
+                                  const std::function<void(JsonWriter&)>* extra_stats,
+                                  std::size_t threads);
+  // Keeps the cap's room for `s`'s entry in the stats up to date.
+  [[gnu::cold]] void reserve_for(ThreadSummary& s);
+  std::uint64_t total() const noexcept { return base_ + buf_.size(); }
+  ThreadDecodeState& prepare(ThreadState& t);
+  // `t`'s decoding state, made on first use.
+  static ThreadDecodeState& decode_state(ThreadState& t);
+
+  TraceSink& sink_;
+  SessionInfo info_;
+  std::string buf_;
+  std::vector<Record> chunk_;
+  std::vector<ThreadSummary> summaries_;
+  std::string scratch_;  // captured events' args
+  std::uint64_t events_ = 0;
+  std::uint64_t incomplete_ = 0;
+  std::uint64_t decode_errors_ = 0;
+  std::uint64_t captured_ranges_ = 0, captured_marks_ = 0, captured_async_ = 0;
+  std::uint64_t last_dropped_ = 0;
+  std::uint64_t lost_ = 0;
+  GpuTrace* gpu_ = nullptr;
+  // Bounds. Bytes: base_ handed to the sink so far (all files), file_base_
+  // at the start of the file being written; buf_ holds the rest.
+  std::size_t mark_ = 0;      // buf_'s size before the current event's separator
+  std::size_t check_at_ = 0;  // commit() takes the slow path once buf_ is this big
+  std::uint64_t base_ = 0;
+  std::uint64_t file_base_ = 0;
+  std::uint64_t reserve_ = 0;    // kept back for the trailer, under a cap
+  std::uint64_t cap_limit_ = 0;  // max_trace_bytes - reserve_: events end at or below it
+  std::uint64_t part_ = 0;       // the file being written: 0, 1, ...
+  std::uint64_t over_cap_ = 0, other_over_cap_ = 0;
+  std::uint64_t capped_at_ns_ = 0;
+  bool rotating_ = false;
+  bool rotate_pending_ = false;  // the file is full: the next event starts a new one
+  bool capped_ = false;
+  bool ended_ = false;
+  bool crash_cycle_ = false;
+  std::string head_;  // the next file's head, built aside
+  // The latest name event per (what, pid, tid), when rotating.
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> names_;
+};
+
+// Slots a record's group occupies: the record and its payload.
+std::size_t group_slots(const Record& r) noexcept;
+
+}  // namespace jitscope::detail

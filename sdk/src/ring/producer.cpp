@@ -1,0 +1,365 @@
+// Producer side: what an instrumented thread does per event, out of line.
+// Every path is bounded: it pushes into the thread's own ring or drops and
+// counts; only kBlock waits, and it gives up when the session ends.
+#include "ring/producer.hpp"
+#include "base/log.hpp"
+#include "ring/span_mirror.hpp"
+#include "ring/session_params.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace jitscope::detail {
+
+SessionParams& session_params() noexcept {
+  static SessionParams params;
+  return params;
+}
+
+namespace {
+
+void mirror_pop() noexcept {
+  if (const SpanMirror* m = span_mirror()) m->pop();
+}
+
+void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+[[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
+  const std::size_t want = need + t.owed;
+  if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
+  for (unsigned spin = 0;; ++spin) {
+    if (session_word() != t.session) return false;
+    if (t.ring.has_room(want)) return true;
+    if (spin < 256) {
+      cpu_relax();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+// Room for `need` records beyond the End records already owed. kBlock waits
+// for the flusher; it gives up when the session ends or `need` can never fit.
+JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
+  if (t.ring.has_room(need + t.owed)) [[likely]] return true;
+  return make_room_slow(t, need);
+}
+
+std::size_t clamp_payload(ThreadState& t, std::size_t len, std::uint8_t& flags) noexcept {
+  if (len <= t.max_payload_bytes) return len;
+  flags |= kFlagTruncated;
+  bump(t.truncated);
+  return t.max_payload_bytes;
+}
+
+// Every field is written: slots are reused, and payload bytes leave garbage.
+JITSCOPE_ALWAYS_INLINE void fill(Record& r, std::uint64_t ts, const char* name,
+                                 std::uint64_t value, std::uint32_t name_len, RecordKind kind,
+                                 ValueType type, std::uint8_t flags, std::uint8_t index) noexcept {
+  r.ts = ts;
+  r.name = name;
+  r.value.u64 = value;
+  r.name_len = name_len;
+  r.kind = kind;
+  r.type = type;
+  r.flags = flags;
+  r.index = index;
+}
+
+// Copies `len` bytes into the slots starting at offset `first` (uncommitted);
+// returns the offset after them.
+std::size_t write_payload(ThreadState& t, std::size_t first, const char* bytes,
+                          std::size_t len) noexcept {
+  while (len > 0) {
+    const std::size_t chunk = std::min(len, kRecordBytes);
+    std::memcpy(static_cast<void*>(&t.ring.slot(first++)), bytes, chunk);
+    bytes += chunk;
+    len -= chunk;
+  }
+  return first;
+}
+
+// Payload bytes of an event's name: none for a static name; a dynamic one is
+// flagged and clamped.
+std::size_t name_payload(ThreadState& t, const char* name, std::string_view dynamic_name,
+                         std::uint8_t& flags) noexcept {
+  if (name != nullptr) return 0;
+  flags |= kFlagDynamicName;
+  return clamp_payload(t, dynamic_name.size(), flags);
+}
+
+// Writes the name bytes after the record in slot 0; returns the slots used.
+std::size_t write_name(ThreadState& t, std::string_view dynamic_name,
+                       std::size_t name_len) noexcept {
+  return name_len != 0 ? write_payload(t, 1, dynamic_name.data(), name_len) : 1;
+}
+
+std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexcept {
+  return a.type == ValueType::kString ? clamp_payload(t, a.str.size(), flags) : 0;
+}
+
+// Writes an arg record and its payload at offset `at`; returns the offset after.
+std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
+                      std::uint8_t flags, std::uint8_t index) noexcept {
+  std::uint64_t value = 0;
+  switch (a.type) {
+    case ValueType::kInt: std::memcpy(&value, &a.i64, sizeof value); break;
+    case ValueType::kUint: value = a.u64; break;
+    case ValueType::kDouble: std::memcpy(&value, &a.f64, sizeof value); break;
+    case ValueType::kBool: value = a.b ? 1 : 0; break;
+    case ValueType::kString: value = payload; break;
+    case ValueType::kNone:
+    case ValueType::kJsonMembers:  // only add_json_members writes these
+      break;
+  }
+  fill(t.ring.slot(at), 0, a.key, value, 0, RecordKind::kArg, a.type, flags, index);
+  return payload != 0 ? write_payload(t, at + 1, a.str.data(), payload) : at + 1;
+}
+
+// A span at logical depth d >= 256 is never recorded; below that, a dropped
+// Begin marks its depth so that its end pushes nothing.
+[[gnu::noinline]] void mark_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  bump(t.dropped);
+  if (d >= 256) return;
+  t.unrecorded_bits[d / 64] |= std::uint64_t{1} << (d % 64);
+  ++t.unrecorded;
+}
+// True (and unmarks it) when the span at depth d was not recorded.
+JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  if (d >= 256) return true;
+  if (t.unrecorded == 0) [[likely]] return false;
+  const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+  if ((t.unrecorded_bits[d / 64] & bit) == 0) return false;
+  t.unrecorded_bits[d / 64] &= ~bit;
+  --t.unrecorded;
+  return true;
+}
+
+template <bool kDynamic>
+JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
+                                       std::string_view dynamic_name, std::uint8_t flags = 0,
+                                       std::uint64_t value = 0) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) [[unlikely]] return {};
+  // Pushed whenever the span's end will come (token.session != 0), even if
+  // its record is dropped below, so NVTX stays balanced.
+  if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
+    if (const SpanMirror* m = span_mirror()) m->push(name, dynamic_name, flags, value);
+  }
+  const std::uint32_t d = t->depth++;
+  std::size_t name_len = 0;
+  if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
+  // 2: this Begin and its End, reserved now so that an End never fails.
+  if (d >= 256 || t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len)))
+      [[unlikely]] {
+    mark_unrecorded(*t, d);
+    return {session, 0, false};
+  }
+  const auto index = static_cast<std::uint8_t>(t->owed);
+  fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
+       ValueType::kNone, flags, index);
+  std::size_t used = 1;
+  if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
+  t->ring.commit(used);
+  ++t->owed;
+  return {session, index, true};
+}
+
+}  // namespace
+
+SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name) noexcept {
+  return begin<false>(session, ts, name, {});
+}
+
+SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_view name) noexcept {
+  return begin<true>(session, ts, nullptr, name);
+}
+
+SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
+                       std::string_view dynamic_name, std::uint8_t flags,
+                       std::uint64_t value) noexcept {
+  if (name != nullptr) return begin<false>(session, ts, name, {}, flags, value);
+  return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
+}
+
+bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr || t->session != token.session || !token.recorded || token.index >= t->owed ||
+      members.empty()) {
+    return false;
+  }
+  // Never cut: a cut member list would not be JSON. Too long is dropped.
+  if (members.size() > t->max_payload_bytes || !make_room(*t, 1 + payload_slots(members.size()))) {
+    bump(t->args_dropped);
+    return false;
+  }
+  fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
+       token.index);
+  t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
+  return true;
+}
+
+void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr) return;
+  // A real end pops the NVTX range its begin pushed; an unbalanced one pops nothing.
+  const bool nvtx = (session & kSessionNvtxBit) != 0;
+  if (t->session != session) {  // began in an earlier session
+    if (nvtx) [[unlikely]] mirror_pop();
+    return;
+  }
+  if (t->depth == 0) {
+    bump(t->unbalanced_ends);
+    return;
+  }
+  if (nvtx) [[unlikely]] mirror_pop();
+  const std::uint32_t d = --t->depth;
+  if (take_unrecorded(*t, d)) return;
+  --t->owed;
+  // The Begin reserved this slot (make_room keeps `owed` slots free), so
+  // there is room; check anyway rather than assume.
+  if (!t->ring.has_room(1)) [[unlikely]] {
+    bump(t->dropped);
+    return;
+  }
+  fill(t->ring.slot(0), ts, nullptr, 0, 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
+  t->ring.commit(1);
+}
+
+void add_arg(const SpanToken& token, const Arg& arg) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr || t->session != token.session || token.index >= t->owed) return;
+  std::uint8_t flags = 0;
+  const std::size_t payload = arg_payload(*t, arg, flags);
+  if (!make_room(*t, 1 + payload_slots(payload))) {
+    bump(t->args_dropped);
+    return;
+  }
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, token.index));
+}
+
+void instant(std::uint32_t session, std::uint64_t ts, const char* name,
+             std::string_view dynamic_name, const Arg* args, std::size_t arg_count) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return;
+  if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
+    if (const SpanMirror* m = span_mirror()) m->mark(name, dynamic_name);
+  }
+  arg_count = std::min<std::size_t>(arg_count, 255);
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, name, dynamic_name, flags);
+  std::size_t need = 1 + payload_slots(name_len);
+  std::uint8_t arg_flags[255];
+  std::size_t arg_payloads[255];
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    arg_flags[i] = 0;
+    arg_payloads[i] = arg_payload(*t, args[i], arg_flags[i]);
+    need += 1 + payload_slots(arg_payloads[i]);
+  }
+  if (!make_room(*t, need)) {
+    bump(t->dropped);
+    return;
+  }
+  fill(t->ring.slot(0), ts, name, 0, static_cast<std::uint32_t>(name_len), RecordKind::kInstant,
+       ValueType::kNone, flags, static_cast<std::uint8_t>(arg_count));
+  std::size_t at = write_name(*t, dynamic_name, name_len);
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    at = write_arg(*t, at, args[i], arg_payloads[i], arg_flags[i], 0);
+  }
+  t->ring.commit(at);  // the instant and its args become visible together
+}
+
+void counter(std::uint32_t session, std::uint64_t ts, const char* name,
+             std::string_view dynamic_name, double value) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return;
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, name, dynamic_name, flags);
+  if (!make_room(*t, 1 + payload_slots(name_len))) {
+    bump(t->dropped);
+    return;
+  }
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  fill(t->ring.slot(0), ts, name, bits, static_cast<std::uint32_t>(name_len), RecordKind::kCounter,
+       ValueType::kDouble, flags, 0);
+  t->ring.commit(write_name(*t, dynamic_name, name_len));
+}
+
+bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return false;
+  std::uint8_t flags = 0;
+  const std::size_t name_len = name_payload(*t, e.name, e.dynamic_name, flags);
+  if (!make_room(*t, 2 + payload_slots(name_len))) {
+    bump(t->dropped);
+    return false;
+  }
+  fill(t->ring.slot(0), e.start_ts, e.name, e.end_ts, static_cast<std::uint32_t>(name_len),
+       RecordKind::kCaptured, e.payload_type, flags, static_cast<std::uint8_t>(e.kind));
+  const CapturedExtra extra{e.domain, e.payload, e.id, e.category, e.tid};
+  std::memcpy(static_cast<void*>(&t->ring.slot(1)), &extra, sizeof extra);
+  const std::size_t used =
+      name_len != 0 ? write_payload(*t, 2, e.dynamic_name.data(), name_len) : 2;
+  t->ring.commit(used);
+  return true;
+}
+
+bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,
+                   std::uint8_t role) noexcept {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return false;
+  // Never waits, even under kBlock: this runs inside a CUPTI callback, and
+  // the flusher may be inside CUPTI (cuptiActivityFlushAll) at that moment.
+  if (!t->ring.has_room(1 + t->owed)) {
+    bump(t->dropped);
+    return false;
+  }
+  // No clock read: the call's times come from CUPTI's own API record.
+  fill(t->ring.slot(0), 0, reinterpret_cast<const char*>(compiled_by), correlation,
+       0, RecordKind::kGpuCall, ValueType::kNone, 0, role);
+  t->ring.commit(1);
+  return true;
+}
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
+
+void set_thread_name(std::string_view name) noexcept {
+  detail::remember_thread_name(name);
+  const std::uint32_t s = detail::session_word();
+  if (s == 0) return;
+  detail::ThreadState* before = detail::current_thread_state_if_registered();
+  const bool registers_now = before == nullptr || before->session != s;
+  detail::ThreadState* t = detail::current_thread_state(s);
+  // A thread that registers now has passed its (just remembered) name to NVTX already.
+  if ((s & detail::kSessionNvtxBit) != 0 && !(registers_now && t != nullptr)) {
+    if (const detail::SpanMirror* m = detail::span_mirror()) m->thread_name(name);
+  }
+  if (t == nullptr) return;
+  std::uint8_t flags = 0;
+  const std::size_t len = detail::name_payload(*t, nullptr, name, flags);
+  if (!detail::make_room(*t, 1 + detail::payload_slots(len))) {
+    detail::bump(t->args_dropped);
+    return;
+  }
+  detail::fill(t->ring.slot(0), 0, nullptr, 0, static_cast<std::uint32_t>(len),
+               detail::RecordKind::kThreadName, detail::ValueType::kNone, flags, 0);
+  t->ring.commit(detail::write_name(*t, name, len));
+}
+
+}  // namespace jitscope

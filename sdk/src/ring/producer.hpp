@@ -1,0 +1,48 @@
+// Producer entry points used inside the library only (the compile layer);
+// the public hot path is in <jitscope/detail/hot.hpp>.
+#pragma once
+
+#include <jitscope/detail/hot.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace jitscope::detail {
+
+// A span begin with record flags (kFlagUnit, kFlagPhase, kFlagCompileEvent)
+// and a value (the packed compile id of a unit). `name` is a stable static
+// name, or nullptr and `dynamic_name` is copied.
+SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
+                       std::string_view dynamic_name, std::uint8_t flags,
+                       std::uint64_t value) noexcept;
+
+// Appends pre-rendered JSON members (`"k":v,...`, from JsonWriter) to the
+// open span's args. False (and counted as a dropped arg) if they cannot go in whole.
+bool add_json_members(const SpanToken& token, std::string_view members) noexcept;
+
+// An event another library emitted (NVTX capture), written whole at its end.
+struct CapturedEvent {
+  CapturedKind kind = CapturedKind::kRange;
+  std::uint64_t start_ts = 0;  // ticks of the session's clock
+  std::uint64_t end_ts = 0;
+  const char* name = nullptr;        // stable (interned) name, or nullptr:
+  std::string_view dynamic_name;     // copied into the ring
+  const void* domain = nullptr;      // CapturedDomain*
+  ValueType payload_type = ValueType::kNone;
+  std::uint64_t payload = 0;         // value bits
+  std::uint32_t category = 0;
+  std::uint64_t id = 0;
+  std::int32_t tid = 0;
+};
+// Records `e` on the calling thread's ring. False if it was dropped (full
+// ring, counted) or there is no session `session`.
+bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept;
+
+// A CUDA call the CUPTI collector correlates (RecordKind::kGpuCall), from
+// its API callback on the calling thread: `compiled_by` is the collector's
+// GpuUnitTag* (opaque here), `role` its GpuCallRole. Never waits for room,
+// whatever the overflow policy: false if dropped (counted) or no session `session`.
+bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,
+                   std::uint8_t role) noexcept;
+
+}  // namespace jitscope::detail
