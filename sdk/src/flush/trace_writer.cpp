@@ -329,11 +329,13 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       s.flags = r.flags;
       s.in_unit = (r.flags & kFlagUnit) != 0 || outer_in_unit;
       s.unit = (r.flags & kFlagUnit) != 0 ? r.value.u64 : outer_unit;
-      s.begin_ns = info_.conversion.to_ns(r.ts);
+      s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
+      d.tie_floor_ns = s.begin_ns;  // its children may begin with it, not before
       s.static_name = dyn ? nullptr : r.name;
       s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
       s.args.clear();
       s.truncated = (r.flags & kFlagTruncated) != 0;
+      s.min_end_ns = 0;
       break;
     }
     case RecordKind::kEnd: {
@@ -369,7 +371,12 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       s.in_unit = outer != nullptr && outer->in_unit;
       s.unit = s.in_unit ? outer->unit : 0;
       s.flags = 0;
-      s.begin_ns = info_.conversion.to_ns(r.ts);
+      s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
+      d.tie_floor_ns = s.begin_ns;
+      if (d.depth > 0) {
+        std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
+        parent_end = std::max(parent_end, s.begin_ns + 1);
+      }
       s.static_name = dyn ? nullptr : r.name;
       s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
       s.args.clear();
@@ -479,6 +486,13 @@ void TraceWriter::write_args(const ThreadDecodeState::OpenSpan& s, bool incomple
 
 bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
                              std::uint64_t end_ns, bool incomplete) {
+  end_ns = std::max({end_ns, s.min_end_ns, s.begin_ns});  // ties: see tie_floor_ns
+  d.tie_floor_ns = end_ns + 1;
+  // `s` is off the stack already: d.stack[d.depth - 1] is its parent.
+  if (d.depth > 0) {
+    std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
+    parent_end = std::max(parent_end, end_ns + 1);
+  }
   event_prefix();
   buf_.append("{\"ph\":\"X\",\"cat\":\"");
   buf_.append(category(s.flags));
@@ -489,7 +503,7 @@ bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
   append_us(buf_, s.begin_ns);
   buf_.append(",\"dur\":");
   // Both ends are converted points; their difference is the duration.
-  append_us(buf_, end_ns >= s.begin_ns ? end_ns - s.begin_ns : 0);
+  append_us(buf_, end_ns - s.begin_ns);
   buf_.append(d.tid_fields);
   write_args(s, incomplete);
   buf_.push_back('}');

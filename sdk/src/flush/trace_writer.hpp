@@ -70,10 +70,20 @@ struct ThreadDecodeState final : ConsumerState {
     bool in_unit = false;    // opened inside a compile unit (or is one)
     std::uint8_t flags = 0;  // the Begin's flags: what kind of slice
     bool truncated = false;
+    std::uint64_t min_end_ns = 0;  // 1 ns past its last child or instant (see tie_floor_ns)
   };
   std::vector<Record> partial;     // a group split across pops
   std::vector<OpenSpan> stack;     // grows only; `depth` entries are live
   std::size_t depth = 0;
+  // Ties. The clock can be coarser than the work between two events (on a
+  // VM whose TSC reads take 10 ns, a child often begins, or ends, in the
+  // same ns as its parent, and the next event at the very ns a span ended).
+  // Viewers that add ts + dur in floating-point µs (Chrome DevTools) then
+  // nest by rounding error. So the writer breaks ties by 1 ns in record
+  // order: an event begins no earlier than tie_floor_ns (1 ns after the last
+  // span ended on this thread), and a span ends at least 1 ns after its last
+  // child or instant. Only exact ties move; the times stay in record order.
+  std::uint64_t tie_floor_ns = 0;
   // An instant whose args are still to come.
   std::uint32_t instant_args_left = 0;
   OpenSpan instant;

@@ -1,0 +1,124 @@
+// The trace writer's tie rule (ThreadDecodeState::tie_floor_ns): records
+// whose clock reads tie (a clock coarser than the work between events) are
+// written 1 ns apart in record order, so a viewer that adds ts + dur in
+// floating-point µs (Chrome DevTools) sees the nesting the program had.
+// The writer is fed records directly, with a clock whose ticks are ns.
+// Not covered here: the session path (span_test's nesting test and the
+// DevTools viewer test drive that).
+#include "flush/trace_writer.hpp"
+#include "ring/thread_registry.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace jitscope::detail {
+namespace {
+
+using nlohmann::json;
+
+class StringSink final : public TraceSink {
+ public:
+  void write(std::string_view bytes) noexcept override { text.append(bytes); }
+  std::string text;
+};
+
+Record record(RecordKind kind, std::uint64_t ts, const char* name, std::uint8_t index) {
+  Record r{};
+  r.ts = ts;
+  r.name = name;
+  r.kind = kind;
+  r.type = ValueType::kNone;
+  r.index = index;
+  return r;
+}
+
+// The events of one writer fed `records` on one thread, in file order.
+std::vector<json> write(const std::vector<Record>& records) {
+  StringSink sink;
+  SessionInfo info;
+  info.process_name = "ties";
+  info.pid = 1;
+  info.conversion = ClockConversion::identity();
+  info.overflow = "block";
+  TraceWriter writer(sink, info);
+  writer.begin_trace();
+  ThreadState t(1u << kSessionGenerationShift, 64, OverflowPolicy::kBlock, 7, "t");
+  for (std::size_t i = 0; i < records.size(); ++i) t.ring.slot(i) = records[i];
+  t.ring.commit(records.size());
+  writer.drain(t);
+  writer.settle(t);
+  writer.end_trace();
+  std::vector<json> out;
+  for (const json& e : json::parse(sink.text)) {
+    if (e["ph"] == "X" || e["ph"] == "I") out.push_back(e);
+  }
+  return out;
+}
+
+const json& named(const std::vector<json>& events, const std::string& name) {
+  for (const json& e : events) {
+    if (e["name"] == name) return e;
+  }
+  static const json none;
+  ADD_FAILURE() << "no event " << name;
+  return none;
+}
+
+// As DevTools computes it: doubles.
+double end_us(const json& e) { return e["ts"].get<double>() + e.value("dur", 0.0); }
+
+TEST(TieBreak, AParentAndItsOnlyChildThatTieAtBothEndsAreWrittenApart) {
+  const std::vector<json> ev = write({
+      record(RecordKind::kBegin, 5'000'000'000'123, "parent", 0),
+      record(RecordKind::kBegin, 5'000'000'000'123, "child", 1),
+      record(RecordKind::kEnd, 5'000'000'002'000, nullptr, 0),
+      record(RecordKind::kEnd, 5'000'000'002'000, nullptr, 0),
+  });
+  const json& parent = named(ev, "parent");
+  const json& child = named(ev, "child");
+  EXPECT_EQ(parent["ts"], child["ts"]) << "begins that tie may stay tied";
+  EXPECT_GT(parent["dur"].get<double>(), child["dur"].get<double>());
+  EXPECT_LT(end_us(child), end_us(parent)) << "the child ends inside its parent, in doubles too";
+}
+
+TEST(TieBreak, AnEventAtTheVeryNsASpanEndedBeginsAfterIt) {
+  const std::vector<json> ev = write({
+      record(RecordKind::kBegin, 7'000'000'000'100, "first", 0),
+      record(RecordKind::kEnd, 7'000'000'000'900, nullptr, 0),
+      record(RecordKind::kInstant, 7'000'000'000'900, "mark", 0),
+      record(RecordKind::kBegin, 7'000'000'000'900, "second", 0),
+      record(RecordKind::kEnd, 7'000'000'000'950, nullptr, 0),
+  });
+  const json& first = named(ev, "first");
+  EXPECT_GT(named(ev, "mark")["ts"].get<double>(), end_us(first));
+  EXPECT_GT(named(ev, "second")["ts"].get<double>(), end_us(first));
+  EXPECT_EQ(first["dur"].get<double>(), 0.8) << "an end with no tie keeps its time";
+}
+
+TEST(TieBreak, AnInstantAtItsSpansEndStaysInsideIt) {
+  const std::vector<json> ev = write({
+      record(RecordKind::kBegin, 9'000'000'000'000, "span", 0),
+      record(RecordKind::kInstant, 9'000'000'000'500, "inside", 0),
+      record(RecordKind::kEnd, 9'000'000'000'500, nullptr, 0),
+  });
+  EXPECT_LT(named(ev, "inside")["ts"].get<double>(), end_us(named(ev, "span")));
+}
+
+TEST(TieBreak, TimesWithoutTiesAreWrittenAsRecorded) {
+  const std::vector<json> ev = write({
+      record(RecordKind::kBegin, 1'000, "outer", 0),
+      record(RecordKind::kBegin, 1'010, "inner", 1),
+      record(RecordKind::kEnd, 1'020, nullptr, 0),
+      record(RecordKind::kEnd, 1'030, nullptr, 0),
+  });
+  EXPECT_EQ(named(ev, "outer")["ts"].get<double>(), 1.0);
+  EXPECT_EQ(named(ev, "outer")["dur"].get<double>(), 0.03);
+  EXPECT_EQ(named(ev, "inner")["ts"].get<double>(), 1.01);
+  EXPECT_EQ(named(ev, "inner")["dur"].get<double>(), 0.01);
+}
+
+}  // namespace
+}  // namespace jitscope::detail
