@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-dev}"
 bash scripts/setup-deps.sh test
+# The module layering first: a wrong include fails here in a second.
+python3 scripts/check_layers.py
 cmake --workflow --preset "$preset"
