@@ -6,6 +6,7 @@
 // as strict JSON with exactly the expected events and counts.
 // Not covered: the C++ API's own hostile strings (hostile_strings_test), the
 // escaper's byte table (json_writer_test), the C API's normal use (c_api_test).
+#include "ring/record.hpp"
 #include "trace_support.hpp"
 #include "utf8_reference.hpp"
 

@@ -30,7 +30,7 @@
 #include "ring/thread_registry.hpp"
 
 #include <jitscope/detail/hot.hpp>
-#include <jitscope/detail/record.hpp>
+#include "ring/record.hpp"
 
 #include <cstdint>
 #include <functional>

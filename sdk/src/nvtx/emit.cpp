@@ -6,6 +6,7 @@
 
 #include "base/immortal.hpp"
 #include "nvtx/nvtx.hpp"
+#include "ring/record.hpp"
 #include "ring/span_mirror.hpp"
 #include "base/per_thread.hpp"
 

@@ -2,6 +2,8 @@
 // the public hot path is in <jitscope/detail/hot.hpp>.
 #pragma once
 
+#include "ring/record.hpp"
+
 #include <jitscope/detail/hot.hpp>
 
 #include <cstdint>

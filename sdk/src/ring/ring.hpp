@@ -9,7 +9,7 @@
 // only when the cached view says the ring might be full.
 #pragma once
 
-#include <jitscope/detail/record.hpp>
+#include "ring/record.hpp"
 
 #include <atomic>
 #include <bit>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <jitscope/detail/export.hpp>
-#include <jitscope/detail/record.hpp>
+#include <jitscope/detail/value_type.hpp>
 
 #include <atomic>
 #include <cstddef>

@@ -1,6 +1,9 @@
-// The fixed-size record carried by the per-thread rings. Internal: the layout
-// may change between versions; only the writer in sdk/src reads it.
+// The fixed-size record carried by the per-thread rings. Private to the SDK:
+// the layout may change between versions, and only the ring's producer and
+// the flusher's writer touch it. (The public Arg needs only ValueType.)
 #pragma once
+
+#include <jitscope/detail/value_type.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,18 +37,6 @@ enum class CapturedKind : std::uint8_t {
   kMark = 1,        // an instant
   kAsyncRange = 2,  // start/end, possibly across threads: CapturedExtra::tid started it
   kThreadName = 3,  // names OS thread CapturedExtra::tid
-};
-
-enum class ValueType : std::uint8_t {
-  kNone = 0,
-  kInt = 1,
-  kUint = 2,
-  kDouble = 3,
-  kBool = 4,
-  kString = 5,  // bytes follow (after the dynamic name bytes, if any)
-  // Bytes follow: `"k":v,...` members rendered by the library's own JSON
-  // writer (event data), spliced into the target's args as they are.
-  kJsonMembers = 6,
 };
 
 // Flags on a record.
