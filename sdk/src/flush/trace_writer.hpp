@@ -192,6 +192,15 @@ class TraceWriter {
   }
 
  private:
+  static constexpr std::size_t kFlushThreshold = 1 << 20;  // bytes buffered before the sink
+  // Under a cap, the room kept for the trailer: the dropped counter, the stats
+  // without their per-thread list (under 1.5 KiB with every number at 20
+  // digits) and "]", with room to spare for the session's extra stats.
+  static constexpr std::uint64_t kTrailerReserve = 4096;
+  // Per thread, its stats entry with every number at 20 digits, plus its name.
+  static constexpr std::uint64_t kThreadEntryReserve = 256;
+  static constexpr std::string_view kCloseFile = "\n]\n";
+
   void handle(ThreadState& t, const Record* group, std::size_t slots);
   // True if written (false: over the cap).
   bool write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
