@@ -2,6 +2,7 @@
 #include <jitscope/jitscope.h>
 #include <jitscope/jitscope.hpp>
 
+#include "base/boundary.hpp"
 #include "base/log.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -52,18 +53,18 @@ void jitscope_config_init(jitscope_config* cfg) {
 }
 
 int jitscope_start(const jitscope_config* cfg) {
-  jitscope::Status st;
-  try {
+  const jitscope::Status st = jitscope::detail::guarded_status("jitscope_start", [&] {
+    jitscope::Status result;
     jitscope::Config config;
     if (cfg == nullptr) {
-      st = jitscope::Config::from_env(&config);
-      if (!st) jitscope::detail::log_line("no session started: " + st.message());
+      result = jitscope::Config::from_env(&config);
+      if (!result) jitscope::detail::log_line("no session started: " + result.message());
     } else {
       if (cfg->output_path != nullptr) config.output_path = cfg->output_path;
       config.ring_capacity = cfg->ring_capacity;
       const long long overflow = raw_enum(cfg->overflow);
       if (overflow != JITSCOPE_OVERFLOW_DROP && overflow != JITSCOPE_OVERFLOW_BLOCK) {
-        st = jitscope::Status::error("overflow must be JITSCOPE_OVERFLOW_DROP or _BLOCK");
+        result = jitscope::Status::error("overflow must be JITSCOPE_OVERFLOW_DROP or _BLOCK");
       }
       config.overflow = overflow == JITSCOPE_OVERFLOW_BLOCK ? jitscope::OverflowPolicy::kBlock
                                                             : jitscope::OverflowPolicy::kDrop;
@@ -74,21 +75,20 @@ int jitscope_start(const jitscope_config* cfg) {
         case JITSCOPE_CUPTI_ON: config.cupti = jitscope::CuptiMode::kOn; break;
         case JITSCOPE_CUPTI_OFF: config.cupti = jitscope::CuptiMode::kOff; break;
         default:
-          if (st) st = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
+          if (result) result = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
       }
-      if (cfg->crash_handler != 0 && cfg->crash_handler != 1 && st) {
-        st = jitscope::Status::error("crash_handler must be 0 or 1");
+      if (cfg->crash_handler != 0 && cfg->crash_handler != 1 && result) {
+        result = jitscope::Status::error("crash_handler must be 0 or 1");
       }
       config.crash_handler = cfg->crash_handler != 0;
       config.max_trace_bytes = cfg->max_trace_bytes;
       config.rotate_bytes = cfg->rotate_bytes;
       // start() says why it refuses a config on stderr; so do these checks.
-      if (!st) jitscope::detail::log_line(st.message());
+      if (!result) jitscope::detail::log_line(result.message());
     }
-    if (st) st = jitscope::start(config);
-  } catch (...) {
-    st = jitscope::Status::error("out of memory");
-  }
+    if (result) result = jitscope::start(config);
+    return result;
+  });
   set_last_error(st);
   return st ? 0 : -1;
 }

@@ -3,6 +3,7 @@
 // and publishes the session word; stop() undoes it in reverse. Also the
 // fork handlers, which hold every SDK lock across fork() and clear the
 // child's copy of the session, and the JITSCOPE_TRACE autostart.
+#include "base/boundary.hpp"
 #include "base/immortal.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
@@ -118,10 +119,10 @@ namespace jitscope {
 
 Status start(const Config& config) noexcept {
   using namespace detail;
-  Status result;
   // Before the lock: this may load an NVTX tool, whose init may do anything.
   if (config.nvtx_emit) nvtx_emit_prepare();
-  try {
+  const Status status = guarded_status("starting the session", [&] {
+    Status result;
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current != nullptr) {
       result = Status::error("a session is already active");
@@ -176,17 +177,16 @@ Status start(const Config& config) noexcept {
         g_session.store(word, std::memory_order_release);
       }
     }
-  } catch (...) {
-    result = Status::error("could not start the session (out of memory or threads)");
-  }
-  if (!result) log_line(result.message());
-  return result;
+    return result;
+  });
+  if (!status) log_line(status.message());
+  return status;
 }
 
 Status note_child_process(int pid, std::string_view trace_path, std::string_view label) noexcept {
   using namespace detail;
   if (pid <= 0) return Status::error("note_child_process: pid must be positive");
-  try {
+  return guarded_status("note_child_process", [&] {
     std::string event;
     JsonWriter w(event);
     w.begin_object();
@@ -211,17 +211,15 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr) return Status::error("note_child_process: no active session");
     g_current->add_metadata(std::move(event));
-  } catch (...) {
-    return Status::error("note_child_process: out of memory");
-  }
-  return {};
+    return Status();
+  });
 }
 
 Status stop(SessionStats* stats) noexcept {
   using namespace detail;
-  try {
+  return guarded_status("stopping the session", [&] {
     std::lock_guard<std::mutex> lock(control_mutex());
-    if (g_current == nullptr) return {};
+    if (g_current == nullptr) return Status();
     // Runtime overheads since the last compile are a record of their own.
     flush_runtime_record();
     // release: pairs with nothing in particular; producers only need to see
@@ -239,10 +237,8 @@ Status stop(SessionStats* stats) noexcept {
     const SessionStats s = session->stats();
     if (stats != nullptr) *stats = s;
     if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");
-    return {};
-  } catch (...) {
-    return Status::error("stop failed (out of memory)");
-  }
+    return Status();
+  });
 }
 
 }  // namespace jitscope

@@ -1,5 +1,7 @@
 #include <jitscope/dedup.hpp>
 
+#include "base/boundary.hpp"
+
 #include <iterator>
 
 namespace jitscope {
@@ -15,14 +17,11 @@ bool DuplicateWarningChecker::add(std::string_view key) noexcept {
     order_.splice(order_.end(), order_, it->second);  // most recently used; no throw
     return verbose_;
   }
-  try {
-    order_.emplace_back(key);
-  } catch (...) {
-    return true;  // out of memory: show the warning, remember nothing
-  }
-  try {
-    index_.emplace(std::string_view(order_.back()), std::prev(order_.end()));
-  } catch (...) {
+  // Quiet on failure: log_unique itself asks this checker, so a line about
+  // it could recurse. Out of memory shows the warning and remembers nothing.
+  if (!detail::guarded_quiet([&] { order_.emplace_back(key); })) return true;
+  if (!detail::guarded_quiet(
+          [&] { index_.emplace(std::string_view(order_.back()), std::prev(order_.end())); })) {
     order_.pop_back();
     return true;
   }

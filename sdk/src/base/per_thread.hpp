@@ -8,6 +8,8 @@
 // thread's state is left for the process exit to reclaim.
 #pragma once
 
+#include "base/boundary.hpp"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,10 +45,12 @@ class PerThread {
     gone_ = true;  // until it works: a failed allocation is not retried
     T* t = new (std::nothrow) T();
     if (t == nullptr) return nullptr;
-    try {
-      static thread_local Guard guard;  // registers its destructor now
-      (void)guard;
-    } catch (...) {
+    // Quiet: this runs inside other libraries' NVTX calls, on any thread;
+    // the caller counts what it could not record.
+    if (!guarded_quiet([] {
+          static thread_local Guard guard;  // registers its destructor now
+          (void)guard;
+        })) {
       delete t;
       return nullptr;
     }

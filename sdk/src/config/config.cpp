@@ -1,6 +1,7 @@
 // Config validation and the JITSCOPE_* environment variables. Every variable
 // is checked strictly: a bad value or an unknown JITSCOPE_ name is an error
 // that names it, never a silent default.
+#include "base/boundary.hpp"
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
 
@@ -118,7 +119,7 @@ Status parse_nonempty(const char* variable, const char* text, std::string& out) 
 }  // namespace
 
 Status Config::validate() const noexcept {
-  try {
+  return detail::guarded_status("validating the config", [&]() -> Status {
     if (output_path.empty()) return Status::error("no output path (set Config::output_path)");
     if (!metrics_path.empty() && metrics_path == output_path) {
       return Status::error("metrics_path and output_path are the same file: " + output_path);
@@ -157,14 +158,12 @@ Status Config::validate() const noexcept {
                            "(needs constant_tsc and nonstop_tsc)");
     }
     return {};
-  } catch (...) {
-    return Status::error("out of memory");
-  }
+  });
 }
 
 Status Config::from_env(Config* out, bool require_trace) noexcept {
   if (out == nullptr) return Status::error("Config::from_env: null config");
-  try {
+  return detail::guarded_status("reading the JITSCOPE_* environment", [&]() -> Status {
     Config cfg = *out;
     // Unknown JITSCOPE_ names are most often typos of known ones.
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -276,9 +275,7 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);
     return {};
-  } catch (...) {
-    return Status::error("out of memory reading the environment");
-  }
+  });
 }
 
 }  // namespace jitscope

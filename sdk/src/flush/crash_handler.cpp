@@ -228,6 +228,7 @@ void describe_current_exception(char* out, std::size_t size) noexcept {
     put(": ");
     put(e.what());
   } catch (...) {
+    // Not a std::exception: its type name, put above, is all there is to say.
   }
   out[n] = '\0';
 }
