@@ -1,157 +1,25 @@
+// The Aggregator's intake: every decoded event is counted, its thread,
+// process, name and unit interned, and its span (an X slice or a matched
+// B/E pair) handed to span(); metadata events fill the header. finish()
+// closes the threads and builds the header, then asks each table's part
+// (aggregator_spans, aggregator_units, aggregator_gpu) for its rows.
 #include "aggregator.hpp"
 
+#include "aggregator_state.hpp"
 #include "metrics.hpp"
 
 #include <simdjson.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
-#include <limits>
 #include <map>
 #include <set>
-#include <tuple>
-#include <unordered_set>
 
 namespace jitscope::report {
 namespace {
 
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t kMaxOpenBegins = std::size_t{1} << 16;  // per thread
-constexpr std::size_t kShrunkWindow = 1024;  // per thread, once the total window is full
 
-void append_id(std::string& key, bool has, const tools::TraceId& id) {
-  if (!has) {
-    key.push_back('-');
-  } else if (id.is_string) {
-    key.push_back('s');
-    const auto n = static_cast<std::uint32_t>(id.text.size());
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
-    key.append(id.text);
-  } else {
-    key.push_back('n');
-    key.append(reinterpret_cast<const char*>(&id.number), sizeof id.number);
-  }
-}
-
-// The same key for an id the report keeps (it owns its text).
-void append_owned(std::string& key, bool has, const Id& id) {
-  append_id(key, has, tools::TraceId{id.is_string, id.number, id.text});
-}
-
-// jitscope puts a GPU's slices on a fake pid, 10000000 * (device + 1) +
-// host pid: the host process that launched them.
-constexpr std::int64_t kGpuPidBase = 10000000;
-Id host_pid(Id pid) {
-  if (!pid.is_string && pid.number >= kGpuPidBase) pid.number %= kGpuPidBase;
-  return pid;
-}
-
-Id owned(bool has, const tools::TraceId& id) {
-  Id out;
-  if (!has) return out;
-  out.is_string = id.is_string;
-  out.number = id.number;
-  out.text = std::string(id.text);
-  return out;
-}
-
-// "[3/1] model__fwd_4" -> "model__fwd_4".
-std::string_view strip_unit_prefix(std::string_view display) {
-  if (!display.empty() && display.front() == '[') {
-    const std::size_t close = display.find("] ");
-    if (close != std::string_view::npos) return display.substr(close + 2);
-  }
-  return display;
-}
-
-// Compile ids in numeric order ("2/0" < "10/0"), others after, by text.
-auto compile_id_key(const std::string& id) {
-  std::uint64_t frame = 0, attempt = 0;
-  const char* b = id.data();
-  const char* e = b + id.size();
-  auto [p, ec] = std::from_chars(b, e, frame);
-  bool numeric = ec == std::errc() && p < e && *p == '/';
-  if (numeric) {
-    auto [q, ec2] = std::from_chars(p + 1, e, attempt);
-    numeric = ec2 == std::errc() && q == e;
-  }
-  return std::make_tuple(!numeric, numeric ? frame : 0, numeric ? attempt : 0, id);
-}
-
-// Rows without a pid first, then numbers in order, then strings.
-bool pid_less(const std::optional<Id>& a, const std::optional<Id>& b) {
-  if (a.has_value() != b.has_value()) return !a.has_value();
-  if (!a) return false;
-  if (a->is_string != b->is_string) return !a->is_string;
-  return a->is_string ? a->text < b->text : a->number < b->number;
-}
-
-}  // namespace
-
-struct Aggregator::NameStats {
-  std::string name;
-  std::uint64_t count = 0;
-  std::int64_t total = 0, min = std::numeric_limits<std::int64_t>::max(),
-               max = std::numeric_limits<std::int64_t>::min(), self = 0;
-};
-
-struct Aggregator::PhaseAgg {
-  std::uint64_t count = 0;
-  std::int64_t total = 0, self = 0;
-};
-
-struct Aggregator::UnitStats {
-  bool has_pid = false;
-  Id pid;  // units are keyed by (pid, compile id): ids restart in every process
-  std::string id;
-  std::string display;  // without the "[id] " prefix
-  bool in_trace = false;
-  std::int64_t start = std::numeric_limits<std::int64_t>::max();
-  std::int64_t end = std::numeric_limits<std::int64_t>::min();
-  bool has_own = false;
-  std::int64_t own_start = 0, own_end = 0;
-  std::uint64_t slices = 0;
-  std::unordered_set<std::uint32_t> threads;
-  std::unordered_map<std::uint32_t, PhaseAgg> phases;
-  std::uint64_t gpu_kernels = 0, launched_inside = 0;
-  std::int64_t gpu_ns = 0;
-  bool has_first_launch = false;
-  std::int64_t first_launch = 0;
-  std::unordered_set<std::uint32_t> kernel_names;
-
-  void add_thread(std::uint32_t t) { threads.insert(t); }
-};
-
-struct Aggregator::ThreadState {
-  struct Begin {
-    std::uint32_t name;
-    std::uint32_t unit;
-    std::int64_t ts;
-    bool unit_slice, attached;
-  };
-  bool has_pid = false;
-  Id pid, tid;
-  std::string name;
-  std::uint64_t events = 0;
-  std::vector<Begin> begins;
-  SelfTimeThread self;
-};
-
-struct Aggregator::TopEntry {
-  std::int64_t dur, ts;
-  std::uint64_t seq;
-  std::uint32_t name, thread, unit;
-};
-
-namespace {
-// true when a is a slower span than b (a ranks first).
-template <typename T>
-bool slower(const T& a, const T& b) noexcept {
-  if (a.dur != b.dur) return a.dur > b.dur;
-  if (a.ts != b.ts) return a.ts < b.ts;
-  return a.seq < b.seq;
-}
 }  // namespace
 
 Aggregator::Aggregator(Options opt) : opt_(opt) {}
@@ -256,8 +124,8 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       ++threads_[t].events;
       const bool gpu_side = ev.has_device && ev.has_stream;
       const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
-      span(t, ev.name, ev.cat, ev.ts_ns, dur, ev.has_compile_id ? ev.compile_id : std::string_view(),
-           ev.attached, gpu_side);
+      span(t, ev.name, ev.cat, ev.ts_ns, dur,
+           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side);
       if (gpu_side) gpu_slice(ev);
       return;
     }
@@ -312,118 +180,6 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
   }
 }
 
-void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
-                      std::int64_t start, std::int64_t dur, std::string_view compile_id, bool attached,
-                      bool gpu_side) {
-  ++header_.spans;
-  const std::uint64_t seq = seq_++;
-  const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
-  // A GPU slice's compile id names a unit of its host process.
-  const ThreadState& th = threads_[thread];
-  const std::uint32_t unit = compile_id.empty() ? kNone
-                             : gpu_side         ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
-                                                : unit_id(thread, compile_id);
-  const std::uint32_t name_index = name_id(name);
-  std::uint32_t stats_name = name_index;
-  if (unit_slice) {
-    UnitStats& u = units_[unit];
-    u.in_trace = true;
-    ++u.slices;
-    u.start = std::min(u.start, start);
-    u.end = std::max(u.end, start + dur);
-    u.add_thread(thread);
-    if (!attached && (!u.has_own || dur > u.own_end - u.own_start)) {
-      u.has_own = true;
-      u.own_start = start;
-      u.own_end = start + dur;
-    }
-    if (u.display.empty()) u.display = std::string(strip_unit_prefix(name));
-    stats_name = kNone;  // the units table has it
-  } else {
-    NameStats& n = names_[name_index];
-    ++n.count;
-    n.total = sat_add(n.total, dur);
-    n.min = std::min(n.min, dur);
-    n.max = std::max(n.max, dur);
-    if (unit != kNone && !gpu_side) {
-      UnitStats& u = units_[unit];
-      PhaseAgg& p = u.phases[name_index];
-      ++p.count;
-      p.total = sat_add(p.total, dur);
-      u.add_thread(thread);
-    }
-  }
-  // The slowest spans: a min-heap of opt_.top_n, the fastest on top.
-  if (opt_.top_n > 0) {
-    const TopEntry e{dur, start, seq, name_index, thread, unit};
-    auto faster_first = [](const TopEntry& a, const TopEntry& b) { return slower(a, b); };
-    if (top_.size() < opt_.top_n) {
-      top_.push_back(e);
-      std::push_heap(top_.begin(), top_.end(), faster_first);
-    } else if (slower(e, top_.front())) {
-      std::pop_heap(top_.begin(), top_.end(), faster_first);
-      top_.back() = e;
-      std::push_heap(top_.begin(), top_.end(), faster_first);
-    }
-  }
-  // Self time: unit slices nest others but have no row of their own.
-  SelfTimeThread& st = threads_[thread].self;
-  const std::size_t before = st.window();
-  const std::size_t cap = window_used_ >= opt_.window_total
-                              ? std::min(opt_.window_per_thread, kShrunkWindow)
-                              : opt_.window_per_thread;
-  TimedSpan ts;
-  ts.start = start;
-  ts.end = start + dur;
-  ts.seq = seq;
-  ts.name = stats_name;
-  ts.unit = (unit_slice || gpu_side) ? kNone : unit;
-  st.add(ts, cap, *this);
-  window_used_ = window_used_ + st.window() - before;
-}
-
-void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
-  if (s.name == kNone) return;
-  names_[s.name].self = sat_add(names_[s.name].self, self_ns);
-  if (s.unit != kNone) {
-    PhaseAgg& p = units_[s.unit].phases[s.name];
-    p.self = sat_add(p.self, self_ns);
-  }
-}
-
-void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
-  const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
-  if (!ev.has_grid) {
-    if (ev.name.substr(0, 6) == "Memset") {
-      ++gpu_.memsets;
-    } else {
-      ++gpu_.memcpys;
-    }
-    return;
-  }
-  ++gpu_.kernels;
-  gpu_.kernel_ns = sat_add(gpu_.kernel_ns, dur);
-  // Its compile_id and compiled_by_id name units of the host process.
-  const Id host = host_pid(owned(ev.has_pid, ev.pid));
-  if (ev.has_compile_id) ++units_[unit_id(ev.has_pid, host, ev.compile_id)].launched_inside;
-  if (ev.compiled_by_id.empty()) {
-    ++gpu_.kernels_unattributed;
-    return;
-  }
-  const std::uint32_t kname = name_id(ev.name);
-  UnitStats& u = units_[unit_id(ev.has_pid, host, ev.compiled_by_id)];
-  ++u.gpu_kernels;
-  u.gpu_ns = sat_add(u.gpu_ns, dur);
-  if (!u.has_first_launch || ev.ts_ns < u.first_launch) {
-    u.has_first_launch = true;
-    u.first_launch = ev.ts_ns;
-  }
-  u.kernel_names.insert(kname);
-  if (u.display.empty() && !ev.compiled_by.empty()) {
-    u.display = std::string(strip_unit_prefix(ev.compiled_by));
-  }
-}
-
 void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
   if (ev.name == "thread_name") {
     if (!ev.arg_name.empty()) threads_[thread_id(ev)].name = std::string(ev.arg_name);
@@ -445,7 +201,8 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
         std::string_view v;
         if (o["state"].get_string().get(v) == simdjson::SUCCESS) s.cupti_state = std::string(v);
         if (o["reason"].get_string().get(v) == simdjson::SUCCESS) s.cupti_reason = std::string(v);
-        if (o["timestamps"].get_string().get(v) == simdjson::SUCCESS) s.cupti_timestamps = std::string(v);
+        if (o["timestamps"].get_string().get(v) == simdjson::SUCCESS)
+          s.cupti_timestamps = std::string(v);
       }
     }
     header_.session = std::move(s);
@@ -460,7 +217,8 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
 }
 
 Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
-                          bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics) {
+                          bool unterminated, std::uint64_t fields_ignored,
+                          const MetricsFile* metrics) {
   std::uint64_t late = 0, overlapping = 0, unclosed = 0;
   for (ThreadState& t : threads_) {
     t.self.finish(*this);
@@ -494,120 +252,15 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   warn(end_overflow_, "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)");
   warn(fields_ignored, "event fields of an unexpected type (ignored)");
   if (h.events_dropped && *h.events_dropped > 0) {
-    warn(static_cast<std::uint64_t>(*h.events_dropped), "events dropped by the jitscope writer (jitscope_stats)");
+    warn(static_cast<std::uint64_t>(*h.events_dropped),
+         "events dropped by the jitscope writer (jitscope_stats)");
   }
 
-  for (const NameStats& n : names_) {
-    if (n.count == 0) continue;
-    r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self});
-  }
-  std::sort(r.names.begin(), r.names.end(), [](const NameRow& a, const NameRow& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-
-  // Units: those with slices or phases in the trace, and those in the metrics file.
-  // The metrics file (one process's) has no pid: a record joins the unit
-  // of its compile id when exactly one process has that unit in the trace,
-  // else it is a row of its own without a pid.
-  auto listed = [](const UnitStats& u) { return u.in_trace || !u.phases.empty(); };
-  std::vector<const UnitMetrics*> joined(units_.size(), nullptr);
-  if (metrics != nullptr) {
-    r.has_metrics = true;
-    r.runtime_records = metrics->runtime_records;
-    r.runtime_duration_ns = metrics->runtime_duration_ns;
-    std::unordered_map<std::string, std::vector<std::uint32_t>> by_cid;
-    for (std::uint32_t i = 0; i < units_.size(); ++i) {
-      if (listed(units_[i])) by_cid[units_[i].id].push_back(i);
-    }
-    for (const auto& [id, m] : metrics->units) {
-      auto it = by_cid.find(id);
-      std::uint32_t target;
-      if (it != by_cid.end() && it->second.size() == 1) {
-        target = it->second.front();
-      } else {
-        target = unit_id(false, Id{}, id);
-      }
-      if (target >= joined.size()) joined.resize(units_.size(), nullptr);
-      joined[target] = &m;
-    }
-  }
-  std::set<std::string> unit_pids;  // distinct pid keys of the rows
-  std::string pid_key;
-  auto note_pid = [&](bool has, const Id& pid) {
-    pid_key.clear();
-    append_owned(pid_key, has, pid);
-    unit_pids.insert(pid_key);
-  };
-  for (std::uint32_t i = 0; i < units_.size(); ++i) {
-    const UnitStats& u = units_[i];
-    const UnitMetrics* m = joined[i];
-    if (!listed(u) && m == nullptr) continue;
-    UnitRow row;
-    if (u.has_pid) row.pid = u.pid;
-    if (listed(u)) note_pid(u.has_pid, u.pid);
-    row.compile_id = u.id;
-    row.name = u.display;
-    row.in_trace = u.in_trace;
-    if (u.in_trace) {
-      row.start_ns = u.start;
-      row.end_ns = u.end;
-      row.wall_ns = u.has_own ? u.own_end - u.own_start : sat_sub(u.end, u.start);
-      row.compile_end_ns = u.has_own ? u.own_end : u.end;
-    }
-    row.slices = u.slices;
-    row.threads = u.threads.size();
-    for (const auto& [name, p] : u.phases) {
-      row.phases.push_back(PhaseRow{names_[name].name, p.count, p.total, p.self});
-    }
-    std::sort(row.phases.begin(), row.phases.end(), [](const PhaseRow& a, const PhaseRow& b) {
-      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-    });
-    if (m != nullptr) {
-      row.metrics = *m;
-      if (row.name.empty()) row.name = row.metrics->name;
-    }
-    r.units.push_back(std::move(row));
-  }
-  std::sort(r.units.begin(), r.units.end(), [](const UnitRow& a, const UnitRow& b) {
-    const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
-    return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
-  });
-
-  std::sort(top_.begin(), top_.end(), [](const TopEntry& a, const TopEntry& b) { return slower(a, b); });
-  for (const TopEntry& e : top_) {
-    SpanRow s;
-    s.name = names_[e.name].name;
-    s.ts_ns = e.ts;
-    s.dur_ns = e.dur;
-    s.pid = threads_[e.thread].pid;
-    s.tid = threads_[e.thread].tid;
-    s.thread = threads_[e.thread].name;
-    if (e.unit != kNone) s.compile_id = units_[e.unit].id;
-    r.top.push_back(std::move(s));
-  }
-
-  r.gpu = gpu_;
-  for (const UnitStats& u : units_) {
-    if (u.gpu_kernels == 0 && u.launched_inside == 0) continue;
-    GpuUnitRow g;
-    if (u.has_pid) g.pid = u.pid;
-    note_pid(u.has_pid, u.pid);
-    g.compile_id = u.id;
-    g.name = u.display;
-    g.kernels = u.gpu_kernels;
-    g.distinct_kernels = u.kernel_names.size();
-    g.gpu_ns = u.gpu_ns;
-    g.launched_inside = u.launched_inside;
-    if (u.has_first_launch) {
-      g.first_launch_ns = u.first_launch;
-      if (u.in_trace) g.latency_ns = sat_sub(u.first_launch, u.has_own ? u.own_end : u.end);
-    }
-    r.gpu.units.push_back(std::move(g));
-  }
-  std::sort(r.gpu.units.begin(), r.gpu.units.end(), [](const GpuUnitRow& a, const GpuUnitRow& b) {
-    const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
-    return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
-  });
+  name_rows(r);
+  PidKeys unit_pids;  // distinct pid keys of the rows
+  unit_rows(r, metrics, unit_pids);
+  top_rows(r);
+  gpu_rows(r, unit_pids);
   r.multi_process_units = unit_pids.size() > 1;
   return r;
 }

@@ -19,6 +19,11 @@
 // and counted in a warning; sums of times saturate at INT64_MAX.
 // Cost: O(1) expected per event (hash lookups) plus O(log window) for self
 // time.
+//
+// The parts: aggregator.cpp (intake, header), aggregator_spans.cpp (names,
+// self time, slowest spans), aggregator_units.cpp (units and the metrics
+// join), aggregator_gpu.cpp (GPU attribution); their shared state is in
+// aggregator_state.hpp.
 #pragma once
 
 #include "report_data.hpp"
@@ -28,6 +33,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -62,7 +68,9 @@ class Aggregator final : private SelfTimeSink {
   struct TopEntry;
   struct SvHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
   };
   using Index = std::unordered_map<std::string, std::uint32_t, SvHash, std::equal_to<>>;
 
@@ -77,6 +85,12 @@ class Aggregator final : private SelfTimeSink {
   void gpu_slice(const tools::DecodedEvent& ev);
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
+  // finish(), table by table. `unit_pids` collects the pids of the units and
+  // GPU rows (a pid column when there is more than one).
+  void name_rows(Report& r) const;
+  void unit_rows(Report& r, const MetricsFile* metrics, std::set<std::string>& unit_pids);
+  void top_rows(Report& r);
+  void gpu_rows(Report& r, std::set<std::string>& unit_pids) const;
 
   Options opt_;
   Index names_index_;
@@ -87,7 +101,7 @@ class Aggregator final : private SelfTimeSink {
   std::vector<ThreadState> threads_;
   Index processes_index_;
   std::vector<std::string> process_names_;
-  std::string key_;  // scratch for thread/process keys
+  std::string key_;       // scratch for thread/process keys
   std::string unit_key_;  // scratch for (pid, compile id) keys
   std::uint32_t last_thread_ = UINT32_MAX;
   std::string last_thread_key_;

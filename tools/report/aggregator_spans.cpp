@@ -1,0 +1,123 @@
+// The span accounting: each span's share of the per-name totals, of its
+// unit's slice or phases, of the slowest-spans heap and of self time; then
+// the names and slowest-spans rows of the report. Separate from the intake,
+// which only decides what a span is.
+#include "aggregator.hpp"
+
+#include "aggregator_state.hpp"
+
+#include <algorithm>
+
+namespace jitscope::report {
+namespace {
+
+constexpr std::size_t kShrunkWindow = 1024;  // per thread, once the total window is full
+
+}  // namespace
+
+void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
+                      std::int64_t start, std::int64_t dur, std::string_view compile_id,
+                      bool attached, bool gpu_side) {
+  ++header_.spans;
+  const std::uint64_t seq = seq_++;
+  const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
+  // A GPU slice's compile id names a unit of its host process.
+  const ThreadState& th = threads_[thread];
+  const std::uint32_t unit = compile_id.empty() ? kNone
+                             : gpu_side         ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
+                                                : unit_id(thread, compile_id);
+  const std::uint32_t name_index = name_id(name);
+  std::uint32_t stats_name = name_index;
+  if (unit_slice) {
+    UnitStats& u = units_[unit];
+    u.in_trace = true;
+    ++u.slices;
+    u.start = std::min(u.start, start);
+    u.end = std::max(u.end, start + dur);
+    u.add_thread(thread);
+    if (!attached && (!u.has_own || dur > u.own_end - u.own_start)) {
+      u.has_own = true;
+      u.own_start = start;
+      u.own_end = start + dur;
+    }
+    if (u.display.empty()) u.display = std::string(strip_unit_prefix(name));
+    stats_name = kNone;  // the units table has it
+  } else {
+    NameStats& n = names_[name_index];
+    ++n.count;
+    n.total = sat_add(n.total, dur);
+    n.min = std::min(n.min, dur);
+    n.max = std::max(n.max, dur);
+    if (unit != kNone && !gpu_side) {
+      UnitStats& u = units_[unit];
+      PhaseAgg& p = u.phases[name_index];
+      ++p.count;
+      p.total = sat_add(p.total, dur);
+      u.add_thread(thread);
+    }
+  }
+  // The slowest spans: a min-heap of opt_.top_n, the fastest on top.
+  if (opt_.top_n > 0) {
+    const TopEntry e{dur, start, seq, name_index, thread, unit};
+    auto faster_first = [](const TopEntry& a, const TopEntry& b) { return slower(a, b); };
+    if (top_.size() < opt_.top_n) {
+      top_.push_back(e);
+      std::push_heap(top_.begin(), top_.end(), faster_first);
+    } else if (slower(e, top_.front())) {
+      std::pop_heap(top_.begin(), top_.end(), faster_first);
+      top_.back() = e;
+      std::push_heap(top_.begin(), top_.end(), faster_first);
+    }
+  }
+  // Self time: unit slices nest others but have no row of their own.
+  SelfTimeThread& st = threads_[thread].self;
+  const std::size_t before = st.window();
+  const std::size_t cap = window_used_ >= opt_.window_total
+                              ? std::min(opt_.window_per_thread, kShrunkWindow)
+                              : opt_.window_per_thread;
+  TimedSpan ts;
+  ts.start = start;
+  ts.end = start + dur;
+  ts.seq = seq;
+  ts.name = stats_name;
+  ts.unit = (unit_slice || gpu_side) ? kNone : unit;
+  st.add(ts, cap, *this);
+  window_used_ = window_used_ + st.window() - before;
+}
+
+void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
+  if (s.name == kNone) return;
+  names_[s.name].self = sat_add(names_[s.name].self, self_ns);
+  if (s.unit != kNone) {
+    PhaseAgg& p = units_[s.unit].phases[s.name];
+    p.self = sat_add(p.self, self_ns);
+  }
+}
+
+void Aggregator::name_rows(Report& r) const {
+  for (const NameStats& n : names_) {
+    if (n.count == 0) continue;
+    r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self});
+  }
+  std::sort(r.names.begin(), r.names.end(), [](const NameRow& a, const NameRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+}
+
+void Aggregator::top_rows(Report& r) {
+  std::sort(top_.begin(), top_.end(),
+            [](const TopEntry& a, const TopEntry& b) { return slower(a, b); });
+  for (const TopEntry& e : top_) {
+    SpanRow s;
+    s.name = names_[e.name].name;
+    s.ts_ns = e.ts;
+    s.dur_ns = e.dur;
+    s.pid = threads_[e.thread].pid;
+    s.tid = threads_[e.thread].tid;
+    s.thread = threads_[e.thread].name;
+    if (e.unit != kNone) s.compile_id = units_[e.unit].id;
+    r.top.push_back(std::move(s));
+  }
+}
+
+}  // namespace jitscope::report

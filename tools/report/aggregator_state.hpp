@@ -1,0 +1,172 @@
+// What the Aggregator keeps between events (its private per-name, per-unit
+// and per-thread state, the top-N entries) and the key and id helpers its
+// parts share. Internal to aggregator*.cpp: the intake (aggregator.cpp),
+// the span accounting (aggregator_spans.cpp), the units table
+// (aggregator_units.cpp) and GPU attribution (aggregator_gpu.cpp) all read
+// and write this state, so it is defined once here, not in the public header.
+#pragma once
+
+#include "aggregator.hpp"
+#include "report_data.hpp"
+#include "self_time.hpp"
+
+#include <event_decoder.hpp>
+
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace jitscope::report {
+
+inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// An id in a lookup key (threads, processes, units): a tag, then the number
+// or the length-prefixed text.
+inline void append_id(std::string& key, bool has, const tools::TraceId& id) {
+  if (!has) {
+    key.push_back('-');
+  } else if (id.is_string) {
+    key.push_back('s');
+    const auto n = static_cast<std::uint32_t>(id.text.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key.append(id.text);
+  } else {
+    key.push_back('n');
+    key.append(reinterpret_cast<const char*>(&id.number), sizeof id.number);
+  }
+}
+
+// The same key for an id the report keeps (it owns its text).
+inline void append_owned(std::string& key, bool has, const Id& id) {
+  append_id(key, has, tools::TraceId{id.is_string, id.number, id.text});
+}
+
+// jitscope puts a GPU's slices on a fake pid, 10000000 * (device + 1) +
+// host pid: the host process that launched them.
+inline constexpr std::int64_t kGpuPidBase = 10000000;
+inline Id host_pid(Id pid) {
+  if (!pid.is_string && pid.number >= kGpuPidBase) pid.number %= kGpuPidBase;
+  return pid;
+}
+
+inline Id owned(bool has, const tools::TraceId& id) {
+  Id out;
+  if (!has) return out;
+  out.is_string = id.is_string;
+  out.number = id.number;
+  out.text = std::string(id.text);
+  return out;
+}
+
+// "[3/1] model__fwd_4" -> "model__fwd_4".
+inline std::string_view strip_unit_prefix(std::string_view display) {
+  if (!display.empty() && display.front() == '[') {
+    const std::size_t close = display.find("] ");
+    if (close != std::string_view::npos) return display.substr(close + 2);
+  }
+  return display;
+}
+
+// Compile ids in numeric order ("2/0" < "10/0"), others after, by text.
+inline auto compile_id_key(const std::string& id) {
+  std::uint64_t frame = 0, attempt = 0;
+  const char* b = id.data();
+  const char* e = b + id.size();
+  auto [p, ec] = std::from_chars(b, e, frame);
+  bool numeric = ec == std::errc() && p < e && *p == '/';
+  if (numeric) {
+    auto [q, ec2] = std::from_chars(p + 1, e, attempt);
+    numeric = ec2 == std::errc() && q == e;
+  }
+  return std::make_tuple(!numeric, numeric ? frame : 0, numeric ? attempt : 0, id);
+}
+
+// Rows without a pid first, then numbers in order, then strings.
+inline bool pid_less(const std::optional<Id>& a, const std::optional<Id>& b) {
+  if (a.has_value() != b.has_value()) return !a.has_value();
+  if (!a) return false;
+  if (a->is_string != b->is_string) return !a->is_string;
+  return a->is_string ? a->text < b->text : a->number < b->number;
+}
+
+// The distinct pids of the units and GPU rows: a pid column when more than one.
+using PidKeys = std::set<std::string>;
+inline void note_pid(PidKeys& pids, bool has, const Id& pid) {
+  std::string key;
+  append_owned(key, has, pid);
+  pids.insert(std::move(key));
+}
+
+// true when a is a slower span than b (a ranks first).
+template <typename T>
+bool slower(const T& a, const T& b) noexcept {
+  if (a.dur != b.dur) return a.dur > b.dur;
+  if (a.ts != b.ts) return a.ts < b.ts;
+  return a.seq < b.seq;
+}
+
+struct Aggregator::NameStats {
+  std::string name;
+  std::uint64_t count = 0;
+  std::int64_t total = 0, min = std::numeric_limits<std::int64_t>::max(),
+               max = std::numeric_limits<std::int64_t>::min(), self = 0;
+};
+
+struct Aggregator::PhaseAgg {
+  std::uint64_t count = 0;
+  std::int64_t total = 0, self = 0;
+};
+
+struct Aggregator::UnitStats {
+  bool has_pid = false;
+  Id pid;  // units are keyed by (pid, compile id): ids restart in every process
+  std::string id;
+  std::string display;  // without the "[id] " prefix
+  bool in_trace = false;
+  std::int64_t start = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  bool has_own = false;
+  std::int64_t own_start = 0, own_end = 0;
+  std::uint64_t slices = 0;
+  std::unordered_set<std::uint32_t> threads;
+  std::unordered_map<std::uint32_t, PhaseAgg> phases;
+  std::uint64_t gpu_kernels = 0, launched_inside = 0;
+  std::int64_t gpu_ns = 0;
+  bool has_first_launch = false;
+  std::int64_t first_launch = 0;
+  std::unordered_set<std::uint32_t> kernel_names;
+
+  void add_thread(std::uint32_t t) { threads.insert(t); }
+};
+
+struct Aggregator::ThreadState {
+  struct Begin {
+    std::uint32_t name;
+    std::uint32_t unit;
+    std::int64_t ts;
+    bool unit_slice, attached;
+  };
+  bool has_pid = false;
+  Id pid, tid;
+  std::string name;
+  std::uint64_t events = 0;
+  std::vector<Begin> begins;
+  SelfTimeThread self;
+};
+
+struct Aggregator::TopEntry {
+  std::int64_t dur, ts;
+  std::uint64_t seq;
+  std::uint32_t name, thread, unit;
+};
+
+}  // namespace jitscope::report

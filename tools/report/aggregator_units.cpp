@@ -1,0 +1,77 @@
+// The units table: one row per compile unit (by pid and compile id) seen in
+// the trace, joined with its record from the metrics file, in compile-id
+// order. Separate because the join of trace and metrics file, and the pid
+// rules it needs, are the units' alone.
+#include "aggregator.hpp"
+
+#include "aggregator_state.hpp"
+#include "metrics.hpp"
+
+#include <algorithm>
+
+namespace jitscope::report {
+
+void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_pids) {
+  // Units: those with slices or phases in the trace, and those in the metrics file.
+  // The metrics file (one process's) has no pid: a record joins the unit
+  // of its compile id when exactly one process has that unit in the trace,
+  // else it is a row of its own without a pid.
+  auto listed = [](const UnitStats& u) { return u.in_trace || !u.phases.empty(); };
+  std::vector<const UnitMetrics*> joined(units_.size(), nullptr);
+  if (metrics != nullptr) {
+    r.has_metrics = true;
+    r.runtime_records = metrics->runtime_records;
+    r.runtime_duration_ns = metrics->runtime_duration_ns;
+    std::unordered_map<std::string, std::vector<std::uint32_t>> by_cid;
+    for (std::uint32_t i = 0; i < units_.size(); ++i) {
+      if (listed(units_[i])) by_cid[units_[i].id].push_back(i);
+    }
+    for (const auto& [id, m] : metrics->units) {
+      auto it = by_cid.find(id);
+      std::uint32_t target;
+      if (it != by_cid.end() && it->second.size() == 1) {
+        target = it->second.front();
+      } else {
+        target = unit_id(false, Id{}, id);
+      }
+      if (target >= joined.size()) joined.resize(units_.size(), nullptr);
+      joined[target] = &m;
+    }
+  }
+  for (std::uint32_t i = 0; i < units_.size(); ++i) {
+    const UnitStats& u = units_[i];
+    const UnitMetrics* m = joined[i];
+    if (!listed(u) && m == nullptr) continue;
+    UnitRow row;
+    if (u.has_pid) row.pid = u.pid;
+    if (listed(u)) note_pid(unit_pids, u.has_pid, u.pid);
+    row.compile_id = u.id;
+    row.name = u.display;
+    row.in_trace = u.in_trace;
+    if (u.in_trace) {
+      row.start_ns = u.start;
+      row.end_ns = u.end;
+      row.wall_ns = u.has_own ? u.own_end - u.own_start : sat_sub(u.end, u.start);
+      row.compile_end_ns = u.has_own ? u.own_end : u.end;
+    }
+    row.slices = u.slices;
+    row.threads = u.threads.size();
+    for (const auto& [name, p] : u.phases) {
+      row.phases.push_back(PhaseRow{names_[name].name, p.count, p.total, p.self});
+    }
+    std::sort(row.phases.begin(), row.phases.end(), [](const PhaseRow& a, const PhaseRow& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+    });
+    if (m != nullptr) {
+      row.metrics = *m;
+      if (row.name.empty()) row.name = row.metrics->name;
+    }
+    r.units.push_back(std::move(row));
+  }
+  std::sort(r.units.begin(), r.units.end(), [](const UnitRow& a, const UnitRow& b) {
+    const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
+    return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
+  });
+}
+
+}  // namespace jitscope::report

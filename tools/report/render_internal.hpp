@@ -1,0 +1,74 @@
+// The pieces render() is made of, internal to render*.cpp: the Emitter
+// (output handed on in pieces), the Table model that the terminal, Markdown
+// and CSV formats share (built from a Report by render_tables.cpp), and one
+// writer per format: render_text_formats.cpp lays Tables out, render_json.cpp
+// writes JSON straight from the Report (its shape is not a table's).
+#pragma once
+
+#include "render.hpp"
+#include "report_data.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace jitscope::report {
+
+using Row = std::vector<std::string>;
+using RowFn = std::function<void(Row&&)>;
+
+struct Table {
+  std::string key;    // CSV section name
+  std::string title;  // table and markdown heading
+  std::vector<std::string> columns;
+  std::vector<bool> numeric;  // right-aligned
+  std::vector<Row> rows;
+  std::vector<std::string> notes;  // lines before the table
+  std::string empty;               // said instead of an empty table
+  // Big tables (one row per unit or per unit and phase) are produced row by
+  // row while written, never held: memory stays at one row.
+  std::function<void(const RowFn&)> produce;
+
+  void for_each_row(const RowFn& fn) const {
+    if (produce) {
+      produce(fn);
+      return;
+    }
+    for (const Row& r : rows) fn(Row(r));
+  }
+};
+
+// Output in pieces of about kFlushBytes to the caller's writer.
+class Emitter {
+ public:
+  static constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  explicit Emitter(const Writer& w) : write_(w) {}
+  ~Emitter() { flush(); }
+  std::string& buf() { return buf_; }
+  void maybe_flush() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    if (!buf_.empty()) write_(buf_);
+    buf_.clear();
+  }
+
+ private:
+  const Writer& write_;
+  std::string buf_;
+};
+
+// The tables of the sections asked for: times as human_ns and the terminal's
+// wording when `human`, else raw ns and CSV column names (*_ns).
+std::vector<Table> build(const Report& r, const Sections& sec, bool human);
+
+// v with `decimals` decimals ("%.*f").
+std::string fixed(double v, int decimals);
+
+void write_text(const std::vector<Table>& tables, Emitter& em);
+void write_markdown(const std::vector<Table>& tables, Emitter& em);
+void write_csv(const std::vector<Table>& tables, Emitter& em);
+void write_json(const Report& r, const Sections& sec, Emitter& em);
+
+}  // namespace jitscope::report

@@ -1,0 +1,268 @@
+// The JSON format: one object, a key per section, times in ns, written
+// straight from the Report with every field (the tables' columns are a
+// selection). Separate from the table formats: its shape is the Report's.
+#include "base/json_writer.hpp"
+#include "render_internal.hpp"
+
+#include <algorithm>
+
+namespace jitscope::report {
+namespace {
+
+void json_id(detail::JsonWriter& j, const Id& id) {
+  if (id.is_string) {
+    j.value(std::string_view(id.text));
+  } else {
+    j.value(id.number);
+  }
+}
+
+void json_pid(detail::JsonWriter& j, const std::optional<Id>& pid) {
+  if (pid) {
+    json_id(j, *pid);
+  } else {
+    j.null();
+  }
+}
+
+void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<std::int64_t>& v) {
+  j.key(key);
+  if (v) {
+    j.value(*v);
+  } else {
+    j.null();
+  }
+}
+
+void json_str_or_null(detail::JsonWriter& j, std::string_view key, const std::string& s) {
+  j.key(key);
+  if (s.empty()) {
+    j.null();
+  } else {
+    j.value(std::string_view(s));
+  }
+}
+
+}  // namespace
+
+void write_json(const Report& r, const Sections& sec, Emitter& em) {
+  std::string& out = em.buf();
+  detail::JsonWriter j(out);
+  j.begin_object();
+  if (sec.header) {
+    const Header& h = r.header;
+    j.key("header");
+    j.begin_object();
+    j.member("input", std::string_view(h.input));
+    j.member("bytes", h.bytes);
+    j.member("events", h.events);
+    j.key("event_counts");
+    j.begin_object();
+    for (const auto& [ph, n] : h.phase_counts) j.member(ph, n);
+    j.end_object();
+    j.member("spans", h.spans);
+    j.member("unterminated", h.unterminated);
+    j.key("time_span");
+    if (h.has_time) {
+      j.begin_object();
+      j.member("begin_ns", h.begin_ns);
+      j.member("end_ns", h.end_ns);
+      j.member("duration_ns", sat_sub(h.end_ns, h.begin_ns));
+      j.end_object();
+    } else {
+      j.null();
+    }
+    j.member("processes", h.processes);
+    j.member("threads", h.threads);
+    j.key("jitscope_session");
+    if (h.session) {
+      j.begin_object();
+      json_str_or_null(j, "version", h.session->version);
+      json_str_or_null(j, "clock", h.session->clock);
+      j.key("cupti");
+      j.begin_object();
+      json_str_or_null(j, "state", h.session->cupti_state);
+      json_str_or_null(j, "reason", h.session->cupti_reason);
+      json_str_or_null(j, "timestamps", h.session->cupti_timestamps);
+      j.end_object();
+      j.end_object();
+    } else {
+      j.null();
+    }
+    json_opt(j, "events_dropped", h.events_dropped);
+    j.key("metrics");
+    if (r.has_metrics) {
+      j.begin_object();
+      j.member("units", static_cast<std::uint64_t>(
+                            std::count_if(r.units.begin(), r.units.end(),
+                                          [](const UnitRow& u) { return u.metrics.has_value(); })));
+      j.member("runtime_records", r.runtime_records);
+      j.member("runtime_duration_ns", r.runtime_duration_ns);
+      j.end_object();
+    } else {
+      j.null();
+    }
+    j.key("warnings");
+    j.begin_array();
+    for (const std::string& w : h.warnings) j.value(std::string_view(w));
+    j.end_array();
+    j.end_object();
+  }
+  if (sec.compile_times) {
+    j.key("compile_times");
+    j.begin_array();
+    for (const NameRow& n : r.names) {
+      j.begin_object();
+      j.member("name", std::string_view(n.name));
+      j.member("count", n.count);
+      j.member("total_ns", n.total_ns);
+      j.member("mean_ns", n.mean_ns());
+      j.member("min_ns", n.min_ns);
+      j.member("max_ns", n.max_ns);
+      j.end_object();
+    }
+    j.end_array();
+  }
+  if (sec.phases) {
+    j.key("phases");
+    j.begin_array();
+    for (const NameRow& n : r.names) {
+      j.begin_object();
+      j.member("name", std::string_view(n.name));
+      j.member("count", n.count);
+      j.member("total_ns", n.total_ns);
+      j.member("self_ns", n.self_ns);
+      j.end_object();
+    }
+    j.end_array();
+  }
+  if (sec.units) {
+    j.key("units");
+    j.begin_array();
+    for (const UnitRow& u : r.units) {
+      j.begin_object();
+      j.key("pid");
+      json_pid(j, u.pid);
+      j.member("compile_id", std::string_view(u.compile_id));
+      j.member("name", std::string_view(u.name));
+      j.member("in_trace", u.in_trace);
+      if (u.in_trace) {
+        j.member("start_ns", u.start_ns);
+        j.member("end_ns", u.end_ns);
+        j.member("wall_ns", u.wall_ns);
+        j.member("compile_end_ns", u.compile_end_ns);
+      } else {
+        for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns"}) {
+          j.key(k);
+          j.null();
+        }
+      }
+      j.member("slices", u.slices);
+      j.member("threads", u.threads);
+      j.key("phases");
+      j.begin_array();
+      for (const PhaseRow& p : u.phases) {
+        j.begin_object();
+        j.member("name", std::string_view(p.name));
+        j.member("count", p.count);
+        j.member("total_ns", p.total_ns);
+        j.member("self_ns", p.self_ns);
+        j.end_object();
+      }
+      j.end_array();
+      j.key("metrics");
+      if (u.metrics) {
+        const UnitMetrics& m = *u.metrics;
+        j.begin_object();
+        j.member("has_record", m.has_record);
+        j.member("name", std::string_view(m.name));
+        json_opt(j, "duration_ns", m.duration_ns);
+        j.key("columns_ns");
+        j.begin_object();
+        for (const auto& [k, v] : m.columns_ns) j.member(k, v);
+        j.end_object();
+        j.key("caches");
+        j.begin_object();
+        for (const CacheRow& c : m.caches) {
+          j.key(c.cache);
+          j.begin_object();
+          j.member("hits", c.hits);
+          j.member("misses", c.misses);
+          j.end_object();
+        }
+        j.end_object();
+        j.member("cache_hits", m.cache_hits);
+        j.member("cache_misses", m.cache_misses);
+        json_str_or_null(j, "fail_type", m.fail_type);
+        json_str_or_null(j, "fail_reason", m.fail_reason);
+        json_str_or_null(j, "recompile_reason", m.recompile_reason);
+        j.key("gpu");
+        if (m.has_gpu) {
+          j.begin_object();
+          for (const auto& [k, v] : m.gpu) j.member(k, v);
+          j.end_object();
+        } else {
+          j.null();
+        }
+        j.end_object();
+      } else {
+        j.null();
+      }
+      j.end_object();
+      em.maybe_flush();
+    }
+    j.end_array();
+  }
+  if (sec.top_spans) {
+    j.key("top_spans");
+    j.begin_array();
+    for (const SpanRow& s : r.top) {
+      j.begin_object();
+      j.member("name", std::string_view(s.name));
+      j.member("dur_ns", s.dur_ns);
+      j.member("ts_ns", s.ts_ns);
+      j.key("pid");
+      json_id(j, s.pid);
+      j.key("tid");
+      json_id(j, s.tid);
+      json_str_or_null(j, "thread", s.thread);
+      json_str_or_null(j, "compile_id", s.compile_id);
+      j.end_object();
+    }
+    j.end_array();
+  }
+  if (sec.gpu) {
+    const GpuSection& g = r.gpu;
+    j.key("gpu");
+    j.begin_object();
+    j.member("present", g.present());
+    j.member("kernels", g.kernels);
+    j.member("kernel_ns", g.kernel_ns);
+    j.member("kernels_unattributed", g.kernels_unattributed);
+    j.member("memcpys", g.memcpys);
+    j.member("memsets", g.memsets);
+    j.key("units");
+    j.begin_array();
+    for (const GpuUnitRow& u : g.units) {
+      j.begin_object();
+      j.key("pid");
+      json_pid(j, u.pid);
+      j.member("compile_id", std::string_view(u.compile_id));
+      j.member("name", std::string_view(u.name));
+      j.member("kernels", u.kernels);
+      j.member("distinct_kernels", u.distinct_kernels);
+      j.member("gpu_total_ns", u.gpu_ns);
+      j.member("gpu_mean_ns", u.mean_ns());
+      json_opt(j, "first_launch_ns", u.first_launch_ns);
+      json_opt(j, "first_launch_latency_ns", u.latency_ns);
+      j.member("launched_inside", u.launched_inside);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+  }
+  j.end_object();
+  out.push_back('\n');
+}
+
+}  // namespace jitscope::report

@@ -1,0 +1,268 @@
+// A Report as Tables: the rows and columns of each section, in the wording
+// and units of the terminal and Markdown (human) or of CSV (raw ns). Separate
+// from the writers so that what each table holds is decided in one place
+// for the three formats that lay tables out.
+#include "render_internal.hpp"
+
+#include <algorithm>
+
+namespace jitscope::report {
+namespace {
+
+std::string id_text(const Id& id) { return id.str(); }
+std::string pid_text(const std::optional<Id>& pid) { return pid ? pid->str() : std::string(); }
+
+std::string thread_label(const SpanRow& s) {
+  std::string where = id_text(s.pid) + "/" + id_text(s.tid);
+  return s.thread.empty() ? where : s.thread + " (" + where + ")";
+}
+
+std::string percent(std::int64_t part, std::int64_t whole) {
+  if (whole <= 0) return "-";
+  return fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
+}
+
+}  // namespace
+
+std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
+  auto t = [human](std::int64_t ns) { return human ? human_ns(ns) : std::to_string(ns); };
+  auto col = [&](const char* name) {
+    return human ? std::string(name) : std::string(name) + "_ns";
+  };
+  auto opt_t = [t, human](const std::optional<std::int64_t>& v) {
+    return v ? t(*v) : std::string(human ? "-" : "");
+  };
+  std::vector<Table> out;
+
+  if (sec.header) {
+    const Header& h = r.header;
+    Table tb{"header", "jitscope-report", {"field", "value"}, {false, false}, {}, {}, {}, {}};
+    auto row = [&](std::string k, std::string v) {
+      tb.rows.push_back({std::move(k), std::move(v)});
+    };
+    row("input", h.input);
+    row("bytes", std::to_string(h.bytes));
+    std::string counts;
+    for (const auto& [ph, n] : h.phase_counts) {
+      counts += (counts.empty() ? "" : ", ") + (ph.empty() ? std::string("(no ph)") : ph) + " " +
+                std::to_string(n);
+    }
+    row("events", human && !counts.empty() ? std::to_string(h.events) + " (" + counts + ")"
+                                           : std::to_string(h.events));
+    row("spans", std::to_string(h.spans));
+    if (h.has_time) {
+      if (human) {
+        row("time span", human_ns(sat_sub(h.end_ns, h.begin_ns)) + " (ts " +
+                             fixed(h.begin_ns / 1e3, 3) + " to " + fixed(h.end_ns / 1e3, 3) +
+                             " µs)");
+      } else {
+        row("begin_ns", std::to_string(h.begin_ns));
+        row("end_ns", std::to_string(h.end_ns));
+        row("duration_ns", std::to_string(sat_sub(h.end_ns, h.begin_ns)));
+      }
+    }
+    row("processes", std::to_string(h.processes));
+    row("threads", std::to_string(h.threads));
+    row("unterminated",
+        h.unterminated
+            ? (human ? "yes: the array has no closing ']' (the writer did not finish)" : "true")
+            : (human ? "no" : "false"));
+    if (h.session) {
+      const SessionInfo& s = *h.session;
+      row("jitscope", s.version);
+      row("clock", s.clock);
+      std::string cupti = s.cupti_state;
+      if (human && !s.cupti_timestamps.empty())
+        cupti += " (timestamps: " + s.cupti_timestamps + ")";
+      if (human && !s.cupti_reason.empty()) cupti += " (" + s.cupti_reason + ")";
+      row("cupti", cupti);
+      if (!human && !s.cupti_reason.empty()) row("cupti_reason", s.cupti_reason);
+    }
+    if (h.events_dropped) row("events_dropped", std::to_string(*h.events_dropped));
+    if (r.has_metrics) {
+      row("metrics_units",
+          std::to_string(std::count_if(r.units.begin(), r.units.end(),
+                                       [](const UnitRow& u) { return u.metrics.has_value(); })));
+      row("runtime_records", std::to_string(r.runtime_records));
+      if (r.runtime_records > 0) row(human ? "runtime" : "runtime_ns", t(r.runtime_duration_ns));
+    }
+    for (const std::string& w : h.warnings) row("warning", w);
+    out.push_back(std::move(tb));
+  }
+
+  if (sec.compile_times) {
+    Table tb{"compile_times",
+             "Compile times (per span name)",
+             {"name", "count", col("total"), col("mean"), col("min"), col("max")},
+             {false, true, true, true, true, true},
+             {},
+             {},
+             "no spans in this trace",
+             {}};
+    for (const NameRow& n : r.names) {
+      tb.rows.push_back({n.name, std::to_string(n.count), t(n.total_ns), t(n.mean_ns()),
+                         t(n.min_ns), t(n.max_ns)});
+    }
+    out.push_back(std::move(tb));
+  }
+
+  if (sec.phases) {
+    Table tb{"phases",
+             "Cumulative time per phase (self = without nested spans on the same thread)",
+             {"name", "count", col("total"), col("self"), "self_pct"},
+             {false, true, true, true, true},
+             {},
+             {},
+             "no spans in this trace",
+             {}};
+    std::vector<const NameRow*> rows;
+    std::int64_t self_sum = 0;
+    for (const NameRow& n : r.names) {
+      rows.push_back(&n);
+      self_sum = sat_add(self_sum, n.self_ns);
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const NameRow* a, const NameRow* b) { return a->self_ns > b->self_ns; });
+    for (const NameRow* n : rows) {
+      tb.rows.push_back({n->name, std::to_string(n->count), t(n->total_ns), t(n->self_ns),
+                         human ? percent(n->self_ns, self_sum)
+                               : fixed(self_sum > 0 ? 100.0 * static_cast<double>(n->self_ns) /
+                                                          static_cast<double>(self_sum)
+                                                    : 0.0,
+                                       3)});
+    }
+    out.push_back(std::move(tb));
+  }
+
+  if (sec.units) {
+    Table tb{"units",
+             "Compile units",
+             {"compile_id", "name", col("wall"), "slices", "threads"},
+             {false, false, true, true, true},
+             {},
+             {},
+             "no compile units in this trace (no compile_id on any span)",
+             {}};
+    if (r.has_metrics) {
+      for (const char* c : {"duration", "cache_hits", "cache_misses", "fail_type", "gpu_kernels"}) {
+        tb.columns.push_back(std::string(c) == "duration" ? col("duration") : std::string(c));
+        tb.numeric.push_back(std::string(c) != "fail_type");
+      }
+    }
+    Table ph{"unit_phases",
+             "Time per phase inside each compile unit",
+             {"compile_id", "phase", "count", col("total"), col("self")},
+             {false, false, true, true, true},
+             {},
+             {},
+             "no spans inside compile units",
+             {}};
+    const bool has_metrics = r.has_metrics;
+    // Units are per (pid, compile id): a pid column when they come from more than one process.
+    const bool pids = r.multi_process_units;
+    if (pids) {
+      tb.columns.insert(tb.columns.begin(), "pid");
+      tb.numeric.insert(tb.numeric.begin(), true);
+      ph.columns.insert(ph.columns.begin(), "pid");
+      ph.numeric.insert(ph.numeric.begin(), true);
+    }
+    tb.produce = [&r, t, opt_t, human, has_metrics, pids](const RowFn& emit) {
+      for (const UnitRow& u : r.units) {
+        Row row{u.compile_id, u.name, u.in_trace ? t(u.wall_ns) : std::string(human ? "-" : ""),
+                std::to_string(u.slices), std::to_string(u.threads)};
+        if (pids) row.insert(row.begin(), pid_text(u.pid));
+        if (has_metrics) {
+          if (u.metrics) {
+            const UnitMetrics& m = *u.metrics;
+            std::string gpu_kernels;
+            for (const auto& [k, v] : m.gpu) {
+              if (k == "compiled_kernels") gpu_kernels = std::to_string(v);
+            }
+            row.push_back(opt_t(m.duration_ns));
+            row.push_back(m.has_record ? std::to_string(m.cache_hits) : "");
+            row.push_back(m.has_record ? std::to_string(m.cache_misses) : "");
+            row.push_back(m.fail_type);
+            row.push_back(gpu_kernels);
+          } else {
+            row.insert(row.end(), 5, std::string());
+          }
+        }
+        emit(std::move(row));
+      }
+    };
+    ph.produce = [&r, t, pids](const RowFn& emit) {
+      for (const UnitRow& u : r.units) {
+        for (const PhaseRow& p : u.phases) {
+          Row row{u.compile_id, p.name, std::to_string(p.count), t(p.total_ns), t(p.self_ns)};
+          if (pids) row.insert(row.begin(), pid_text(u.pid));
+          emit(std::move(row));
+        }
+      }
+    };
+    out.push_back(std::move(tb));
+    out.push_back(std::move(ph));
+  }
+
+  if (sec.top_spans) {
+    Table tb{"top_spans",
+             "Slowest spans",
+             {"rank", "name", col("dur"), "thread", "compile_id", col("ts")},
+             {true, false, true, false, false, true},
+             {},
+             {},
+             "no spans in this trace",
+             {}};
+    if (!human) {
+      tb.columns = {"rank", "name", "dur_ns", "pid", "tid", "thread", "compile_id", "ts_ns"};
+      tb.numeric = {true, false, true, true, true, false, false, true};
+    }
+    std::size_t rank = 0;
+    for (const SpanRow& s : r.top) {
+      ++rank;
+      if (human) {
+        tb.rows.push_back({std::to_string(rank), s.name, t(s.dur_ns), thread_label(s), s.compile_id,
+                           fixed(s.ts_ns / 1e3, 3) + " µs"});
+      } else {
+        tb.rows.push_back({std::to_string(rank), s.name, std::to_string(s.dur_ns), id_text(s.pid),
+                           id_text(s.tid), s.thread, s.compile_id, std::to_string(s.ts_ns)});
+      }
+    }
+    out.push_back(std::move(tb));
+  }
+
+  if (sec.gpu) {
+    const GpuSection& g = r.gpu;
+    Table tb{"gpu",
+             "GPU attribution (kernels by the compile unit that built them)",
+             {"compile_id", "name", "kernels", "distinct_kernels", col("gpu_total"),
+              col("gpu_mean"), col("first_launch_latency"), "launched_inside"},
+             {false, false, true, true, true, true, true, true},
+             {},
+             {},
+             "",
+             {}};
+    if (!g.present()) {
+      tb.empty = "no GPU activity in this trace";
+    } else {
+      tb.notes.push_back("kernels: " + std::to_string(g.kernels) + " (GPU time " + t(g.kernel_ns) +
+                         "), without compiled_by: " + std::to_string(g.kernels_unattributed) +
+                         ", copies: " + std::to_string(g.memcpys) +
+                         ", sets: " + std::to_string(g.memsets));
+      tb.empty = "no kernel in this trace names the compile unit that built it";
+      if (r.multi_process_units) {
+        tb.columns.insert(tb.columns.begin(), "pid");
+        tb.numeric.insert(tb.numeric.begin(), true);
+      }
+      for (const GpuUnitRow& u : g.units) {
+        tb.rows.push_back({u.compile_id, u.name, std::to_string(u.kernels),
+                           std::to_string(u.distinct_kernels), t(u.gpu_ns), t(u.mean_ns()),
+                           opt_t(u.latency_ns), std::to_string(u.launched_inside)});
+        if (r.multi_process_units) tb.rows.back().insert(tb.rows.back().begin(), pid_text(u.pid));
+      }
+    }
+    out.push_back(std::move(tb));
+  }
+  return out;
+}
+
+}  // namespace jitscope::report
