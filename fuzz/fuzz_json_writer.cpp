@@ -20,7 +20,7 @@
 // hostile_strings test drives it), misuse of the writer (unbalanced calls).
 #include "fuzz_support.hpp"
 
-#include <json_writer.hpp>
+#include "base/json_writer.hpp"
 
 #include <fuzzer/FuzzedDataProvider.h>
 #include <simdjson.h>
