@@ -1,7 +1,7 @@
 // The hot path's cases: the floor (two clock reads and one record store),
 // the two bare rings beside it, and the producer calls (span, span with
 // args, runtime-named span, instant, counter), each with its disabled twin.
-// These are the numbers DESIGN.md's per-event budgets are about.
+// These are the numbers the per-event budgets in docs/performance.md are about.
 #include "bench_cases.hpp"
 #include "bench_support.hpp"
 

@@ -185,7 +185,7 @@ struct NoAfter {
 // slots one op pushes (kTrace). `after` runs untimed after each batch. With
 // `floor`, each iteration also times one floor batch of the same size once
 // the flusher is idle again, so `x_floor` compares the two within the same
-// run, batch by batch, as DESIGN.md's budget asks (robust to the machine's
+// run, batch by batch, as the budget in docs/performance.md asks (robust to the machine's
 // speed drifting between benchmarks).
 // `Ref` (FloorOp by default) is the op the paired counters compare with:
 // x_floor for the floor, x_span for a plain span (SpanOp).

@@ -1,6 +1,6 @@
 // jitscope_bench: what one event costs the instrumented thread, what the
-// flusher sustains, and whether memory stays flat. DESIGN.md "Performance
-// budgets" says what the numbers must meet; README "Overhead" quotes them.
+// flusher sustains, and whether memory stays flat. docs/performance.md says what
+// the numbers must meet and quotes them.
 //
 //   ./build/release/bench/jitscope_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true

@@ -4,7 +4,7 @@
 # --no-cache (so that NVRTC and nvJitLink really run) and the same kernels
 # and workers, and prints each one's median wall time and the overhead
 # (instrumented / disabled - 1), and the same for CPU time (user + sys).
-# DESIGN.md's budget is < 1%. On a machine busy with other work the noise
+# The budget (docs/performance.md) is < 1%. On a machine busy with other work the noise
 # between runs is larger than that: raise -r and read the CPU line too.
 #
 #   bench/nvrtc_jit_overhead.sh BUILD_DIR [options]

@@ -1,7 +1,7 @@
 // An NVTX tool that does nothing: what emission costs on jitscope's side
 // when some tool listens. Run the bench with
 //   NVTX_INJECTION64_PATH=<build>/bench/libjitscope_bench_nvtx_null.so
-// (README "Overhead"). Nsight does real work per range on top of this.
+// (docs/performance.md). Nsight does real work per range on top of this.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 

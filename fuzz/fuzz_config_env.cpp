@@ -85,7 +85,7 @@ std::optional<std::uint64_t> plain_uint(std::string_view s) {
   return static_cast<std::uint64_t>(v);
 }
 
-// A size as the README states it: digits, then an optional K, M or G.
+// A size as docs/configuration.md states it: digits, then an optional K, M or G.
 std::optional<std::uint64_t> plain_size(std::string_view s) {
   unsigned shift = 0;
   if (!s.empty() && (s.back() == 'K' || s.back() == 'M' || s.back() == 'G')) {

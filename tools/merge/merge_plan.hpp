@@ -7,7 +7,7 @@
 // rewrites the events. Pure functions here, so the rules are unit-tested
 // without files (tests/tools/merge_test.cpp).
 //
-// Alignment rules (README "Merging traces"):
+// Alignment rules (docs/tools.md):
 // - jitscope traces carry their session start on two clocks (CLOCK_MONOTONIC,
 //   which timestamps use, and CLOCK_REALTIME) plus the host's boot_id.
 //   Traces from one boot share CLOCK_MONOTONIC: shift 0, exact.

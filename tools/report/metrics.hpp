@@ -1,4 +1,4 @@
-// The metrics file (JITSCOPE_METRICS, README "The metrics record"): one JSON
+// The metrics file (JITSCOPE_METRICS, docs/compile-units.md): one JSON
 // object per line. Compile records carry "compile_id" ("3/1", or null for a
 // runtime record); "record":"gpu" lines carry the unit's GPU totals.
 #pragma once

@@ -36,7 +36,7 @@
 // - Phase bookkeeping runs whether or not a trace session is on; the trace
 //   slices and the metrics file need a session (Config::metrics_path).
 //
-// Cost (bench/jitscope_bench: BM_Phase*, BM_CompileUnit; README "Overhead"):
+// Cost (bench/jitscope_bench: BM_Phase*, BM_CompileUnit; docs/performance.md):
 // a phase is a span plus its key's update under a per-key spin lock, about
 // 1.7x a plain span; a column phase adds its µs to a slot of the unit with no
 // further lock (plain on the unit's thread, atomic on attached ones). With no
@@ -159,7 +159,7 @@ struct CompileEvent {
   Fields fields;                    // data added at kCompileEvent or kMetric level
 };
 
-// One line of the metrics file (JSON lines; fields documented in the README).
+// One line of the metrics file (JSON lines; fields in docs/compile-units.md).
 struct JITSCOPE_API CompileRecord {
   bool is_runtime = false;          // phases outside any unit (no compile id unless given)
   bool has_compile_id = false;

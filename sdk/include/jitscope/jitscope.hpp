@@ -19,7 +19,7 @@
 //     jitscope::stop();
 //   Open the file in https://ui.perfetto.dev or chrome://tracing.
 //
-// Cost (bench/jitscope_bench, README "Overhead"): a static-name span with a
+// Cost (bench/jitscope_bench, docs/performance.md): a static-name span with a
 // session on is two clock reads and two 32-byte ring writes; with no session
 // it is one relaxed load and a branch; with JITSCOPE_DISABLE defined before
 // including this header every macro is `static_cast<void>(0)` and the classes
@@ -67,7 +67,7 @@ enum class OverflowPolicy : std::uint8_t {
 // Which clock stamps events. kAuto: the TSC when it is invariant
 // (constant_tsc + nonstop_tsc), else CLOCK_MONOTONIC.
 enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
-// The CUPTI collector (GPU activity, README "GPU activity"). kAuto: on when
+// The CUPTI collector (GPU activity, docs/gpu-activity.md). kAuto: on when
 // a CUDA driver is present. Off or unable to start: one `jitscope: CUPTI off:`
 // line (not for kOff) and the rest of the session is unchanged.
 enum class CuptiMode : std::uint8_t { kAuto, kOn, kOff };
@@ -136,7 +136,7 @@ struct Config {
   // session that collects: cupti_buffers x cupti_buffer_bytes, bounded.
   std::size_t cupti_buffer_bytes = kDefaultCuptiBufferBytes;  // [64 KiB, 64 MiB]
   std::size_t cupti_buffers = kDefaultCuptiBuffers;           // [2, 1024]
-  // Crash safety (README "Crashes"): on SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
+  // Crash safety (docs/robustness.md): on SIGSEGV, SIGABRT, SIGBUS, SIGFPE,
   // SIGILL and std::terminate, the flusher writes what the rings hold and the
   // spans still open (marked incomplete), then the host's own handler runs
   // and the signal ends the process as before. Off for hosts that use these
@@ -150,7 +150,7 @@ struct Config {
   // reaches this many bytes; each is a whole trace. 0: one file.
   std::uint64_t rotate_bytes = 0;
 
-  // Fills `out` from the JITSCOPE_* variables (README "Environment"). Unset
+  // Fills `out` from the JITSCOPE_* variables (docs/configuration.md). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
   // Requires JITSCOPE_TRACE unless `require_trace` is false.
   JITSCOPE_API static Status from_env(Config* out, bool require_trace = true) noexcept;

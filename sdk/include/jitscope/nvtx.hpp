@@ -20,7 +20,7 @@
 //   marks              -> instants
 //   payload, category  -> args "payload" and "category" (the category's name when named)
 //   nvtxNameOsThread   -> the thread's name in the trace
-// Two ways to attach it (README "NVTX"):
+// Two ways to attach it (docs/nvtx.md):
 //   * NVTX_INJECTION64_PATH=<libdir>/libjitscope_nvtx.so: every library's
 //     NVTX calls, in a program linked with jitscope or not (then JITSCOPE_TRACE
 //     starts the session).

@@ -23,7 +23,7 @@ struct KnownVariable {
   const char* meaning;
 };
 
-// Also the list the README documents; keep them in step.
+// Also the list docs/configuration.md documents; keep them in step.
 constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_TRACE", "output path; starts a session at load, stops at exit"},
     {"JITSCOPE_RING_CAPACITY", "records per thread ring"},
