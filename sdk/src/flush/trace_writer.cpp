@@ -59,11 +59,6 @@ TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
   update_check();
 }
 
-ThreadDecodeState& TraceWriter::decode_state(ThreadState& t) {
-  if (t.consumer == nullptr) t.consumer = std::make_unique<ThreadDecodeState>();
-  return static_cast<ThreadDecodeState&>(*t.consumer);
-}
-
 ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
   ThreadDecodeState& d = decode_state(t);
   if (d.summary == ~std::size_t{0}) {
@@ -296,7 +291,7 @@ void TraceWriter::write_args(const ThreadDecodeState::OpenSpan& s, bool incomple
 
 bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
                              std::uint64_t end_ns, bool incomplete) {
-  end_ns = std::max({end_ns, s.min_end_ns, s.begin_ns});  // ties: see tie_floor_ns
+  end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
   d.tie_floor_ns = end_ns + 1;
   // `s` is off the stack already: d.stack[d.depth - 1] is its parent.
   if (d.depth > 0) {
