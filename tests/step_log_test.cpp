@@ -3,7 +3,7 @@
 // pseudo-terminal (enabled and disabled, one active bar, clamping).
 // Not covered here: reading JITSCOPE_PROGRESS from the real environment (it
 // is read once per process; parse_progress_env is tested instead), terminal
-// width truncation, and the out-of-memory paths (lines are then dropped).
+// width truncation, and the out-of-memory paths (compile_boundary_test).
 #include <jitscope/step_log.hpp>
 
 #include "compile/step_log_internal.hpp"

@@ -1,8 +1,9 @@
 // Event data on open phases and units (CompileEventLogger): the three levels,
 // set / increment / add-to-set, and their misuse errors.
+#include "base/boundary.hpp"
+#include "base/json_writer.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
-#include "base/json_writer.hpp"
 
 #include <array>
 
@@ -154,12 +155,11 @@ std::string render_members(const Fields& fields) {
 
 void flush_frame_data(EventFrame& frame) noexcept {
   if (frame.data == nullptr || frame.session == 0 || !frame.token.recorded) return;
-  try {
+  // Failing, the slice goes without its data.
+  guarded("writing event data into a trace slice", [&] {
     const std::string members = render_members(frame.data->trace);
     if (!members.empty()) add_json_members(frame.token, members);
-  } catch (...) {
-    // Out of memory: the slice goes without its data.
-  }
+  });
 }
 
 namespace {
@@ -239,10 +239,9 @@ EventRef event(std::string_view name) noexcept {
       return ref;
     }
   }
-  try {
+  guarded(kExplainingLookup, [&] {
     ref.error_ = "no open phase or compile unit named '" + std::string(name) + "' on this thread";
-  } catch (...) {
-  }
+  });
   return ref;
 }
 
@@ -250,10 +249,8 @@ EventRef toplevel_event() noexcept {
   EventRef ref;
   ref.frame_ = outermost_frame();
   if (ref.frame_ == nullptr) {
-    try {
-      ref.error_ = "no phase or compile unit is open on this thread";
-    } catch (...) {
-    }
+    guarded(kExplainingLookup,
+            [&] { ref.error_ = "no phase or compile unit is open on this thread"; });
   }
   return ref;
 }
@@ -261,12 +258,10 @@ EventRef toplevel_event() noexcept {
 namespace {
 Status run(const EventRef& ref, EventFrame* frame, DataLevel level, FieldOp op,
            std::string_view key, const FieldValue& value, bool overwrite) noexcept {
-  try {
+  return guarded_status("adding event data", [&] {
     if (frame == nullptr) return Status::error(ref.lookup_error());
     return as_status(apply_event(frame, level, op, key, value, overwrite));
-  } catch (...) {
-    return Status::error("out of memory adding event data");
-  }
+  });
 }
 }  // namespace
 

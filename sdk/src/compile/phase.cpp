@@ -1,12 +1,13 @@
 // Phases (dynamo_timed): the registry of phase keys, the per-thread event
 // stack, phase begin/end with their bookkeeping, and the compile-times tables.
+#include "base/boundary.hpp"
 #include "base/csv_cell.hpp"
 #include "base/immortal.hpp"
+#include "base/json_writer.hpp"
+#include "base/log.hpp"
 #include "clock/clock.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
-#include "base/json_writer.hpp"
-#include "base/log.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,6 +42,9 @@ std::string check_options(std::string_view key, const PhaseOptions& options) {
   }
   return {};
 }
+
+// PhaseKey and Phase(key): both lines read the same, so they are said once.
+constexpr std::string_view kRegisteringPhase = "registering a phase";
 
 }  // namespace
 
@@ -131,19 +135,26 @@ std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
   return session != 0 ? read_clock(session) : monotonic_ns();
 }
 
+[[gnu::cold, gnu::noinline]] void say_duration_not_listed() noexcept {
+  log_unique("listing a phase's duration failed: out of memory");
+}
+
 void record_duration(PhaseStats& p, std::uint64_t ns, bool outermost) noexcept {
-  std::lock_guard<SpinLock> guard(p.lock);
-  ++p.count;
-  p.total_ns += ns;
-  if (outermost) p.outermost_ns += ns;
-  p.max_ns = std::max(p.max_ns, ns);
-  if (p.durations_ns.size() < kMaxDurationsPerKey) {
-    try {
-      p.durations_ns.push_back(ns);
-    } catch (...) {
-      // Out of memory: the aggregates stay exact; the list is only shorter.
+  bool listed = true;
+  {
+    std::lock_guard<SpinLock> guard(p.lock);
+    ++p.count;
+    p.total_ns += ns;
+    if (outermost) p.outermost_ns += ns;
+    p.max_ns = std::max(p.max_ns, ns);
+    if (p.durations_ns.size() < kMaxDurationsPerKey) {
+      // Quiet here, said below: every thread ending this phase waits on the
+      // spin lock, so the line is written once it is released. Failing, the
+      // aggregates stay exact; the list is only shorter ("N more" in the table).
+      listed = guarded_quiet([&] { p.durations_ns.push_back(ns); });
     }
   }
+  if (!listed) say_duration_not_listed();  // cold: the branch is laid out as unlikely
 }
 
 // A column phase's µs go to the current unit, else to the runtime record.
@@ -177,26 +188,23 @@ namespace jitscope {
 using namespace detail;
 
 PhaseKey::PhaseKey(std::string_view key, const PhaseOptions& options) noexcept {
-  try {
-    stats_ = find_or_add_phase(key, options, &status_);
-  } catch (...) {
-    stats_ = nullptr;
-    status_ = Status::error("out of memory registering a phase");
-  }
+  status_ = guarded_status(kRegisteringPhase, [&] {
+    Status st;
+    stats_ = find_or_add_phase(key, options, &st);
+    return st;
+  });
   if (!status_) log_unique(status_.message());
 }
 
 Phase::Phase(std::string_view key, const PhaseOptions& options) noexcept {
   if constexpr (!kCompiledIn) return;
   PhaseStats* stats = nullptr;
-  try {
+  const bool found = guarded(kRegisteringPhase, [&] {
     Status st;
     stats = find_or_add_phase(key, options, &st);
     if (!st) log_unique(st.message());
-  } catch (...) {
-    return;
-  }
-  open(stats, nullptr, 0);
+  });
+  if (found) open(stats, nullptr, 0);
 }
 
 void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept {
@@ -247,7 +255,8 @@ void Phase::end() noexcept {
   }
   record_duration(p, ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
-    try {
+    // Failing, the trace and the per-key times are kept.
+    guarded("adding a phase to its compile record", [&] {
       CompileEvent event;
       CompileEvent* ev = nullptr;
       if (p.compile_event) {
@@ -260,9 +269,7 @@ void Phase::end() noexcept {
       }
       charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr,
                    unit_frame != nullptr && unit_frame->attached, p, ns, outermost, ev);
-    } catch (...) {
-      // Out of memory: the trace and the per-key times are kept.
-    }
+    });
   }
   delete f.data;
   f.data = nullptr;
@@ -273,10 +280,7 @@ EventRef Phase::event() noexcept {
   if (frame_.open) {
     ref.frame_ = &frame_;
   } else {
-    try {
-      ref.error_ = "the phase is not open";
-    } catch (...) {
-    }
+    guarded(kExplainingLookup, [&] { ref.error_ = "the phase is not open"; });
   }
   return ref;
 }

@@ -1,11 +1,12 @@
 // Compile records (CompilationMetrics): their JSON line, the runtime record,
 // the ring of recent records and the queue of lines for the metrics file.
+#include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
-#include "clock/clock.hpp"
-#include "compile/state.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
+#include "clock/clock.hpp"
+#include "compile/state.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -215,7 +216,8 @@ CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
 
 void finish_record(const CompileRecord& record) noexcept {
   RecordSinks& s = sinks();
-  try {
+  // Failing, this record is lost; the host goes on.
+  guarded("writing a compile record", [&] {
     std::string line = record.to_json();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
@@ -227,9 +229,7 @@ void finish_record(const CompileRecord& record) noexcept {
     } else if (s.metrics_on) {
       s.metrics_lines.push_back(std::move(line));
     }
-  } catch (...) {
-    // Out of memory: this record is lost; the host goes on.
-  }
+  });
 }
 
 void flush_runtime_record() noexcept {

@@ -138,6 +138,10 @@ void write_fields(JsonWriter& w, const Fields& fields);
 std::string render_members(const Fields& fields);
 // Writes the frame's trace-level data into its slice's args.
 void flush_frame_data(EventFrame& frame) noexcept;
+// The guarded() `what` of event(), toplevel_event() and Phase::event() when
+// the text saying why no event was found does not fit in memory (the ref's
+// later Status then has an empty message).
+inline constexpr std::string_view kExplainingLookup = "explaining why no event was found";
 
 // Adds a column phase's µs to the unit's slots (`attached`: from a thread
 // other than the unit's own); false if the slots are all taken by other

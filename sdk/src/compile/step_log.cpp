@@ -1,6 +1,7 @@
 #include <jitscope/jitscope.hpp>
 #include <jitscope/step_log.hpp>
 
+#include "base/boundary.hpp"
 #include "base/immortal.hpp"
 #include "base/log.hpp"
 #include "compile/step_log_internal.hpp"
@@ -118,21 +119,19 @@ struct ProgressAccess {
   }
 
   static void draw(const CompileProgress& p) noexcept {
-    try {
+    // Quiet: failing, this frame is skipped and the next advance redraws it
+    // (nothing is lost), and a line now would land inside the bar.
+    guarded_quiet([&] {
       std::string out;
       render(p, out);
       write_all(p.fd_, out.data(), out.size());
-    } catch (...) {
-      // Out of memory: skip this frame; the next advance redraws.
-    }
+    });
   }
 
   static void advance(CompileProgress& p, std::string_view label) noexcept {
     if (p.done_ < p.stages_) ++p.done_;
-    try {
-      p.label_ = printable(label);
-    } catch (...) {
-      p.label_.clear();
+    if (!guarded("labelling the progress bar", [&] { p.label_ = printable(label); })) {
+      p.label_.clear();  // a bar without a label
     }
     if (p.drawn_) draw(p);
   }
@@ -141,7 +140,8 @@ struct ProgressAccess {
   // after, all in one write, so the line never lands inside the bar.
   static void write_stderr_line(std::string_view line) noexcept {
     State& s = state();
-    try {
+    // Failing, the line is dropped.
+    guarded("writing a step log line", [&] {
       std::lock_guard<std::mutex> lock(s.progress_mu);
       const CompileProgress* bar = s.active;
       const bool redraw = bar != nullptr && bar->drawn_ && bar->fd_ == STDERR_FILENO;
@@ -152,9 +152,7 @@ struct ProgressAccess {
       out += '\n';
       if (redraw) render(*bar, out);
       write_all(STDERR_FILENO, out.data(), out.size());
-    } catch (...) {
-      // Out of memory: the line is dropped.
-    }
+    });
   }
 
   static void begin(CompileProgress& p) noexcept {
@@ -192,9 +190,10 @@ void set_progress_fd(int fd) noexcept {
 bool parse_progress_env(const char* value) noexcept {
   if (value == nullptr || std::strcmp(value, "0") == 0) return false;
   if (std::strcmp(value, "1") == 0) return true;
-  try {
-    log_line("JITSCOPE_PROGRESS='" + printable(value) + "' is not 0 or 1; progress bar off");
-  } catch (...) {
+  // Quiet: failing to quote the value, the line below says the same without it.
+  if (!guarded_quiet([&] {
+        log_line("JITSCOPE_PROGRESS='" + printable(value) + "' is not 0 or 1; progress bar off");
+      })) {
     log_line("JITSCOPE_PROGRESS is not 0 or 1; progress bar off");
   }
   return false;
@@ -204,13 +203,10 @@ bool parse_progress_env(const char* value) noexcept {
 
 void set_step_sink(StepSink sink) noexcept {
   std::shared_ptr<const StepSink> next;
-  if (sink) {
-    try {
-      next = std::make_shared<const StepSink>(std::move(sink));
-    } catch (...) {
-      detail::log_line("out of memory setting the step sink; keeping the old one");
-      return;
-    }
+  // Failing, the old sink stays.
+  if (sink && !detail::guarded("setting the step sink",
+                               [&] { next = std::make_shared<const StepSink>(std::move(sink)); })) {
+    return;
   }
   State& s = state();
   std::lock_guard<std::mutex> lock(s.sink_mu);
@@ -232,11 +228,8 @@ void set_progress_enabled(bool enabled) noexcept {
 StepLogger::StepLogger(std::string_view stage) noexcept
     // Relaxed: only distinct numbers matter, not an order with other memory.
     : step_(state().next_step.fetch_add(1, std::memory_order_relaxed)) {
-  try {
-    stage_.assign(stage);
-  } catch (...) {
-    // Out of memory: the logger works with an empty stage.
-  }
+  // Failing, the logger works with an empty stage.
+  detail::guarded("naming a compile step", [&] { stage_.assign(stage); });
   detail::ProgressAccess::advance_active(stage);
 }
 
@@ -252,30 +245,26 @@ void StepLogger::log(std::string_view message, LogLevel level) const noexcept {
   }
   if (!sink && level < LogLevel::kInfo) return;  // the default sink drops it
   std::string line;
-  try {
-    line = "Step " + std::to_string(step_) + ": ";
-    line.append(message);
-  } catch (...) {
-    return;  // out of memory: the line is dropped
+  if (!detail::guarded("writing a step log line", [&] {
+        line = "Step " + std::to_string(step_) + ": ";
+        line.append(message);
+      })) {
+    return;  // the line is dropped
   }
   if (!sink) {
     detail::ProgressAccess::write_stderr_line(line);
     return;
   }
-  try {
-    (*sink)(level, line);
-  } catch (...) {
-    // A throwing sink must not reach the host's compile path.
-  }
+  // Quiet: the sink is the host's own logger, and step_log.hpp promises that
+  // an exception from it is caught and ignored; it must not reach the host's
+  // compile path.
+  detail::guarded_quiet([&] { (*sink)(level, line); });
 }
 
 CompileProgress::CompileProgress(std::string_view description, int stages) noexcept
     : stages_(stages < 0 ? 0 : stages) {
-  try {
-    description_ = printable(description);
-  } catch (...) {
-    // Out of memory: a bar without a description.
-  }
+  // Failing, a bar without a description.
+  detail::guarded("describing the progress bar", [&] { description_ = printable(description); });
   detail::ProgressAccess::begin(*this);
 }
 

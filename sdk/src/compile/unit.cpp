@@ -1,17 +1,18 @@
 // Compile units: compile ids (frame/attempt), unit names (model, graph-name
 // stack, nth graph), recompile context hooks, the unit's trace slice and
 // its record from open to close.
+#include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
-#include "base/log.hpp"
 
 #include <cxxabi.h>
 
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <memory>
 #include <typeinfo>
 
 namespace jitscope::detail {
@@ -42,6 +43,8 @@ std::string cap_utf8(std::string s, std::size_t max) {
   return s;
 }
 
+// Throws only for its own allocations (the caller's boundary); a hook that
+// throws is the record's data, "<hook failed: ...>", not an error.
 std::vector<std::string> run_recompile_hooks() {
   std::vector<std::function<std::string()>> hooks;
   {
@@ -50,25 +53,36 @@ std::vector<std::string> run_recompile_hooks() {
     hooks = reg.hooks;
   }
   std::vector<std::string> out;
+  // Reserved, so the push_back below cannot throw.
+  out.reserve(hooks.size());
   for (const auto& hook : hooks) {  // outside the lock: a hook may do anything
+    std::string text;
+    // Not a boundary: the hook's exception is recorded as data, by its type.
     try {
-      out.push_back(cap_utf8(hook(), kRecompileContextMaxChars));
+      text = hook();
     } catch (const std::exception& e) {
-      out.push_back(cap_utf8(std::string("<hook failed: ") + e.what() + ">",
-                             kRecompileContextMaxChars));
+      if (!guarded("quoting a recompile context hook's exception",
+                   [&] { text = std::string("<hook failed: ") + e.what() + ">"; })) {
+        text = "<hook failed>";  // fits in the string itself: no allocation
+      }
     } catch (...) {
-      out.emplace_back("<hook failed>");
+      text = "<hook failed>";
     }
+    out.push_back(cap_utf8(std::move(text), kRecompileContextMaxChars));
   }
   return out;
 }
 
+struct FreeDeleter {
+  void operator()(char* p) const noexcept { std::free(p); }
+};
+
 std::string demangled(const char* mangled) {
   int status = 0;
-  char* name = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string out = status == 0 && name != nullptr ? name : mangled;
-  std::free(name);
-  return out;
+  // Owned before the copy below can throw, so it is freed either way.
+  const std::unique_ptr<char, FreeDeleter> name(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status));
+  return status == 0 && name != nullptr ? name.get() : mangled;
 }
 
 // Opens the thread side of a unit: its trace slice and its event frame.
@@ -116,12 +130,11 @@ namespace jitscope {
 using namespace detail;
 
 void set_model_name(std::string_view name) noexcept {
-  try {
+  guarded("setting the model name", [&] {
     UnitRegistry& reg = units();
     std::lock_guard<std::mutex> lock(reg.mutex);
     reg.model_name.assign(name.data(), name.size());
-  } catch (...) {
-  }
+  });
 }
 
 std::string model_name() {
@@ -131,9 +144,7 @@ std::string model_name() {
 }
 
 GraphNameScope::GraphNameScope(std::string_view graph) noexcept {
-  try {
-    t_graphs.emplace_back(graph);
-  } catch (...) {
+  if (!guarded("pushing a graph name", [&] { t_graphs.emplace_back(graph); })) {
     t_graphs.clear();  // keep push/pop balanced: an empty stack just names less
   }
 }
@@ -144,13 +155,12 @@ GraphNameScope::~GraphNameScope() {
 
 void register_recompile_context_hook(std::function<std::string()> hook) noexcept {
   if (!hook) return;
-  try {
+  // Failing, the hook is not called.
+  guarded("registering a recompile context hook", [&] {
     UnitRegistry& reg = units();
     std::lock_guard<std::mutex> lock(reg.mutex);
     reg.hooks.push_back(std::move(hook));
-  } catch (...) {
-    log_unique("out of memory registering a recompile context hook; it is not called");
-  }
+  });
 }
 
 void clear_recompile_context_hooks() noexcept {
@@ -161,7 +171,8 @@ void clear_recompile_context_hooks() noexcept {
 
 void CompileUnit::open(const CompileUnitOptions& options) noexcept {
   uncaught_at_open_ = std::uncaught_exceptions();
-  try {
+  // Failing, the unit is not recorded.
+  const bool opened = guarded("opening a compile unit", [&] {
     auto state = std::make_shared<UnitState>();
     UnitRegistry& reg = units();
     std::string model;
@@ -204,8 +215,9 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
       }
     }
     state_ = std::move(state);
-  } catch (...) {
-    log_unique("out of memory opening a compile unit; it is not recorded");
+  });
+  if (!opened) {
+    leave_unit(frame_);  // nothing throws once it is entered; if that changes, no frame dangles
     if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
     graph_pushed_ = false;
     state_.reset();
@@ -221,14 +233,13 @@ const std::string& CompileUnit::name() const noexcept {
 
 void CompileUnit::fail(std::string_view type, std::string_view reason) noexcept {
   if (!state_) return;
-  try {
+  guarded("recording a compile error in its unit", [&] {
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (state_->closed) return;
     state_->record.failed = true;
     state_->record.fail_type.assign(type.data(), type.size());
     state_->record.fail_reason.assign(reason.data(), reason.size());
-  } catch (...) {
-  }
+  });
 }
 
 void CompileUnit::fail_with_current_exception() noexcept {
@@ -237,14 +248,16 @@ void CompileUnit::fail_with_current_exception() noexcept {
     fail("unknown", "fail_with_current_exception() called outside a catch block");
     return;
   }
+  // Not a boundary: the exception is the record's data (its type and what()).
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& ex) {
-    try {
-      fail(demangled(typeid(ex).name()), ex.what());
-    } catch (...) {
-      fail("std::exception", "");
+    std::string type;
+    if (!guarded("naming the type of a compile error",
+                 [&] { type = demangled(typeid(ex).name()); })) {
+      type = "std::exception";  // fits in the string itself: no allocation
     }
+    fail(type, ex.what());
   } catch (...) {
     fail("unknown exception", "a non-std::exception was thrown");
   }
@@ -253,7 +266,7 @@ void CompileUnit::fail_with_current_exception() noexcept {
 namespace {
 void cache_event(UnitState* state, std::string_view key, std::string_view cache, bool hit) noexcept {
   if (state == nullptr) return;
-  try {
+  guarded("recording a cache hit or miss", [&] {
     std::lock_guard<std::mutex> lock(state->mutex);
     if (state->closed) return;
     CacheCounts& c = state->record.caches[std::string(cache.empty() ? "cache" : cache)];
@@ -264,21 +277,18 @@ void cache_event(UnitState* state, std::string_view key, std::string_view cache,
       ++c.misses;
       c.miss_keys.emplace(key);
     }
-  } catch (...) {
-  }
+  });
 }
 
 Status metric_op(UnitState* state, FieldOp op, std::string_view key, const FieldValue& value,
                  bool overwrite) noexcept {
   if (state == nullptr) return Status::error("the compile unit was not opened");
-  try {
+  return guarded_status("adding a metric", [&] {
     std::lock_guard<std::mutex> lock(state->mutex);
     if (state->closed) return Status::error("the compile unit has already closed");
     std::string e = apply_metric(state->record, op, key, value, overwrite);
     return e.empty() ? Status() : Status::error(std::move(e));
-  } catch (...) {
-    return Status::error("out of memory adding a metric");
-  }
+  });
 }
 }  // namespace
 
@@ -310,7 +320,9 @@ void CompileUnit::close() noexcept {
   UnitState& s = *state_;
   const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
   CompileRecord done;
-  try {
+  bool have_record = false;  // `done` is whole: a copy cut short is never written
+  // Failing, its record is lost.
+  guarded("closing a compile unit", [&] {
     {
       std::lock_guard<std::mutex> lock(s.mutex);
       if (unwinding && !s.record.failed) {
@@ -324,6 +336,7 @@ void CompileUnit::close() noexcept {
       merge_unit_columns(s);
       s.closed = true;
       done = s.record;
+      have_record = true;
     }
     if (frame_.token.recorded) {
       add_arg(frame_.token, Arg("duration_us", done.duration_us));
@@ -332,22 +345,19 @@ void CompileUnit::close() noexcept {
         add_arg(frame_.token, Arg("fail_reason", std::string_view(done.fail_reason)));
       }
     }
-  } catch (...) {
-    log_unique("out of memory closing a compile unit; its record is lost");
-  }
+  });
   leave_unit(frame_);
   if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
   graph_pushed_ = false;
-  if (s.closed) finish_record(done);
+  if (have_record) finish_record(done);
 }
 
 UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {
   if constexpr (!kCompiledIn) return;
   if (!unit.state_) return;
   state_ = unit.state_;
-  try {
-    enter_unit(*state_, frame_, true);
-  } catch (...) {
+  if (!guarded("attaching a thread to a compile unit",
+               [&] { enter_unit(*state_, frame_, true); })) {
     state_.reset();
   }
 }

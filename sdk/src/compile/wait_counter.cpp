@@ -1,8 +1,8 @@
 // Wait counters: how many waits and how long, as counter tracks and in the
 // current unit's record (or the runtime record).
+#include "base/boundary.hpp"
 #include "base/immortal.hpp"
 #include "compile/state.hpp"
-#include "base/log.hpp"
 
 #include <map>
 
@@ -32,7 +32,8 @@ namespace jitscope {
 using namespace detail;
 
 WaitCounter::WaitCounter(std::string_view name) noexcept {
-  try {
+  // Failing, it counts nothing.
+  guarded("creating a wait counter", [&] {
     WaitRegistry& reg = waits();
     std::lock_guard<std::mutex> lock(reg.mutex);
     auto it = reg.by_name.find(name);
@@ -44,9 +45,7 @@ WaitCounter::WaitCounter(std::string_view name) noexcept {
       it = reg.by_name.emplace(w->name, std::move(w)).first;
     }
     stats_ = it->second.get();
-  } catch (...) {
-    log_unique("out of memory creating a wait counter; it counts nothing");
-  }
+  });
 }
 
 WaitCounter::Guard WaitCounter::wait() noexcept {
@@ -67,15 +66,15 @@ void WaitCounter::Guard::end() noexcept {
   w.total_ns.fetch_add(ns, std::memory_order_relaxed);
   w.waiting.fetch_sub(1, std::memory_order_relaxed);
   sample_tracks(w);
-  try {
+  // Failing, the counter and its tracks keep the wait; the record does not.
+  guarded("adding a wait to its compile record", [&] {
     if (UnitState* unit = current_unit_state()) {
       std::lock_guard<std::mutex> lock(unit->mutex);
       if (!unit->closed) add_wait(unit->record, w.name, ns / 1000);
     } else {
       with_runtime_record(ns / 1000, [&](CompileRecord& r) { add_wait(r, w.name, ns / 1000); });
     }
-  } catch (...) {
-  }
+  });
 }
 
 std::uint64_t WaitCounter::count() const noexcept {
