@@ -99,6 +99,7 @@ class Status {
     try {
       s.message_ = message != nullptr ? message : "";
     } catch (...) {
+      // Out of memory copying the text: the Status still says it failed.
     }
     return s;
   }
