@@ -5,11 +5,12 @@
 // CUPTI makes them (enter/exit, the generated *_params structs). Checks what
 // reaches the trace and the metrics file: attribution to spans, compile units
 // and compiled_by, records in any order, unattributed records, skipped and
-// truncated buffers, dropped counts, flows.
+// truncated buffers, dropped counts, flows, out of memory in CUPTI's callbacks.
 //
 // Not covered here: CUPTI itself starting (needs a driver: the `gpu` label's
 // test does it on a GPU machine), timestamps from the timestamp callback.
 #include "cupti/fake_cupti.hpp"
+#include "fail_allocation.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -185,8 +186,7 @@ TEST(CuptiCollector, AKernelCarriesItsSpanAndTheUnitThatBuiltIt) {
 
   const nlohmann::json* process = name_metadata(session.trace(), "process_name", gpu_pid(), 0);
   ASSERT_NE(process, nullptr);
-  EXPECT_EQ((*process)["args"]["name"],
-            "GPU 0 (pid " + std::to_string(::getpid()) + ")");
+  EXPECT_EQ((*process)["args"]["name"], "GPU 0 (pid " + std::to_string(::getpid()) + ")");
   const nlohmann::json* stream = name_metadata(session.trace(), "thread_name", gpu_pid(), 7);
   ASSERT_NE(stream, nullptr);
   EXPECT_EQ((*stream)["args"]["name"], "stream 7");
@@ -404,6 +404,59 @@ TEST(CuptiCollector, PoolExhaustionAndCuptiDropsAreReported) {
   EXPECT_EQ(cs["records_dropped_by_cupti"], 17);
   EXPECT_EQ(cs["buffers_completed"], 3);
   EXPECT_EQ(slices_named(session.trace(), "from_the_pool").size(), 1u);
+}
+
+// Out of memory inside CUPTI's callbacks loses what it was building (a
+// buffer's records, one call's module), says so once, and the collector
+// goes on: later buffers and loads are read and attributed.
+TEST(CuptiCollector, OutOfMemoryLosesOneBufferOrOneLoadAndSaysSo) {
+  GpuSession session("cupti_oom");
+  copy_to_device(70);  // builds the callback's tables (first use) before memory runs out
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer lost;
+  lost.kernel(71, t + 100, t + 200, 1, "lost_with_its_buffer");
+  bool walk_failed = false, load_failed = false;
+  ::testing::internal::CaptureStderr();
+  {
+    FailOneAllocation fail;  // the walk's first: its records are lost
+    lost.consume();
+    walk_failed = FailOneAllocation::happened();
+  }
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "short of memory"});
+    FailOneAllocation fail;  // the load's exit: its module is not remembered
+    load_module(72, fake_module(0x7200));
+    load_failed = FailOneAllocation::happened();
+  }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(walk_failed);
+  EXPECT_TRUE(load_failed);
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "after"});
+    load_module(73, fake_module(0x7300));
+  }
+  get_function(74, fake_function(0x7210), fake_module(0x7200));
+  get_function(75, fake_function(0x7310), fake_module(0x7300));
+  launch_kernel(76, fake_function(0x7210));
+  launch_kernel(77, fake_function(0x7310));
+  ActivityBuffer b;
+  b.kernel(76, t + 300, t + 400, 1, "from_the_forgotten_module");
+  b.kernel(77, t + 500, t + 600, 1, "from_a_later_module");
+  b.consume();
+  session.finish();
+  EXPECT_EQ(said,
+            "jitscope: reading a CUPTI buffer failed: out of memory\n"
+            "jitscope: correlating a CUDA call failed: out of memory\n");
+  EXPECT_TRUE(slices_named(session.trace(), "lost_with_its_buffer").empty());
+  const auto forgotten = slices_named(session.trace(), "from_the_forgotten_module");
+  const auto later = slices_named(session.trace(), "from_a_later_module");
+  ASSERT_EQ(forgotten.size(), 1u);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_FALSE(forgotten[0]["args"].contains("compiled_by"));
+  EXPECT_TRUE(later[0]["args"].contains("compiled_by"));
+  const nlohmann::json& cs = session.cupti_stats();
+  EXPECT_EQ(cs["buffers_completed"], 1) << "the lost buffer is not counted as read";
+  EXPECT_EQ(cs["records"], 2);
 }
 
 TEST(CuptiCollector, AnUnloadedModuleNoLongerNamesItsUnit) {

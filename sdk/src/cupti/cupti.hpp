@@ -1,4 +1,5 @@
-// The CUPTI collector (cupti_collector.cpp; cupti_off.cpp without CUPTI).
+// The CUPTI collector (its files are listed in collector_state.hpp; off.cpp
+// without CUPTI).
 //
 // Per session: activity kinds on, API callbacks on for the calls it
 // correlates, buffers from a bounded pool. CUPTI hands full buffers to

@@ -1,5 +1,7 @@
+// The names registry (captured_names.hpp).
 #include "nvtx/captured_names.hpp"
 
+#include "base/boundary.hpp"
 #include "base/immortal.hpp"
 
 #include <memory>
@@ -25,7 +27,7 @@ constexpr const char* kTooManyStrings = "<too many registered strings>";
 
 struct Registry {
   std::mutex mutex;
-  std::unordered_map<std::string, CapturedDomain*> domains;  // never erased
+  std::unordered_map<std::string, CapturedDomain*> domains;  // erased only if its domain failed
   CapturedDomain default_domain{"nvtx", false, {}, {}};
   std::size_t strings = 0;
 };
@@ -38,24 +40,23 @@ CapturedDomain* captured_default_domain() noexcept { return &registry().default_
 
 CapturedDomain* captured_domain(std::string_view name) noexcept {
   Registry& r = registry();
-  try {
+  CapturedDomain* out = nullptr;
+  (void)guarded(kCreatingCapturedDomain, [&] {
     std::lock_guard<std::mutex> lock(r.mutex);
-    auto [it, added] = r.domains.try_emplace(std::string(name), nullptr);
-    if (added) {
-      try {
-        auto d = std::make_unique<CapturedDomain>();
-        d->name = it->first;
-        d->self = name == kSelfDomain;
-        it->second = d.release();  // never freed: records point at it
-      } catch (...) {
-        r.domains.erase(it);
-        throw;
-      }
+    const auto emplaced = r.domains.try_emplace(std::string(name), nullptr);
+    const auto it = emplaced.first;
+    if (emplaced.second && !guarded(kCreatingCapturedDomain, [&] {
+          auto d = std::make_unique<CapturedDomain>();
+          d->name = it->first;
+          d->self = name == kSelfDomain;
+          it->second = d.release();  // never freed: records point at it
+        })) {
+      r.domains.erase(it);  // no name without its domain
+      return;
     }
-    return it->second;
-  } catch (...) {
-    return nullptr;
-  }
+    out = it->second;
+  });
+  return out;
 }
 
 const char* captured_domain_name(const CapturedDomain* domain) noexcept {
@@ -69,31 +70,31 @@ bool captured_domain_is_self(const CapturedDomain* domain) noexcept {
 const char* captured_string(CapturedDomain* domain, std::string_view text) noexcept {
   if (domain == nullptr) domain = captured_default_domain();
   Registry& r = registry();
-  try {
+  const char* out = kTooManyStrings;  // past the cap, or out of memory
+  (void)guarded(kRegisteringCapturedString, [&] {
     std::lock_guard<std::mutex> lock(r.mutex);
     const std::string key(text);
-    if (auto it = domain->strings.find(key); it != domain->strings.end()) return it->c_str();
-    if (r.strings >= kMaxCapturedStrings) return kTooManyStrings;
-    const char* out = domain->strings.insert(key).first->c_str();
-    ++r.strings;
-    return out;
-  } catch (...) {
-    return kTooManyStrings;
-  }
+    if (auto it = domain->strings.find(key); it != domain->strings.end()) {
+      out = it->c_str();
+    } else if (r.strings < kMaxCapturedStrings) {
+      out = domain->strings.insert(key).first->c_str();
+      ++r.strings;
+    }
+  });
+  return out;
 }
 
 void name_captured_category(CapturedDomain* domain, std::uint32_t id,
                             std::string_view name) noexcept {
   if (domain == nullptr) domain = captured_default_domain();
   Registry& r = registry();
-  try {
+  (void)guarded(kNamingCapturedCategory, [&] {
     std::lock_guard<std::mutex> lock(r.mutex);
     if (r.strings >= kMaxCapturedStrings && !domain->categories.contains(id)) return;
     auto [it, added] = domain->categories.try_emplace(id);
     it->second.assign(name.data(), name.size());
     if (added) ++r.strings;
-  } catch (...) {
-  }
+  });
 }
 
 bool captured_category_name(const CapturedDomain* domain, std::uint32_t id, std::string& out,

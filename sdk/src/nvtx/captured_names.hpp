@@ -1,4 +1,4 @@
-// Names that captured events (NVTX, nvtx_capture.cpp) point at: domains,
+// Names that captured events (NVTX, capture_naming.cpp) point at: domains,
 // registered strings and category names. Entries are never freed, so a ring
 // record may hold a pointer to them and the flusher can read it later; they
 // are interned (same name, same entry), so memory grows with the number of
@@ -16,10 +16,16 @@ namespace jitscope::detail {
 
 struct CapturedDomain;
 
+// What a failure says (`jitscope: <what> failed: <reason>`), here and in
+// the NVTX slots that call these.
+inline constexpr std::string_view kCreatingCapturedDomain = "NVTX capture: creating a domain";
+inline constexpr std::string_view kRegisteringCapturedString = "NVTX capture: registering a string";
+inline constexpr std::string_view kNamingCapturedCategory = "NVTX capture: naming a category";
+
 // The NVTX default domain (category "nvtx").
 CapturedDomain* captured_default_domain() noexcept;
 // The domain named `name`, created on first use; the same pointer for the
-// same name. nullptr only when out of memory.
+// same name. nullptr only when out of memory (and said).
 CapturedDomain* captured_domain(std::string_view name) noexcept;
 // The domain's name: its events' category in the trace.
 const char* captured_domain_name(const CapturedDomain* domain) noexcept;
@@ -28,12 +34,13 @@ const char* captured_domain_name(const CapturedDomain* domain) noexcept;
 bool captured_domain_is_self(const CapturedDomain* domain) noexcept;
 
 // A stable copy of `text` registered in `domain`: the same pointer for the
-// same text. Past the cap (kMaxCapturedStrings in all) or out of memory:
-// a fixed "<too many registered strings>" string.
+// same text. Past the cap (kMaxCapturedStrings in all) or out of memory
+// (said): a fixed "<too many registered strings>" string.
 const char* captured_string(CapturedDomain* domain, std::string_view text) noexcept;
 inline constexpr std::size_t kMaxCapturedStrings = 1u << 20;
 
-// Names category number `id` of `domain` (renaming is allowed: last wins).
+// Names category number `id` of `domain` (renaming is allowed: last wins);
+// out of memory is said, and the category may then show no name.
 void name_captured_category(CapturedDomain* domain, std::uint32_t id,
                             std::string_view name) noexcept;
 // The category's name, or false if it was never named. try_only (a crash

@@ -4,11 +4,12 @@
 // other than jitscope's own capture listens.
 #include <nvtx3/nvToolsExt.h>
 
+#include "base/boundary.hpp"
 #include "base/immortal.hpp"
+#include "base/per_thread.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/record.hpp"
 #include "ring/span_mirror.hpp"
-#include "base/per_thread.hpp"
 
 #include <jitscope/nvtx.hpp>
 
@@ -17,10 +18,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
-#include <new>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
 
@@ -63,7 +64,7 @@ struct NameCacheEntry {
 constexpr std::size_t kNameCacheSize = 256;
 constexpr std::size_t kMaxUnitDepth = 64;
 struct UnitTag {
-  std::uint32_t depth;     // emitted ranges open when the unit's range began
+  std::uint32_t depth;  // emitted ranges open when the unit's range began
   std::uint32_t category;
   std::uint64_t packed_id;
 };
@@ -83,23 +84,23 @@ nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const ch
   NameCacheEntry& e = t != nullptr ? t->names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)] : scratch;
   if (e.name == name) return e.handle;
   Emitter& em = emitter();
-  try {
+  nvtxStringHandle_t handle = nullptr;  // failed: the caller sends the name as text
+  (void)guarded("NVTX emission: registering a name", [&] {
     {
       std::lock_guard<std::mutex> lock(em.mutex);
       if (auto it = em.strings.find(name); it != em.strings.end()) {
         e = {name, it->second};
-        return it->second;
+        handle = it->second;
+        return;
       }
     }
     // Registered outside the lock; if two threads race, the first stored wins.
     const nvtxStringHandle_t fresh = nvtxDomainRegisterStringA(domain, name);
     std::lock_guard<std::mutex> lock(em.mutex);
-    const nvtxStringHandle_t handle = em.strings.try_emplace(name, fresh).first->second;
+    handle = em.strings.try_emplace(name, fresh).first->second;
     e = {name, handle};
-    return handle;
-  } catch (...) {
-    return nullptr;
-  }
+  });
+  return handle;
 }
 
 // A NUL-terminated copy of a dynamic name for NVTX's ASCII message.
@@ -117,19 +118,22 @@ std::uint32_t unit_category(nvtxDomainHandle_t domain, std::uint64_t packed,
                             std::string_view display) noexcept {
   Emitter& em = emitter();
   std::uint32_t category = 0;
-  try {
-    std::lock_guard<std::mutex> lock(em.mutex);
-    auto [it, added] = em.unit_categories.try_emplace(packed, 0);
-    if (!added) return it->second;
-    category = it->second = em.next_category++;
-  } catch (...) {
+  bool added = false;
+  // Failed: 0, no category (the range still carries the unit's id).
+  if (!guarded("NVTX emission: naming a compile unit's category", [&] {
+        std::lock_guard<std::mutex> lock(em.mutex);
+        const auto emplaced = em.unit_categories.try_emplace(packed, 0);
+        added = emplaced.second;
+        if (added) emplaced.first->second = em.next_category++;
+        category = emplaced.first->second;
+      })) {
     return 0;
   }
-  const CString name(display);  // cut as the range's own message is
+  if (!added) return category;
+  const CString name(display);                           // cut as the range's own message is
   nvtxDomainNameCategoryA(domain, category, name.text);  // outside the lock
   return category;
 }
-
 
 void fill_message(nvtxEventAttributes_t& a, EmitThread* t, nvtxDomainHandle_t domain,
                   const char* name, const CString* dynamic) noexcept {

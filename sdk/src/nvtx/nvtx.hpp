@@ -1,10 +1,10 @@
 // NVTX both ways, internal side (public: <jitscope/nvtx.hpp>).
-//   Emission (nvtx_emit.cpp): spans, phases, compile units and instants of a
+//   Emission (emit.cpp): spans, phases, compile units and instants of a
 //   session also become NVTX ranges/marks in the "jitscope" domain, so Nsight
 //   Systems shows them.
-//   Capture (nvtx_capture.cpp): jitscope is an NVTX tool in-process; ranges,
+//   Capture (capture_*.cpp, capture_state.hpp): jitscope is an NVTX tool in-process; ranges,
 //   marks and names that other code emits go into the trace.
-// Without the CUDA toolkit both are stubs (nvtx_off.cpp).
+// Without the CUDA toolkit both are stubs (off.cpp).
 #pragma once
 
 #include "nvtx/capture_totals.hpp"
