@@ -5,13 +5,14 @@
 // call works, the session's trace still loads.
 //
 // Out of memory is made on purpose: this binary replaces the global
-// operator new, and FailingAllocations makes one chosen allocation on the
-// test's own thread throw std::bad_alloc (gtest and the flusher thread are
-// never touched). Some tests count allocations inside the SDK (the comment
+// operator new (tests/fail_allocation.hpp), and FailingAllocations makes one
+// chosen allocation on the test's own thread throw std::bad_alloc (gtest and
+// the flusher thread are never touched). Some tests count allocations inside the SDK (the comment
 // at each says which one fails); `fired()` checks the failure happened.
 //
 // Not covered here: the boundary helpers themselves (boundary_test), the
 // progress bar's drawing (step_log_test).
+#include "fail_allocation.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -24,69 +25,13 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-// -1: off. n >= 0: the allocation n places from now on this thread fails,
-// once; then off again. Constant-initialized: usable before main.
-constinit thread_local long t_fail_in = -1;
-constinit thread_local int t_failed = 0;
-
-bool inject_failure() noexcept {
-  if (t_fail_in < 0) return false;
-  if (t_fail_in-- > 0) return false;
-  ++t_failed;  // t_fail_in is -1 now: off
-  return true;
-}
-
-void* allocate(std::size_t n) {
-  if (inject_failure()) throw std::bad_alloc();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-
-void* allocate_nothrow(std::size_t n) noexcept {
-  if (inject_failure()) return nullptr;
-  return std::malloc(n == 0 ? 1 : n);
-}
-
-// RAII: the allocation `n` places from now (0: the next one) on this thread
-// throws std::bad_alloc; off again when it has, or at the end of the scope.
-class FailingAllocations {
- public:
-  static constexpr long kNotYet = -1;  // armed later with arm()
-  explicit FailingAllocations(long n = 0) noexcept { arm(n); }
-  ~FailingAllocations() { t_fail_in = -1; }
-  FailingAllocations(const FailingAllocations&) = delete;
-  FailingAllocations& operator=(const FailingAllocations&) = delete;
-  static void arm(long n) noexcept {
-    t_failed = 0;
-    t_fail_in = n;
-  }
-  bool fired() const noexcept { return t_failed != 0; }
-};
-
-}  // namespace
-
-// The replacements: malloc and free underneath, so they pair with each other
-// (and with ASan, which intercepts malloc). The aligned forms are left to the
-// library: they allocate and free on their own, and the compile layer has no
-// over-aligned types.
-void* operator new(std::size_t n) { return allocate(n); }
-void* operator new[](std::size_t n) { return allocate(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate_nothrow(n); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate_nothrow(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace jitscope {
 namespace {
 
 using nlohmann::json;
 using testing::load_trace;
+using FailingAllocations = testing::FailOneAllocation;
 
 // Longer than std::string's inline buffer (15 bytes): copying one allocates.
 const std::string kLong(48, 'x');
