@@ -28,7 +28,7 @@ void BM_Floor(benchmark::State& state) {
 // clock reads and a Begin/End pair with none of the SDK around them (no call,
 // no TLS lookup, no reservation), drained untimed by this thread.
 // boost::lockfree::spsc_queue copies a stack-built record in; ours
-// (sdk/src/ring.hpp) is written in place, as emit.cpp does.
+// (sdk/src/ring/ring.hpp) is written in place, as ring/producer.cpp does.
 template <class RingType, class PushPair>
 void RingPushCase(benchmark::State& state, PushPair push_pair) {
   auto ring = std::make_unique<RingType>(kRingCapacity);

@@ -1,5 +1,5 @@
 // fuzz_config_env: Config::from_env (the JITSCOPE_* variables) and
-// Config::validate (sdk/src/config.cpp) on fuzzed values.
+// Config::validate (sdk/src/config/config.cpp) on fuzzed values.
 //
 // The first byte picks the mode (bit 0) and, for the environment, whether
 // JITSCOPE_TRACE is required (bit 1) and the Config starts with an output
@@ -7,7 +7,7 @@
 // - Environment (even): each further line of the input is one environment
 //   entry, as is ("NAME=value"; no '=' is allowed too, as execve allows;
 //   a NUL ends the entry). The corpus and fuzz_config_env.dict hold the real
-//   names (sdk/src/config.cpp kVariables), near misses and good values.
+//   names (sdk/src/config/config.cpp kVariables), near misses and good values.
 //   `environ` points at exactly these entries during the call (so the
 //   process's own JITSCOPE_* variables, removed at start-up anyway, play no
 //   part), and is restored after. Checked: from_env returns ok, or an error

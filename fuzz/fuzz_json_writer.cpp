@@ -1,4 +1,4 @@
-// fuzz_json_writer: the SDK's one JSON writer (sdk/src/json_writer.hpp) on
+// fuzz_json_writer: the SDK's one JSON writer (sdk/src/base/json_writer.hpp) on
 // arbitrary bytes as keys, names and string values.
 //
 // The input drives a well-formed use of JsonWriter (balanced begin/end, keys

@@ -6,7 +6,7 @@ if(JITSCOPE_HAS_NVTX)
   add_library(jitscope_test_nvtx_recorder SHARED nvtx/recorder_tool.cpp)
   target_link_libraries(jitscope_test_nvtx_recorder PRIVATE CUDA::nvtx3)
   # Not "libjitscope*": jitscope takes such a library for its own injection
-  # (nvtx_capture.cpp) and would not say that another tool owns NVTX.
+  # (nvtx/capture_attach.cpp) and would not say that another tool owns NVTX.
   set_target_properties(jitscope_test_nvtx_recorder PROPERTIES
     OUTPUT_NAME nvtx_test_recorder
     CXX_VISIBILITY_PRESET hidden

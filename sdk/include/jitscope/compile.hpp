@@ -80,7 +80,7 @@ struct EventFrame {
   const char* name = nullptr;   // phase key or unit display name (stable)
   UnitState* unit = nullptr;    // set on unit frames
   PhaseStats* phase = nullptr;  // set on phase frames
-  struct Data;                  // event data added while open (compile_data.cpp)
+  struct Data;                  // event data added while open (compile/event_data.cpp)
   Data* data = nullptr;         // allocated on first use
   SpanToken token;              // its trace slice (args go there)
   std::uint64_t begin_ticks = 0;

@@ -122,7 +122,7 @@ EventFrame* outermost_frame() noexcept;
 EventFrame* current_unit_frame() noexcept;
 UnitState* current_unit_state() noexcept;
 
-// ---- fields (compile_data.cpp) ----
+// ---- fields (event_data.cpp) ----
 enum class FieldOp : std::uint8_t { kSet, kIncrement, kAddToSet };
 // Applies one operation; an error message if refused (nothing changed then).
 std::string apply_field(Fields& fields, FieldOp op, std::string_view key, const FieldValue& value,
@@ -151,7 +151,7 @@ bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t 
 // Moves the slots into unit.record; on the unit's own thread, with unit.mutex held, at close.
 void merge_unit_columns(UnitState& unit);
 
-// ---- records (compile_record.cpp) ----
+// ---- records (record.cpp) ----
 // Adds a phase's µs: to `column` and, when outermost, to duration_us.
 void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
                    bool outermost);

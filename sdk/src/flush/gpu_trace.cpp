@@ -248,7 +248,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
       return true;
     }
     case GpuKind::kOverhead: {
-      // detail2 is CUPTI's object kind: 2 = a thread (see cupti_collector.cpp).
+      // detail2 is CUPTI's object kind: 2 = a thread (see cupti/activity_records.cpp).
       int tid = kCuptiTrackTid;
       if (a.detail2 == 2) {
         tid = host_tid_or_raw(writer, a.thread);

@@ -2,7 +2,7 @@
 // <jitscope/jitscope.hpp> instead.
 //
 // The inline part is the guard (one relaxed load of g_session) and the clock
-// read; recording is one out-of-line call into the library (emit.cpp).
+// read; recording is one out-of-line call into the library (ring/producer.cpp).
 #pragma once
 
 #include <jitscope/detail/export.hpp>
