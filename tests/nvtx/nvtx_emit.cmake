@@ -12,7 +12,7 @@ if(JITSCOPE_HAS_NVTX)
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
 
-  add_executable(nvtx_emit_test nvtx_emit_test.cpp)
+  add_executable(nvtx_emit_test nvtx/nvtx_emit_test.cpp)
   target_link_libraries(nvtx_emit_test PRIVATE jitscope_static GTest::gtest_main
                         nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
   target_include_directories(nvtx_emit_test PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}")

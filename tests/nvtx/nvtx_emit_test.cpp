@@ -1,6 +1,6 @@
 // NVTX emission (Config::nvtx_emit), checked call by call with a recording
 // NVTX tool (tests/nvtx/recorder_tool.cpp) as the process's NVTX tool:
-// ctest sets NVTX_INJECTION64_PATH to it (tests/nvtx_emit.cmake); run by
+// ctest sets NVTX_INJECTION64_PATH to it (tests/nvtx/nvtx_emit.cmake); run by
 // hand, the static initializer below sets it unless it is already set. NVTX
 // reads the variable once, at the process's first NVTX call, i.e. at the
 // first session that has nvtx_emit on.
