@@ -37,12 +37,14 @@ extern char** environ;
 namespace {
 
 constexpr const char* kKnown[] = {
-    "JITSCOPE_TRACE",          "JITSCOPE_RING_CAPACITY", "JITSCOPE_OVERFLOW",
-    "JITSCOPE_FLUSH_INTERVAL_MS", "JITSCOPE_PROCESS_NAME", "JITSCOPE_CLOCK",
-    "JITSCOPE_METRICS",        "JITSCOPE_COMPILE_TIMES", "JITSCOPE_PROGRESS",
-    "JITSCOPE_NVTX",           "JITSCOPE_CUPTI",         "JITSCOPE_CUPTI_BUFFER_KB",
-    "JITSCOPE_CUPTI_BUFFERS",  "JITSCOPE_CRASH_HANDLER", "JITSCOPE_MAX_TRACE_SIZE",
-    "JITSCOPE_ROTATE_SIZE",
+    "JITSCOPE_TRACE",          "JITSCOPE_RING_CAPACITY",
+    "JITSCOPE_OVERFLOW",       "JITSCOPE_FLUSH_INTERVAL_MS",
+    "JITSCOPE_PROCESS_NAME",   "JITSCOPE_CLOCK",
+    "JITSCOPE_METRICS",        "JITSCOPE_COMPILE_TIMES",
+    "JITSCOPE_PROGRESS",       "JITSCOPE_NVTX",
+    "JITSCOPE_CUPTI",          "JITSCOPE_CUPTI_BUFFER_KB",
+    "JITSCOPE_CUPTI_BUFFERS",  "JITSCOPE_CRASH_HANDLER",
+    "JITSCOPE_MAX_TRACE_SIZE", "JITSCOPE_ROTATE_SIZE",
 };
 bool known(std::string_view name) {
   for (const char* k : kKnown) {
@@ -156,13 +158,16 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
   } else {
     FUZZ_CHECK(!require_trace && cfg.output_path == before.output_path, describe(env));
   }
-  if (const auto v = lookup(env, "JITSCOPE_PROCESS_NAME")) FUZZ_CHECK(cfg.process_name == *v, describe(env));
-  if (const auto v = lookup(env, "JITSCOPE_METRICS")) FUZZ_CHECK(cfg.metrics_path == *v, describe(env));
+  if (const auto v = lookup(env, "JITSCOPE_PROCESS_NAME"))
+    FUZZ_CHECK(cfg.process_name == *v, describe(env));
+  if (const auto v = lookup(env, "JITSCOPE_METRICS"))
+    FUZZ_CHECK(cfg.metrics_path == *v, describe(env));
   if (const auto v = lookup(env, "JITSCOPE_RING_CAPACITY")) {
     FUZZ_CHECK(plain_uint(*v) == cfg.ring_capacity, describe(env));
   }
   if (const auto v = lookup(env, "JITSCOPE_FLUSH_INTERVAL_MS")) {
-    FUZZ_CHECK(plain_uint(*v) == static_cast<std::uint64_t>(cfg.flush_interval.count()), describe(env));
+    FUZZ_CHECK(plain_uint(*v) == static_cast<std::uint64_t>(cfg.flush_interval.count()),
+               describe(env));
   }
   if (const auto v = lookup(env, "JITSCOPE_CUPTI_BUFFERS")) {
     FUZZ_CHECK(plain_uint(*v) == cfg.cupti_buffers, describe(env));
@@ -177,7 +182,8 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
     FUZZ_CHECK(plain_size(*v) == cfg.rotate_bytes, describe(env));
   }
   if (const auto v = lookup(env, "JITSCOPE_CRASH_HANDLER")) {
-    FUZZ_CHECK((*v == "1" && cfg.crash_handler) || (*v == "0" && !cfg.crash_handler), describe(env));
+    FUZZ_CHECK((*v == "1" && cfg.crash_handler) || (*v == "0" && !cfg.crash_handler),
+               describe(env));
   }
   if (const auto v = lookup(env, "JITSCOPE_OVERFLOW")) {
     FUZZ_CHECK((*v == "drop" && cfg.overflow == jitscope::OverflowPolicy::kDrop) ||
@@ -190,7 +196,8 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
 bool expected_valid(const jitscope::Config& c, bool tsc_ok) {
   if (c.output_path.empty()) return false;
   if (!c.metrics_path.empty() && c.metrics_path == c.output_path) return false;
-  if (c.ring_capacity < jitscope::kMinRingCapacity || c.ring_capacity > jitscope::kMaxRingCapacity) {
+  if (c.ring_capacity < jitscope::kMinRingCapacity ||
+      c.ring_capacity > jitscope::kMaxRingCapacity) {
     return false;
   }
   if (c.flush_interval.count() < 1 || c.flush_interval.count() > 60000) return false;
@@ -227,7 +234,8 @@ void fuzz_validate(FuzzedDataProvider& fdp) {
   jitscope::Config c;
   c.output_path = fdp.ConsumeRandomLengthString(8);
   c.metrics_path = fdp.ConsumeBool() ? c.output_path : fdp.ConsumeRandomLengthString(8);
-  c.ring_capacity = near<std::size_t>(fdp, {jitscope::kMinRingCapacity, jitscope::kMaxRingCapacity, 0});
+  c.ring_capacity =
+      near<std::size_t>(fdp, {jitscope::kMinRingCapacity, jitscope::kMaxRingCapacity, 0});
   c.overflow = static_cast<jitscope::OverflowPolicy>(fdp.ConsumeIntegralInRange(0, 1));
   c.flush_interval = std::chrono::milliseconds(near<std::int64_t>(fdp, {1, 60000, 0}));
   c.process_name = fdp.ConsumeRandomLengthString(8);

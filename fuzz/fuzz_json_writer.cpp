@@ -275,8 +275,7 @@ class Builder {
           expect_.push_back(e);
         }
         break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -347,12 +346,9 @@ void match(simdjson::dom::element e, const std::vector<Expect>& expect, std::siz
       FUZZ_CHECK(e.get_bool().get(v) == simdjson::SUCCESS && v == (x.i != 0), doc);
       return;
     }
-    case Expect::kNull:
-      FUZZ_CHECK(e.is_null(), doc);
-      return;
+    case Expect::kNull: FUZZ_CHECK(e.is_null(), doc); return;
     case Expect::kKey:
-    case Expect::kEnd:
-      break;
+    case Expect::kEnd: break;
   }
   FUZZ_CHECK(false && "unexpected expectation", doc);
 }
@@ -368,8 +364,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static simdjson::dom::parser parser;
   simdjson::dom::element root;
   const auto err = parser.parse(b.out()).get(root);
-  FUZZ_CHECK(err == simdjson::SUCCESS,
-             std::string(simdjson::error_message(err)) + ": " + b.out());
+  FUZZ_CHECK(err == simdjson::SUCCESS, std::string(simdjson::error_message(err)) + ": " + b.out());
   std::size_t i = 0;
   match(root, b.expect(), i, b.out());
   FUZZ_CHECK(i == b.expect().size(), b.out());

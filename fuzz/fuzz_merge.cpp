@@ -41,7 +41,8 @@ constexpr std::size_t kMaxInputs = 3;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static MemFile files[kMaxInputs] = {MemFile("jitscope-fuzz-merge-0"), MemFile("jitscope-fuzz-merge-1"),
+  static MemFile files[kMaxInputs] = {MemFile("jitscope-fuzz-merge-0"),
+                                      MemFile("jitscope-fuzz-merge-1"),
                                       MemFile("jitscope-fuzz-merge-2")};
   static simdjson::dom::parser json_parser;
 
@@ -129,7 +130,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   DecodedEvent ev;
   error.clear();
   const bool read_back = reader.read(
-      merged.path(), [&](const RawEvent& e) { return decoder.decode(e, &ev, &error); }, nullptr, &error);
+      merged.path(), [&](const RawEvent& e) { return decoder.decode(e, &ev, &error); }, nullptr,
+      &error);
   FUZZ_CHECK(read_back && reader.events() == events && !reader.unterminated(), error + ": " + out);
   return 0;
 }

@@ -101,9 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool ok = reader.read(
       trace_file.path(),
       [&](const tools::RawEvent& raw) {
-        FUZZ_CHECK(index < seen.size() && seen[index].json == raw.json &&
-                       seen[index].offset == raw.offset,
-                   input);
+        FUZZ_CHECK(
+            index < seen.size() && seen[index].json == raw.json && seen[index].offset == raw.offset,
+            input);
         ++index;
         if (!decoder.decode(raw, &ev, &why)) {
           FUZZ_CHECK(!why.empty(), raw.json);
@@ -129,7 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Every format with every section, and JSON again with a subset picked by
   // the input.
-  const report::Sections subset{(size & 2) != 0, (size & 4) != 0, (size & 8) != 0,
+  const report::Sections subset{(size & 2) != 0,  (size & 4) != 0,  (size & 8) != 0,
                                 (size & 16) != 0, (size & 32) != 0, (size & 64) != 0};
   for (int pass = 0; pass < 2; ++pass) {
     const report::Sections sec = pass == 0 ? report::Sections{} : subset;

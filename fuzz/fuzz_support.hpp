@@ -19,7 +19,8 @@ namespace jitscope::fuzz {
 
 // A violated property: print it and abort(), which libFuzzer reports as a
 // crash and saves the input for.
-[[noreturn]] inline void fail(const char* file, int line, const char* what, std::string_view detail) {
+[[noreturn]] inline void fail(const char* file, int line, const char* what,
+                              std::string_view detail) {
   std::fprintf(stderr, "FUZZ CHECK FAILED at %s:%d: %s\n", file, line, what);
   if (!detail.empty()) {
     std::fprintf(stderr, "  detail (%zu bytes): %.*s\n", detail.size(),
@@ -52,8 +53,8 @@ class MemFile {
     if (::ftruncate(fd_, 0) != 0) std::abort();
     std::size_t done = 0;
     while (done < bytes.size()) {
-      const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
-                                 static_cast<off_t>(done));
+      const ssize_t n =
+          ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
       if (n <= 0) std::abort();
       done += static_cast<std::size_t>(n);
     }

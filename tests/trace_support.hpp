@@ -74,16 +74,12 @@ inline std::map<long, std::string> thread_names(const nlohmann::json& trace) {
 }
 
 // Time in ns from a ts/dur number written with three decimals.
-inline long long to_ns(const nlohmann::json& us) {
-  return std::llround(us.get<double>() * 1000.0);
-}
+inline long long to_ns(const nlohmann::json& us) { return std::llround(us.get<double>() * 1000.0); }
 
 // A session started for one test and always stopped.
 class ScopedSession {
  public:
-  explicit ScopedSession(Config cfg) : path_(cfg.output_path) {
-    status_ = start(cfg);
-  }
+  explicit ScopedSession(Config cfg) : path_(cfg.output_path) { status_ = start(cfg); }
   ~ScopedSession() { (void)stop(); }
   const Status& status() const { return status_; }
   SessionStats finish() {

@@ -22,7 +22,7 @@ inline std::string replace_invalid_utf8(std::string_view s) {
       ++i;
       continue;
     }
-    std::size_t trail = 0;  // continuation bytes a well-formed sequence has
+    std::size_t trail = 0;          // continuation bytes a well-formed sequence has
     unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
     if (c >= 0xC2 && c <= 0xDF) {
       trail = 1;

@@ -41,8 +41,8 @@ class Out {
   // ns as µs with three decimals.
   void us(std::uint64_t ns) {
     i(ns / 1000);
-    char tmp[4] = {'.', static_cast<char>('0' + ns / 100 % 10), static_cast<char>('0' + ns / 10 % 10),
-                   static_cast<char>('0' + ns % 10)};
+    char tmp[4] = {'.', static_cast<char>('0' + ns / 100 % 10),
+                   static_cast<char>('0' + ns / 10 % 10), static_cast<char>('0' + ns % 10)};
     buf_.append(tmp, 4);
   }
   void maybe_flush() {
@@ -79,8 +79,10 @@ struct Rng {
 
 constexpr std::uint64_t kPid = 4242;
 constexpr std::uint64_t kGpuPid = 10'000'000 + kPid;
-const char* const kPasses[] = {"pass:fold_constants", "pass:fuse", "pass:dce", "pass:cse", "pass:layout"};
-const char* const kKernels[] = {"fused_gemm_relu", "softmax", "layer_norm", "attention_fwd", "reduce_sum"};
+const char* const kPasses[] = {"pass:fold_constants", "pass:fuse", "pass:dce", "pass:cse",
+                               "pass:layout"};
+const char* const kKernels[] = {"fused_gemm_relu", "softmax", "layer_norm", "attention_fwd",
+                                "reduce_sum"};
 
 struct Gen {
   Out& o;
@@ -92,8 +94,8 @@ struct Gen {
     o.s(first ? "\n" : ",\n");
     first = false;
   }
-  void x(std::string_view cat, std::string_view name, std::uint64_t ts, std::uint64_t dur, std::uint64_t pid,
-         std::uint64_t tid, std::string_view args) {
+  void x(std::string_view cat, std::string_view name, std::uint64_t ts, std::uint64_t dur,
+         std::uint64_t pid, std::uint64_t tid, std::string_view args) {
     begin_event();
     o.s(R"({"ph":"X","cat":")");
     o.s(cat);
@@ -132,7 +134,9 @@ struct Gen {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s OUT BYTES [--threads N] [--units N] [--seed S] [--unterminated]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s OUT BYTES [--threads N] [--units N] [--seed S] [--unterminated]\n",
+                 argv[0]);
     return 2;
   }
   const std::string path = argv[1];
@@ -140,17 +144,22 @@ int main(int argc, char** argv) {
   std::uint64_t threads = 8, seed = 42, units = 0;
   bool unterminated = false;
   for (int a = 3; a < argc; ++a) {
-    if (std::strcmp(argv[a], "--threads") == 0 && a + 1 < argc) threads = std::strtoull(argv[++a], nullptr, 10);
-    else if (std::strcmp(argv[a], "--seed") == 0 && a + 1 < argc) seed = std::strtoull(argv[++a], nullptr, 10);
-    else if (std::strcmp(argv[a], "--units") == 0 && a + 1 < argc) units = std::strtoull(argv[++a], nullptr, 10);
-    else if (std::strcmp(argv[a], "--unterminated") == 0) unterminated = true;
+    if (std::strcmp(argv[a], "--threads") == 0 && a + 1 < argc)
+      threads = std::strtoull(argv[++a], nullptr, 10);
+    else if (std::strcmp(argv[a], "--seed") == 0 && a + 1 < argc)
+      seed = std::strtoull(argv[++a], nullptr, 10);
+    else if (std::strcmp(argv[a], "--units") == 0 && a + 1 < argc)
+      units = std::strtoull(argv[++a], nullptr, 10);
+    else if (std::strcmp(argv[a], "--unterminated") == 0)
+      unterminated = true;
     else {
       std::fprintf(stderr, "jitscope_trace_gen: unknown argument %s\n", argv[a]);
       return 2;
     }
   }
   if (threads == 0) threads = 1;
-  if (units == 0) units = std::max<std::uint64_t>(1, target / (std::uint64_t{512} << 10));  // 2048 per GiB
+  if (units == 0)
+    units = std::max<std::uint64_t>(1, target / (std::uint64_t{512} << 10));  // 2048 per GiB
   std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
     std::perror(path.c_str());
@@ -173,7 +182,8 @@ int main(int argc, char** argv) {
       std::snprintf(name, sizeof name, "compile-%llu", static_cast<unsigned long long>(t));
       g.meta("thread_name", kPid, kPid + 1 + t * 3, name);
       for (int w = 0; w < 2; ++w) {
-        std::snprintf(name, sizeof name, "codegen-worker-%llu.%d", static_cast<unsigned long long>(t), w);
+        std::snprintf(name, sizeof name, "codegen-worker-%llu.%d",
+                      static_cast<unsigned long long>(t), w);
         g.meta("thread_name", kPid, kPid + 2 + t * 3 + w, name);
       }
     }
@@ -215,7 +225,8 @@ int main(int argc, char** argv) {
         g.x("phase", kPasses[g.rng.range(0, 4)], now, d, kPid, tid, cid_arg);
         now += d + g.rng.range(100, 2000);
       }
-      g.x("phase", "passes", passes_start, now - passes_start, kPid, tid, cid_arg + R"(,"passes_run":3)");
+      g.x("phase", "passes", passes_start, now - passes_start, kPid, tid,
+          cid_arg + R"(,"passes_run":3)");
       now += g.rng.range(100, 1000);
       // codegen on the compile thread, emit_kernel on two workers (attached unit slices)
       const std::uint64_t codegen_start = now;
@@ -227,7 +238,8 @@ int main(int argc, char** argv) {
         wt += g.rng.range(500, 2000);
         for (std::uint64_t k = 0; k < kernels; ++k) {
           const std::uint64_t d = g.rng.range(20'000, 150'000);
-          g.x("phase", "emit_kernel", wt, d, kPid, tid + 1 + w, cid_arg + R"(,"kernel":"k)" + std::to_string(k) + "\"");
+          g.x("phase", "emit_kernel", wt, d, kPid, tid + 1 + w,
+              cid_arg + R"(,"kernel":"k)" + std::to_string(k) + "\"");
           wt += d + g.rng.range(500, 5000);
         }
         g.x("compile_unit", unit_name, attach_start, wt - attach_start, kPid, tid + 1 + w,
@@ -253,10 +265,11 @@ int main(int argc, char** argv) {
       g.x("phase", "compile_graph", graph_start, now - graph_start, kPid, tid, cid_arg);
       now += g.rng.range(1000, 3000);
       g.x("compile_unit", unit_name, unit_start, now - unit_start, kPid, tid,
-          cid_arg + R"(,"is_forward":true,"duration_us":)" + std::to_string((now - unit_start) / 1000));
+          cid_arg + R"(,"is_forward":true,"duration_us":)" +
+              std::to_string((now - unit_start) / 1000));
       // CUDA calls come a flush later in jitscope's traces: after the unit.
-      args = R"("correlation":)" + std::to_string(load_corr) + R"(,"span":")" + unit_name + R"(",)" + cid_arg +
-             R"(,"compile_unit":")" + unit_name + "\"";
+      args = R"("correlation":)" + std::to_string(load_corr) + R"(,"span":")" + unit_name +
+             R"(",)" + cid_arg + R"(,"compile_unit":")" + unit_name + "\"";
       g.x("cuda", "cuModuleLoadData", load, 5000, kPid, tid, args);
       // Then the model runs: run_model spans with cuLaunchKernel calls and
       // their kernels on the thread's stream, until this unit's share of

@@ -127,8 +127,7 @@ bool check(const BuiltKernel& k, DeviceState& dev, const HostInputs& in, bool* c
   const Driver& d = driver();
   *correct = false;
   const KernelSpec& s = k.spec;
-  if (s.family == Family::kReduce &&
-      !cu_ok(d.cuMemsetD32(dev.sum, 0, 1), "cuMemsetD32(sum)")) {
+  if (s.family == Family::kReduce && !cu_ok(d.cuMemsetD32(dev.sum, 0, 1), "cuMemsetD32(sum)")) {
     return false;
   }
   if (!launch(k, dev) || !cu_ok(d.cuCtxSynchronize(), "cuCtxSynchronize(" + s.name + ")")) {
@@ -170,8 +169,8 @@ bool check(const BuiltKernel& k, DeviceState& dev, const HostInputs& in, bool* c
       }
       const float got = c[static_cast<std::size_t>(row) * kMatrixN + col];
       if (std::fabs(got - want) > 1e-4 * magnitude + 1e-4) {
-        mismatch = "c[" + std::to_string(row) + "][" + std::to_string(col) + "] = " +
-                   std::to_string(got) + ", expected " + std::to_string(want);
+        mismatch = "c[" + std::to_string(row) + "][" + std::to_string(col) +
+                   "] = " + std::to_string(got) + ", expected " + std::to_string(want);
       }
     }
   }

@@ -17,9 +17,9 @@ namespace nvrtc_jit {
 
 struct FamilyWinner {
   std::string family;
-  std::string kernel;     // the winner's name
-  double avg_us = 0;      // its mean time per launch
-  int variants = 0;       // variants timed
+  std::string kernel;  // the winner's name
+  double avg_us = 0;   // its mean time per launch
+  int variants = 0;    // variants timed
 };
 
 // False after printing why (a CUDA call failed or a result was wrong); the

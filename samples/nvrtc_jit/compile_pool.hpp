@@ -30,7 +30,7 @@ class DiskCache;
 struct BuiltKernel {
   KernelSpec spec;
   bool ok = false;
-  std::string error;       // why it failed, when !ok (already printed)
+  std::string error;  // why it failed, when !ok (already printed)
   bool cache_hit = false;
   bool cache_miss = false;  // looked up and not found (or a bad entry)
   std::uint64_t source_bytes = 0;
@@ -38,17 +38,17 @@ struct BuiltKernel {
   std::vector<char> cubin;
   double nvrtc_ms = 0;
   double nvjitlink_ms = 0;
-  CUmodule module = nullptr;    // loaded (GPU only)
+  CUmodule module = nullptr;  // loaded (GPU only)
   CUfunction function = nullptr;
 };
 
 struct BuildSettings {
   const Toolchain* toolchain = nullptr;
-  DiskCache* cache = nullptr;     // null: --no-cache
-  const Gpu* gpu = nullptr;       // null: compile only, load nothing
-  bool compile = true;            // false: the cubin must already be in the cache
-                                  // (the parent, after its worker processes)
-  std::string inject_error;       // a kernel whose source gets a compile error
+  DiskCache* cache = nullptr;  // null: --no-cache
+  const Gpu* gpu = nullptr;    // null: compile only, load nothing
+  bool compile = true;         // false: the cubin must already be in the cache
+                               // (the parent, after its worker processes)
+  std::string inject_error;    // a kernel whose source gets a compile error
   std::string thread_label = "compile worker";
 };
 

@@ -129,8 +129,8 @@ std::string open_gpu(const std::string& arch, Gpu* gpu) {
   int major = 0, minor = 0;
   std::string suffix;
   arch_numbers(arch, &major, &minor, &suffix);
-  const bool runs = gpu->major == major &&
-                    (suffix == "a" ? gpu->minor == minor : gpu->minor >= minor);
+  const bool runs =
+      gpu->major == major && (suffix == "a" ? gpu->minor == minor : gpu->minor >= minor);
   if (!runs) {
     return "the GPU (" + gpu->name + ", sm_" + std::to_string(gpu->major * 10 + gpu->minor) +
            ") cannot run " + arch + " cubins; pass --arch sm_" +

@@ -116,16 +116,18 @@ std::string parse_entry(const std::string& text, const std::string& key_text, Ca
   ++pos;
   unsigned long long cubin_bytes = 0, ltoir_bytes = 0;
   char sum[17] = {};
-  if (!next_line(text, &pos, &line) ||
-      std::sscanf(line.c_str(), "cubin %llu %16s ltoir %llu", &cubin_bytes, sum, &ltoir_bytes) !=
-          3) {
+  if (!next_line(text, &pos, &line) || std::sscanf(line.c_str(), "cubin %llu %16s ltoir %llu",
+                                                   &cubin_bytes, sum, &ltoir_bytes) != 3) {
     return "bad cubin line";
   }
   if (cubin_bytes != text.size() - pos) {
     return "the cubin is " + std::to_string(text.size() - pos) + " bytes, the header says " +
            std::to_string(cubin_bytes);
   }
-  if (cubin_bytes < 4 || text.compare(pos, 4, "\x7f" "ELF") != 0) return "the cubin is not ELF";
+  if (cubin_bytes < 4 || text.compare(pos, 4,
+                                      "\x7f"
+                                      "ELF") != 0)
+    return "the cubin is not ELF";
   if (hex16(fnv1a(text.data() + pos, cubin_bytes)) != sum) return "the cubin's checksum is wrong";
   out->cubin.assign(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end());
   out->ltoir_bytes = ltoir_bytes;
@@ -191,11 +193,10 @@ bool DiskCache::store(const std::string& kernel_name, const std::string& key_tex
                       const std::vector<char>& cubin, std::uint64_t ltoir_bytes) {
   const std::string hash = key_hash(key_text);
   const std::string path = entry_path(kernel_name, hash);
-  const std::string header = std::string(kMagic) + "key " + hash + " " +
-                             std::to_string(key_text.size()) + "\n" + key_text + "\ncubin " +
-                             std::to_string(cubin.size()) + " " +
-                             hex16(fnv1a(cubin.data(), cubin.size())) + " ltoir " +
-                             std::to_string(ltoir_bytes) + "\n";
+  const std::string header =
+      std::string(kMagic) + "key " + hash + " " + std::to_string(key_text.size()) + "\n" +
+      key_text + "\ncubin " + std::to_string(cubin.size()) + " " +
+      hex16(fnv1a(cubin.data(), cubin.size())) + " ltoir " + std::to_string(ltoir_bytes) + "\n";
   // Unique per process and store: concurrent writers never share a temp file.
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
                            std::to_string(temp_counter_.fetch_add(1, std::memory_order_relaxed));
@@ -204,8 +205,8 @@ bool DiskCache::store(const std::string& kernel_name, const std::string& key_tex
     warn_write_once("cannot write " + temp + ": " + std::strerror(errno));
     return false;
   }
-  const bool written = write_all(fd, header.data(), header.size()) &&
-                       write_all(fd, cubin.data(), cubin.size());
+  const bool written =
+      write_all(fd, header.data(), header.size()) && write_all(fd, cubin.data(), cubin.size());
   const int write_errno = errno;
   if (::close(fd) != 0 || !written) {
     warn_write_once("cannot write " + temp + ": " + std::strerror(written ? errno : write_errno));
@@ -223,8 +224,7 @@ bool DiskCache::store(const std::string& kernel_name, const std::string& key_tex
 void DiskCache::warn_write_once(const std::string& why) {
   // relaxed: only which thread prints matters, and exchange picks exactly one.
   if (write_warned_.exchange(true, std::memory_order_relaxed)) return;
-  std::fprintf(stderr, "nvrtc_jit: %s: compiled kernels are not cached in this run\n",
-               why.c_str());
+  std::fprintf(stderr, "nvrtc_jit: %s: compiled kernels are not cached in this run\n", why.c_str());
 }
 
 }  // namespace nvrtc_jit

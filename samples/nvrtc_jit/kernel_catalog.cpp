@@ -98,20 +98,30 @@ std::string elementwise_source(const KernelSpec& k) {
     }
   }
   return std::string("// ") + k.name + ": y = " + family_name(k.family) + "(x), " + str(k.vec) +
-         " float(s) per access, " + str(k.unroll) + " access(es) per thread.\n"
-         "__device__ __forceinline__ float op(float v) {\n" + op_body(k.family) + "}\n\n"
-         "extern \"C\" __global__ void " + k.name +
+         " float(s) per access, " + str(k.unroll) +
+         " access(es) per thread.\n"
+         "__device__ __forceinline__ float op(float v) {\n" +
+         op_body(k.family) +
+         "}\n\n"
+         "extern \"C\" __global__ void " +
+         k.name +
          "(const float* __restrict__ x, float* __restrict__ y, int n) {\n"
-         "  constexpr int kVec = " + str(k.vec) + ";\n"
-         "  constexpr int kUnroll = " + str(k.unroll) + ";\n"
+         "  constexpr int kVec = " +
+         str(k.vec) +
+         ";\n"
+         "  constexpr int kUnroll = " +
+         str(k.unroll) +
+         ";\n"
          "  const int packs = n / kVec;\n"
          "  const int first = blockIdx.x * blockDim.x * kUnroll + threadIdx.x;\n"
          "#pragma unroll\n"
          "  for (int u = 0; u < kUnroll; ++u) {\n"
          "    const int p = first + u * blockDim.x;\n"
          "    if (p < packs) {\n"
-         "      " + type + " v = reinterpret_cast<const " + type + "*>(x)[p];\n" + apply +
-         "      reinterpret_cast<" + type + "*>(y)[p] = v;\n"
+         "      " +
+         type + " v = reinterpret_cast<const " + type + "*>(x)[p];\n" + apply +
+         "      reinterpret_cast<" + type +
+         "*>(y)[p] = v;\n"
          "    }\n"
          "  }\n"
          "  // The n % kVec tail, by the first threads of block 0.\n"
@@ -122,11 +132,17 @@ std::string elementwise_source(const KernelSpec& k) {
 
 std::string reduce_source(const KernelSpec& k) {
   return "// " + k.name + ": *out += sum(x); " + str(k.block) + " threads per block, " +
-         str(k.items) + " element(s) per thread, warp shuffles, one atomic per block.\n"
-         "extern \"C\" __global__ void " + k.name +
+         str(k.items) +
+         " element(s) per thread, warp shuffles, one atomic per block.\n"
+         "extern \"C\" __global__ void " +
+         k.name +
          "(const float* __restrict__ x, float* __restrict__ out, int n) {\n"
-         "  constexpr int kBlock = " + str(k.block) + ";\n"
-         "  constexpr int kItems = " + str(k.items) + ";\n"
+         "  constexpr int kBlock = " +
+         str(k.block) +
+         ";\n"
+         "  constexpr int kItems = " +
+         str(k.items) +
+         ";\n"
          "  constexpr int kWarps = kBlock / 32;\n"
          "  __shared__ float warp_sums[kWarps];\n"
          "  const int base = blockIdx.x * kBlock * kItems + threadIdx.x;\n"
@@ -149,12 +165,18 @@ std::string reduce_source(const KernelSpec& k) {
 
 std::string matmul_source(const KernelSpec& k) {
   return "// " + k.name + ": C = A * B (n x n, row major); " + str(k.tile) + "x" + str(k.tile) +
-         " tiles in shared memory, " + str(k.rows) + " output row(s) per thread.\n"
-         "extern \"C\" __global__ void " + k.name +
+         " tiles in shared memory, " + str(k.rows) +
+         " output row(s) per thread.\n"
+         "extern \"C\" __global__ void " +
+         k.name +
          "(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,"
          " int n) {\n"
-         "  constexpr int kTile = " + str(k.tile) + ";\n"
-         "  constexpr int kRows = " + str(k.rows) + ";\n"
+         "  constexpr int kTile = " +
+         str(k.tile) +
+         ";\n"
+         "  constexpr int kRows = " +
+         str(k.rows) +
+         ";\n"
          "  __shared__ float as[kTile][kTile + 1];  // +1: no bank conflicts on columns\n"
          "  __shared__ float bs[kTile][kTile + 1];\n"
          "  const int tx = threadIdx.x, ty = threadIdx.y;\n"

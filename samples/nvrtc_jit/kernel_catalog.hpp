@@ -18,19 +18,19 @@ namespace nvrtc_jit {
 enum class Family { kGelu, kSilu, kReduce, kMatmul };
 
 struct KernelSpec {
-  int index = 0;        // position in make_kernels' list (the shard key of --processes)
+  int index = 0;  // position in make_kernels' list (the shard key of --processes)
   Family family = Family::kGelu;
   std::string name;     // "matmul_t16_r2": the extern "C" entry, the compile unit's frame
   std::string variant;  // "t16_r2"
   // elementwise
-  int vec = 1;          // floats per memory access (1, 2, 4)
-  int unroll = 1;       // accesses per thread
+  int vec = 1;     // floats per memory access (1, 2, 4)
+  int unroll = 1;  // accesses per thread
   // reduce
-  int block = 256;      // threads per block
-  int items = 1;        // elements summed per thread before the block reduction
+  int block = 256;  // threads per block
+  int items = 1;    // elements summed per thread before the block reduction
   // matmul
-  int tile = 16;        // square tile edge; the block is tile x (tile / rows)
-  int rows = 1;         // output rows per thread
+  int tile = 16;  // square tile edge; the block is tile x (tile / rows)
+  int rows = 1;   // output rows per thread
 };
 
 const char* family_name(Family f);

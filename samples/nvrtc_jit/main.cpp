@@ -178,8 +178,9 @@ int run(const Options& o) {
   double compile_ms = 0;
   if (o.processes >= 2) {
     if (!cache_ok) {
-      std::fprintf(stderr, "nvrtc_jit: --processes needs a usable --cache-dir: the worker "
-                           "processes hand their cubins back through it\n");
+      std::fprintf(stderr,
+                   "nvrtc_jit: --processes needs a usable --cache-dir: the worker "
+                   "processes hand their cubins back through it\n");
       return 1;
     }
     {
@@ -195,7 +196,8 @@ int run(const Options& o) {
       // --children follows the list).
       for (const WorkerProcess& w : workers) {
         if (w.pid <= 0 || !jitscope::active()) continue;
-        if (const jitscope::Status st = jitscope::note_child_process(w.pid, w.trace, w.label); !st) {
+        if (const jitscope::Status st = jitscope::note_child_process(w.pid, w.trace, w.label);
+            !st) {
           std::fprintf(stderr, "nvrtc_jit: note_child_process: %s\n", st.message().c_str());
         }
       }
@@ -225,8 +227,9 @@ int run(const Options& o) {
   } else {
     // The one line that says what was skipped and why.
     const std::string of = t.ok == o.kernels ? "" : " of " + std::to_string(o.kernels);
-    std::fprintf(stderr, "nvrtc_jit: %s: compiled and linked %d%s kernels; load, autotune and "
-                         "run skipped\n",
+    std::fprintf(stderr,
+                 "nvrtc_jit: %s: compiled and linked %d%s kernels; load, autotune and "
+                 "run skipped\n",
                  no_gpu.c_str(), t.ok, of.c_str());
   }
   {
@@ -249,15 +252,17 @@ int run(const Options& o) {
                 tc.nvjitlink_version.c_str());
     if (o.processes >= 2) {
       std::string pids;
-      for (const WorkerProcess& w : workers) pids += (pids.empty() ? "" : ", ") + std::to_string(w.pid);
+      for (const WorkerProcess& w : workers)
+        pids += (pids.empty() ? "" : ", ") + std::to_string(w.pid);
       std::printf("compiled by:      %d worker processes x %d threads (pids %s)\n", o.processes,
                   o.workers, pids.c_str());
       std::printf("compile wall:     %.1f ms (NVRTC and nvJitLink ran in the worker processes)\n",
                   compile_ms);
     } else {
       std::printf("compiled by:      %d worker threads\n", std::min(o.workers, o.kernels));
-      std::printf("compile wall:     %.1f ms (summed over threads: nvrtc %.1f ms, nvjitlink %.1f ms)\n",
-                  compile_ms, t.nvrtc_ms, t.nvjitlink_ms);
+      std::printf(
+          "compile wall:     %.1f ms (summed over threads: nvrtc %.1f ms, nvjitlink %.1f ms)\n",
+          compile_ms, t.nvrtc_ms, t.nvjitlink_ms);
     }
     if (o.no_cache) {
       std::printf("cache:            off (--no-cache)\n");

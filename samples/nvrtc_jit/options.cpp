@@ -58,10 +58,10 @@ int parse_options(int argc, char** argv, Options* out) {
   app.add_option("--inject-compile-error", o.inject_error,
                  "give this kernel's source a compile error (to see a failing kernel)");
   // Hidden (empty group): how a parent starts its worker processes.
-  CLI::Option* index = app.add_option("--worker-process", o.worker_index, "")
-                           ->check(CLI::Range(0, 63))
-                           ->group("");
-  CLI::Option* count = app.add_option("--of", o.worker_count, "")->check(CLI::Range(2, 64))->group("");
+  CLI::Option* index =
+      app.add_option("--worker-process", o.worker_index, "")->check(CLI::Range(0, 63))->group("");
+  CLI::Option* count =
+      app.add_option("--of", o.worker_count, "")->check(CLI::Range(2, 64))->group("");
   index->needs(count);
   count->needs(index);
 
@@ -91,9 +91,9 @@ int parse_options(int argc, char** argv, Options* out) {
 }
 
 std::vector<std::string> worker_arguments(const Options& o) {
-  std::vector<std::string> args = {"--kernels", std::to_string(o.kernels),
-                                   "--workers", std::to_string(o.workers),
-                                   "--arch",    o.arch,
+  std::vector<std::string> args = {"--kernels",   std::to_string(o.kernels),
+                                   "--workers",   std::to_string(o.workers),
+                                   "--arch",      o.arch,
                                    "--cache-dir", o.cache_dir,
                                    "--quiet"};
   if (!o.inject_error.empty()) {

@@ -14,14 +14,14 @@ struct Options {
   bool no_cache = false;
   std::string trace = "nvrtc_jit.trace.json";
   std::string metrics = "nvrtc_jit.metrics.jsonl";  // empty: no metrics file
-  int processes = 0;          // >= 2: compile in that many worker processes
-  int worker_timeout_s = 600; // a worker process running longer is killed
-  int reps = 20;              // timed launches per variant when autotuning
-  bool no_gpu = false;        // compile only, even with a GPU
+  int processes = 0;                                // >= 2: compile in that many worker processes
+  int worker_timeout_s = 600;                       // a worker process running longer is killed
+  int reps = 20;                                    // timed launches per variant when autotuning
+  bool no_gpu = false;                              // compile only, even with a GPU
   bool quiet = false;
-  std::string inject_error;   // a kernel whose source gets a compile error (tests)
+  std::string inject_error;  // a kernel whose source gets a compile error (tests)
   // Hidden: set by the parent on its worker processes.
-  int worker_index = -1;      // >= 0: this is worker process `worker_index` of `worker_count`
+  int worker_index = -1;  // >= 0: this is worker process `worker_index` of `worker_count`
   int worker_count = 0;
 };
 

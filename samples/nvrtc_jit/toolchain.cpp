@@ -46,19 +46,28 @@ std::string nvrtc_error(nvrtcResult r, const char* call) {
 
 std::string nvjitlink_error(nvJitLinkResult r, const char* call) {
   // nvJitLink has no error-string call in every version: the enum's names.
-  static const char* const kNames[] = {
-      "NVJITLINK_SUCCESS", "NVJITLINK_ERROR_UNRECOGNIZED_OPTION", "NVJITLINK_ERROR_MISSING_ARCH",
-      "NVJITLINK_ERROR_INVALID_INPUT", "NVJITLINK_ERROR_PTX_COMPILE",
-      "NVJITLINK_ERROR_NVVM_COMPILE", "NVJITLINK_ERROR_INTERNAL", "NVJITLINK_ERROR_THREADPOOL",
-      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT", "NVJITLINK_ERROR_FINALIZE",
-      "NVJITLINK_ERROR_NULL_INPUT", "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE", "NVJITLINK_ERROR_ARCH_MISMATCH",
-      "NVJITLINK_ERROR_OUTDATED_LIBRARY", "NVJITLINK_ERROR_MISSING_FATBIN",
-      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH", "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-      "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
+  static const char* const kNames[] = {"NVJITLINK_SUCCESS",
+                                       "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+                                       "NVJITLINK_ERROR_MISSING_ARCH",
+                                       "NVJITLINK_ERROR_INVALID_INPUT",
+                                       "NVJITLINK_ERROR_PTX_COMPILE",
+                                       "NVJITLINK_ERROR_NVVM_COMPILE",
+                                       "NVJITLINK_ERROR_INTERNAL",
+                                       "NVJITLINK_ERROR_THREADPOOL",
+                                       "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+                                       "NVJITLINK_ERROR_FINALIZE",
+                                       "NVJITLINK_ERROR_NULL_INPUT",
+                                       "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+                                       "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+                                       "NVJITLINK_ERROR_ARCH_MISMATCH",
+                                       "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+                                       "NVJITLINK_ERROR_MISSING_FATBIN",
+                                       "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+                                       "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+                                       "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
   const int code = static_cast<int>(r);
-  const char* name = code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code]
-                                                                             : "NVJITLINK_ERROR";
+  const char* name =
+      code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "NVJITLINK_ERROR";
   return std::string(call) + " failed: " + name + " (code " + std::to_string(code) + ")";
 }
 
@@ -113,8 +122,8 @@ BuildOutput compile_to_ltoir(const Toolchain& tc, const std::string& source,
                              const std::string& program_name) {
   BuildOutput out;
   nvrtcProgram prog = nullptr;
-  if (const nvrtcResult r = nvrtcCreateProgram(&prog, source.c_str(), program_name.c_str(), 0,
-                                               nullptr, nullptr);
+  if (const nvrtcResult r =
+          nvrtcCreateProgram(&prog, source.c_str(), program_name.c_str(), 0, nullptr, nullptr);
       r != NVRTC_SUCCESS) {
     out.error = nvrtc_error(r, "nvrtcCreateProgram");
     return out;

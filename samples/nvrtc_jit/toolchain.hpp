@@ -27,8 +27,8 @@ Toolchain make_toolchain(const std::string& arch);
 
 struct BuildOutput {
   bool ok = false;
-  std::string error;      // the failing call and its result, when !ok
-  std::string log;        // NVRTC's program log or nvJitLink's error log
+  std::string error;  // the failing call and its result, when !ok
+  std::string log;    // NVRTC's program log or nvJitLink's error log
   std::vector<char> bytes;
 };
 

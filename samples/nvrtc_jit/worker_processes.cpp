@@ -29,7 +29,8 @@ std::vector<std::string> worker_environment() {
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view v(*e);
     bool drop = false;
-    for (std::string_view name : {"JITSCOPE_TRACE=", "JITSCOPE_METRICS=", "JITSCOPE_COMPILE_TIMES="}) {
+    for (std::string_view name :
+         {"JITSCOPE_TRACE=", "JITSCOPE_METRICS=", "JITSCOPE_COMPILE_TIMES="}) {
       drop |= v.substr(0, name.size()) == name;
     }
     if (!drop) env.emplace_back(v);
@@ -85,12 +86,12 @@ bool spawn_workers(int count, const std::vector<std::string>& args, const std::s
     }
     std::vector<char*> argvp = pointers(argv);
     // /proc/self/exe: this very binary, wherever it was started from.
-    const int rc = ::posix_spawn(&w.pid, "/proc/self/exe", nullptr, nullptr, argvp.data(),
-                                 envp.data());
+    const int rc =
+        ::posix_spawn(&w.pid, "/proc/self/exe", nullptr, nullptr, argvp.data(), envp.data());
     if (rc != 0) {
       w.pid = -1;
-      w.failure = std::string("could not be started: posix_spawn(/proc/self/exe): ") +
-                  std::strerror(rc);
+      w.failure =
+          std::string("could not be started: posix_spawn(/proc/self/exe): ") + std::strerror(rc);
       std::fprintf(stderr, "nvrtc_jit: %s %s\n", w.label.c_str(), w.failure.c_str());
       all = false;
     }

@@ -14,12 +14,12 @@ namespace nvrtc_jit {
 
 struct WorkerProcess {
   int index = 0;
-  pid_t pid = -1;        // -1: never started
-  std::string trace;     // its own files (absolute)
-  std::string metrics;   // empty: none
-  std::string label;     // "nvrtc_jit worker 0"
-  bool ok = false;       // exited with status 0
-  std::string failure;   // how it ended otherwise
+  pid_t pid = -1;       // -1: never started
+  std::string trace;    // its own files (absolute)
+  std::string metrics;  // empty: none
+  std::string label;    // "nvrtc_jit worker 0"
+  bool ok = false;      // exited with status 0
+  std::string failure;  // how it ended otherwise
 };
 
 // "dir/run.trace.json" -> "dir/run.trace.worker-3.json" (same folder and extension).

@@ -42,8 +42,8 @@ Attach load_runtime_beside_us() {
   }
   std::string path = info.dli_fname;
   const std::size_t slash = path.rfind('/');
-  path = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) +
-         "libjitscope.so";
+  path =
+      (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "libjitscope.so";
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();

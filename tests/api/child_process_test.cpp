@@ -67,18 +67,14 @@ TEST(ChildProcess, ANoteGoesToTheSessionItWasMadeIn) {
     ASSERT_TRUE(note_child_process(11, "a.json").ok());
   }
   Config second = test_config("child_second");
-  {
-    ScopedSession session(second);
-  }
+  { ScopedSession session(second); }
   EXPECT_EQ(children_of(load_trace(first.output_path)).size(), 1u);
   EXPECT_EQ(children_of(load_trace(second.output_path)).size(), 0u);
 }
 
 TEST(SessionMetadata, NamesTheHostAndTheBoot) {
   Config cfg = test_config("session_host");
-  {
-    ScopedSession session(cfg);
-  }
+  { ScopedSession session(cfg); }
   const nlohmann::json trace = load_trace(cfg.output_path);
   const nlohmann::json* session = metadata(trace, "jitscope_session");
   ASSERT_NE(session, nullptr);

@@ -46,8 +46,8 @@ TEST(Boundary, GuardedStatusReturnsTheBodysStatusOrTheFailure) {
   const Status fine = guarded_status("boundary test: fine", [] { return Status(); });
   const Status refused =
       guarded_status("boundary test: refused", [] { return Status::error("no such unit"); });
-  const Status thrown = guarded_status("boundary test: adding a metric",
-                                       []() -> Status { throw std::bad_alloc(); });
+  const Status thrown =
+      guarded_status("boundary test: adding a metric", []() -> Status { throw std::bad_alloc(); });
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "the caller decides what to log";
   EXPECT_TRUE(fine.ok());
   EXPECT_FALSE(refused.ok());

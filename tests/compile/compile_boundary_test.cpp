@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-
 namespace jitscope {
 namespace {
 

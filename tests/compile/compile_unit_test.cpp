@@ -289,10 +289,10 @@ TEST_F(Compile, MetricsLineHasExactlyTheDocumentedFields) {
   static const PhaseKey kCodegen("codegen", {.column = "codegen_us", .compile_event = true});
   register_recompile_context_hook([] { return std::string("epoch=3"); });
   CompileSession session("metrics_fields");
-  const std::uint64_t before_us = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const std::uint64_t before_us =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
   { CompileUnit first({.frame = "matmul", .graph = "fwd"}); }
   {
     CompileUnit unit({.frame = "matmul",
@@ -425,8 +425,10 @@ TEST_F(Compile, EveryMisuseIsAClearErrorAndTryFormsAreSilent) {
     EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
   };
   // Nothing open at all.
-  expect_error(event("nope").set(DataLevel::kTrace, "k", 1), "no open phase or compile unit named 'nope'");
-  expect_error(toplevel_event().set(DataLevel::kMetric, "k", 1), "no phase or compile unit is open");
+  expect_error(event("nope").set(DataLevel::kTrace, "k", 1),
+               "no open phase or compile unit named 'nope'");
+  expect_error(toplevel_event().set(DataLevel::kMetric, "k", 1),
+               "no phase or compile unit is open");
   toplevel_event().try_set(DataLevel::kMetric, "k", 1);  // silently nothing
 
   static const PhaseKey kOuter("outer_phase");
@@ -439,8 +441,10 @@ TEST_F(Compile, EveryMisuseIsAClearErrorAndTryFormsAreSilent) {
   CompileUnit unit({.frame = "misuse"});
   Phase outer(kOuter);
   Phase inner(kInner);
-  expect_error(event("inner_phase").set(DataLevel::kMetric, "k", 1), "is not the outermost open event");
-  expect_error(event("inner_phase").set(DataLevel::kCompileEvent, "k", 1), "is not a compile event");
+  expect_error(event("inner_phase").set(DataLevel::kMetric, "k", 1),
+               "is not the outermost open event");
+  expect_error(event("inner_phase").set(DataLevel::kCompileEvent, "k", 1),
+               "is not a compile event");
   ASSERT_TRUE(event("inner_phase").set(DataLevel::kTrace, "s", "text").ok());
   expect_error(event("inner_phase").increment(DataLevel::kTrace, "s"), "only an integer field");
   expect_error(event("inner_phase").add_to_set(DataLevel::kTrace, "s", 1), "not a set");
@@ -528,7 +532,7 @@ TEST_F(Compile, EveryEventOnAThreadInAUnitCarriesItsCompileId) {
     if (e.value("name", "") == "instant_in_unit") EXPECT_EQ(e["args"]["compile_id"], "0/0");
     if (e.value("name", "") == "instant_outside") EXPECT_FALSE(e.contains("args"));
     if (e.value("name", "") == "counter_in_unit") {
-      EXPECT_EQ(e["compile_id"], "0/0");       // beside the series, not among them
+      EXPECT_EQ(e["compile_id"], "0/0");  // beside the series, not among them
       EXPECT_EQ(e["args"], json({{"value", 5}}));
     }
   }
@@ -712,7 +716,8 @@ TEST_F(Compile, StopPrintsTheCompileTimesReportWhenAsked) {
   testing::StderrCapture capture;
   (void)stop();
   const std::string err = capture.text();
-  EXPECT_NE(err.find("phase,count,total_s,mean_s,max_s\nprinted_phase,1,"), std::string::npos) << err;
+  EXPECT_NE(err.find("phase,count,total_s,mean_s,max_s\nprinted_phase,1,"), std::string::npos)
+      << err;
   EXPECT_NE(err.find("printed_phase,printed_us,"), std::string::npos) << err;
 }
 

@@ -92,41 +92,32 @@ TEST_P(BadVariable, IsAnErrorThatNamesTheVariable) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllVariables, BadVariable,
-    ::testing::Values(BadValue{"JITSCOPE_TRACE", ""}, BadValue{"JITSCOPE_RING_CAPACITY", ""},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "abc"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "-1"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "12abc"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", " 128"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "63"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "16777217"},
-                      BadValue{"JITSCOPE_RING_CAPACITY", "99999999999999999999999"},
-                      BadValue{"JITSCOPE_OVERFLOW", "Block"},
-                      BadValue{"JITSCOPE_OVERFLOW", ""},
-                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "0"},
-                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "1.5"},
-                      BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "60001"},
-                      BadValue{"JITSCOPE_PROCESS_NAME", ""},
-                      BadValue{"JITSCOPE_CLOCK", "rdtsc"},
-                      BadValue{"JITSCOPE_CRASH_HANDLER", "yes"},
-                      BadValue{"JITSCOPE_CRASH_HANDLER", ""},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "63K"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "10MB"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "K"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "-64K"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1.5G"},
-                      BadValue{"JITSCOPE_MAX_TRACE_SIZE", "17179869184G"},
-                      BadValue{"JITSCOPE_ROTATE_SIZE", "100k"},
-                      BadValue{"JITSCOPE_ROTATE_SIZE", ""},
-                      BadValue{"JITSCOPE_TRCE", "/tmp/typo.json"}));
+    ::testing::Values(
+        BadValue{"JITSCOPE_TRACE", ""}, BadValue{"JITSCOPE_RING_CAPACITY", ""},
+        BadValue{"JITSCOPE_RING_CAPACITY", "abc"}, BadValue{"JITSCOPE_RING_CAPACITY", "-1"},
+        BadValue{"JITSCOPE_RING_CAPACITY", "12abc"}, BadValue{"JITSCOPE_RING_CAPACITY", " 128"},
+        BadValue{"JITSCOPE_RING_CAPACITY", "63"}, BadValue{"JITSCOPE_RING_CAPACITY", "16777217"},
+        BadValue{"JITSCOPE_RING_CAPACITY", "99999999999999999999999"},
+        BadValue{"JITSCOPE_OVERFLOW", "Block"}, BadValue{"JITSCOPE_OVERFLOW", ""},
+        BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "0"}, BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "1.5"},
+        BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "60001"}, BadValue{"JITSCOPE_PROCESS_NAME", ""},
+        BadValue{"JITSCOPE_CLOCK", "rdtsc"}, BadValue{"JITSCOPE_CRASH_HANDLER", "yes"},
+        BadValue{"JITSCOPE_CRASH_HANDLER", ""}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "63K"},
+        BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1"}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "10MB"},
+        BadValue{"JITSCOPE_MAX_TRACE_SIZE", "K"}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "-64K"},
+        BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1.5G"},
+        BadValue{"JITSCOPE_MAX_TRACE_SIZE", "17179869184G"},
+        BadValue{"JITSCOPE_ROTATE_SIZE", "100k"}, BadValue{"JITSCOPE_ROTATE_SIZE", ""},
+        BadValue{"JITSCOPE_TRCE", "/tmp/typo.json"}));
 
 TEST(Config, SizesTakeKMAndGSuffixesAndZeroTurnsThemOff) {
   struct Case {
     const char* text;
     std::uint64_t bytes;
   };
-  for (const Case& c : {Case{"65536", 65536}, Case{"64K", 65536}, Case{"512M", 512ull << 20},
-                        Case{"2G", 2ull << 30}, Case{"0", 0}, Case{"16777215G", 16777215ull << 30}}) {
+  for (const Case& c :
+       {Case{"65536", 65536}, Case{"64K", 65536}, Case{"512M", 512ull << 20},
+        Case{"2G", 2ull << 30}, Case{"0", 0}, Case{"16777215G", 16777215ull << 30}}) {
     EnvGuard env;
     env.set("JITSCOPE_TRACE", "/tmp/x.json");
     env.set("JITSCOPE_MAX_TRACE_SIZE", c.text);
@@ -261,7 +252,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadEnv{"JITSCOPE_METRICS=", "JITSCOPE_METRICS is set but empty"},
                       BadEnv{"JITSCOPE_COMPILE_TIMES=yes", "JITSCOPE_COMPILE_TIMES='yes'"},
                       BadEnv{"JITSCOPE_PROGRESS=2", "JITSCOPE_PROGRESS='2' is not 0 or 1"},
-                      BadEnv{"JITSCOPE_CUPTI=maybe", "JITSCOPE_CUPTI='maybe' is not auto, on or off"},
+                      BadEnv{"JITSCOPE_CUPTI=maybe",
+                             "JITSCOPE_CUPTI='maybe' is not auto, on or off"},
                       BadEnv{"JITSCOPE_CUPTI_BUFFER_KB=8", "JITSCOPE_CUPTI_BUFFER_KB='8'"},
                       BadEnv{"JITSCOPE_CUPTI_BUFFERS=1", "JITSCOPE_CUPTI_BUFFERS='1'"},
                       BadEnv{"JITSCOPE_OVERFLOWS=block", "unknown variable JITSCOPE_OVERFLOWS"}));

@@ -32,8 +32,8 @@ class ActivityBuffer {
     return *r;
   }
 
-  CUpti_ActivityKernel10& kernel(std::uint32_t correlation, std::uint64_t start,
-                                 std::uint64_t end, std::uint32_t stream, const char* name) {
+  CUpti_ActivityKernel10& kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                                 std::uint32_t stream, const char* name) {
     auto& k = add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     k.correlationId = correlation;
     k.start = start;
@@ -51,8 +51,8 @@ class ActivityBuffer {
   }
   CUpti_ActivityAPI& api(bool runtime, CUpti_CallbackId cbid, std::uint32_t correlation,
                          std::uint64_t start, std::uint64_t end, std::uint32_t thread) {
-    auto& a = add<CUpti_ActivityAPI>(runtime ? CUPTI_ACTIVITY_KIND_RUNTIME
-                                             : CUPTI_ACTIVITY_KIND_DRIVER);
+    auto& a =
+        add<CUpti_ActivityAPI>(runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER);
     a.cbid = cbid;
     a.correlationId = correlation;
     a.start = start;

@@ -53,7 +53,10 @@ TEST(HostileStrings, EveryKindOfNameAndStringArgRoundTrips) {
     instant(table[i].input, {{"index", static_cast<std::int64_t>(i)}});
     counter(table[i].input, static_cast<double>(i));
   }
-  std::thread([&] { set_thread_name(table[7].input); { JITSCOPE_SPAN("named"); } }).join();
+  std::thread([&] {
+    set_thread_name(table[7].input);
+    { JITSCOPE_SPAN("named"); }
+  }).join();
   session.finish();
 
   const json trace = load_trace(session.path());  // throws if anything is malformed
@@ -116,9 +119,7 @@ TEST(HostileStrings, StringsLongerThanHalfTheRingAreTruncatedAndMarked) {
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok());
   const std::string big(100000, 'x');
-  {
-    Span s(big);
-  }
+  { Span s(big); }
   session.finish();
   const json trace = load_trace(session.path());
   const auto xs = events_with_ph(trace, "X");

@@ -386,8 +386,8 @@ void check_trace(const Run& run) {
   }
   if (str_of(*cupti, "state") != "on") {
     fail("CUPTI did not start on this GPU machine: args.cupti.state = \"" +
-         str_of(*cupti, "state") + "\", reason: \"" + str_of(*cupti, "reason") +
-         "\" (driver " + driver_version_text() + ", toolkit " + version_text(CUDA_VERSION) +
+         str_of(*cupti, "state") + "\", reason: \"" + str_of(*cupti, "reason") + "\" (driver " +
+         driver_version_text() + ", toolkit " + version_text(CUDA_VERSION) +
          "; CUPTI needs a driver at least as new as its toolkit, and no other CUPTI client "
          "such as Nsight Systems)");
     return;
@@ -444,7 +444,8 @@ void check_trace(const Run& run) {
     if (*ts + *dur > end_us + tolerance_us) {
       fail("a cuda slice ends " + std::to_string(*ts + *dur - end_us) +
            " us after the program stopped the session (GPU timestamps off the "
-           "CLOCK_MONOTONIC axis?): " + brief(*e));
+           "CLOCK_MONOTONIC axis?): " +
+           brief(*e));
     }
   }
 
@@ -469,10 +470,8 @@ void check_trace(const Run& run) {
   } else {
     const std::string name = str_of(args_of(*process), "name");
     const std::string want = "GPU " + std::to_string(run.device_ordinal);
-    if (name.rfind(want, 0) != 0 ||
-        (name.size() > want.size() && name[want.size()] != ' ')) {
-      fail("the GPU process is named \"" + name + "\", expected it to start with \"" + want +
-           "\"");
+    if (name.rfind(want, 0) != 0 || (name.size() > want.size() && name[want.size()] != ' ')) {
+      fail("the GPU process is named \"" + name + "\", expected it to start with \"" + want + "\"");
     }
   }
 
@@ -500,8 +499,7 @@ void check_trace(const Run& run) {
       fail("args.compiled_by_id is not \"" + run.unit_id.str() + "\": " + what);
     }
     if (str_of(a, "span") != kRunSpan) {
-      fail(std::string("args.span is not \"") + kRunSpan + "\" (the span open at launch): " +
-           what);
+      fail(std::string("args.span is not \"") + kRunSpan + "\" (the span open at launch): " + what);
     }
     if (member(a, "compile_id") != nullptr) {
       fail("args.compile_id is set, but the kernel was launched outside any unit: " + what);
@@ -519,8 +517,8 @@ void check_trace(const Run& run) {
     if (pid && tid) {
       const json* track = find_metadata("thread_name", *pid, *tid);
       if (track == nullptr) {
-        fail("no thread_name metadata for the kernel's stream track (pid " +
-             std::to_string(*pid) + ", tid " + std::to_string(*tid) + ")");
+        fail("no thread_name metadata for the kernel's stream track (pid " + std::to_string(*pid) +
+             ", tid " + std::to_string(*tid) + ")");
       } else if (str_of(args_of(*track), "name") != "stream " + std::to_string(*tid)) {
         fail("the stream track is named \"" + str_of(args_of(*track), "name") +
              "\", expected \"stream " + std::to_string(*tid) + "\"");
@@ -553,13 +551,12 @@ void check_trace(const Run& run) {
       }
     }
     if (starts.size() != 1) {
-      fail("expected one flow start (ph s, id " + std::to_string(*corr) +
-           ", name launch), found " + std::to_string(starts.size()) + hint + ": " + what);
+      fail("expected one flow start (ph s, id " + std::to_string(*corr) + ", name launch), found " +
+           std::to_string(starts.size()) + hint + ": " + what);
     } else {
       const json& s = *starts[0];
       if (int_of(s, "pid") != host_pid) {
-        fail("the flow start is not on the host pid " + std::to_string(host_pid) + ": " +
-             brief(s));
+        fail("the flow start is not on the host pid " + std::to_string(host_pid) + ": " + brief(s));
       }
       const json* api = nullptr;
       int bound = 0;
@@ -600,8 +597,8 @@ void check_trace(const Run& run) {
         str_of(a, "compile_unit") == run.unit_slice) {
       ++loads_in_unit;
     } else {
-      fail("the cuModuleLoadData slice does not carry the unit (compile_id \"" +
-           run.unit_id.str() + "\", compile_unit \"" + run.unit_slice + "\"): " + brief(*e));
+      fail("the cuModuleLoadData slice does not carry the unit (compile_id \"" + run.unit_id.str() +
+           "\", compile_unit \"" + run.unit_slice + "\"): " + brief(*e));
     }
   }
   if (loads_in_unit != 1) {
@@ -719,8 +716,7 @@ int run_test(const std::string& dir) {
 #if defined(__SANITIZE_ADDRESS__)
     hint = "; under AddressSanitizer the driver needs ASAN_OPTIONS=protect_shadow_gap=0";
 #endif
-    return skip("cuInit failed: " + cu_error(r) + " (driver " + driver_version_text() + hint +
-                ")");
+    return skip("cuInit failed: " + cu_error(r) + " (driver " + driver_version_text() + hint + ")");
   }
   int count = 0;
   if (const CUresult r = g_cu.cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
@@ -779,7 +775,7 @@ int run_test(const std::string& dir) {
   run.trace_path = dir + "/gpu_trace.json";
   run.metrics_path = dir + "/gpu_metrics.jsonl";
   run.host_pid = static_cast<int>(::getpid());
-  (void)::unlink(run.trace_path.c_str());    // never check a previous run's files
+  (void)::unlink(run.trace_path.c_str());  // never check a previous run's files
   (void)::unlink(run.metrics_path.c_str());
   jitscope::Config cfg;
   cfg.output_path = run.trace_path;
@@ -793,8 +789,7 @@ int run_test(const std::string& dir) {
   }
   SessionGuard session_guard;  // declared after `res`: stops before the GPU resources go
 
-  if (!cu_ok(g_cu.cuDevicePrimaryCtxRetain(&res.context, res.device),
-             "cuDevicePrimaryCtxRetain")) {
+  if (!cu_ok(g_cu.cuDevicePrimaryCtxRetain(&res.context, res.device), "cuDevicePrimaryCtxRetain")) {
     return kFail;
   }
   if (!cu_ok(g_cu.cuCtxSetCurrent(res.context), "cuCtxSetCurrent")) return kFail;
@@ -852,8 +847,7 @@ int run_test(const std::string& dir) {
     int n = kElements;
     void* params[] = {&a, &res.x, &res.y, &n};
     for (int i = 0; i < kLaunches; ++i) {
-      if (!cu_ok(g_cu.cuLaunchKernel(saxpy, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, params,
-                                     nullptr),
+      if (!cu_ok(g_cu.cuLaunchKernel(saxpy, kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, params, nullptr),
                  ("cuLaunchKernel(saxpy) #" + std::to_string(i + 1)).c_str())) {
         return kFail;
       }
@@ -895,8 +889,8 @@ int run_test(const std::string& dir) {
   if (g_failures != 0) {
     std::fprintf(stderr,
                  "%d check(s) failed on device 0 (%s, sm_%d, driver %s); trace: %s, metrics: %s\n",
-                 g_failures, device_name, cc, driver_version_text().c_str(),
-                 run.trace_path.c_str(), run.metrics_path.c_str());
+                 g_failures, device_name, cc, driver_version_text().c_str(), run.trace_path.c_str(),
+                 run.metrics_path.c_str());
     return kFail;
   }
   std::printf(

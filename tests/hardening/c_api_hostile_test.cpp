@@ -83,7 +83,7 @@ jitscope_config c_config(const std::string& path) {
   jitscope_config_init(&cfg);
   cfg.output_path = path.c_str();
   cfg.flush_interval_ms = 5;
-  cfg.cupti = JITSCOPE_CUPTI_OFF;  // no "CUPTI off" line: stderr is checked
+  cfg.cupti = JITSCOPE_CUPTI_OFF;          // no "CUPTI off" line: stderr is checked
   cfg.overflow = JITSCOPE_OVERFLOW_BLOCK;  // exact counts: nothing dropped for room
   return cfg;
 }
@@ -357,8 +357,8 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
     jitscope_span_end();
     expected.push_back({replace_invalid_utf8(std::string_view(euros).substr(0, max_name)), true});
     // Static names.
-    for (const char* name : {static_cast<const char*>(every_nonzero_byte), kStaticInvalid,
-                             kStaticValid}) {
+    for (const char* name :
+         {static_cast<const char*>(every_nonzero_byte), kStaticInvalid, kStaticValid}) {
       jitscope_span_begin(name);
       jitscope_span_end();
       expected.push_back({replace_invalid_utf8(name)});
@@ -374,10 +374,10 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
   for (std::size_t i = 0; i < spans.size(); ++i) {
     const std::string got = spans[i]["name"].get<std::string>();
     EXPECT_TRUE(got == expected[i].name)
-        << "span " << i << ": got " << got.size() << " bytes, expected "
-        << expected[i].name.size() << ": " << json(got.substr(0, 80)).dump();
-    const bool flagged = spans[i].contains("args") &&
-                         spans[i]["args"].value("jitscope_truncated", false);
+        << "span " << i << ": got " << got.size() << " bytes, expected " << expected[i].name.size()
+        << ": " << json(got.substr(0, 80)).dump();
+    const bool flagged =
+        spans[i].contains("args") && spans[i]["args"].value("jitscope_truncated", false);
     EXPECT_EQ(flagged, expected[i].truncated) << "span " << i;
   }
   // Valid UTF-8 comes back byte for byte, the 1 MB name included.
@@ -388,9 +388,8 @@ TEST(CApiHostile, NamesOfArbitraryBytes) {
   }
   EXPECT_GE(valid_names.size(), 4u);  // all_bytes is not; a\0b\0, \0, café, one_mb are
 
-  const std::vector<std::string> static_expected = {replace_invalid_utf8(every_nonzero_byte),
-                                                    replace_invalid_utf8(kStaticInvalid),
-                                                    kStaticValid};
+  const std::vector<std::string> static_expected = {
+      replace_invalid_utf8(every_nonzero_byte), replace_invalid_utf8(kStaticInvalid), kStaticValid};
   std::vector<std::string> instants, counters;
   for (const json& e : events_with_ph(trace, "I")) instants.push_back(e["name"]);
   for (const json& e : events_with_ph(trace, "C")) {

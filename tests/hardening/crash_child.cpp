@@ -256,7 +256,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     for (;;) ::pause();
   }
-  if (how == "segv" || how == "survive" || how == "rotate" || how == "host-before" || how == "host-after" || how == "no-handler") {
+  if (how == "segv" || how == "survive" || how == "rotate" || how == "host-before" ||
+      how == "host-after" || how == "no-handler") {
     if (how == "no-handler") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fault_segv();
   } else if (how == "bus") {

@@ -19,12 +19,12 @@
 
 #include <signal.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 namespace jitscope::testing {
 namespace {
@@ -57,8 +57,8 @@ Crash run_child(const std::string& how, bool wait = true) {
   options.env = {{"ASAN_OPTIONS", without_sanitizer_handlers("ASAN_OPTIONS")},
                  {"TSAN_OPTIONS", without_sanitizer_handlers("TSAN_OPTIONS")},
                  {"UBSAN_OPTIONS", without_sanitizer_handlers("UBSAN_OPTIONS")}};
-  c.process = spawn({JITSCOPE_CRASH_CHILD, c.trace_path, how, c.marker_path}, c.trace_path,
-                    options);
+  c.process =
+      spawn({JITSCOPE_CRASH_CHILD, c.trace_path, how, c.marker_path}, c.trace_path, options);
   EXPECT_GT(c.process.pid, 0) << c.process.spawn_error;
   if (wait) {
     EXPECT_TRUE(c.process.wait(std::chrono::seconds(120)));

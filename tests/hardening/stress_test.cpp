@@ -15,8 +15,8 @@
 // Not covered: timing (no test here asserts a duration), kDrop's loss
 // accounting under pressure (span_test), crashes (crash tests), trace size
 // caps and rotation (trace_cap tests), GPU activity.
-#include "subprocess.hpp"
 #include "ring/thread_registry.hpp"
+#include "subprocess.hpp"
 #include "trace_support.hpp"
 
 #include <fcntl.h>
@@ -42,7 +42,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
 
 namespace jitscope::testing {
 namespace {
@@ -124,8 +123,8 @@ std::size_t registered_states(std::size_t want) {
 
 // What a streamed trace held.
 struct StreamedTrace {
-  bool opened = false;  // the first line is "["
-  bool closed = false;  // a "]" line ends the array, with nothing but space after it
+  bool opened = false;              // the first line is "["
+  bool closed = false;              // a "]" line ends the array, with nothing but space after it
   std::vector<std::string> errors;  // the first malformed lines, and why
   std::uint64_t events = 0;
   std::uint64_t spans = 0;  // "ph":"X" events
@@ -217,8 +216,8 @@ class LineChecker {
 
   void error(std::string why, std::string_view text) {
     if (out_.errors.size() >= 5) return;
-    out_.errors.push_back(why + " (line " + std::to_string(lines_) + "): " +
-                          std::string(text.substr(0, 200)));
+    out_.errors.push_back(why + " (line " + std::to_string(lines_) +
+                          "): " + std::string(text.substr(0, 200)));
   }
 
   StreamedTrace& out_;
@@ -342,8 +341,9 @@ TEST(Stress, EightThreadsOfSpansUnderBlockLoseNothing) {
   const std::uint64_t total = kThreads * kSpansPerThread;
   EXPECT_EQ(trace.spans, total);
   EXPECT_EQ(trace.spans_per_tid.size(), static_cast<std::size_t>(kThreads));
-  for (int tid : tids) EXPECT_EQ(trace.spans_per_tid.count(tid) ? trace.spans_per_tid.at(tid) : 0,
-                                 kSpansPerThread) << "tid " << tid;
+  for (int tid : tids)
+    EXPECT_EQ(trace.spans_per_tid.count(tid) ? trace.spans_per_tid.at(tid) : 0, kSpansPerThread)
+        << "tid " << tid;
   EXPECT_EQ(stats.events_written, total);
   EXPECT_EQ(stats.events_dropped, 0u);
   EXPECT_EQ(stats.spans_incomplete, 0u);
@@ -415,8 +415,8 @@ TEST(Stress, TenThousandNamedShortLivedThreads) {
   for (int tid : tids) expected_spans[tid] += kChurnSpans;
   EXPECT_EQ(expected_spans.size(), static_cast<std::size_t>(kChurnThreads));
   EXPECT_TRUE(trace.spans_per_tid == expected_spans)
-      << trace.spans_per_tid.size() << " tids with spans in the trace, "
-      << expected_spans.size() << " threads";
+      << trace.spans_per_tid.size() << " tids with spans in the trace, " << expected_spans.size()
+      << " threads";
 
   // One thread_name event per thread: its own id and its own name.
   std::multiset<std::pair<long, std::string>> expected_names, names;
@@ -524,7 +524,7 @@ TEST(Stress, RssStaysFlatFromOneToFiftyMillionSpans) {
 
 struct ChildResult {
   int exit_code = -1;  // -1: a signal ended it, or it did not start
-  std::string err;  // its stderr
+  std::string err;     // its stderr
 };
 
 // Runs jitscope_devfull_child with its trace to /dev/full.

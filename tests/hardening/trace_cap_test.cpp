@@ -12,10 +12,10 @@
 // part of the trailer that may be trimmed; no GPU or fake CUPTI here), a
 // crash in a capped or rotated session (crash tests), write errors other
 // than an unopenable next file (stress tests' /dev/full), timing.
-#include "flush/file_sink.hpp"
 #include "base/json_writer.hpp"
-#include "trace_support.hpp"
+#include "flush/file_sink.hpp"
 #include "flush/trace_writer.hpp"
+#include "trace_support.hpp"
 
 #include <jitscope/jitscope.h>
 
@@ -358,7 +358,8 @@ TEST(TraceCapWriter, MetadataPastTheCapIsCountedApart) {
   }
   EXPECT_TRUE(writer.capped());
   EXPECT_LE(sink.text.size(), k64K);
-  EXPECT_EQ(writer.events_written() + writer.events_over_cap(), static_cast<std::uint64_t>(kEvents));
+  EXPECT_EQ(writer.events_written() + writer.events_over_cap(),
+            static_cast<std::uint64_t>(kEvents));
   const json trace = json::parse(sink.text);
   EXPECT_EQ(events_with_ph(trace, "i").size(), writer.events_written());
   const json& cap = (*metadata(trace, "jitscope_stats"))["args"]["trace_cap"];

@@ -91,8 +91,8 @@ TEST_F(NvtxCapture, PushPopRangesNestOnTheCallingThread) {
   ASSERT_EQ(inner.size(), 3u);
   for (const auto& i : inner) {
     EXPECT_EQ(i["tid"].get<long>(), gettid_now());
-    EXPECT_EQ(std::count_if(outer.begin(), outer.end(), [&](const json& o) { return inside(i, o); }),
-              1);
+    EXPECT_EQ(
+        std::count_if(outer.begin(), outer.end(), [&](const json& o) { return inside(i, o); }), 1);
   }
   EXPECT_EQ(capture_stats(trace)["ranges"], 6);
 }
@@ -149,7 +149,7 @@ TEST_F(NvtxCapture, StartEndAcrossThreadsIsOneAsyncSlice) {
   ASSERT_EQ(e.size(), 1u);
   EXPECT_EQ(b[0]["id"], e[0]["id"]);
   EXPECT_LT(b[0]["id"].get<std::uint64_t>(), std::uint64_t{1} << 53);  // exact as a double
-  EXPECT_EQ(b[0]["tid"].get<long>(), gettid_now());  // the thread that started it
+  EXPECT_EQ(b[0]["tid"].get<long>(), gettid_now());                    // the thread that started it
   EXPECT_NE(ender, gettid_now());
   // A lower bound only: it was held open at least kHeld.
   EXPECT_GE(jitscope::testing::to_ns(e[0]["ts"]) - jitscope::testing::to_ns(b[0]["ts"]),

@@ -26,8 +26,8 @@
 #include "nvtx/recorded_event.hpp"
 #include "trace_support.hpp"
 
-#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.h>
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 #include <jitscope/nvtx.hpp>
 
@@ -64,14 +64,13 @@ const bool g_injection_env_set = [] {
   return ::setenv("NVTX_INJECTION64_PATH", JITSCOPE_NVTX_RECORDER, /*overwrite=*/0) == 0;
 }();
 
-constexpr int kAscii = 1;       // NVTX_MESSAGE_TYPE_ASCII
-constexpr int kRegistered = 3;  // NVTX_MESSAGE_TYPE_REGISTERED
+constexpr int kAscii = 1;          // NVTX_MESSAGE_TYPE_ASCII
+constexpr int kRegistered = 3;     // NVTX_MESSAGE_TYPE_REGISTERED
 constexpr int kPayloadNone = 0;    // NVTX_PAYLOAD_UNKNOWN
 constexpr int kPayloadUint64 = 1;  // NVTX_PAYLOAD_TYPE_UNSIGNED_INT64
 
 // One line of the recorder's dump.
 using Ev = nvtx_recorder::Event;
-
 
 struct Recorder {
   std::size_t (*dump)(char*, std::size_t) = nullptr;
@@ -128,9 +127,7 @@ const Recorder* find_recorder() {
 
 long gettid_now() { return static_cast<long>(::syscall(SYS_gettid)); }
 
-bool is_range_event(const Ev& e) {
-  return e.kind == "push" || e.kind == "pop" || e.kind == "mark";
-}
+bool is_range_event(const Ev& e) { return e.kind == "push" || e.kind == "pop" || e.kind == "mark"; }
 
 // Push/pop/mark events of `tid`, in order.
 std::vector<Ev> ranges_on(const std::vector<Ev>& all, long tid) {
@@ -267,8 +264,8 @@ TEST_F(NvtxEmit, NestedStaticSpansPushAndPopInOrder) {
 
   // The trace has the same spans.
   int outer = 0, inner = 0;
-  for (const auto& e : jitscope::testing::events_with_ph(
-           jitscope::testing::load_trace(session.path()), "X")) {
+  for (const auto& e :
+       jitscope::testing::events_with_ph(jitscope::testing::load_trace(session.path()), "X")) {
     outer += e["name"] == "nvtx_emit.outer";
     inner += e["name"] == "nvtx_emit.inner";
   }
@@ -344,7 +341,8 @@ TEST_F(NvtxEmit, DynamicNamesAreAsciiMessagesAndNeverRegistered) {
   }
   session.finish();
   const std::vector<Ev> evs = ranges_on(rec_->events(), gettid_now());
-  ASSERT_EQ(shape(evs), (std::vector<std::string>{"push:" + first, "push:" + second, "pop", "pop"}));
+  ASSERT_EQ(shape(evs),
+            (std::vector<std::string>{"push:" + first, "push:" + second, "pop", "pop"}));
   for (int k = 0; k < 2; ++k) {
     EXPECT_EQ(evs[k].msg_type, kAscii);
     expect_plain(evs[k], "dynamic span");
@@ -373,8 +371,9 @@ TEST_F(NvtxEmit, CompileUnitTagsItsRangeAndEverythingInsideWithItsId) {
   session.finish();
 
   // The display compile.hpp documents: "[frame/attempt] name".
-  EXPECT_EQ(display.rfind("[" + std::to_string(id.frame) + "/" + std::to_string(id.attempt) + "] ", 0),
-            0u)
+  EXPECT_EQ(
+      display.rfind("[" + std::to_string(id.frame) + "/" + std::to_string(id.attempt) + "] ", 0),
+      0u)
       << display;
   const std::uint64_t packed = packed_id(id);
 
@@ -399,8 +398,8 @@ TEST_F(NvtxEmit, CompileUnitTagsItsRangeAndEverythingInsideWithItsId) {
 
   // The trace's unit slice has the same name.
   bool found = false;
-  for (const auto& e : jitscope::testing::events_with_ph(
-           jitscope::testing::load_trace(session.path()), "X")) {
+  for (const auto& e :
+       jitscope::testing::events_with_ph(jitscope::testing::load_trace(session.path()), "X")) {
     found = found || e["name"] == display;
   }
   EXPECT_TRUE(found) << display;
@@ -448,11 +447,10 @@ TEST_F(NvtxEmit, NestedUnitsAndRecompilesTagWithTheInnermostUnit) {
 
   const std::vector<Ev> evs = ranges_on(all, gettid_now());
   ASSERT_EQ(shape(evs),
-            (std::vector<std::string>{"push:" + outer_display, "push:" + inner_display,
-                                      "push:nvtx_emit.in_inner", "pop", "pop",
-                                      "push:nvtx_emit.back_in_outer", "pop", "pop",
-                                      "push:" + again_display, "push:nvtx_emit.in_recompile",
-                                      "pop", "pop"}));
+            (std::vector<std::string>{
+                "push:" + outer_display, "push:" + inner_display, "push:nvtx_emit.in_inner", "pop",
+                "pop", "push:nvtx_emit.back_in_outer", "pop", "pop", "push:" + again_display,
+                "push:nvtx_emit.in_recompile", "pop", "pop"}));
   expect_in_unit(evs[0], category[outer_display], packed_id(outer_id));
   expect_in_unit(evs[1], category[inner_display], packed_id(inner_id));
   expect_in_unit(evs[2], category[inner_display], packed_id(inner_id));
@@ -555,9 +553,9 @@ TEST_F(NvtxEmit, ThreadNamedBeforeTheSessionPassesItsNameWhenItRegisters) {
     on_worker.push_back(e.kind + ":" + e.text);
     if (e.kind == "name_thread") EXPECT_EQ(static_cast<long>(e.id), tid);
   }
-  EXPECT_EQ(on_worker, (std::vector<std::string>{"name_thread:nvtx-emit-early",
-                                                 "push:nvtx_emit.early_worker", "pop:",
-                                                 "push:nvtx_emit.early_worker", "pop:"}));
+  EXPECT_EQ(on_worker,
+            (std::vector<std::string>{"name_thread:nvtx-emit-early", "push:nvtx_emit.early_worker",
+                                      "pop:", "push:nvtx_emit.early_worker", "pop:"}));
 }
 
 TEST_F(NvtxEmit, NvtxEmitOffEmitsNothingAndOnEmitsAgain) {
@@ -702,7 +700,8 @@ TEST(NvtxEmitStderr, ForeignToolLineAppearsOnceAcrossTwoSessions) {
     return;
   }
 
-  const std::string filter = "--gtest_filter=NvtxEmitStderr.ForeignToolLineAppearsOnceAcrossTwoSessions";
+  const std::string filter =
+      "--gtest_filter=NvtxEmitStderr.ForeignToolLineAppearsOnceAcrossTwoSessions";
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
   env_strings.push_back(std::string(kChildVar) + "=1");

@@ -124,9 +124,7 @@ void read_attributes(Event& e, const nvtxEventAttributes_t* a) {
   }
 }
 
-void record(Event e) {
-  state().events.push_back(std::move(e));
-}
+void record(Event e) { state().events.push_back(std::move(e)); }
 
 Event make(const char* kind, std::string domain) {
   Event e;
@@ -258,8 +256,7 @@ void NVTX_API domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* 
   read_attributes(e, a);
   record(std::move(e));
 }
-nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d,
-                                             const nvtxEventAttributes_t* a) {
+nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   std::lock_guard<std::mutex> lock(state().mutex);
   Event e = make("range_start", domain_name(d));
   read_attributes(e, a);
@@ -287,7 +284,8 @@ int NVTX_API domain_range_pop(nvtxDomainHandle_t d) {
   return 0;
 }
 int g_resource;
-nvtxResourceHandle_t NVTX_API domain_resource_create(nvtxDomainHandle_t, nvtxResourceAttributes_t*) {
+nvtxResourceHandle_t NVTX_API domain_resource_create(nvtxDomainHandle_t,
+                                                     nvtxResourceAttributes_t*) {
   return reinterpret_cast<nvtxResourceHandle_t>(&g_resource);
 }
 void NVTX_API domain_resource_destroy(nvtxResourceHandle_t) {}
@@ -298,8 +296,7 @@ void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, std::uint32_t id, con
   e.text = name != nullptr ? name : "(null)";
   record(std::move(e));
 }
-void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t id,
-                                     const wchar_t* name) {
+void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t id, const wchar_t* name) {
   std::lock_guard<std::mutex> lock(state().mutex);
   Event e = make("name_category", domain_name(d));
   e.id = id;
@@ -362,7 +359,6 @@ bool install(const NvtxExportTableCallbacks* cb, NvtxCallbackModule module,
   }
   return true;
 }
-
 
 }  // namespace
 

@@ -311,9 +311,7 @@ TEST(Spans, SpansOpenAtStopAreWrittenAsIncomplete) {
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok());
   Span open_span("still_running");
-  {
-    JITSCOPE_SPAN("finished");
-  }
+  { JITSCOPE_SPAN("finished"); }
   const SessionStats stats = session.finish();
   open_span.end();  // after stop: ignored
   EXPECT_EQ(stats.spans_incomplete, 1u);
@@ -340,9 +338,7 @@ TEST(Spans, WithoutASessionNothingIsRecordedAndNothingBreaks) {
   Config cfg = test_config("late");
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok());
-  {
-    JITSCOPE_SPAN("inside");
-  }
+  { JITSCOPE_SPAN("inside"); }
   before.end();
   session.finish();
   const json trace = load_trace(session.path());

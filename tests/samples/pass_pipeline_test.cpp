@@ -65,8 +65,8 @@ const SampleRun& sample_run() {
     const std::string out = temp_path("pass_pipeline_stdout");
     const std::string err = temp_path("pass_pipeline_stderr");
     const std::string cmd = shell_quote(JITSCOPE_PASS_PIPELINE) + " --trace " + shell_quote(trace) +
-                            " --metrics " + shell_quote(metrics) + " >" + shell_quote(out) +
-                            " 2>" + shell_quote(err);
+                            " --metrics " + shell_quote(metrics) + " >" + shell_quote(out) + " 2>" +
+                            shell_quote(err);
     const int status = std::system(cmd.c_str());
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.stdout_text = read_file(out);
@@ -269,8 +269,12 @@ TEST(PassPipeline, EveryPhaseInAUnitCarriesItsCompileIdOnEveryThread) {
   std::vector<Slice> slices;
   for (const json& e : trace) {
     if (e.value("ph", "") != "X") continue;
-    Slice s{e.at("name").get<std::string>(), e.at("cat").get<std::string>(),
-            e.at("tid").get<long>(), to_ns(e.at("ts")), 0, &e};
+    Slice s{e.at("name").get<std::string>(),
+            e.at("cat").get<std::string>(),
+            e.at("tid").get<long>(),
+            to_ns(e.at("ts")),
+            0,
+            &e};
     s.end = s.begin + to_ns(e.at("dur"));
     slices.push_back(s);
   }
@@ -314,8 +318,8 @@ TEST(PassPipeline, EveryPhaseInAUnitCarriesItsCompileIdOnEveryThread) {
         << s.name << " on " << names.at(s.tid) << " inside " << unit->name;
     (names.at(s.tid) == "main" ? in_unit_main : in_unit_workers)++;
   }
-  EXPECT_EQ(unit_slices, 20);     // 7 on main + 13 attached on the workers
-  EXPECT_EQ(attached, 13);        // each worker with a kernel to build, per unit
+  EXPECT_EQ(unit_slices, 20);      // 7 on main + 13 attached on the workers
+  EXPECT_EQ(attached, 13);         // each worker with a kernel to build, per unit
   EXPECT_EQ(in_unit_main, 7 * 7);  // compile_graph, parse, passes, 3 passes, codegen
   EXPECT_EQ(in_unit_workers, 25);  // emit_kernel: 24 kernels + 1 rebuilt on the recompile
   EXPECT_EQ(outside, 1);

@@ -15,14 +15,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <thread>
-#include <tuple>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
-
 
 namespace jitscope::testing {
 namespace {
@@ -238,7 +237,7 @@ std::map<long long, std::string> process_names(const json& trace) {
 
 // (name, ts ns, dur ns) of every X event of `pid`.
 std::multiset<std::tuple<std::string, long long, long long>> slices_of(const json& trace,
-                                                                      long long pid) {
+                                                                       long long pid) {
   std::multiset<std::tuple<std::string, long long, long long>> out;
   for (const json& e : trace) {
     if (e.value("ph", "") == "X" && e["pid"] == pid) {
@@ -279,9 +278,11 @@ TEST(MergeTool, TwoSessionsOfOneProcessBecomeTwoLabelledProcesses) {
   ::gethostname(host, sizeof host - 1);
   const auto names = process_names(merged);
   const std::string pid_text = std::to_string(session_pid(ta));
-  EXPECT_EQ(names.at(pa), "merge_test [host " + std::string(host) + ", rank 0, pid " + pid_text + "]")
+  EXPECT_EQ(names.at(pa),
+            "merge_test [host " + std::string(host) + ", rank 0, pid " + pid_text + "]")
       << "(the process name jitscope gave the test binary)";
-  EXPECT_EQ(names.at(pb), "merge_test [host " + std::string(host) + ", rank 1, pid " + pid_text + "]");
+  EXPECT_EQ(names.at(pb),
+            "merge_test [host " + std::string(host) + ", rank 1, pid " + pid_text + "]");
   EXPECT_NE(r.err.find("rank 1: " + b), std::string::npos) << r.err;
 }
 
@@ -293,7 +294,8 @@ TEST(MergeTool, WallClockShiftIsExact) {
   for (json& e : tb) {
     if (e.value("name", "") == "jitscope_session") {
       e["args"]["boot_id"] = "another-boot";
-      e["args"]["session_start_unix_ns"] = e["args"]["session_start_unix_ns"].get<long long>() + 5'000'000'123;
+      e["args"]["session_start_unix_ns"] =
+          e["args"]["session_start_unix_ns"].get<long long>() + 5'000'000'123;
     }
   }
   const std::string b = temp_path("merge_wall_b");
@@ -308,22 +310,28 @@ TEST(MergeTool, WallClockShiftIsExact) {
   std::multiset<std::tuple<std::string, long long, long long>> expect;
   for (const auto& [name, ts, dur] : shifted) expect.emplace(name, ts + 5'000'000'123, dur);
   EXPECT_EQ(slices_of(merged, sessions[1]["pid"]), expect);
-  EXPECT_EQ(with_name(merged, "M", "jitscope_merge")[0]["args"]["inputs"][1]["shift_ns"], 5'000'000'123);
+  EXPECT_EQ(with_name(merged, "M", "jitscope_merge")[0]["args"]["inputs"][1]["shift_ns"],
+            5'000'000'123);
 }
 
 TEST(MergeTool, ClangObjectFormIsPlacedByItsBeginningOfTime) {
   const std::string a = write_session_trace("merge_clang_a", 1);
   const json ta = load_trace(a);
   const json& session = (*metadata(ta, "jitscope_session"))["args"];
-  const long long offset =
-      session["session_start_unix_ns"].get<long long>() - session["session_start_monotonic_ns"].get<long long>();
+  const long long offset = session["session_start_unix_ns"].get<long long>() -
+                           session["session_start_monotonic_ns"].get<long long>();
   // clang's epoch: 1.5 ms after a's session start on the wall clock (µs).
   const long long bot_us = session["session_start_unix_ns"].get<long long>() / 1000 + 1500;
-  json clang = {{"traceEvents",
-                 json::array({{{"ph", "X"}, {"name", "Frontend"}, {"ts", 10}, {"dur", 300}, {"pid", 77}, {"tid", 77}},
-                              {{"ph", "M"}, {"name", "process_name"}, {"pid", 77}, {"tid", 0},
-                               {"args", {{"name", "clang-14"}}}}})},
-                {"beginningOfTime", bot_us}};
+  json clang = {
+      {"traceEvents",
+       json::array(
+           {{{"ph", "X"}, {"name", "Frontend"}, {"ts", 10}, {"dur", 300}, {"pid", 77}, {"tid", 77}},
+            {{"ph", "M"},
+             {"name", "process_name"},
+             {"pid", 77},
+             {"tid", 0},
+             {"args", {{"name", "clang-14"}}}}})},
+      {"beginningOfTime", bot_us}};
   const std::string c = temp_path("merge_clang_c");
   write_json(c, clang);
   const std::string out = temp_path("merged_clang");
@@ -340,12 +348,15 @@ TEST(MergeTool, ClangObjectFormIsPlacedByItsBeginningOfTime) {
 TEST(MergeTool, RefusesATraceItCannotPlaceAndWritesNothing) {
   const std::string a = write_session_trace("merge_refuse_a", 1);
   const std::string bare = temp_path("merge_bare");
-  write_json(bare, json::array({{{"ph", "X"}, {"name", "x"}, {"ts", 1}, {"dur", 2}, {"pid", 9}, {"tid", 9}}}));
+  write_json(
+      bare,
+      json::array({{{"ph", "X"}, {"name", "x"}, {"ts", 1}, {"dur", 2}, {"pid", 9}, {"tid", 9}}}));
   const std::string out = temp_path("merged_refused");
   std::filesystem::remove(out);
   Result r = run_merge({"-o", out, a, bare});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("jitscope-merge: error: " + bare + ": cannot place"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("jitscope-merge: error: " + bare + ": cannot place"), std::string::npos)
+      << r.err;
   EXPECT_FALSE(std::filesystem::exists(out));
 
   r = run_merge({"--assume-same-clock", "-o", out, a, bare});
@@ -434,10 +445,14 @@ TEST(MergeTool, WhiteSpaceAroundTokensDoesNotSplitProcessesOrFlows) {
   const std::string a = write_session_trace("merge_ws_a", 1);
   // An input written with spaces around its numbers: one process, one flow.
   const std::string ws = temp_path("merge_ws");
-  std::ofstream(ws) << "[\n"
-                       R"({"ph":"X","name":"x","ts": 1 ,"dur":2,"pid": 100 ,"tid":1},)" "\n"
-                       R"({"ph":"s","name":"f","cat":"c","ts":1,"pid":100,"tid":1,"id": 5 },)" "\n"
-                       R"({"ph":"f","name":"f","cat":"c","ts":2,"pid":100 ,"tid":1,"id":5,"bp":"e"})" "\n]";
+  std::ofstream(ws)
+      << "[\n"
+         R"({"ph":"X","name":"x","ts": 1 ,"dur":2,"pid": 100 ,"tid":1},)"
+         "\n"
+         R"({"ph":"s","name":"f","cat":"c","ts":1,"pid":100,"tid":1,"id": 5 },)"
+         "\n"
+         R"({"ph":"f","name":"f","cat":"c","ts":2,"pid":100 ,"tid":1,"id":5,"bp":"e"})"
+         "\n]";
   const std::string out = temp_path("merged_ws");
   const Result r = run_merge({"--assume-same-clock", "-o", out, a, ws});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -458,7 +473,8 @@ TEST(MergeTool, RefusesInvalidJsonAMergedTraceAndAShiftPastInt64) {
   std::filesystem::remove(out);
   // A value On Demand would skip unread: still refused, never copied.
   const std::string bad = temp_path("merge_tru");
-  std::ofstream(bad) << R"([{"ph":"X","name":"x","ts":1,"dur":2,"pid":9,"tid":9,"args":{"ok":tru}}])";
+  std::ofstream(bad)
+      << R"([{"ph":"X","name":"x","ts":1,"dur":2,"pid":9,"tid":9,"args":{"ok":tru}}])";
   Result r = run_merge({"--assume-same-clock", "-o", out, a, bad});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("not valid JSON"), std::string::npos) << r.err;
@@ -475,7 +491,8 @@ TEST(MergeTool, RefusesInvalidJsonAMergedTraceAndAShiftPastInt64) {
   for (json& e : tb) {
     if (e.value("name", "") == "jitscope_session") {
       e["args"]["boot_id"] = "another-boot";
-      e["args"]["session_start_unix_ns"] = e["args"]["session_start_unix_ns"].get<long long>() + 5'000'000'000;
+      e["args"]["session_start_unix_ns"] =
+          e["args"]["session_start_unix_ns"].get<long long>() + 5'000'000'000;
     }
     if (e.value("ph", "") == "X") e["ts"] = 9223372036854000;  // µs: 9.223372036854e18 ns
   }
@@ -493,7 +510,8 @@ TEST(MergeTool, FlowsNeverCrossBetweenInputs) {
   std::vector<std::string> traces;
   for (const char* stem : {"merge_gpu_a", "merge_gpu_b"}) {
     traces.push_back(temp_path(stem));
-    ASSERT_EQ(std::system((std::string(JITSCOPE_GPU_TRACE_WRITER_BIN) + " " + traces.back()).c_str()), 0);
+    ASSERT_EQ(
+        std::system((std::string(JITSCOPE_GPU_TRACE_WRITER_BIN) + " " + traces.back()).c_str()), 0);
   }
   const std::string out = temp_path("merged_gpu");
   const Result r = run_merge({"-o", out, traces[0], traces[1]});
@@ -540,8 +558,9 @@ TEST(MergeTool, NvrtcJitWorkerProcessesMergeIntoOneTrace) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string trace = dir + "/jit.trace.json";
-  const std::string cmd = std::string(JITSCOPE_NVRTC_JIT_BIN) + " --kernels 6 --workers 1 --processes 2 --no-gpu -q" +
-                          " --cache-dir " + dir + "/cache --trace " + trace + " --metrics " + dir +
+  const std::string cmd = std::string(JITSCOPE_NVRTC_JIT_BIN) +
+                          " --kernels 6 --workers 1 --processes 2 --no-gpu -q" + " --cache-dir " +
+                          dir + "/cache --trace " + trace + " --metrics " + dir +
                           "/jit.metrics.jsonl";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string out = dir + "/merged.json";

@@ -43,7 +43,6 @@
 #include <tuple>
 #include <vector>
 
-
 namespace {
 
 using jitscope::testing::read_file;
@@ -143,23 +142,27 @@ struct Totals {
   };
   std::map<std::string, Name> names;
   std::map<std::string, Unit> units;
-  std::vector<std::tuple<long long, long long, std::size_t, std::string, std::string>> top;  // -dur, ts, seq, name, unit
+  std::vector<std::tuple<long long, long long, std::size_t, std::string, std::string>>
+      top;  // -dur, ts, seq, name, unit
   unsigned long long events = 0, spans = 0;
 };
 
-std::string thread_key(const json& e) { return e.value("pid", json()).dump() + "/" + e.value("tid", json()).dump(); }
+std::string thread_key(const json& e) {
+  return e.value("pid", json()).dump() + "/" + e.value("tid", json()).dump();
+}
 
 Totals compute(const json& events) {
   Totals t;
   std::map<std::string, std::vector<Totals::Span>> by_thread;
   std::map<std::string, std::vector<json>> open_b;
   std::size_t seq = 0;
-  auto add_span = [&](const json& e, const std::string& name, const std::string& cat, long long start,
-                      long long dur, const json& args) {
+  auto add_span = [&](const json& e, const std::string& name, const std::string& cat,
+                      long long start, long long dur, const json& args) {
     ++t.spans;
-    const std::string cid = args.is_object() && args.contains("compile_id") && args["compile_id"].is_string()
-                                ? args["compile_id"].get<std::string>()
-                                : "";
+    const std::string cid =
+        args.is_object() && args.contains("compile_id") && args["compile_id"].is_string()
+            ? args["compile_id"].get<std::string>()
+            : "";
     const bool unit_slice = cat == "compile_unit" && !cid.empty();
     const bool gpu = args.is_object() && args.contains("device") && args.contains("stream");
     const std::string tk = thread_key(e);
@@ -193,14 +196,15 @@ Totals compute(const json& events) {
       }
     }
     t.top.emplace_back(-dur, start, s, name, cid);
-    by_thread[tk].push_back({start, start + dur, s, unit_slice ? "" : name, (unit_slice || gpu) ? "" : cid});
+    by_thread[tk].push_back(
+        {start, start + dur, s, unit_slice ? "" : name, (unit_slice || gpu) ? "" : cid});
   };
   for (const json& e : events) {
     ++t.events;
     const std::string ph = e.value("ph", "");
     if (ph == "X" && e.contains("ts")) {
-      add_span(e, e.value("name", ""), e.value("cat", ""), ns_of(e["ts"]), e.contains("dur") ? ns_of(e["dur"]) : 0,
-               e.value("args", json()));
+      add_span(e, e.value("name", ""), e.value("cat", ""), ns_of(e["ts"]),
+               e.contains("dur") ? ns_of(e["dur"]) : 0, e.value("args", json()));
     } else if (ph == "B") {
       open_b[thread_key(e)].push_back(e);
     } else if (ph == "E") {
@@ -210,7 +214,8 @@ Totals compute(const json& events) {
       stack.pop_back();
       json args = b.value("args", json());
       if (!(args.is_object() && args.contains("compile_id"))) args = e.value("args", json());
-      add_span(b, b.value("name", ""), b.value("cat", ""), ns_of(b["ts"]), ns_of(e["ts"]) - ns_of(b["ts"]), args);
+      add_span(b, b.value("name", ""), b.value("cat", ""), ns_of(b["ts"]),
+               ns_of(e["ts"]) - ns_of(b["ts"]), args);
     }
   }
   // Self times: each thread's spans in start order (parent first on equal
@@ -319,7 +324,9 @@ void expect_matches(const json& rep, const Totals& t, std::size_t top_n) {
     if (!name.empty()) {
       EXPECT_EQ(row["name"].get<std::string>(), name) << i;
     }
-    EXPECT_EQ(row["compile_id"].is_null() ? std::string() : row["compile_id"].get<std::string>(), cid) << i;
+    EXPECT_EQ(row["compile_id"].is_null() ? std::string() : row["compile_id"].get<std::string>(),
+              cid)
+        << i;
   }
 }
 
@@ -422,7 +429,8 @@ TEST(ReportTotals, PassPipelineTraceAndMetrics) {
     } else {
       EXPECT_TRUE(m["fail_type"].is_null()) << id;
     }
-    EXPECT_EQ(m["columns_ns"]["parse"].get<long long>(), rec["parse_us"].get<long long>() * 1000) << id;
+    EXPECT_EQ(m["columns_ns"]["parse"].get<long long>(), rec["parse_us"].get<long long>() * 1000)
+        << id;
   }
   EXPECT_TRUE(saw_failure);  // the sample fails one unit
   EXPECT_TRUE(saw_hit);      // and recompiles one with cached kernels
@@ -430,8 +438,9 @@ TEST(ReportTotals, PassPipelineTraceAndMetrics) {
   // The table names the sections and the recognisable columns.
   const Result table = report({trace, "--metrics", metrics});
   ASSERT_EQ(table.code, 0) << table.err;
-  for (const char* s : {"== Compile times (per span name) ==", "== Compile units ==", "compile_graph",
-                        "no GPU activity in this trace", "cache_hits", "mocknet__block0_fwd_0"}) {
+  for (const char* s :
+       {"== Compile times (per span name) ==", "== Compile units ==", "compile_graph",
+        "no GPU activity in this trace", "cache_hits", "mocknet__block0_fwd_0"}) {
     EXPECT_NE(table.out.find(s), std::string::npos) << s;
   }
 }
@@ -458,7 +467,7 @@ const char* const kProfilerEvents = R"(
 
 void expect_profiler_report(const json& rep) {
   std::map<std::string, std::pair<long long, long long>> want = {
-      {"step", {10000, 2500}}, {"fwd", {3000, 3000}},        {"bwd", {4500, 4500}},
+      {"step", {10000, 2500}},      {"fwd", {3000, 3000}},         {"bwd", {4500, 4500}},
       {"aten::mm", {50250, 40250}}, {"aten::add", {10000, 10000}}, {"gemm [\"]}", {30000, 30000}}};
   ASSERT_EQ(rep["phases"].size(), want.size());
   for (const json& row : rep["phases"]) {
@@ -493,9 +502,10 @@ void expect_profiler_report(const json& rep) {
 }
 
 TEST(ReportTotals, ProfilerLikeObjectForm) {
-  const std::string path = write_temp("report_profiler",
-                                      std::string("{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0}],\n\"traceEvents\":[") +
-                                          kProfilerEvents + "],\n\"traceName\":\"x\"}\n");
+  const std::string path = write_temp(
+      "report_profiler",
+      std::string("{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0}],\n\"traceEvents\":[") +
+          kProfilerEvents + "],\n\"traceName\":\"x\"}\n");
   const json rep = report_json({path, "--top", "3"});
   expect_profiler_report(rep);
   EXPECT_FALSE(rep["header"]["unterminated"].get<bool>());
@@ -520,12 +530,13 @@ TEST(ReportClang, TimeTraceOfASmallFile) {
   if (clang.empty()) GTEST_SKIP() << "no clang++ found at configure time";
   const std::string dir = temp_path("report_clang");
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
-  std::ofstream(dir + "/small.cpp") << "#include <map>\n#include <string>\n"
-                                       "template <int N> struct F { static constexpr int v = N * F<N - 1>::v; };\n"
-                                       "template <> struct F<0> { static constexpr int v = 1; };\n"
-                                       "int f(const std::map<std::string, int>& m) { return F<8>::v + (int)m.size(); }\n";
-  const Result cc = run({clang, "-ftime-trace", "-ftime-trace-granularity=0", "-c", dir + "/small.cpp", "-o",
-                         dir + "/small.o"});
+  std::ofstream(dir + "/small.cpp")
+      << "#include <map>\n#include <string>\n"
+         "template <int N> struct F { static constexpr int v = N * F<N - 1>::v; };\n"
+         "template <> struct F<0> { static constexpr int v = 1; };\n"
+         "int f(const std::map<std::string, int>& m) { return F<8>::v + (int)m.size(); }\n";
+  const Result cc = run({clang, "-ftime-trace", "-ftime-trace-granularity=0", "-c",
+                         dir + "/small.cpp", "-o", dir + "/small.o"});
   ASSERT_EQ(cc.code, 0) << cc.err;
   const std::string trace = dir + "/small.json";
   ASSERT_TRUE(std::ifstream(trace).good()) << "clang wrote no " << trace;
@@ -533,7 +544,8 @@ TEST(ReportClang, TimeTraceOfASmallFile) {
   const json rep = report_json({trace, "--top", "5"});
   std::set<std::string> names;
   for (const json& row : rep["compile_times"]) names.insert(row["name"]);
-  for (const char* phase : {"Frontend", "Backend", "ExecuteCompiler", "Total ExecuteCompiler", "Source"}) {
+  for (const char* phase :
+       {"Frontend", "Backend", "ExecuteCompiler", "Total ExecuteCompiler", "Source"}) {
     EXPECT_TRUE(names.count(phase)) << phase;
   }
   // Exactly the totals of an independent read.
@@ -613,21 +625,23 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const std::string path = write_temp("report_fmt", std::string("[") + kProfilerEvents + "]");
   const Result table = report({path});
   ASSERT_EQ(table.code, 0) << table.err;
-  for (const char* s : {"jitscope-report\n", "== Compile times (per span name) ==", "== Cumulative time per phase",
-                        "== Compile units ==", "== Slowest spans ==", "== GPU attribution", "50.2 µs"}) {
+  for (const char* s :
+       {"jitscope-report\n", "== Compile times (per span name) ==", "== Cumulative time per phase",
+        "== Compile units ==", "== Slowest spans ==", "== GPU attribution", "50.2 µs"}) {
     EXPECT_NE(table.out.find(s), std::string::npos) << s << "\n" << table.out;
   }
   const Result csv = report({path, "--format", "csv"});
   ASSERT_EQ(csv.code, 0) << csv.err;
-  for (const char* s : {"# header\nfield,value\n", "# compile_times\nname,count,total_ns,mean_ns,min_ns,max_ns\n",
-                        "aten::mm,1,50250,50250,50250,50250\n", "# phases\n", "# units\n", "# unit_phases\n",
-                        "# top_spans\n", "# gpu\n", "\"gemm [\"\"]}\""}) {
+  for (const char* s :
+       {"# header\nfield,value\n", "# compile_times\nname,count,total_ns,mean_ns,min_ns,max_ns\n",
+        "aten::mm,1,50250,50250,50250,50250\n", "# phases\n", "# units\n", "# unit_phases\n",
+        "# top_spans\n", "# gpu\n", "\"gemm [\"\"]}\""}) {
     EXPECT_NE(csv.out.find(s), std::string::npos) << s << "\n" << csv.out;
   }
   const Result md = report({path, "--format", "markdown"});
   ASSERT_EQ(md.code, 0) << md.err;
-  for (const char* s : {"# jitscope-report\n", "## Compile times (per span name)\n", "| name | count | total |",
-                        "| --- | ---: |"}) {
+  for (const char* s : {"# jitscope-report\n", "## Compile times (per span name)\n",
+                        "| name | count | total |", "| --- | ---: |"}) {
     EXPECT_NE(md.out.find(s), std::string::npos) << s << "\n" << md.out;
   }
   const json some = report_json({path, "--section", "phases,gpu", "-s", "header"});
@@ -641,7 +655,8 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "units", "top_spans", "gpu"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "units", "top_spans",
+                                         "gpu"}));
 
   const std::string out = temp_path("report_output");
   const Result to_file = report({path, "--output", out, "-f", "json"});
@@ -654,7 +669,8 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
 }
 
 TEST(ReportFormats, NoGpuActivityIsSaid) {
-  const std::string path = write_temp("report_nogpu", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
+  const std::string path =
+      write_temp("report_nogpu", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
   const Result r = report({path, "--section", "gpu"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("no GPU activity in this trace"), std::string::npos) << r.out;
@@ -706,16 +722,21 @@ TEST(ReportUnits, KeyedByPidAndCompileId) {
   // The tables get a pid column (only when units come from several processes).
   const Result csv = report({path, "--format", "csv", "--section", "units"});
   ASSERT_EQ(csv.code, 0) << csv.err;
-  EXPECT_NE(csv.out.find("pid,compile_id,name,wall_ns,slices,threads\n1,0/0,net__a_0,10000,1,1\n2,0/0,net__b_0,30000,1,2\n"),
-            std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find("pid,compile_id,phase,count,total_ns,self_ns\n1,0/0,parse,1,4000,4000\n2,0/0,parse,2,9000,9000\n"),
-            std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("pid,compile_id,name,wall_ns,slices,threads\n1,0/"
+                         "0,net__a_0,10000,1,1\n2,0/0,net__b_0,30000,1,2\n"),
+            std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find("pid,compile_id,phase,count,total_ns,self_ns\n1,0/"
+                         "0,parse,1,4000,4000\n2,0/0,parse,2,9000,9000\n"),
+            std::string::npos)
+      << csv.out;
   const Result table = report({path, "--section", "units,gpu"});
   EXPECT_NE(table.out.find("pid  compile_id"), std::string::npos) << table.out;
   const std::string one = write_temp("report_one_process", R"([
 {"ph":"X","name":"[0/0] net__a_0","cat":"compile_unit","ts":0,"dur":10,"pid":1,"tid":1,"args":{"compile_id":"0/0"}}])");
   const Result single = report({one, "--format", "csv", "--section", "units"});
-  EXPECT_NE(single.out.find("compile_id,name,wall_ns,slices,threads\n0/0,"), std::string::npos) << single.out;
+  EXPECT_NE(single.out.find("compile_id,name,wall_ns,slices,threads\n0/0,"), std::string::npos)
+      << single.out;
   EXPECT_EQ(single.out.find("pid"), std::string::npos) << single.out;
   EXPECT_EQ(report_json({one})["units"][0]["pid"], 1);
 }
@@ -748,14 +769,17 @@ TEST(ReportSelfTime, ManyLateSpansUnderDeepNestingAreFastAndExact) {
   content += "]";
   const std::string path = write_temp("report_late", content);
   const auto t0 = std::chrono::steady_clock::now();
-  const Result r = run({JITSCOPE_REPORT, path, "--format", "json"}, "/dev/null", std::chrono::seconds(60));
+  const Result r =
+      run({JITSCOPE_REPORT, path, "--format", "json"}, "/dev/null", std::chrono::seconds(60));
   ASSERT_FALSE(r.timed_out) << "the report took over 60 s";
   ASSERT_EQ(r.code, 0) << r.err;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const json rep = json::parse(r.out);
   expect_matches(rep, compute(json::parse(content)), 10);
-  EXPECT_EQ(rep["header"]["warnings"][0], std::to_string(M) +
-            " spans arrived too far out of order for exact self times (approximated)") << rep["header"].dump();
+  EXPECT_EQ(
+      rep["header"]["warnings"][0],
+      std::to_string(M) + " spans arrived too far out of order for exact self times (approximated)")
+      << rep["header"].dump();
   RecordProperty("seconds", std::to_string(secs));
 }
 
@@ -793,7 +817,8 @@ TEST(ReportSelfTime, ExactAcrossTheReorderWindow) {
   EXPECT_EQ(self["child2"], n2 * 3);
   EXPECT_EQ(self["parent2"], n2 * 5);  // within the window: exact
   ASSERT_EQ(rep["header"]["warnings"].size(), 1u) << rep["header"].dump();
-  EXPECT_EQ(rep["header"]["warnings"][0], "1 spans arrived too far out of order for exact self times (approximated)");
+  EXPECT_EQ(rep["header"]["warnings"][0],
+            "1 spans arrived too far out of order for exact self times (approximated)");
 }
 
 // ---- hostile numbers: no signed overflow ----
@@ -801,7 +826,8 @@ TEST(ReportSelfTime, ExactAcrossTheReorderWindow) {
 void expect_error(const Result& r, int code, const std::string& fragment, const std::string& what);
 
 TEST(ReportOverflow, EndsBeyondInt64AreSkippedAndWarned) {
-  const std::string warning = "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)";
+  const std::string warning =
+      "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)";
   const std::string x = write_temp("report_ovf_x", R"([
 {"ph":"X","name":"x","ts":9000000000000000,"dur":9000000000000000,"pid":1,"tid":1},
 {"ph":"X","name":"ok","ts":1,"dur":2,"pid":1,"tid":1}])");
@@ -821,7 +847,8 @@ TEST(ReportOverflow, EndsBeyondInt64AreSkippedAndWarned) {
   EXPECT_EQ(rep["header"]["spans"].get<int>(), 0);
   EXPECT_TRUE(rep["compile_times"].empty());
   // The header's duration saturates instead of overflowing.
-  EXPECT_EQ(rep["header"]["time_span"]["duration_ns"].get<long long>(), std::numeric_limits<long long>::max());
+  EXPECT_EQ(rep["header"]["time_span"]["duration_ns"].get<long long>(),
+            std::numeric_limits<long long>::max());
   ASSERT_EQ(rep["header"]["warnings"].size(), 1u);
   EXPECT_EQ(rep["header"]["warnings"][0], "1 " + warning);
   for (const std::string& f : {x, be}) {
@@ -836,31 +863,36 @@ TEST(ReportOverflow, EndsBeyondInt64AreSkippedAndWarned) {
 {"ph":"X","name":"s","ts":0,"dur":9000000000000000,"pid":1,"tid":1},
 {"ph":"X","name":"s","ts":0,"dur":9000000000000000,"pid":1,"tid":2}])");
   rep = report_json({sum});
-  EXPECT_EQ(rep["compile_times"][0]["total_ns"].get<long long>(), std::numeric_limits<long long>::max());
+  EXPECT_EQ(rep["compile_times"][0]["total_ns"].get<long long>(),
+            std::numeric_limits<long long>::max());
 
   // Metrics: µs that do not fit in int64 ns.
   const std::string trace = write_temp("report_ovf_mtrace", "[]");
   for (const char* line : {R"({"compile_id":"0/0","duration_us":9223372036854775807})",
                            R"({"compile_id":"0/0","duration_us":1e300})"}) {
     const std::string m = write_temp("report_ovf_metrics", std::string(line) + "\n");
-    expect_error(report({trace, "--metrics", m}), 1, m + ": line 1: \"duration_us\" is not a number", line);
+    expect_error(report({trace, "--metrics", m}), 1,
+                 m + ": line 1: \"duration_us\" is not a number", line);
   }
-  const std::string m = write_temp("report_ovf_metrics_ok",
-                                   R"({"compile_id":"0/0","duration_us":5,"parse_us":1e300,"x_us":9223372036854775807})"
-                                   "\n"
-                                   R"({"compile_id":null,"duration_us":9223372036854775})"
-                                   "\n"
-                                   R"({"compile_id":null,"duration_us":9223372036854775})"
-                                   "\n");
+  const std::string m = write_temp(
+      "report_ovf_metrics_ok",
+      R"({"compile_id":"0/0","duration_us":5,"parse_us":1e300,"x_us":9223372036854775807})"
+      "\n"
+      R"({"compile_id":null,"duration_us":9223372036854775})"
+      "\n"
+      R"({"compile_id":null,"duration_us":9223372036854775})"
+      "\n");
   rep = report_json({trace, "--metrics", m});
   EXPECT_TRUE(rep["units"][0]["metrics"]["columns_ns"].empty());
-  EXPECT_EQ(rep["header"]["metrics"]["runtime_duration_ns"].get<long long>(), std::numeric_limits<long long>::max());
+  EXPECT_EQ(rep["header"]["metrics"]["runtime_duration_ns"].get<long long>(),
+            std::numeric_limits<long long>::max());
 }
 
 // ---- --output: a temporary file renamed over the target ----
 
 TEST(ReportOutput, WrittenToATempFileAndRenamed) {
-  const std::string trace = write_temp("report_out_trace", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
+  const std::string trace =
+      write_temp("report_out_trace", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
   const std::string dir = temp_path("report_out_dir");
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
   const std::string out = dir + "/report.json";
@@ -880,7 +912,8 @@ TEST(ReportOutput, WrittenToATempFileAndRenamed) {
   EXPECT_EQ(report({trace, "--output", "/dev/null"}).code, 0);
   struct stat full {};
   if (::stat("/dev/full", &full) == 0) {
-    expect_error(report({trace, "--output", "/dev/full"}), 1, "/dev/full: cannot write the report", "/dev/full");
+    expect_error(report({trace, "--output", "/dev/full"}), 1, "/dev/full: cannot write the report",
+                 "/dev/full");
   }
 }
 
@@ -906,11 +939,13 @@ TEST(ReportErrors, MalformedAndUnreadableInputs) {
   const std::vector<Case> cases = {
       {"", "byte 0: empty input: not a trace"},
       {"garbage", "byte 0: not a trace: expected '[' or '{', found 'g'"},
-      {"[{\"ph\":\"X\",\"name\":\"a\"},\n{\"ph\":\"X\",\"na", "byte 37: input ends inside an event that starts at byte 24"},
+      {"[{\"ph\":\"X\",\"name\":\"a\"},\n{\"ph\":\"X\",\"na",
+       "byte 37: input ends inside an event that starts at byte 24"},
       {"{\"otherData\":{}}", "no \"traceEvents\" array"},
       {"{\"traceEvents\":[{\"ph\":\"X\"}]", "input ends inside the top-level object"},
       {std::string(100000, '['), "byte 1: an event is not a JSON object (found '[')"},
-      {"[{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}]", "nesting deeper than 256 levels"},
+      {"[{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}]",
+       "nesting deeper than 256 levels"},
       {binary, "not a trace"},
       {"[{\"ph\":\"X\",}]", "byte 1: event is not valid JSON"},
       {"[{\"ph\":\"X\",\"name\":\"\xff\"}]", "byte 1: event is not valid JSON"},
@@ -925,15 +960,17 @@ TEST(ReportErrors, MalformedAndUnreadableInputs) {
   const std::string dir = temp_path("report_dir");
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
   expect_error(report({dir}), 1, dir + ": is a directory", "a directory");
-  expect_error(report({dir + "/missing.json"}), 1, "missing.json: cannot open: No such file or directory",
-               "a missing file");
+  expect_error(report({dir + "/missing.json"}), 1,
+               "missing.json: cannot open: No such file or directory", "a missing file");
   // An output that cannot be written.
   const std::string good = write_temp("report_good", "[]");
-  expect_error(report({good, "--output", dir + "/no/such/dir/out.txt"}), 1, "cannot open for writing", "output");
+  expect_error(report({good, "--output", dir + "/no/such/dir/out.txt"}), 1,
+               "cannot open for writing", "output");
 }
 
 TEST(ReportErrors, BadMetricsLines) {
-  const std::string trace = write_temp("report_mtrace", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
+  const std::string trace =
+      write_temp("report_mtrace", R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}])");
   struct Case {
     std::string metrics, fragment;
   };
@@ -942,22 +979,27 @@ TEST(ReportErrors, BadMetricsLines) {
       {"[1,2]\n", ": line 1: not a JSON object"},
       {"{\"name\":\"x\"}\n", ": line 1: no \"compile_id\""},
       {"\n\n{\"compile_id\":5}\n", ": line 3: \"compile_id\" is not a non-empty string or null"},
-      {"{\"compile_id\":\"0/0\",\"duration_us\":\"x\"}\n", ": line 1: \"duration_us\" is not a number"},
-      {"{\"compile_id\":\"0/0\",\"record\":\"gpu\",\"gpu\":3}\n", ": line 1: \"gpu\" is not an object"},
+      {"{\"compile_id\":\"0/0\",\"duration_us\":\"x\"}\n",
+       ": line 1: \"duration_us\" is not a number"},
+      {"{\"compile_id\":\"0/0\",\"record\":\"gpu\",\"gpu\":3}\n",
+       ": line 1: \"gpu\" is not an object"},
       {"{\"compile_id\":\"0/0\"", ": line 1: not valid JSON"},
   };
   for (const Case& c : cases) {
     const std::string m = write_temp("report_metrics", c.metrics);
     expect_error(report({trace, "--metrics", m}), 1, m + c.fragment, c.metrics);
   }
-  expect_error(report({trace, "--metrics", trace + ".missing"}), 1, "cannot open", "missing metrics");
+  expect_error(report({trace, "--metrics", trace + ".missing"}), 1, "cannot open",
+               "missing metrics");
 
   // A good metrics file joins a unit the trace does not have.
-  const std::string m = write_temp("report_metrics_ok",
-                                   "{\"compile_id\":\"7/0\",\"name\":\"net__g_0\",\"duration_us\":12,"
-                                   "\"caches\":{\"k\":{\"hits\":2,\"misses\":1}}}\n"
-                                   "{\"compile_id\":null,\"name\":\"runtime\",\"duration_us\":3}\n"
-                                   "{\"compile_id\":\"7/0\",\"name\":\"net__g_0\",\"record\":\"gpu\",\"gpu\":{\"kernels\":4}}\n");
+  const std::string m =
+      write_temp("report_metrics_ok",
+                 "{\"compile_id\":\"7/0\",\"name\":\"net__g_0\",\"duration_us\":12,"
+                 "\"caches\":{\"k\":{\"hits\":2,\"misses\":1}}}\n"
+                 "{\"compile_id\":null,\"name\":\"runtime\",\"duration_us\":3}\n"
+                 "{\"compile_id\":\"7/"
+                 "0\",\"name\":\"net__g_0\",\"record\":\"gpu\",\"gpu\":{\"kernels\":4}}\n");
   const json rep = report_json({trace, "--metrics", m});
   ASSERT_EQ(rep["units"].size(), 1u);
   const json& u = rep["units"][0];
@@ -977,9 +1019,11 @@ TEST(ReportErrors, Usage) {
   EXPECT_EQ(none.code, 2) << none.err;
   EXPECT_EQ(none.err.rfind("jitscope-report: error: ", 0), 0u) << none.err;
   const std::string good = write_temp("report_usage", "[]");
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{good, "--format", "xml"}, {good, "--top", "-1"}, {good, "--section", "bogus"},
-        {good, "--bogus"}, {good, "extra"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{good, "--format", "xml"},
+                                               {good, "--top", "-1"},
+                                               {good, "--section", "bogus"},
+                                               {good, "--bogus"},
+                                               {good, "extra"}}) {
     const Result r = report(args);
     EXPECT_FALSE(r.signaled);
     EXPECT_EQ(r.code, 2) << args[1] << ": " << r.err;

@@ -65,7 +65,8 @@ ReadResult read_with(const std::string& path, std::size_t chunk) {
       [&](const RawEvent& e) {
         // The padding simdjson may read is there (ASan checks the reads).
         volatile char sink = 0;
-        for (std::size_t k = 0; k < jitscope::tools::kJsonPadding; ++k) sink = sink + e.json.data()[e.json.size() + k];
+        for (std::size_t k = 0; k < jitscope::tools::kJsonPadding; ++k)
+          sink = sink + e.json.data()[e.json.size() + k];
         r.events.emplace_back(std::string(e.json), e.offset);
         return true;
       },
@@ -77,7 +78,8 @@ ReadResult read_with(const std::string& path, std::size_t chunk) {
   return r;
 }
 
-const std::size_t kChunks[] = {1, 2, 3, 5, 7, 13, 31, 64, 65, 100, 4096, TraceReader::kDefaultChunkSize};
+const std::size_t kChunks[] = {1,  2,  3,  5,   7,    13,
+                               31, 64, 65, 100, 4096, TraceReader::kDefaultChunkSize};
 
 // Reads `content` at every chunk size in kChunks; all must agree.
 ReadResult read_all_ways(const std::string& content) {
@@ -114,7 +116,8 @@ TEST(TraceReader, EveryChunkSizeGivesTheEventsOfAWholeFileParse) {
     JITSCOPE_THREAD_NAME("worker \"" + std::to_string(t) + "\" ]}[{");
     for (int i = 0; i < 40; ++i) {
       JITSCOPE_SPAN("outer");
-      jitscope::Span s("inner", {{"text", "brackets ]]}} [[{{ and \"quotes\" \\\" \\\\"}, {"i", i}});
+      jitscope::Span s("inner",
+                       {{"text", "brackets ]]}} [[{{ and \"quotes\" \\\" \\\\"}, {"i", i}});
       JITSCOPE_SPAN_DYN(std::string("dyn\\\"[") + std::to_string(i) + "]{\\");
       JITSCOPE_INSTANT("mark", {"s", "}\",\"ph\":\"X\""});
       JITSCOPE_COUNTER("n", i);
@@ -186,8 +189,8 @@ TEST(TraceReader, UnterminatedArrayFormIsSuccess) {
     const char* in;
     std::size_t events;
   };
-  for (const Case& c : {Case{"[", 0}, Case{"[ \n", 0}, Case{"[{\"a\":1}", 1}, Case{"[{\"a\":1},\n", 1},
-                        Case{"[{\"a\":1},\n{\"b\":2}\n", 2}}) {
+  for (const Case& c : {Case{"[", 0}, Case{"[ \n", 0}, Case{"[{\"a\":1}", 1},
+                        Case{"[{\"a\":1},\n", 1}, Case{"[{\"a\":1},\n{\"b\":2}\n", 2}}) {
     const ReadResult r = read_all_ways(c.in);
     EXPECT_TRUE(r.ok) << c.in << ": " << r.error;
     EXPECT_TRUE(r.unterminated) << c.in;
@@ -223,11 +226,14 @@ TEST(TraceReader, ObjectFormHandsOtherMembersToOnField) {
 }
 
 TEST(TraceReader, ObjectFormWithEventsLastAndNullCallback) {
-  const std::string path = write_temp("reader_obj", "{\"otherData\":{},\"traceEvents\":[{\"x\":1}]}");
+  const std::string path =
+      write_temp("reader_obj", "{\"otherData\":{},\"traceEvents\":[{\"x\":1}]}");
   TraceReader reader;
   std::string error;
   int n = 0;
-  EXPECT_TRUE(reader.read(path, [&](const RawEvent&) { return ++n, true; }, nullptr, &error)) << error;
+  EXPECT_TRUE(reader.read(
+      path, [&](const RawEvent&) { return ++n, true; }, nullptr, &error))
+      << error;
   EXPECT_EQ(n, 1);
 }
 
@@ -281,7 +287,8 @@ TEST(TraceReader, RandomBytesGiveTheSameResultAtEveryChunkSize) {
     x ^= x >> 27;
     return x * 2685821657736338717ull;
   };
-  const char* const pieces[] = {"{\"k\":\"", "\\\\", "\\\"", "\"},", "{", "}", "[", "]", "\"", "\\", ",", ":", "a", " ", "\n"};
+  const char* const pieces[] = {"{\"k\":\"", "\\\\", "\\\"", "\"},", "{", "}", "[", "]",
+                                "\"",        "\\",   ",",    ":",    "a", " ", "\n"};
   for (int i = 0; i < 60; ++i) {
     std::string in = "[";
     const std::uint64_t n = next() % 200;
@@ -289,7 +296,8 @@ TEST(TraceReader, RandomBytesGiveTheSameResultAtEveryChunkSize) {
     (void)read_all_ways(in);
   }
   // One that once split differently: a backslash outside a string.
-  (void)read_all_ways(R"([{"k":"{"k":" \""},\\\\}{"k":"\{"k":"{"k":"\\a]}"},"},\1"},{"k":"{"k":"b)");
+  (void)read_all_ways(
+      R"([{"k":"{"k":" \""},\\\\}{"k":"\{"k":"{"k":"\\a]}"},"},\1"},{"k":"{"k":"b)");
 }
 
 // ---- malformed input: exact errors ----
@@ -335,7 +343,8 @@ TEST(TraceReader, MalformedInputsGiveExactErrors) {
       {"{\"traceEvents\":[{}],", "byte 20: input ends inside the top-level object"},
       {"{\"traceEvents\":[{\"a", "byte 19: input ends inside an event that starts at byte 16"},
       {"{\"traceEvents\":[],\"x\":}", "byte 22: not JSON: a member value starts with '}'"},
-      {"{\"traceEvents\":[] \"x\":1}", "byte 18: expected ',' or '}' in the top-level object, found '\"'"},
+      {"{\"traceEvents\":[] \"x\":1}",
+       "byte 18: expected ',' or '}' in the top-level object, found '\"'"},
       {"{\"traceEvents\" []}", "byte 15: expected ':' after a member name, found '['"},
       {"{1:2}", "byte 1: expected a member name in the top-level object, found '1'"},
       {"{\"traceEvents\":[]}x", "byte 18: garbage after the end of the trace (found 'x')"},
@@ -369,16 +378,23 @@ TEST(TraceReader, CallbackStopsTheRead) {
   TraceReader reader;
   std::string error = "stale";
   int seen = 0;
-  EXPECT_FALSE(reader.read(path, [&](const RawEvent&) { return ++seen < 2; }, nullptr, &error));
+  EXPECT_FALSE(reader.read(
+      path, [&](const RawEvent&) { return ++seen < 2; }, nullptr, &error));
   EXPECT_EQ(seen, 2);
   EXPECT_EQ(error, "");
   // The callback's own error stays.
   EXPECT_FALSE(reader.read(
-      path, [&](const RawEvent& e) { error = "stopped at " + std::to_string(e.offset); return false; },
+      path,
+      [&](const RawEvent& e) {
+        error = "stopped at " + std::to_string(e.offset);
+        return false;
+      },
       nullptr, &error));
   EXPECT_EQ(error, "stopped at 1");
   // The reader is reusable after a stop.
-  EXPECT_TRUE(reader.read(path, [](const RawEvent&) { return true; }, nullptr, &error)) << error;
+  EXPECT_TRUE(reader.read(
+      path, [](const RawEvent&) { return true; }, nullptr, &error))
+      << error;
   EXPECT_EQ(reader.events(), 3u);
 }
 
@@ -399,20 +415,20 @@ TEST(ParseUsToNs, PlainDecimalsAreExact) {
       {"1.5", 1500},
       {"-3.25", -3250},
       {"12.345", 12345},
-      {"12.3456789", 12346},     // beyond 3 decimals: half up
+      {"12.3456789", 12346},  // beyond 3 decimals: half up
       {"12.3454999", 12345},
       {"0.0005", 1},
       {"0.00049999999", 0},
       {"1.0004", 1000},
       {"1.0005", 1001},
-      {"-0.0005", -1},           // on the magnitude
+      {"-0.0005", -1},  // on the magnitude
       {"9999999999999.999", 9999999999999999},
       {"9223372036854775.807", std::numeric_limits<std::int64_t>::max()},
       {"-9223372036854775.807", -std::numeric_limits<std::int64_t>::max()},
-      {"\"12.5\"", 12500},       // quoted numbers
-      {" 7 \n", 7000},           // a raw token with its trailing whitespace
+      {"\"12.5\"", 12500},  // quoted numbers
+      {" 7 \n", 7000},      // a raw token with its trailing whitespace
       {"007.5", 7500},
-      {"1.5e3", 1500000},        // exponent forms, through double
+      {"1.5e3", 1500000},  // exponent forms, through double
       {"1E-3", 1},
       {"2.5e+0", 2500},
       {"-1e1", -10000},
@@ -427,9 +443,29 @@ TEST(ParseUsToNs, PlainDecimalsAreExact) {
 }
 
 TEST(ParseUsToNs, RejectsWhatIsNotANumber) {
-  for (const char* t : {"", " ", "-", "abc", "1.", ".5", "1.2.3", "0x10", "1e", "1e+", "nan", "inf", "+1",
-                        "1 2", "\"\"", "true", "null", "9223372036854775.808", "99999999999999999999",
-                        "1e300", "-1e300", "12a", "\"12"}) {
+  for (const char* t : {"",
+                        " ",
+                        "-",
+                        "abc",
+                        "1.",
+                        ".5",
+                        "1.2.3",
+                        "0x10",
+                        "1e",
+                        "1e+",
+                        "nan",
+                        "inf",
+                        "+1",
+                        "1 2",
+                        "\"\"",
+                        "true",
+                        "null",
+                        "9223372036854775.808",
+                        "99999999999999999999",
+                        "1e300",
+                        "-1e300",
+                        "12a",
+                        "\"12"}) {
     std::int64_t ns = -42;
     EXPECT_FALSE(parse_us_to_ns(t, &ns)) << "'" << t << "'";
   }
@@ -450,8 +486,11 @@ TEST(EventDecoder, ReadsTheCommonFields) {
   const std::string args =
       R"({"compile_id":"0/1","name":"n","grid":[4,1,1],"device":0,"stream":7,"compiled_by":"[3/0] m__g_3",)"
       R"("compiled_by_id":"3/0","correlation":42,"attached":true,"bytes":5,"other":{"x":[1,"]"]},"s":"a\"b"})";
-  const Padded p(R"({"ph":"X","name":"a\"b\u00e9","cat":"cuda","pid":"Spans","tid":7,"ts":23638621744.897,)"
-                 R"("dur":"2","id":"0x1f","bind_id":12,"bp":"e","s":"t","args":)" + args + "}", 77);
+  const Padded p(
+      R"({"ph":"X","name":"a\"b\u00e9","cat":"cuda","pid":"Spans","tid":7,"ts":23638621744.897,)"
+      R"("dur":"2","id":"0x1f","bind_id":12,"bp":"e","s":"t","args":)" +
+          args + "}",
+      77);
   EventDecoder d;
   DecodedEvent ev;
   std::string error;
@@ -505,7 +544,8 @@ TEST(EventDecoder, ReadsTheCommonFields) {
 }
 
 TEST(EventDecoder, CounterCompileIdBesideArgsAndNumericIds) {
-  const Padded p(R"({"ph":"C","name":"q","ts":1,"pid":-5,"tid":1.5,"compile_id":"2/0","args":{"value":3},"id2":{"local":"0x2"}})");
+  const Padded p(
+      R"({"ph":"C","name":"q","ts":1,"pid":-5,"tid":1.5,"compile_id":"2/0","args":{"value":3},"id2":{"local":"0x2"}})");
   EventDecoder d;
   DecodedEvent ev;
   std::string error;
@@ -521,7 +561,8 @@ TEST(EventDecoder, CounterCompileIdBesideArgsAndNumericIds) {
 }
 
 TEST(EventDecoder, FieldsOfAnUnexpectedTypeAreIgnoredAndCounted) {
-  const Padded p(R"({"ph":5,"name":["x"],"pid":true,"tid":null,"ts":"abc","dur":{},"args":[1],"cat":"ok"})");
+  const Padded p(
+      R"({"ph":5,"name":["x"],"pid":true,"tid":null,"ts":"abc","dur":{},"args":[1],"cat":"ok"})");
   EventDecoder d;
   DecodedEvent ev;
   std::string error;
@@ -543,8 +584,8 @@ TEST(EventDecoder, InvalidJsonIsAnErrorWithTheEventOffset) {
   // (On Demand validates what it walks: a bad scalar in a field the decoder
   // skips, {"x":tru}, may pass, counted in fields_ignored when it is a field
   // the decoder reads.)
-  for (const char* bad : {R"({"ph":"X",})", R"({"ph" "X"})", R"({"ph":"X" "name":"a"})", R"({"ph":"X"}})",
-                          "{\"a\":\"\xff\"}"}) {
+  for (const char* bad : {R"({"ph":"X",})", R"({"ph" "X"})", R"({"ph":"X" "name":"a"})",
+                          R"({"ph":"X"}})", "{\"a\":\"\xff\"}"}) {
     const Padded p(bad, 1234);
     std::string error;
     EXPECT_FALSE(d.decode(p.ev, &ev, &error)) << bad;
@@ -581,7 +622,7 @@ TEST(EventDecoder, DuplicateIdKeysTheLastOneWinsWhole) {
 // ---- the per-event size limit ----
 
 TEST(TraceReader, EventLargerThanTheLimitIsAnError) {
-  const std::string small = R"({"ph":"X","name":"a"})";                            // 20 bytes
+  const std::string small = R"({"ph":"X","name":"a"})";                             // 20 bytes
   const std::string big = R"({"ph":"X","name":")" + std::string(100, 'x') + "\"}";  // 120 bytes
   const std::string content = "[" + small + ",\n" + big + "]";
   const std::size_t big_at = content.find(big);
@@ -592,15 +633,26 @@ TEST(TraceReader, EventLargerThanTheLimitIsAnError) {
     std::vector<std::string> events;
     std::string error;
     EXPECT_FALSE(reader.read(
-        path, [&](const RawEvent& e) { events.emplace_back(e.json); return true; }, nullptr, &error))
+        path,
+        [&](const RawEvent& e) {
+          events.emplace_back(e.json);
+          return true;
+        },
+        nullptr, &error))
         << chunk;
-    EXPECT_EQ(error, path + ": byte " + std::to_string(big_at) + ": an event larger than 64 bytes") << chunk;
+    EXPECT_EQ(error, path + ": byte " + std::to_string(big_at) + ": an event larger than 64 bytes")
+        << chunk;
     EXPECT_EQ(events, std::vector<std::string>{small}) << chunk;
     // At exactly its size the event is read.
     reader.set_max_event_bytes(big.size());
     events.clear();
     EXPECT_TRUE(reader.read(
-        path, [&](const RawEvent& e) { events.emplace_back(e.json); return true; }, nullptr, &error))
+        path,
+        [&](const RawEvent& e) {
+          events.emplace_back(e.json);
+          return true;
+        },
+        nullptr, &error))
         << chunk << ": " << error;
     EXPECT_EQ(events, (std::vector<std::string>{small, big})) << chunk;
   }
@@ -609,15 +661,21 @@ TEST(TraceReader, EventLargerThanTheLimitIsAnError) {
   EXPECT_EQ(reader.max_event_bytes(), std::size_t{256} << 20);
   reader.set_max_event_bytes(16);
   std::string error;
-  const std::string obj = write_temp("reader_big_member", R"({"otherData":{"k":"0123456789abcdef"},"traceEvents":[]})");
-  EXPECT_FALSE(reader.read(obj, [](const RawEvent&) { return true; }, nullptr, &error));
+  const std::string obj =
+      write_temp("reader_big_member", R"({"otherData":{"k":"0123456789abcdef"},"traceEvents":[]})");
+  EXPECT_FALSE(reader.read(
+      obj, [](const RawEvent&) { return true; }, nullptr, &error));
   EXPECT_EQ(error, obj + ": byte 13: a top-level member larger than 16 bytes");
-  const std::string num = write_temp("reader_big_number", R"({"n":12345678901234567890,"traceEvents":[]})");
-  EXPECT_FALSE(reader.read(num, [](const RawEvent&) { return true; }, nullptr, &error));
+  const std::string num =
+      write_temp("reader_big_number", R"({"n":12345678901234567890,"traceEvents":[]})");
+  EXPECT_FALSE(reader.read(
+      num, [](const RawEvent&) { return true; }, nullptr, &error));
   EXPECT_EQ(error, num + ": byte 5: a top-level member larger than 16 bytes");
   reader.set_max_event_bytes(std::size_t{1} << 20);
-  const std::string mib = write_temp("reader_big_mib", "[{\"a\":\"" + std::string((1 << 20) + 1, 'x') + "\"}]");
-  EXPECT_FALSE(reader.read(mib, [](const RawEvent&) { return true; }, nullptr, &error));
+  const std::string mib =
+      write_temp("reader_big_mib", "[{\"a\":\"" + std::string((1 << 20) + 1, 'x') + "\"}]");
+  EXPECT_FALSE(reader.read(
+      mib, [](const RawEvent&) { return true; }, nullptr, &error));
   EXPECT_EQ(error, mib + ": byte 1: an event larger than 1 MiB");
 }
 

@@ -4,7 +4,6 @@
 
 #include <simdjson.h>
 
-
 namespace jitscope::tools {
 
 namespace od = simdjson::ondemand;
@@ -61,8 +60,8 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
   const char* const end = raw.json.data() + raw.json.size();
   auto bad = [&](simdjson::error_code e) {
     if (error != nullptr) {
-      *error = "byte " + std::to_string(raw.offset) + ": event is not valid JSON: " +
-               simdjson::error_message(e);
+      *error = "byte " + std::to_string(raw.offset) +
+               ": event is not valid JSON: " + simdjson::error_message(e);
     }
     return false;
   };
@@ -109,10 +108,10 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
   };
 
   od::document doc;
-  simdjson::error_code e = impl_->parser
-                               .iterate(raw.json.data(), raw.json.size(),
-                                        raw.json.size() + simdjson::SIMDJSON_PADDING)
-                               .get(doc);
+  simdjson::error_code e =
+      impl_->parser
+          .iterate(raw.json.data(), raw.json.size(), raw.json.size() + simdjson::SIMDJSON_PADDING)
+          .get(doc);
   if (e) return bad(e);
   od::object obj;
   if ((e = doc.get_object().get(obj))) return bad(e);
@@ -123,13 +122,16 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
     const std::string_view k = raw_key(f);
     od::value& v = f.value();
     if (k.size() > 8) {
-      if (k == "compile_id") read_string(v, &out->compile_id), out->has_compile_id = !out->compile_id.empty();
+      if (k == "compile_id")
+        read_string(v, &out->compile_id), out->has_compile_id = !out->compile_id.empty();
       continue;
     }
     switch (k.empty() ? 0 : k[0]) {
       case 'p':
-        if (k == "ph") read_string(v, &out->ph);
-        else if (k == "pid") read_id(v, &out->has_pid, &out->pid);
+        if (k == "ph")
+          read_string(v, &out->ph);
+        else if (k == "pid")
+          read_id(v, &out->has_pid, &out->pid);
         break;
       case 'n':
         if (k == "name") read_string(v, &out->name);
@@ -138,8 +140,10 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
         if (k == "cat") read_string(v, &out->cat);
         break;
       case 't':
-        if (k == "ts") read_time(v, &out->has_ts, &out->ts_ns);
-        else if (k == "tid") read_id(v, &out->has_tid, &out->tid);
+        if (k == "ts")
+          read_time(v, &out->has_ts, &out->ts_ns);
+        else if (k == "tid")
+          read_id(v, &out->has_tid, &out->tid);
         break;
       case 'd':
         if (k == "dur") read_time(v, &out->has_dur, &out->dur_ns);
@@ -148,8 +152,10 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
         if (k == "id" || k == "id2") out->id = raw_value(v, end);
         break;
       case 'b':
-        if (k == "bind_id") out->bind_id = raw_value(v, end);
-        else if (k == "bp") read_string(v, &out->bp);
+        if (k == "bind_id")
+          out->bind_id = raw_value(v, end);
+        else if (k == "bp")
+          read_string(v, &out->bp);
         break;
       case 's':
         if (k == "s") read_string(v, &out->scope);

@@ -96,8 +96,10 @@ inline BlockMasks block_masks(const char* p) noexcept {
   for (int k = 0; k < 4; ++k) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     const __m128i f = _mm_and_si128(v, fold);
-    const auto q = static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))));
-    const auto b = static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))));
+    const auto q = static_cast<std::uint64_t>(
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote))));
+    const auto b = static_cast<std::uint64_t>(
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash))));
     const auto s = static_cast<std::uint64_t>(static_cast<unsigned>(
         _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close)))));
     m.quote |= q << (16 * k);
@@ -150,10 +152,12 @@ JsonScanState::Result JsonScanState::advance(const char*& p, const char* end) no
     std::uint64_t prev_in_string = in_string_ ? ~std::uint64_t{0} : 0;
     while (end - p >= 64) {
       const BlockMasks m = block_masks(p);
-      const std::uint64_t escaped = m.backslash == 0 && prev_escaped == 0 ? 0 : find_escaped(m.backslash, prev_escaped);
+      const std::uint64_t escaped =
+          m.backslash == 0 && prev_escaped == 0 ? 0 : find_escaped(m.backslash, prev_escaped);
       const std::uint64_t in_string = prefix_xor(m.quote & ~escaped) ^ prev_in_string;
       prev_in_string = static_cast<std::uint64_t>(static_cast<std::int64_t>(in_string) >> 63);
-      for (std::uint64_t brackets = m.bracket & ~in_string & ~escaped; brackets != 0; brackets &= brackets - 1) {
+      for (std::uint64_t brackets = m.bracket & ~in_string & ~escaped; brackets != 0;
+           brackets &= brackets - 1) {
         const int i = __builtin_ctzll(brackets);
         const char c = p[i];
         if (c == '{' || c == '[') {

@@ -16,7 +16,9 @@
 namespace jitscope::tools {
 
 // JSON's white space (space, tab, CR, LF).
-constexpr bool is_json_ws(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+constexpr bool is_json_ws(char c) noexcept {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // `s` without the JSON white space at either end: a scalar token as a parser
 // hands it out ("7 " from `"pid": 7 }`) is a key and a splice, so 7 and 7

@@ -19,7 +19,6 @@ namespace {
 constexpr std::size_t kNoMark = std::numeric_limits<std::size_t>::max();
 constexpr std::uint64_t kUnknownSize = std::numeric_limits<std::uint64_t>::max();
 
-
 // "'x'" for a printable character, "byte 0xNN" otherwise.
 std::string describe(int c) {
   char buf[32];
@@ -47,8 +46,14 @@ class TraceReader::Run {
   Run(TraceReader& r, int fd, std::uint64_t size_hint, std::string label,
       const std::function<bool(const RawEvent&)>& on_event,
       const std::function<void(const TopLevelField&)>& on_field, std::string* error)
-      : r_(r), buf_(r.buffer_), fd_(fd), size_hint_(size_hint), label_(std::move(label)),
-        on_event_(on_event), on_field_(on_field), error_(error) {}
+      : r_(r),
+        buf_(r.buffer_),
+        fd_(fd),
+        size_hint_(size_hint),
+        label_(std::move(label)),
+        on_event_(on_event),
+        on_field_(on_field),
+        error_(error) {}
 
   bool run();
 
@@ -85,12 +90,12 @@ class TraceReader::Run {
   const std::function<void(const TopLevelField&)>& on_field_;
   std::string* error_;
 
-  std::size_t pos_ = 0;      // next byte to look at
-  std::size_t end_ = 0;      // bytes [0, end_) hold input
+  std::size_t pos_ = 0;         // next byte to look at
+  std::size_t end_ = 0;         // bytes [0, end_) hold input
   std::size_t mark_ = kNoMark;  // start of the value being scanned: kept across refills
-  std::uint64_t base_ = 0;   // input offset of buf_[0]
+  std::uint64_t base_ = 0;      // input offset of buf_[0]
   bool eof_ = false;
-  bool failed_ = false;      // *error_ is set (or a callback stopped the read)
+  bool failed_ = false;  // *error_ is set (or a callback stopped the read)
   JsonScanState scan_;
 };
 
@@ -110,10 +115,12 @@ bool TraceReader::Run::fill() {
   std::size_t to_read = r_.chunk_size_;
   if (size_hint_ != kUnknownSize) {
     const std::uint64_t left = size_hint_ > r_.bytes_read_ ? size_hint_ - r_.bytes_read_ : 0;
-    to_read = static_cast<std::size_t>(std::min<std::uint64_t>(to_read, std::max<std::uint64_t>(left + 1, 4096)));
+    to_read = static_cast<std::size_t>(
+        std::min<std::uint64_t>(to_read, std::max<std::uint64_t>(left + 1, 4096)));
   }
   const std::size_t want = end_ + to_read + kJsonPadding;
-  if (buf_.size() < want) buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
+  if (buf_.size() < want)
+    buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
   ssize_t n;
   do {
     n = ::read(fd_, buf_.data() + end_, to_read);
@@ -280,7 +287,8 @@ bool TraceReader::Run::object_form() {
     c = next_nonws();
     if (c < 0) return truncated();
     if (key == "traceEvents") {
-      if (c != '[') return fail(offset(), "\"traceEvents\" is not an array (found " + describe(c) + ")");
+      if (c != '[')
+        return fail(offset(), "\"traceEvents\" is not an array (found " + describe(c) + ")");
       ++pos_;
       if (!array_body(true)) return false;
       seen_events = true;
@@ -303,7 +311,8 @@ bool TraceReader::Run::object_form() {
       ++pos_;
       break;
     }
-    if (c != ',') return fail(offset(), "expected ',' or '}' in the top-level object, found " + describe(c));
+    if (c != ',')
+      return fail(offset(), "expected ',' or '}' in the top-level object, found " + describe(c));
     ++pos_;
     c = next_nonws();
   }
@@ -320,8 +329,10 @@ bool TraceReader::Run::expect_end() {
   return fail(offset(), "garbage after the end of the trace (found " + describe(c) + ")");
 }
 
-bool TraceReader::read(const std::string& path, const std::function<bool(const RawEvent&)>& on_event,
-                       const std::function<void(const TopLevelField&)>& on_field, std::string* error) {
+bool TraceReader::read(const std::string& path,
+                       const std::function<bool(const RawEvent&)>& on_event,
+                       const std::function<void(const TopLevelField&)>& on_field,
+                       std::string* error) {
   unterminated_ = false;
   events_ = 0;
   bytes_read_ = 0;
@@ -398,7 +409,8 @@ bool parse_us_to_ns(std::string_view t, std::int64_t* ns) {
   const char* const end = p + t.size();
   const bool neg = p < end && *p == '-';
   if (neg) ++p;
-  constexpr std::uint64_t kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  constexpr std::uint64_t kMax =
+      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   const char* const int_start = p;
   std::uint64_t whole = 0;
   bool overflow = false;

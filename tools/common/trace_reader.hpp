@@ -5,7 +5,8 @@
 //   jitscope::tools::TraceReader reader;
 //   std::string error;
 //   bool ok = reader.read("trace.json",
-//       [&](const jitscope::tools::RawEvent& e) { /* e.json: one event, as written */ return true; },
+//       [&](const jitscope::tools::RawEvent& e) { /* e.json: one event, as written */ return true;
+//       },
 //       [&](const jitscope::tools::TopLevelField& f) { /* "otherData" etc. */ },
 //       &error);
 //   if (!ok) std::fprintf(stderr, "%s\n", error.c_str());   // "<path>: byte N: <what>"
@@ -82,7 +83,9 @@ class TraceReader {
 
   // The largest event (or other top-level member value) accepted, in bytes.
   static constexpr std::size_t kMaxEventBytes = std::size_t{256} << 20;
-  void set_max_event_bytes(std::size_t bytes) noexcept { max_event_bytes_ = bytes == 0 ? 1 : bytes; }
+  void set_max_event_bytes(std::size_t bytes) noexcept {
+    max_event_bytes_ = bytes == 0 ? 1 : bytes;
+  }
   std::size_t max_event_bytes() const noexcept { return max_event_bytes_; }
 
   // Streams `path` ("-" = stdin). on_event for each element of the events

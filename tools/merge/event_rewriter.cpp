@@ -1,7 +1,7 @@
 #include "event_rewriter.hpp"
 
-#include "json_scan.hpp"    // tools/common: trim_json_ws
 #include "base/json_writer.hpp"  // sdk/src: the one escaping writer
+#include "json_scan.hpp"         // tools/common: trim_json_ws
 
 #include <algorithm>
 #include <charconv>
@@ -71,11 +71,14 @@ bool InputScanner::add(const RawEvent& event, std::string* error) {
   }
   ondemand::document doc;
   ondemand::object obj;
-  simdjson::error_code e = parser_.iterate(event.json.data(), event.json.size(),
-                      event.json.size() + simdjson::SIMDJSON_PADDING).get(doc);
+  simdjson::error_code e = parser_
+                               .iterate(event.json.data(), event.json.size(),
+                                        event.json.size() + simdjson::SIMDJSON_PADDING)
+                               .get(doc);
   if (!e) e = doc.get_object().get(obj);
   if (e) {
-    *error = at(scan_->path, event.offset, std::string("an event that is not a JSON object: ") + simdjson::error_message(e));
+    *error = at(scan_->path, event.offset,
+                std::string("an event that is not a JSON object: ") + simdjson::error_message(e));
     return false;
   }
   std::string_view ph, name, pid, args;
@@ -124,7 +127,8 @@ bool InputScanner::add(const RawEvent& event, std::string* error) {
   if (name != "process_name" && name != "jitscope_child") return true;
   ondemand::document adoc;
   ondemand::object aobj;
-  if (args_parser_.iterate(args.data(), args.size(), static_cast<std::size_t>(buffer_end - args.data()))
+  if (args_parser_
+          .iterate(args.data(), args.size(), static_cast<std::size_t>(buffer_end - args.data()))
           .get(adoc) ||
       adoc.get_object().get(aobj)) {
     return true;  // args we cannot read: the event passes through unlabelled
@@ -156,7 +160,8 @@ bool InputScanner::read_session(std::string_view args, const char* buffer_end) {
   ondemand::document adoc;
   ondemand::object aobj;
   scan_->has_session = false;
-  if (args_parser_.iterate(args.data(), args.size(), static_cast<std::size_t>(buffer_end - args.data()))
+  if (args_parser_
+          .iterate(args.data(), args.size(), static_cast<std::size_t>(buffer_end - args.data()))
           .get(adoc) ||
       adoc.get_object().get(aobj)) {
     scan_->session_problem = "its jitscope_session metadata is not an object";
@@ -210,13 +215,16 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
   const std::string_view json = event.json;
   ondemand::document doc;
   ondemand::object obj;
-  if (parser_.iterate(json.data(), json.size(), json.size() + simdjson::SIMDJSON_PADDING).get(doc) ||
+  if (parser_.iterate(json.data(), json.size(), json.size() + simdjson::SIMDJSON_PADDING)
+          .get(doc) ||
       doc.get_object().get(obj)) {
     *error = at(scan_.path, event.offset, "an event that is not a JSON object");
     return false;
   }
   splices_.clear();
-  auto where = [&](std::string_view token) { return static_cast<std::size_t>(token.data() - json.data()); };
+  auto where = [&](std::string_view token) {
+    return static_cast<std::size_t>(token.data() - json.data());
+  };
   std::string_view ph, name, pid, ts, id, bind_id, global_id, args_name;
   for (auto result : obj) {
     ondemand::field field;
@@ -276,14 +284,16 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
     }
     std::int64_t shifted = 0;
     if (__builtin_add_overflow(ns, plan_.shift_ns, &shifted)) {
-      *error = at(scan_.path, event.offset, "ts out of range once shifted onto the merged timeline");
+      *error =
+          at(scan_.path, event.offset, "ts out of range once shifted onto the merged timeline");
       return false;
     }
     std::string text;
     append_signed_us(&text, shifted);
     splices_.push_back({where(ts), ts.size(), std::move(text)});
   }
-  if (!id.empty() && global_ids) splices_.push_back({where(id), id.size(), std::to_string(flow_id(id))});
+  if (!id.empty() && global_ids)
+    splices_.push_back({where(id), id.size(), std::to_string(flow_id(id))});
   if (!bind_id.empty()) {
     splices_.push_back({where(bind_id), bind_id.size(), std::to_string(flow_id(bind_id))});
   }

@@ -87,7 +87,9 @@ class Output {
     if (events_++ != 0) buf_.append(",\n");
     return buf_;
   }
-  bool maybe_flush(std::string* error) { return buf_.size() < (std::size_t{4} << 20) || flush(error); }
+  bool maybe_flush(std::string* error) {
+    return buf_.size() < (std::size_t{4} << 20) || flush(error);
+  }
   bool finish(std::string* error) {
     buf_.append("\n]\n");
     if (!flush(error)) return false;
@@ -162,7 +164,8 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
       // A worker that crashed or was killed early leaves no trace, or an
       // empty one: the run worth looking at. Merge the rest, and say so.
       std::fprintf(stderr, "jitscope-merge: warning: skipping %s (listed by %s): %s\n",
-                   inputs[i].c_str(), listed_by[i].c_str(), error.empty() ? "cannot read" : error.c_str());
+                   inputs[i].c_str(), listed_by[i].c_str(),
+                   error.empty() ? "cannot read" : error.c_str());
       inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(i));
       listed_by.erase(listed_by.begin() + static_cast<std::ptrdiff_t>(i));
       --i;
@@ -234,8 +237,11 @@ int main(int argc, char** argv) {
   std::string output;
   bool children = false, quiet = false;
   PlanOptions options;
-  app.add_option("inputs", inputs, "trace files, in rank order")->required()->check(CLI::ExistingFile);
-  app.add_option("-o,--output", output, "the merged trace (written via a temporary file)")->required();
+  app.add_option("inputs", inputs, "trace files, in rank order")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-o,--output", output, "the merged trace (written via a temporary file)")
+      ->required();
   app.add_flag("--children", children,
                "also merge the worker traces each input lists (jitscope_child metadata, "
                "jitscope::note_child_process), placed right after their parent; one that is "

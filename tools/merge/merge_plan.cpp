@@ -86,7 +86,8 @@ bool plan(const std::vector<InputScan>& scans, const PlanOptions& options, Merge
     if (!s.merged) continue;
     // Its session events keep their own clocks while its timestamps were
     // moved: placing it again would move them twice.
-    *error = s.path + ": already a merged trace (jitscope-merge output); merge the traces it was "
+    *error = s.path +
+             ": already a merged trace (jitscope-merge output); merge the traces it was "
              "made from instead";
     return false;
   }
@@ -142,7 +143,8 @@ bool plan(const std::vector<InputScan>& scans, const PlanOptions& options, Merge
   };
   const std::int64_t ref_offset = offset_of(static_cast<std::size_t>(ref));
   auto out_of_range = [&](std::size_t i) {
-    *error = scans[i].path + ": its clock metadata is too far from " + scans[static_cast<std::size_t>(ref)].path +
+    *error = scans[i].path + ": its clock metadata is too far from " +
+             scans[static_cast<std::size_t>(ref)].path +
              "'s to place it (a shift beyond 292 years)";
     return false;
   };

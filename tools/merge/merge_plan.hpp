@@ -59,11 +59,11 @@ struct InputScan {
 };
 
 enum class Alignment {
-  kReference,  // the timeline the others are placed on
-  kSameBoot,   // shares CLOCK_MONOTONIC with the reference: shift 0
-  kWallClock,  // placed by CLOCK_REALTIME - CLOCK_MONOTONIC offsets
+  kReference,        // the timeline the others are placed on
+  kSameBoot,         // shares CLOCK_MONOTONIC with the reference: shift 0
+  kWallClock,        // placed by CLOCK_REALTIME - CLOCK_MONOTONIC offsets
   kBeginningOfTime,  // placed by clang's beginningOfTime (wall clock)
-  kAssumed,    // no clock data; --assume-same-clock: shift 0
+  kAssumed,          // no clock data; --assume-same-clock: shift 0
 };
 const char* alignment_name(Alignment a) noexcept;
 

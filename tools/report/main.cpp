@@ -66,7 +66,8 @@ int run(int argc, char** argv) {
   std::string trace, metrics_path, format = "table", output;
   std::size_t top = 10;
   std::vector<std::string> sections;
-  app.add_option("TRACE", trace, "the trace: a Chrome trace-event JSON file, '-' for stdin")->required();
+  app.add_option("TRACE", trace, "the trace: a Chrome trace-event JSON file, '-' for stdin")
+      ->required();
   app.add_option("--metrics", metrics_path,
                  "jitscope's metrics file (JITSCOPE_METRICS, JSON lines) to join per compile unit");
   app.add_option("--format,-f", format, "table (default), csv, json or markdown")
@@ -109,7 +110,8 @@ int run(int argc, char** argv) {
 
   report::MetricsFile metrics;
   std::string why;
-  if (!metrics_path.empty() && !report::read_metrics(metrics_path, &metrics, &why)) return error(why);
+  if (!metrics_path.empty() && !report::read_metrics(metrics_path, &metrics, &why))
+    return error(why);
 
   report::Aggregator::Options opt;
   opt.top_n = top;
@@ -130,8 +132,9 @@ int run(int argc, char** argv) {
       },
       nullptr, &why);
   if (!ok) return error(why);
-  const report::Report r = agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
-                                      decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
+  const report::Report r =
+      agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
+                 decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
   std::FILE* f = stdout;
   std::string temp;  // written, then renamed over `output`
   if (!output.empty()) {
@@ -180,8 +183,8 @@ int run(int argc, char** argv) {
   }
   if (!written) {
     if (!temp.empty()) ::unlink(temp.c_str());
-    return error((output.empty() ? std::string("<stdout>") : output) + ": cannot write the report: " +
-                 std::strerror(write_errno));
+    return error((output.empty() ? std::string("<stdout>") : output) +
+                 ": cannot write the report: " + std::strerror(write_errno));
   }
   return 0;
 }

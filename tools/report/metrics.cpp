@@ -71,7 +71,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
       if (gpu) return fail("a \"gpu\" record with a null compile_id");
       ++out->runtime_records;
       std::int64_t ns = 0;
-      if (simdjson::dom::element d; obj["duration_us"].get(d) == simdjson::SUCCESS && us_to_ns(d, &ns)) {
+      if (simdjson::dom::element d;
+          obj["duration_us"].get(d) == simdjson::SUCCESS && us_to_ns(d, &ns)) {
         out->runtime_duration_ns = sat_add(out->runtime_duration_ns, ns);
       }
       continue;
@@ -83,7 +84,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     UnitMetrics& m = out->units[std::string(id)];
     if (gpu) {
       simdjson::dom::object g;
-      if (obj["gpu"].get_object().get(g) != simdjson::SUCCESS) return fail("\"gpu\" is not an object");
+      if (obj["gpu"].get_object().get(g) != simdjson::SUCCESS)
+        return fail("\"gpu\" is not an object");
       m.has_gpu = true;
       m.gpu.clear();
       for (auto [key, value] : g) {
@@ -104,15 +106,18 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     for (auto [key, value] : obj) {
       if (key == "duration_us") {
         std::int64_t ns = 0;
-        if (!us_to_ns(value, &ns)) return fail("\"duration_us\" is not a number of µs that fits in int64 ns");
+        if (!us_to_ns(value, &ns))
+          return fail("\"duration_us\" is not a number of µs that fits in int64 ns");
         m.duration_ns = ns;
       } else if (key.size() > 3 && key.substr(key.size() - 3) == "_us" && key != "start_time_us" &&
                  key != "end_time_us") {
         std::int64_t ns = 0;
-        if (us_to_ns(value, &ns)) m.columns_ns.emplace_back(std::string(key.substr(0, key.size() - 3)), ns);
+        if (us_to_ns(value, &ns))
+          m.columns_ns.emplace_back(std::string(key.substr(0, key.size() - 3)), ns);
       } else if (key == "caches") {
         simdjson::dom::object caches;
-        if (value.get_object().get(caches) != simdjson::SUCCESS) return fail("\"caches\" is not an object");
+        if (value.get_object().get(caches) != simdjson::SUCCESS)
+          return fail("\"caches\" is not an object");
         for (auto [cache, counts] : caches) {
           CacheRow row;
           row.cache = std::string(cache);

@@ -44,7 +44,7 @@ struct Header {
   bool has_time = false;
   std::int64_t begin_ns = 0, end_ns = 0;  // earliest ts, latest ts + dur (metadata excluded)
   std::uint64_t processes = 0, threads = 0;
-  std::uint64_t spans = 0;  // X slices and B/E pairs
+  std::uint64_t spans = 0;                                          // X slices and B/E pairs
   std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
   std::optional<SessionInfo> session;
   std::optional<std::int64_t> events_dropped;  // jitscope_stats.events_dropped
@@ -55,7 +55,9 @@ struct NameRow {  // one span name: the compile-times and phases tables
   std::string name;
   std::uint64_t count = 0;
   std::int64_t total_ns = 0, min_ns = 0, max_ns = 0, self_ns = 0;
-  std::int64_t mean_ns() const { return count == 0 ? 0 : total_ns / static_cast<std::int64_t>(count); }
+  std::int64_t mean_ns() const {
+    return count == 0 ? 0 : total_ns / static_cast<std::int64_t>(count);
+  }
 };
 
 struct PhaseRow {  // a span name inside one compile unit
@@ -72,13 +74,14 @@ struct CacheRow {
 struct UnitMetrics {  // the unit's lines in the metrics file
   bool has_record = false;
   std::string name;
-  std::optional<std::int64_t> duration_ns;      // duration_us
+  std::optional<std::int64_t> duration_ns;                       // duration_us
   std::vector<std::pair<std::string, std::int64_t>> columns_ns;  // "parse" (parse_us) -> ns
   std::vector<CacheRow> caches;
   std::int64_t cache_hits = 0, cache_misses = 0;
   std::string fail_type, fail_reason, recompile_reason;
   bool has_gpu = false;
-  std::vector<std::pair<std::string, std::int64_t>> gpu;  // the "gpu" object of a "record":"gpu" line
+  std::vector<std::pair<std::string, std::int64_t>>
+      gpu;  // the "gpu" object of a "record":"gpu" line
 };
 
 struct UnitRow {
@@ -108,7 +111,9 @@ struct GpuUnitRow {
   std::uint64_t kernels = 0;           // launches of kernels it built (compiled_by_id)
   std::uint64_t distinct_kernels = 0;  // distinct kernel names among them
   std::int64_t gpu_ns = 0;
-  std::int64_t mean_ns() const { return kernels == 0 ? 0 : gpu_ns / static_cast<std::int64_t>(kernels); }
+  std::int64_t mean_ns() const {
+    return kernels == 0 ? 0 : gpu_ns / static_cast<std::int64_t>(kernels);
+  }
   std::optional<std::int64_t> first_launch_ns;  // earliest start of a kernel it built
   std::optional<std::int64_t> latency_ns;       // first_launch - end of its compile slice
   std::uint64_t launched_inside = 0;            // kernels launched while it was open (compile_id)
@@ -126,10 +131,11 @@ struct Report {
   Header header;
   std::vector<NameRow> names;  // by total desc
   std::vector<UnitRow> units;  // by compile id, then pid (units are keyed by (pid, compile_id))
-  bool multi_process_units = false;  // units (or GPU units) from more than one pid: show a pid column
-  std::vector<SpanRow> top;    // slowest first
+  bool multi_process_units =
+      false;                 // units (or GPU units) from more than one pid: show a pid column
+  std::vector<SpanRow> top;  // slowest first
   GpuSection gpu;
-  std::uint64_t runtime_records = 0;      // metrics lines with compile_id null
+  std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
   bool has_metrics = false;
 };

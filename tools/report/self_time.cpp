@@ -52,10 +52,10 @@ void SelfTimeThread::process(const TimedSpan& s, SelfTimeSink& sink) {
     // s are a prefix, those ending at or after s too, and the containing
     // ones are the shorter prefix: two binary searches, O(log depth).
     ++late_;
-    const auto starts_by = std::partition_point(open_.begin(), open_.end(),
-                                                [&](const Open& o) { return o.span.start <= s.start; });
-    const auto ends_after = std::partition_point(open_.begin(), open_.end(),
-                                                 [&](const Open& o) { return o.span.end >= s.end; });
+    const auto starts_by = std::partition_point(
+        open_.begin(), open_.end(), [&](const Open& o) { return o.span.start <= s.start; });
+    const auto ends_after = std::partition_point(
+        open_.begin(), open_.end(), [&](const Open& o) { return o.span.end >= s.end; });
     const auto containing = std::min(starts_by, ends_after);
     if (containing != open_.begin()) {
       Open& parent = *(containing - 1);

@@ -26,8 +26,8 @@ namespace jitscope::report {
 
 struct TimedSpan {
   std::int64_t start = 0, end = 0;
-  std::uint64_t seq = 0;     // arrival order: the tie-break on identical intervals
-  std::uint32_t name = 0;    // caller's ids, handed back on finish
+  std::uint64_t seq = 0;   // arrival order: the tie-break on identical intervals
+  std::uint32_t name = 0;  // caller's ids, handed back on finish
   std::uint32_t unit = 0;
 };
 

@@ -84,9 +84,9 @@ struct EventFrame {
   Data* data = nullptr;         // allocated on first use
   SpanToken token;              // its trace slice (args go there)
   std::uint64_t begin_ticks = 0;
-  std::uint32_t session = 0;    // session word at open; 0: no trace slice
+  std::uint32_t session = 0;  // session word at open; 0: no trace slice
   bool column_depth_counted = false;
-  bool attached = false;        // a unit frame made by UnitScope on another thread
+  bool attached = false;          // a unit frame made by UnitScope on another thread
   std::uint32_t column_base = 0;  // unit frames: the thread's column-phase depth at open
   bool open = false;
 };
@@ -109,8 +109,7 @@ class FieldValue {
   template <std::signed_integral T>
   FieldValue(T v) : v_(static_cast<std::int64_t>(v)) {}
   template <std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  FieldValue(T v) : v_(static_cast<std::int64_t>(v)) {}
+  requires(!std::same_as<T, bool>) FieldValue(T v) : v_(static_cast<std::int64_t>(v)) {}
   template <std::floating_point T>
   FieldValue(T v) : v_(static_cast<double>(v)) {}
   FieldValue(std::string_view v) : v_(std::string(v)) {}
@@ -156,19 +155,19 @@ struct CompileEvent {
   std::string name;
   std::uint64_t start_time_us = 0;  // Unix epoch µs
   std::uint64_t duration_us = 0;
-  Fields fields;                    // data added at kCompileEvent or kMetric level
+  Fields fields;  // data added at kCompileEvent or kMetric level
 };
 
 // One line of the metrics file (JSON lines; fields in docs/compile-units.md).
 struct JITSCOPE_API CompileRecord {
-  bool is_runtime = false;          // phases outside any unit (no compile id unless given)
+  bool is_runtime = false;  // phases outside any unit (no compile id unless given)
   bool has_compile_id = false;
   CompileId compile_id;
-  std::string name;                 // model__graphs_nth
+  std::string name;  // model__graphs_nth
   bool is_forward = true;
   std::uint64_t start_time_us = 0;  // Unix epoch µs
   std::uint64_t end_time_us = 0;
-  std::uint64_t duration_us = 0;    // outermost column phases (the compile time)
+  std::uint64_t duration_us = 0;                 // outermost column phases (the compile time)
   std::map<std::string, std::uint64_t> columns;  // "*_us" phase columns
   std::string recompile_reason;
   std::vector<std::string> recompile_user_contexts;  // from the hooks, 256 chars each
@@ -179,7 +178,7 @@ struct JITSCOPE_API CompileRecord {
   std::map<std::string, WaitTotals> waits;
   std::vector<CompileEvent> compile_events;
   std::uint64_t compile_events_dropped = 0;  // beyond kMaxCompileEventsPerRecord
-  Fields fields;                    // added at the kMetric level
+  Fields fields;                             // added at the kMetric level
 
   // The JSON object written as one metrics line (no newline).
   std::string to_json() const;
@@ -373,7 +372,8 @@ class JITSCOPE_API EventRef {
   void try_set(DataLevel level, std::string_view key, const FieldValue& value,
                bool overwrite = false) const noexcept;
   void try_increment(DataLevel level, std::string_view key, std::int64_t by = 1) const noexcept;
-  void try_add_to_set(DataLevel level, std::string_view key, const FieldValue& value) const noexcept;
+  void try_add_to_set(DataLevel level, std::string_view key,
+                      const FieldValue& value) const noexcept;
 
   bool found() const noexcept { return frame_ != nullptr; }
   const std::string& lookup_error() const noexcept { return error_; }
@@ -429,7 +429,8 @@ class JITSCOPE_API WaitCounter {
 // ---- recompile context -------------------------------------------------
 
 // Called on every recompile (attempt > 0); each result goes into the record's
-// recompile_user_contexts, cut to 256 bytes (never inside a UTF-8 character). A hook that throws adds
+// recompile_user_contexts, cut to 256 bytes (never inside a UTF-8 character). A hook that throws
+// adds
 // "<hook failed: ...>".
 JITSCOPE_API void register_recompile_context_hook(std::function<std::string()> hook) noexcept;
 JITSCOPE_API void clear_recompile_context_hooks() noexcept;
@@ -443,7 +444,7 @@ JITSCOPE_API CompileRecord runtime_record();
 
 struct PhaseTimes {
   std::string key;
-  std::string column;                  // empty: none
+  std::string column;                       // empty: none
   std::vector<std::uint64_t> durations_ns;  // in order; the first kMaxDurationsPerKey
   std::uint64_t count = 0;
   std::uint64_t total_ns = 0;
@@ -457,7 +458,8 @@ JITSCOPE_API std::vector<PhaseTimes> phase_times();
 enum class TableFormat : std::uint8_t { kText, kCsv };
 // compile_times: per key, every duration in seconds or (aggregate) count,
 // total, mean and max.
-JITSCOPE_API std::string compile_times(TableFormat format = TableFormat::kText, bool aggregate = false);
+JITSCOPE_API std::string compile_times(TableFormat format = TableFormat::kText,
+                                       bool aggregate = false);
 // Total seconds per column phase, and the total of outermost column phases.
 JITSCOPE_API std::string cumulative_time_report(TableFormat format = TableFormat::kText);
 
@@ -470,8 +472,8 @@ JITSCOPE_API void reset_compile_state() noexcept;
 #if defined(JITSCOPE_DISABLE)
 #define JITSCOPE_PHASE(key, ...) static_cast<void>(0)
 #else
-#define JITSCOPE_PHASE(key, ...)                                                          \
-  static const ::jitscope::PhaseKey JITSCOPE_UNIQUE(jitscope_phase_key_){                 \
-      ::std::string_view("" key "") __VA_OPT__(, ::jitscope::PhaseOptions __VA_ARGS__)};  \
+#define JITSCOPE_PHASE(key, ...)                                                         \
+  static const ::jitscope::PhaseKey JITSCOPE_UNIQUE(jitscope_phase_key_){                \
+      ::std::string_view("" key "") __VA_OPT__(, ::jitscope::PhaseOptions __VA_ARGS__)}; \
   ::jitscope::Phase JITSCOPE_UNIQUE(jitscope_phase_) { JITSCOPE_UNIQUE(jitscope_phase_key_) }
 #endif

@@ -59,7 +59,7 @@ class JITSCOPE_API DuplicateWarningChecker {
   const std::size_t capacity_;
   const bool verbose_;
   mutable std::mutex mu_;
-  Order order_;                                                 // guarded by mu_
+  Order order_;                                                  // guarded by mu_
   std::unordered_map<std::string_view, Order::iterator> index_;  // guarded by mu_
 };
 

@@ -40,13 +40,13 @@ typedef enum jitscope_cupti {
 } jitscope_cupti;
 
 typedef struct jitscope_config {
-  const char* output_path;      /* required */
-  size_t ring_capacity;         /* 32-byte records per thread */
+  const char* output_path; /* required */
+  size_t ring_capacity;    /* 32-byte records per thread */
   jitscope_overflow overflow;
   unsigned flush_interval_ms;
-  const char* process_name;     /* NULL: the executable's name */
-  int cupti;                    /* a jitscope_cupti value (an int: any value is checked) */
-  int crash_handler;            /* 1: flush on a fatal signal or std::terminate (default); 0: off */
+  const char* process_name; /* NULL: the executable's name */
+  int cupti;                /* a jitscope_cupti value (an int: any value is checked) */
+  int crash_handler;        /* 1: flush on a fatal signal or std::terminate (default); 0: off */
   unsigned long long max_trace_bytes; /* cap on the trace's bytes; 0: none (else >= 64 KiB) */
   unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
 } jitscope_config;

@@ -120,7 +120,7 @@ enum class CompileTimesReport : std::uint8_t {
 };
 
 struct Config {
-  std::string output_path;  // required: the Chrome trace JSON file
+  std::string output_path;   // required: the Chrome trace JSON file
   std::string metrics_path;  // compile records as JSON lines (compile.hpp); empty: none
   std::size_t ring_capacity = kDefaultRingCapacity;  // 32-byte records per thread
   OverflowPolicy overflow = OverflowPolicy::kDrop;
@@ -162,24 +162,24 @@ struct Config {
 // Totals of a finished session, from stop().
 struct SessionStats {
   std::string output_path;
-  std::string metrics_path;           // empty: no metrics file
-  std::uint64_t events_written = 0;   // X + I + C events in the file(s), not those over the cap
-  std::uint64_t events_dropped = 0;   // lost to full rings (kDrop), all threads
-  std::uint64_t spans_incomplete = 0; // spans still open at stop, written as such
-  std::uint64_t threads = 0;          // threads that recorded anything
+  std::string metrics_path;            // empty: no metrics file
+  std::uint64_t events_written = 0;    // X + I + C events in the file(s), not those over the cap
+  std::uint64_t events_dropped = 0;    // lost to full rings (kDrop), all threads
+  std::uint64_t spans_incomplete = 0;  // spans still open at stop, written as such
+  std::uint64_t threads = 0;           // threads that recorded anything
   std::uint64_t bytes_written = 0;
   std::uint64_t compile_records_written = 0;  // lines in the metrics file
-  std::uint64_t nvtx_captured = 0;    // NVTX ranges, marks and async ranges written
-  std::uint64_t nvtx_unmatched = 0;   // NVTX pops and range ends with nothing to close
-  bool nvtx_emitted = false;          // spans went to an NVTX tool as ranges
-  bool cupti_on = false;              // the CUPTI collector ran this session
-  std::string cupti_off_reason;       // why not, when it did not
-  std::uint64_t gpu_events = 0;       // kernels, copies and sets on GPU tracks
-  std::uint64_t gpu_unattributed = 0; // of those, with no CUDA call seen for them
-  std::uint64_t gpu_flows = 0;        // launch -> GPU arrows
-  bool write_failed = false;          // an I/O error stopped the output early
-  std::uint64_t events_over_cap = 0;  // events not written: max_trace_bytes reached
-  std::uint64_t trace_files = 0;      // files written (more than 1 with rotate_bytes)
+  std::uint64_t nvtx_captured = 0;            // NVTX ranges, marks and async ranges written
+  std::uint64_t nvtx_unmatched = 0;           // NVTX pops and range ends with nothing to close
+  bool nvtx_emitted = false;                  // spans went to an NVTX tool as ranges
+  bool cupti_on = false;                      // the CUPTI collector ran this session
+  std::string cupti_off_reason;               // why not, when it did not
+  std::uint64_t gpu_events = 0;               // kernels, copies and sets on GPU tracks
+  std::uint64_t gpu_unattributed = 0;         // of those, with no CUDA call seen for them
+  std::uint64_t gpu_flows = 0;                // launch -> GPU arrows
+  bool write_failed = false;                  // an I/O error stopped the output early
+  std::uint64_t events_over_cap = 0;          // events not written: max_trace_bytes reached
+  std::uint64_t trace_files = 0;              // files written (more than 1 with rotate_bytes)
 };
 
 // Starts a session. Fails (no session, one `jitscope:` line on stderr) if one
@@ -225,8 +225,8 @@ struct Arg {
   template <std::size_t N, std::signed_integral T>
   Arg(const char (&k)[N], T v) noexcept : key(k), type(detail::ValueType::kInt), i64(v) {}
   template <std::size_t N, std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  Arg(const char (&k)[N], T v) noexcept : key(k), type(detail::ValueType::kUint), u64(v) {}
+  requires(!std::same_as<T, bool>) Arg(const char (&k)[N], T v)
+  noexcept : key(k), type(detail::ValueType::kUint), u64(v) {}
   template <std::size_t N, std::floating_point T>
   Arg(const char (&k)[N], T v) noexcept
       : key(k), type(detail::ValueType::kDouble), f64(static_cast<double>(v)) {}
@@ -258,8 +258,7 @@ class Span {
   explicit Span(std::string_view name) noexcept {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
-      if (JITSCOPE_UNLIKELY(s != 0))
-        token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
+      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
     }
   }
   Span(std::string_view name, std::initializer_list<Arg> args) noexcept : Span(name) {
@@ -350,17 +349,16 @@ inline void counter(std::string_view name, double value) noexcept {
 #define JITSCOPE_SPAN(name) ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "")
 // Args are built only when a session is on, so the off path stays one load
 // and a branch (the list lives until the end of the declaration).
-#define JITSCOPE_ARGS_IF_ACTIVE(...)                                   \
+#define JITSCOPE_ARGS_IF_ACTIVE(...)                                            \
   (::jitscope::active() ? ::std::initializer_list<::jitscope::Arg>{__VA_ARGS__} \
                         : ::std::initializer_list<::jitscope::Arg>{})
 #define JITSCOPE_SPAN_ARGS(name, ...) \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", JITSCOPE_ARGS_IF_ACTIVE(__VA_ARGS__))
 // Braces: with parentheses, JITSCOPE_SPAN_DYN(var) would declare a function.
 #define JITSCOPE_SPAN_DYN(name) \
-  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_){::std::string_view(name)}
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_) { ::std::string_view(name) }
 #define JITSCOPE_INSTANT(name, ...) \
   ::jitscope::instant("" name "" __VA_OPT__(, JITSCOPE_ARGS_IF_ACTIVE(__VA_ARGS__)))
-#define JITSCOPE_COUNTER(name, value) \
-  ::jitscope::counter("" name "", static_cast<double>(value))
+#define JITSCOPE_COUNTER(name, value) ::jitscope::counter("" name "", static_cast<double>(value))
 #define JITSCOPE_THREAD_NAME(name) ::jitscope::set_thread_name(::std::string_view(name))
 #endif

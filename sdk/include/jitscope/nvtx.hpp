@@ -40,8 +40,8 @@
 namespace jitscope {
 
 struct NvtxStatus {
-  bool compiled_in = false;      // built with the CUDA toolkit's NVTX headers
-  bool emitting = false;         // the active session emits NVTX ranges
+  bool compiled_in = false;            // built with the CUDA toolkit's NVTX headers
+  bool emitting = false;               // the active session emits NVTX ranges
   std::size_t captured_instances = 0;  // NVTX copies (one per library) jitscope captures
 };
 

@@ -104,7 +104,7 @@ class JITSCOPE_API CompileProgress {
   std::string description_;
   std::string label_;
   int stages_ = 0;
-  int done_ = 0;   // guarded by the process-wide progress mutex
+  int done_ = 0;  // guarded by the process-wide progress mutex
   int fd_ = -1;
   bool drawn_ = false;
 };

@@ -75,7 +75,8 @@ int jitscope_start(const jitscope_config* cfg) {
         case JITSCOPE_CUPTI_ON: config.cupti = jitscope::CuptiMode::kOn; break;
         case JITSCOPE_CUPTI_OFF: config.cupti = jitscope::CuptiMode::kOff; break;
         default:
-          if (result) result = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
+          if (result)
+            result = jitscope::Status::error("cupti must be JITSCOPE_CUPTI_AUTO, _ON or _OFF");
       }
       if (cfg->crash_handler != 0 && cfg->crash_handler != 1 && result) {
         result = jitscope::Status::error("crash_handler must be 0 or 1");

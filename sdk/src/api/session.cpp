@@ -96,7 +96,8 @@ struct AutoSession {
       // These only act through the session: say so rather than do nothing.
       for (const char* v : {"JITSCOPE_METRICS", "JITSCOPE_COMPILE_TIMES"}) {
         if (std::getenv(v) != nullptr) {
-          log_line(std::string(v) + " is set but JITSCOPE_TRACE is not: no session, so it has no effect");
+          log_line(std::string(v) +
+                   " is set but JITSCOPE_TRACE is not: no session, so it has no effect");
         }
       }
       return;
@@ -236,7 +237,8 @@ Status stop(SessionStats* stats) noexcept {
     print_compile_times(session->config().compile_times);
     const SessionStats s = session->stats();
     if (stats != nullptr) *stats = s;
-    if (s.write_failed) return Status::error("the trace output failed; see the jitscope: line above");
+    if (s.write_failed)
+      return Status::error("the trace output failed; see the jitscope: line above");
     return Status();
   });
 }

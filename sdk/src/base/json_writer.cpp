@@ -84,27 +84,13 @@ inline int utf8_step(const unsigned char* p, std::size_t avail) {
 inline char* write_escape(char* d, unsigned char c) {
   d[0] = '\\';
   switch (c) {
-    case '"':
-      d[1] = '"';
-      return d + 2;
-    case '\\':
-      d[1] = '\\';
-      return d + 2;
-    case '\b':
-      d[1] = 'b';
-      return d + 2;
-    case '\f':
-      d[1] = 'f';
-      return d + 2;
-    case '\n':
-      d[1] = 'n';
-      return d + 2;
-    case '\r':
-      d[1] = 'r';
-      return d + 2;
-    case '\t':
-      d[1] = 't';
-      return d + 2;
+    case '"': d[1] = '"'; return d + 2;
+    case '\\': d[1] = '\\'; return d + 2;
+    case '\b': d[1] = 'b'; return d + 2;
+    case '\f': d[1] = 'f'; return d + 2;
+    case '\n': d[1] = 'n'; return d + 2;
+    case '\r': d[1] = 'r'; return d + 2;
+    case '\t': d[1] = 't'; return d + 2;
     default: {
       static constexpr char kHex[] = "0123456789abcdef";
       d[1] = 'u';
@@ -315,25 +301,17 @@ void append_json_item(std::string& out, bool comma, const std::string_view* key,
       *d++ = ':';
     }
     switch (v.kind) {
-      case Kind::kString:
-        return put_string(d, v.text);
+      case Kind::kString: return put_string(d, v.text);
       case Kind::kRaw:
         if (text_len != 0) std::memcpy(d, v.text.data(), text_len);  // data() may be null
         return d + text_len;
-      case Kind::kInt:
-        return put_int(d, static_cast<std::int64_t>(v.bits));
-      case Kind::kUint:
-        return put_uint(d, v.bits);
-      case Kind::kDouble:
-        return put_double(d, std::bit_cast<double>(v.bits));
-      case Kind::kUs:
-        return put_us(d, v.bits);
-      case Kind::kBool:
-        return put_literal(d, v.bits != 0 ? "true" : "false");
-      case Kind::kKey:
-        return d;
-      case Kind::kNull:
-        break;
+      case Kind::kInt: return put_int(d, static_cast<std::int64_t>(v.bits));
+      case Kind::kUint: return put_uint(d, v.bits);
+      case Kind::kDouble: return put_double(d, std::bit_cast<double>(v.bits));
+      case Kind::kUs: return put_us(d, v.bits);
+      case Kind::kBool: return put_literal(d, v.bits != 0 ? "true" : "false");
+      case Kind::kKey: return d;
+      case Kind::kNull: break;
     }
     return put_literal(d, "null");
   });

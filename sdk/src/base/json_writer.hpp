@@ -97,8 +97,8 @@ class JsonWriter {
   // Catches long long, unsigned long, short, ... which would otherwise be ambiguous between
   // the fixed overloads above.
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char>)
-  void value(T v) {
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+           !std::is_same_v<T, char>) void value(T v) {
     if constexpr (std::is_signed_v<T>) {
       value(static_cast<std::int64_t>(v));
     } else {

@@ -1,5 +1,5 @@
-#include "base/immortal.hpp"
 #include "base/log.hpp"
+#include "base/immortal.hpp"
 
 #include <jitscope/dedup.hpp>
 

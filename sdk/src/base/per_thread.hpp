@@ -23,7 +23,8 @@ class PerThread {
   // The calling thread's state, built on first use; nullptr while the thread
   // is exiting or if it could not be allocated (then for the rest of the thread).
   static T* get() noexcept {
-    if (T* t = state_) [[likely]] return t;
+    if (T* t = state_) [[likely]]
+      return t;
     if (gone_) return nullptr;
     return create();
   }

@@ -23,12 +23,23 @@ const char* type_name(FieldValue::Type t) noexcept {
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // Keys the SDK writes itself into a record.
-constexpr std::array<std::string_view, 17> kReservedKeys = {
-    "compile_id",      "frame_id",      "attempt",        "name",
-    "is_runtime",      "is_forward",    "start_time_us",  "end_time_us",
-    "duration_us",     "recompile_reason", "recompile_user_contexts", "fail_type",
-    "fail_reason",     "caches",        "waits",          "compile_events",
-    "compile_events_dropped"};
+constexpr std::array<std::string_view, 17> kReservedKeys = {"compile_id",
+                                                            "frame_id",
+                                                            "attempt",
+                                                            "name",
+                                                            "is_runtime",
+                                                            "is_forward",
+                                                            "start_time_us",
+                                                            "end_time_us",
+                                                            "duration_us",
+                                                            "recompile_reason",
+                                                            "recompile_user_contexts",
+                                                            "fail_type",
+                                                            "fail_reason",
+                                                            "caches",
+                                                            "waits",
+                                                            "compile_events",
+                                                            "compile_events_dropped"};
 
 // Args jitscope writes on slices; event data must not shadow them.
 constexpr std::array<std::string_view, 3> kReservedSliceArgs = {"compile_id", "incomplete",
@@ -120,11 +131,8 @@ std::string apply_metric(CompileRecord& record, FieldOp op, std::string_view key
         }
         record.columns[std::string(key)] = us;
         return {};
-      case FieldOp::kIncrement:
-        record.columns[std::string(key)] += us;
-        return {};
-      case FieldOp::kAddToSet:
-        return "column " + quoted(key) + " holds microseconds, not a set";
+      case FieldOp::kIncrement: record.columns[std::string(key)] += us; return {};
+      case FieldOp::kAddToSet: return "column " + quoted(key) + " holds microseconds, not a set";
     }
   }
   return apply_field(record.fields, op, key, value, overwrite);
@@ -178,21 +186,23 @@ std::string apply_event(EventFrame* frame, DataLevel level, FieldOp op, std::str
     return "that event is no longer open on this thread";
   }
   if (key.empty()) return "a field key must not be empty";
-  if (one_of(key, kReservedSliceArgs) || (frame->unit != nullptr && one_of(key, kReservedUnitArgs))) {
+  if (one_of(key, kReservedSliceArgs) ||
+      (frame->unit != nullptr && one_of(key, kReservedUnitArgs))) {
     return "key " + quoted(key) + " is written by jitscope itself";
   }
   const bool compile_event = frame->phase != nullptr && frame->phase->compile_event;
   if (level != DataLevel::kTrace && compile_event && one_of(key, kReservedEventKeys)) {
     return "key " + quoted(key) + " is written by jitscope itself in a compile event";
   }
-  if (level == DataLevel::kCompileEvent && (frame->phase == nullptr || !frame->phase->compile_event)) {
+  if (level == DataLevel::kCompileEvent &&
+      (frame->phase == nullptr || !frame->phase->compile_event)) {
     return "event " + quoted(frame->name) +
            " is not a compile event (open its phase with PhaseOptions{.compile_event = true})";
   }
   if (frame->data == nullptr) frame->data = new EventFrame::Data();
   EventFrame::Data& d = *frame->data;
-  const bool to_event = level != DataLevel::kTrace && frame->phase != nullptr &&
-                        frame->phase->compile_event;
+  const bool to_event =
+      level != DataLevel::kTrace && frame->phase != nullptr && frame->phase->compile_event;
   // Dry runs first, so the levels succeed or fail together.
   auto dry_run = [&](const Fields& fields) {
     Fields copy;
@@ -280,7 +290,8 @@ void EventRef::try_set(DataLevel level, std::string_view key, const FieldValue& 
                        bool overwrite) const noexcept {
   (void)set(level, key, value, overwrite);
 }
-void EventRef::try_increment(DataLevel level, std::string_view key, std::int64_t by) const noexcept {
+void EventRef::try_increment(DataLevel level, std::string_view key,
+                             std::int64_t by) const noexcept {
   (void)increment(level, key, by);
 }
 void EventRef::try_add_to_set(DataLevel level, std::string_view key,

@@ -62,8 +62,8 @@ PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options,
     stats->key.assign(key.data(), key.size());
     if (problem.empty()) stats->column.assign(options.column.data(), options.column.size());
     stats->compile_event = options.compile_event;
-    stats->record_flags = static_cast<std::uint8_t>(
-        kFlagPhase | (options.compile_event ? kFlagCompileEvent : 0));
+    stats->record_flags =
+        static_cast<std::uint8_t>(kFlagPhase | (options.compile_event ? kFlagCompileEvent : 0));
     PhaseStats* raw = stats.get();
     reg.in_order.push_back(raw);
     reg.by_key.emplace(raw->key, std::move(stats));
@@ -73,9 +73,9 @@ PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options,
   PhaseStats* existing = it->second.get();
   if (problem.empty() &&
       (existing->column != options.column || existing->compile_event != options.compile_event)) {
-    problem = "phase '" + std::string(key) + "' was first registered with column '" +
-              existing->column + "' and compile_event=" +
-              (existing->compile_event ? "true" : "false") + "; those stay";
+    problem =
+        "phase '" + std::string(key) + "' was first registered with column '" + existing->column +
+        "' and compile_event=" + (existing->compile_event ? "true" : "false") + "; those stay";
   }
   if (status) *status = problem.empty() ? Status() : Status::error(problem);
   return existing;
@@ -314,7 +314,6 @@ std::string seconds(std::uint64_t ns, int decimals) {
   std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(ns) / 1e9);
   return buf;
 }
-
 
 // Left-aligned columns separated by two spaces, a dashed rule under the header.
 std::string text_table(const std::vector<std::vector<std::string>>& rows) {

@@ -110,7 +110,7 @@ constexpr std::size_t kMaxQueuedMetricsLines = 65536;
 
 struct RecordSinks {
   std::mutex mutex;
-  std::deque<CompileRecord> recent;       // the last kRecentRecordCapacity
+  std::deque<CompileRecord> recent;        // the last kRecentRecordCapacity
   std::vector<std::string> metrics_lines;  // waiting for the flusher
   bool metrics_on = false;
 };
@@ -136,8 +136,8 @@ void charge_column(CompileRecord& record, const std::string& column, std::uint64
   if (outermost) record.duration_us += us;
 }
 
-bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us,
-                        bool outermost, bool attached) noexcept {
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us, bool outermost,
+                        bool attached) noexcept {
   if (!attached) {
     for (UnitState::OwnerSlot& slot : unit.owner_slots) {
       if (slot.phase == nullptr) slot.phase = &phase;
@@ -225,7 +225,8 @@ void finish_record(const CompileRecord& record) noexcept {
     // Bounded: the flusher takes them every interval; if it cannot keep up
     // (or is gone), lines are dropped and said once, never piled up.
     if (s.metrics_on && s.metrics_lines.size() >= kMaxQueuedMetricsLines) {
-      log_unique("compile records are arriving faster than the metrics file is written; some are dropped");
+      log_unique(
+          "compile records are arriving faster than the metrics file is written; some are dropped");
     } else if (s.metrics_on) {
       s.metrics_lines.push_back(std::move(line));
     }

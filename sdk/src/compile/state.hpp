@@ -5,8 +5,8 @@
 #include <jitscope/compile.hpp>
 
 #include <atomic>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -96,7 +96,7 @@ struct UnitState {
   CompileRecord record;  // guarded by mutex
   bool closed = false;   // guarded by mutex: the record has been written
   CompileId id;
-  std::string display;   // "[3/1] name": its trace slice
+  std::string display;  // "[3/1] name": its trace slice
   std::uint64_t packed_id = 0;
   std::weak_ptr<UnitState> self;  // for current_compile_unit()
 };
@@ -146,8 +146,8 @@ inline constexpr std::string_view kExplainingLookup = "explaining why no event w
 // Adds a column phase's µs to the unit's slots (`attached`: from a thread
 // other than the unit's own); false if the slots are all taken by other
 // phases (then charge the record under the mutex).
-bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us,
-                        bool outermost, bool attached) noexcept;
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us, bool outermost,
+                        bool attached) noexcept;
 // Moves the slots into unit.record; on the unit's own thread, with unit.mutex held, at close.
 void merge_unit_columns(UnitState& unit);
 
@@ -182,7 +182,6 @@ void with_runtime_record(std::uint64_t span_us, F&& f) {
   std::lock_guard<std::mutex> lock(runtime_mutex());
   f(runtime_record_locked(span_us));
 }
-
 
 // Forgets phase times (keys stay registered).
 void reset_phase_times() noexcept;

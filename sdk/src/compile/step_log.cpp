@@ -23,11 +23,11 @@ namespace {
 struct State {
   std::atomic<int> next_step{1};
   std::mutex sink_mu;
-  std::shared_ptr<const StepSink> sink;       // guarded by sink_mu; null: default
-  std::mutex progress_mu;                     // also keeps bar writes whole
-  CompileProgress* active = nullptr;          // guarded by progress_mu
-  int progress_fd = STDERR_FILENO;            // guarded by progress_mu
-  std::atomic<int> progress_override{-1};     // -1: use JITSCOPE_PROGRESS, 0 off, 1 on
+  std::shared_ptr<const StepSink> sink;    // guarded by sink_mu; null: default
+  std::mutex progress_mu;                  // also keeps bar writes whole
+  CompileProgress* active = nullptr;       // guarded by progress_mu
+  int progress_fd = STDERR_FILENO;         // guarded by progress_mu
+  std::atomic<int> progress_override{-1};  // -1: use JITSCOPE_PROGRESS, 0 off, 1 on
 };
 
 // Immortal: hosts log during exit.

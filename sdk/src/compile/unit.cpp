@@ -20,7 +20,8 @@ namespace {
 
 struct UnitRegistry {
   std::mutex mutex;
-  std::map<std::string, std::pair<std::uint32_t, std::uint32_t>, std::less<>> frames;  // id, compiles
+  std::map<std::string, std::pair<std::uint32_t, std::uint32_t>, std::less<>>
+      frames;  // id, compiles
   std::uint32_t next_frame = 0;
   std::uint64_t nth_graph = 0;
   std::string model_name = "model";
@@ -95,8 +96,8 @@ void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
   frame.session = s;
   if (s != 0) {
     frame.begin_ticks = read_clock(s);
-    frame.token = begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit,
-                               state.packed_id);
+    frame.token =
+        begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit, state.packed_id);
     if (frame.token.recorded && attached) add_arg(frame.token, Arg("attached", true));
   }
   push_frame(frame);
@@ -264,7 +265,8 @@ void CompileUnit::fail_with_current_exception() noexcept {
 }
 
 namespace {
-void cache_event(UnitState* state, std::string_view key, std::string_view cache, bool hit) noexcept {
+void cache_event(UnitState* state, std::string_view key, std::string_view cache,
+                 bool hit) noexcept {
   if (state == nullptr) return;
   guarded("recording a cache hit or miss", [&] {
     std::lock_guard<std::mutex> lock(state->mutex);

@@ -19,9 +19,9 @@ WaitRegistry& waits() noexcept { return immortal<WaitRegistry>(); }
 void sample_tracks(const WaitStats& w) noexcept {
   if (!jitscope::active()) return;
   jitscope::counter(std::string_view(w.waiting_track),
-          static_cast<double>(w.waiting.load(std::memory_order_relaxed)));
+                    static_cast<double>(w.waiting.load(std::memory_order_relaxed)));
   jitscope::counter(std::string_view(w.total_track),
-          static_cast<double>(w.total_ns.load(std::memory_order_relaxed) / 1000));
+                    static_cast<double>(w.total_ns.load(std::memory_order_relaxed) / 1000));
 }
 
 }  // namespace

@@ -56,9 +56,18 @@ bool parse_size(const char* text, std::uint64_t& out) {
   if (n == 0) return false;
   unsigned shift = 0;
   switch (text[n - 1]) {
-    case 'K': shift = 10; --n; break;
-    case 'M': shift = 20; --n; break;
-    case 'G': shift = 30; --n; break;
+    case 'K':
+      shift = 10;
+      --n;
+      break;
+    case 'M':
+      shift = 20;
+      --n;
+      break;
+    case 'G':
+      shift = 30;
+      --n;
+      break;
     default: break;
   }
   std::uint64_t value = 0;
@@ -74,8 +83,9 @@ bool parse_size(const char* text, std::uint64_t& out) {
 Status parse_trace_size(const char* variable, const char* text, std::uint64_t& out) {
   std::uint64_t n = 0;
   if (!parse_size(text, n) || (n != 0 && n < kMinTraceBytes)) {
-    return Status::error(std::string(variable) + "='" + text +
-                         "' is not 0 or a size of at least 64K (bytes, or a number with K, M or G)");
+    return Status::error(
+        std::string(variable) + "='" + text +
+        "' is not 0 or a size of at least 64K (bytes, or a number with K, M or G)");
   }
   out = n;
   return {};
@@ -145,8 +155,8 @@ Status Config::validate() const noexcept {
                            std::to_string(detail::kMinCuptiBuffers) + ", " +
                            std::to_string(detail::kMaxCuptiBuffers) + "]");
     }
-    for (const auto& [what, bytes] : {std::pair{"max_trace_bytes", max_trace_bytes},
-                                      std::pair{"rotate_bytes", rotate_bytes}}) {
+    for (const auto& [what, bytes] :
+         {std::pair{"max_trace_bytes", max_trace_bytes}, std::pair{"rotate_bytes", rotate_bytes}}) {
       if (bytes != 0 && bytes < kMinTraceBytes) {
         return Status::error(std::string(what) + " " + std::to_string(bytes) +
                              " is below the minimum of " + std::to_string(kMinTraceBytes) +
@@ -154,8 +164,9 @@ Status Config::validate() const noexcept {
       }
     }
     if (clock == ClockChoice::kTsc && !detail::tsc_is_invariant()) {
-      return Status::error("clock tsc requested, but this CPU's TSC is not invariant "
-                           "(needs constant_tsc and nonstop_tsc)");
+      return Status::error(
+          "clock tsc requested, but this CPU's TSC is not invariant "
+          "(needs constant_tsc and nonstop_tsc)");
     }
     return {};
   });
@@ -231,8 +242,10 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
     }
     if (const char* v = std::getenv("JITSCOPE_NVTX")) {
       enum class Nvtx { kOn, kOff, kEmit, kCapture };
-      static constexpr Choice<Nvtx> kChoices[] = {
-          {"on", Nvtx::kOn}, {"off", Nvtx::kOff}, {"emit", Nvtx::kEmit}, {"capture", Nvtx::kCapture}};
+      static constexpr Choice<Nvtx> kChoices[] = {{"on", Nvtx::kOn},
+                                                  {"off", Nvtx::kOff},
+                                                  {"emit", Nvtx::kEmit},
+                                                  {"capture", Nvtx::kCapture}};
       Nvtx nvtx = Nvtx::kOn;
       if (Status st = parse_choice("JITSCOPE_NVTX", v, kChoices, nvtx); !st) return st;
       cfg.nvtx_emit = nvtx == Nvtx::kOn || nvtx == Nvtx::kEmit;
@@ -247,7 +260,8 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       constexpr std::uint64_t lo = detail::kMinCuptiBufferBytes / 1024;
       constexpr std::uint64_t hi = detail::kMaxCuptiBufferBytes / 1024;
       std::uint64_t n = 0;
-      if (!parse_uint(v, n) || n < lo || n > hi) return range_error("JITSCOPE_CUPTI_BUFFER_KB", v, lo, hi);
+      if (!parse_uint(v, n) || n < lo || n > hi)
+        return range_error("JITSCOPE_CUPTI_BUFFER_KB", v, lo, hi);
       cfg.cupti_buffer_bytes = static_cast<std::size_t>(n) * 1024;
     }
     if (const char* v = std::getenv("JITSCOPE_CUPTI_BUFFERS")) {

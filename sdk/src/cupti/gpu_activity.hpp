@@ -17,12 +17,12 @@ enum class GpuKind : std::uint8_t {
   kKernel,
   kMemcpy,
   kMemset,
-  kRuntimeApi,   // a CUDA runtime call (cuda*)
-  kDriverApi,    // a CUDA driver call (cu*)
-  kSync,         // a synchronization the host waited in
+  kRuntimeApi,  // a CUDA runtime call (cuda*)
+  kDriverApi,   // a CUDA driver call (cu*)
+  kSync,        // a synchronization the host waited in
   kExternalCorrelation,
-  kJit,          // the driver's JIT: compile, or compute-cache load/store
-  kOverhead,     // CUPTI's own overhead
+  kJit,       // the driver's JIT: compile, or compute-cache load/store
+  kOverhead,  // CUPTI's own overhead
 };
 
 // One CUPTI record. Timestamps are as CUPTI stamped them (see GpuClock).
@@ -77,15 +77,15 @@ struct GpuClock {
   // kLinear: monotonic = mono_ref + (cupti - cupti_ref) × slope, slope 1
   std::uint64_t cupti_ref = 0;
   std::uint64_t mono_ref = 0;
-  double slope = 1.0;  // written to the metadata; the offset carries the fit
+  double slope = 1.0;                // written to the metadata; the offset carries the fit
   std::uint64_t uncertainty_ns = 0;  // half the widest bracket of a sample used
 
   // Integer arithmetic: both clocks count ns (the fit's slope is 1), and a
   // double would lose ns past 2^53 ns of uptime.
   std::uint64_t to_monotonic(std::uint64_t cupti) const noexcept {
     if (kind == Kind::kCallback || cupti == 0) return cupti;
-    const std::int64_t mono = static_cast<std::int64_t>(mono_ref) +
-                              static_cast<std::int64_t>(cupti - cupti_ref);
+    const std::int64_t mono =
+        static_cast<std::int64_t>(mono_ref) + static_cast<std::int64_t>(cupti - cupti_ref);
     return mono <= 0 ? 0 : static_cast<std::uint64_t>(mono);
   }
   std::string_view name() const noexcept {
@@ -96,13 +96,13 @@ struct GpuClock {
 // Counted by the collector (any thread), read as deltas over a session.
 struct GpuCollectorCounts {
   std::uint64_t buffers_completed = 0;
-  std::uint64_t records = 0;            // records turned into GpuActivity
-  std::uint64_t records_skipped = 0;    // kinds we do not write
-  std::uint64_t records_unreadable = 0; // CUPTI could not step over them (unknown kind)
-  std::uint64_t buffers_truncated = 0;  // a record cut off at the buffer's end
-  std::uint64_t cupti_dropped = 0;      // CUPTI's own dropped-record counts
-  std::uint64_t pool_exhausted = 0;     // a buffer was asked for and none was free
-  std::uint64_t records_stale = 0;      // left in CUPTI by a stopped session, discarded
+  std::uint64_t records = 0;             // records turned into GpuActivity
+  std::uint64_t records_skipped = 0;     // kinds we do not write
+  std::uint64_t records_unreadable = 0;  // CUPTI could not step over them (unknown kind)
+  std::uint64_t buffers_truncated = 0;   // a record cut off at the buffer's end
+  std::uint64_t cupti_dropped = 0;       // CUPTI's own dropped-record counts
+  std::uint64_t pool_exhausted = 0;      // a buffer was asked for and none was free
+  std::uint64_t records_stale = 0;       // left in CUPTI by a stopped session, discarded
   GpuCollectorCounts operator-(const GpuCollectorCounts& o) const noexcept;
 };
 

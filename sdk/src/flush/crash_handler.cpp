@@ -46,8 +46,8 @@ CrashInfo g_info;  // written by the claiming thread only, before kRequested
 // async-signal-safe; the wake keeps errno (it runs in signal handlers).
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                 const timespec* relative) noexcept {
-  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE,
-                  expected, relative, nullptr, 0);
+  (void)::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+                  relative, nullptr, 0);
 }
 
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept {
@@ -105,9 +105,8 @@ void flush_for_crash(int signo, const siginfo_t* info, const char* exception) no
   if (g_phase.compare_exchange_strong(phase, kClaimed, std::memory_order_acq_rel)) {
     g_info.signo = signo;
     g_info.code = info != nullptr ? info->si_code : 0;
-    g_info.address = info != nullptr && info->si_code > 0
-                         ? reinterpret_cast<std::uintptr_t>(info->si_addr)
-                         : 0;
+    g_info.address =
+        info != nullptr && info->si_code > 0 ? reinterpret_cast<std::uintptr_t>(info->si_addr) : 0;
     g_info.tid = tid;
     g_info.monotonic_ns = monotonic_now();
     g_info.exception[0] = '\0';
@@ -354,7 +353,9 @@ bool wait_for_flusher_end() noexcept {
   }
 }
 
-void crash_set_flusher_tid(int tid) noexcept { g_flusher_tid.store(tid, std::memory_order_relaxed); }
+void crash_set_flusher_tid(int tid) noexcept {
+  g_flusher_tid.store(tid, std::memory_order_relaxed);
+}
 
 void crash_arm() noexcept {
   g_phase.store(kIdle, std::memory_order_relaxed);

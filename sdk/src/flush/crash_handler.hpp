@@ -27,10 +27,10 @@ inline constexpr std::chrono::milliseconds kCrashFlushTimeout{5000};
 // What crashed, for the trace. Filled by the crashing thread before it wakes
 // the flusher; read by the flusher after it sees the request (acquire).
 struct CrashInfo {
-  int signo = 0;             // 0: std::terminate
-  int code = 0;              // siginfo's si_code
+  int signo = 0;               // 0: std::terminate
+  int code = 0;                // siginfo's si_code
   std::uintptr_t address = 0;  // si_addr, for faults
-  int tid = 0;               // the crashing thread
+  int tid = 0;                 // the crashing thread
   std::uint64_t monotonic_ns = 0;
   char exception[256] = {};  // std::terminate: the active exception, if any
 };

@@ -22,8 +22,9 @@ int open_output(const std::string& path, const char* what, std::string& why) {
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {  // not /dev/null, pipes, ttys
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       why = errno == EWOULDBLOCK
-                ? path + " is being written by another jitscope session (in this process or "
-                         "another); give each its own path"
+                ? path +
+                      " is being written by another jitscope session (in this process or "
+                      "another); give each its own path"
                 : "cannot lock " + path + ": " + std::strerror(errno);
       ::close(fd);
       return -1;
@@ -63,8 +64,8 @@ void remove_stale_numbered(const std::string& path) {
     const int fd = ::open(stale.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return;
     struct stat st {};
-    const bool removable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                           ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    const bool removable =
+        ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
     const bool removed = removable && ::unlink(stale.c_str()) == 0;
     if (removable && !removed) {
       log_line("cannot remove " + stale + " of an earlier run: " + std::strerror(errno));

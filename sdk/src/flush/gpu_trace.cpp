@@ -125,9 +125,9 @@ void GpuTrace::name_gpu_track(TraceWriter& writer, std::uint32_t device, std::ui
   const std::int64_t pid = device_pid(device, pid_);
   if (!processes_named_[device]) {
     processes_named_[device] = true;
-    writer.write_name_metadata("process_name", pid, 0,
-                               "GPU " + std::to_string(device) + " (pid " + std::to_string(pid_) +
-                                   ")");
+    writer.write_name_metadata(
+        "process_name", pid, 0,
+        "GPU " + std::to_string(device) + " (pid " + std::to_string(pid_) + ")");
   }
   const std::uint64_t key = (static_cast<std::uint64_t>(device) << 32) | stream;
   if (!tracks_named_[key]) {
@@ -367,9 +367,19 @@ void GpuTrace::charge_units(const GpuActivity& a, const GpuCall* call) {
     UnitGpu& u = units_[call->unit];
     if (u.name.empty()) u.name = call->unit_name;
     switch (a.kind) {
-      case GpuKind::kKernel: ++u.kernels; u.kernel_ns += ns; break;
-      case GpuKind::kMemcpy: ++u.memcpys; u.memcpy_bytes += a.bytes; u.memcpy_ns += ns; break;
-      case GpuKind::kMemset: ++u.memsets; u.memset_ns += ns; break;
+      case GpuKind::kKernel:
+        ++u.kernels;
+        u.kernel_ns += ns;
+        break;
+      case GpuKind::kMemcpy:
+        ++u.memcpys;
+        u.memcpy_bytes += a.bytes;
+        u.memcpy_ns += ns;
+        break;
+      case GpuKind::kMemset:
+        ++u.memsets;
+        u.memset_ns += ns;
+        break;
       case GpuKind::kJit:
         ++u.jit_ops;
         u.jit_ns += ns;

@@ -28,26 +28,26 @@ class TraceWriter;
 struct GpuCall {
   int tid = 0;
   GpuCallRole role = GpuCallRole::kOther;
-  std::string span;               // innermost open jitscope span ("" if none)
+  std::string span;  // innermost open jitscope span ("" if none)
   bool in_unit = false;
-  std::uint64_t unit = 0;         // packed compile id of the unit open there
-  std::string unit_name;          // that unit's slice name, "[F/A] name"
+  std::uint64_t unit = 0;  // packed compile id of the unit open there
+  std::string unit_name;   // that unit's slice name, "[F/A] name"
   const GpuUnitTag* compiled_by = nullptr;
 };
 
 // Totals over a session, for the stats event and SessionStats.
 struct GpuTraceTotals {
-  std::uint64_t gpu_events = 0;     // kernels, copies, sets on GPU tracks
-  std::uint64_t api_events = 0;     // CUDA runtime/driver calls on CPU threads
-  std::uint64_t other_events = 0;   // sync, JIT, overhead slices
-  std::uint64_t flows = 0;          // launch -> GPU arrows
-  std::uint64_t unattributed = 0;   // GPU records whose call never arrived
-  std::uint64_t calls_unused = 0;   // calls no record ever matched (expired)
-  std::uint64_t external_ids = 0;   // external correlation records
-  std::uint64_t overhead_ns = 0;    // CUPTI overhead records, summed
-  std::uint64_t calls = 0;          // CUDA calls the API callback recorded (kGpuCall)
-  std::uint64_t incomplete = 0;     // records without timestamps (still running at stop)
-  std::uint64_t before_session = 0; // records that ended before the session began
+  std::uint64_t gpu_events = 0;      // kernels, copies, sets on GPU tracks
+  std::uint64_t api_events = 0;      // CUDA runtime/driver calls on CPU threads
+  std::uint64_t other_events = 0;    // sync, JIT, overhead slices
+  std::uint64_t flows = 0;           // launch -> GPU arrows
+  std::uint64_t unattributed = 0;    // GPU records whose call never arrived
+  std::uint64_t calls_unused = 0;    // calls no record ever matched (expired)
+  std::uint64_t external_ids = 0;    // external correlation records
+  std::uint64_t overhead_ns = 0;     // CUPTI overhead records, summed
+  std::uint64_t calls = 0;           // CUDA calls the API callback recorded (kGpuCall)
+  std::uint64_t incomplete = 0;      // records without timestamps (still running at stop)
+  std::uint64_t before_session = 0;  // records that ended before the session began
 };
 
 class GpuTrace {
@@ -109,12 +109,12 @@ class GpuTrace {
   // The jitscope thread a host-side record goes on: its call's, else the one
   // its CUPTI thread id maps to; false (wait) if neither is known, unless
   // `force` (then a track of its own).
-  bool caller_tid(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
-                  bool force, int& tid);
+  bool caller_tid(TraceWriter& writer, const GpuActivity& a, const GpuCall* call, bool force,
+                  int& tid);
   std::uint64_t duration_ns(const GpuActivity& a) const noexcept;
   // An "X" event's fields up to its open "args" object.
-  void begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category,
-                   std::int64_t pid, std::int64_t tid);
+  void begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category, std::int64_t pid,
+                   std::int64_t tid);
   void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call);
   void write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid, const GpuCall* call);
   // The jitscope thread a CUPTI thread id is, when known.
@@ -133,13 +133,13 @@ class GpuTrace {
   std::unordered_map<std::uint32_t, StoredCall> calls_;
   std::unordered_map<std::uint32_t, Api> apis_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_;  // correlation -> external id
-  std::unordered_map<std::uint32_t, int> thread_map_;  // CUPTI thread id -> jitscope tid
+  std::unordered_map<std::uint32_t, int> thread_map_;          // CUPTI thread id -> jitscope tid
   std::unordered_map<std::uint32_t, bool> raw_threads_named_;
-  std::map<std::uint64_t, bool> tracks_named_;  // device << 32 | stream
+  std::map<std::uint64_t, bool> tracks_named_;     // device << 32 | stream
   std::map<std::uint32_t, bool> processes_named_;  // by device
   std::deque<Pending> pending_;
   std::map<std::uint64_t, UnitGpu> units_;  // by packed compile id
-  std::string event_;  // scratch
+  std::string event_;                       // scratch
   GpuTraceTotals totals_;
 };
 

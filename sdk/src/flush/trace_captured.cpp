@@ -12,9 +12,9 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
                                  std::string_view dynamic_name) {
   const auto kind = static_cast<CapturedKind>(r.index);
   const auto* domain = static_cast<const CapturedDomain*>(x.domain);
-  const std::string_view name =
-      (r.flags & kFlagDynamicName) != 0 ? dynamic_name
-                                        : std::string_view(r.name != nullptr ? r.name : "");
+  const std::string_view name = (r.flags & kFlagDynamicName) != 0
+                                    ? dynamic_name
+                                    : std::string_view(r.name != nullptr ? r.name : "");
   if (kind == CapturedKind::kThreadName) {
     write_thread_name_event(info_.pid, x.tid, tid_fields(info_.pid, x.tid), name);
     return;

@@ -42,7 +42,8 @@ void TraceWriter::update_check() noexcept {
   }
   if (rotating_ && !rotate_pending_) {
     const std::uint64_t in_file = base_ - file_base_;
-    at = std::min<std::uint64_t>(at, info_.rotate_bytes > in_file ? info_.rotate_bytes - in_file : 0);
+    at = std::min<std::uint64_t>(at,
+                                 info_.rotate_bytes > in_file ? info_.rotate_bytes - in_file : 0);
   }
   check_at_ = static_cast<std::size_t>(at);
 }
@@ -60,8 +61,9 @@ void TraceWriter::enter_capped() noexcept {
              " (JITSCOPE_MAX_TRACE_SIZE / max_trace_bytes); later events are counted, not "
              "written");
   } catch (...) {
-    log_line("the trace reached its cap (JITSCOPE_MAX_TRACE_SIZE / max_trace_bytes); later "
-             "events are counted, not written");
+    log_line(
+        "the trace reached its cap (JITSCOPE_MAX_TRACE_SIZE / max_trace_bytes); later "
+        "events are counted, not written");
   }
 }
 

@@ -105,7 +105,7 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
       w.key("reached_ts");  // when, on the events' time axis (µs)
       w.value_us(capped_at_ns_);
     }
-    w.member("events_not_written", over_cap_);    // as counted in events_written
+    w.member("events_not_written", over_cap_);          // as counted in events_written
     w.member("metadata_not_written", other_over_cap_);  // names, flows
     w.end_object();
   }

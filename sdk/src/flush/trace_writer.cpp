@@ -6,10 +6,10 @@
 
 #include "flush/trace_format.hpp"
 
-#include "nvtx/captured_names.hpp"
-#include "flush/gpu_trace.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
+#include "flush/gpu_trace.hpp"
+#include "nvtx/captured_names.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <jitscope/version.hpp>
@@ -20,7 +20,7 @@
 namespace jitscope::detail {
 namespace {
 
-constexpr std::size_t kChunkRecords = 4096;     // one pop: 128 KiB
+constexpr std::size_t kChunkRecords = 4096;  // one pop: 128 KiB
 
 std::size_t string_payload(const Record& r) noexcept {
   return r.kind == RecordKind::kArg &&
@@ -37,11 +37,12 @@ std::string_view category(std::uint8_t flags) noexcept {
   return "jitscope";
 }
 
-
 }  // namespace
 
 // Slots between a record and its payload bytes.
-std::size_t extra_slots(const Record& r) noexcept { return r.kind == RecordKind::kCaptured ? 1 : 0; }
+std::size_t extra_slots(const Record& r) noexcept {
+  return r.kind == RecordKind::kCaptured ? 1 : 0;
+}
 
 std::size_t group_slots(const Record& r) noexcept {
   const std::size_t name = (r.flags & kFlagDynamicName) != 0 ? r.name_len : 0;
@@ -193,8 +194,8 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
     case RecordKind::kCounter: {
       event_prefix();
       buf_.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":");
-      append_json_string(buf_, dyn ? std::string_view(payload, r.name_len)
-                                   : std::string_view(r.name));
+      append_json_string(buf_,
+                         dyn ? std::string_view(payload, r.name_len) : std::string_view(r.name));
       buf_.append(",\"ts\":");
       append_us(buf_, info_.conversion.to_ns(r.ts));
       buf_.append(d.tid_fields);
@@ -245,9 +246,7 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       write_captured(d, r, extra, dyn ? std::string_view(payload, r.name_len) : std::string_view());
       break;
     }
-    default:
-      ++decode_errors_;
-      break;
+    default: ++decode_errors_; break;
   }
 }
 

@@ -65,15 +65,15 @@ struct ThreadDecodeState final : ConsumerState {
     std::uint64_t begin_ns = 0;
     const char* static_name = nullptr;
     std::string dynamic_name;
-    std::string args;  // rendered `"k":v,...`
+    std::string args;        // rendered `"k":v,...`
     std::uint64_t unit = 0;  // packed compile id, when in_unit
     bool in_unit = false;    // opened inside a compile unit (or is one)
     std::uint8_t flags = 0;  // the Begin's flags: what kind of slice
     bool truncated = false;
     std::uint64_t min_end_ns = 0;  // 1 ns past its last child or instant (see tie_floor_ns)
   };
-  std::vector<Record> partial;     // a group split across pops
-  std::vector<OpenSpan> stack;     // grows only; `depth` entries are live
+  std::vector<Record> partial;  // a group split across pops
+  std::vector<OpenSpan> stack;  // grows only; `depth` entries are live
   std::size_t depth = 0;
   // Ties. The clock can be coarser than the work between two events (on a
   // VM whose TSC reads take 10 ns, a child often begins, or ends, in the
@@ -87,8 +87,8 @@ struct ThreadDecodeState final : ConsumerState {
   // An instant whose args are still to come.
   std::uint32_t instant_args_left = 0;
   OpenSpan instant;
-  std::string tid_fields;          // `,"pid":P,"tid":T`
-  std::string name_written;        // last thread_name event; empty: none yet
+  std::string tid_fields;                 // `,"pid":P,"tid":T`
+  std::string name_written;               // last thread_name event; empty: none yet
   std::size_t summary = ~std::size_t{0};  // index into TraceWriter's summaries
 
   // The compile unit the thread is in now: that of its innermost open span.
@@ -206,8 +206,7 @@ class TraceWriter {
   // a translation unit this small GCC otherwise calls string::push_back out
   // of line (seen: 30 more instructions per span, callgrind).
   [[gnu::flatten]] bool write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
-                                   std::uint64_t end_ns,
-                  bool incomplete);
+                                   std::uint64_t end_ns, bool incomplete);
   void write_instant(ThreadDecodeState& d);
   void write_thread_name(ThreadDecodeState& d, std::string_view name);
   // A thread_name metadata event; `where` is `,"pid":P,"tid":T`.
@@ -223,7 +222,8 @@ class TraceWriter {
   // Starts an event: remembers where (mark_) and writes the separator;
   // rotates first when the file is full.
   JITSCOPE_ALWAYS_INLINE void event_prefix() {
-    if (rotate_pending_) [[unlikely]] rotate();
+    if (rotate_pending_) [[unlikely]]
+      rotate();
     mark_ = buf_.size();
     buf_.append(",\n", 2);
   }
@@ -231,7 +231,8 @@ class TraceWriter {
   // gone again and counted (in over_cap_ if `counted`, else other_over_cap_).
   // The slow path also flushes a full buffer and notices a full file.
   JITSCOPE_ALWAYS_INLINE bool commit(bool counted) {
-    if (buf_.size() < check_at_) [[likely]] return true;
+    if (buf_.size() < check_at_) [[likely]]
+      return true;
     return commit_slow(counted);
   }
   // The bounds' code is marked cold: rare by design, and kept from taking
@@ -255,7 +256,8 @@ class TraceWriter {
   ThreadDecodeState& prepare(ThreadState& t);
   // `t`'s decoding state, made on first use. Inline: once per record group.
   static ThreadDecodeState& decode_state(ThreadState& t) {
-    if (t.consumer == nullptr) [[unlikely]] t.consumer = std::make_unique<ThreadDecodeState>();
+    if (t.consumer == nullptr) [[unlikely]]
+      t.consumer = std::make_unique<ThreadDecodeState>();
     return static_cast<ThreadDecodeState&>(*t.consumer);
   }
 

@@ -9,13 +9,13 @@ namespace jitscope::detail {
 // Totals of the NVTX capture over a session (nvtx/nvtx.hpp), for the stats event.
 // The first three are counted by the writer, the rest by the capture.
 struct CaptureTotals {
-  std::uint64_t ranges = 0;          // push/pop ranges written
+  std::uint64_t ranges = 0;  // push/pop ranges written
   std::uint64_t marks = 0;
-  std::uint64_t async_ranges = 0;    // start/end ranges written
+  std::uint64_t async_ranges = 0;  // start/end ranges written
   std::uint64_t thread_names = 0;
   std::uint64_t unbalanced_pops = 0;  // a pop with nothing of its domain open
-  std::uint64_t unknown_ends = 0;    // an end of an id never started (or already ended)
-  std::uint64_t dropped = 0;         // too many open ranges, or across sessions
+  std::uint64_t unknown_ends = 0;     // an end of an id never started (or already ended)
+  std::uint64_t dropped = 0;          // too many open ranges, or across sessions
 };
 
 inline CaptureTotals operator-(const CaptureTotals& a, const CaptureTotals& b) noexcept {

@@ -3,8 +3,8 @@
 // counts; only kBlock waits, and it gives up when the session ends.
 #include "ring/producer.hpp"
 #include "base/log.hpp"
-#include "ring/span_mirror.hpp"
 #include "ring/session_params.hpp"
+#include "ring/span_mirror.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <jitscope/jitscope.hpp>
@@ -54,7 +54,8 @@ void cpu_relax() noexcept {
 // Room for `need` records beyond the End records already owed. kBlock waits
 // for the flusher; it gives up when the session ends or `need` can never fit.
 JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
-  if (t.ring.has_room(need + t.owed)) [[likely]] return true;
+  if (t.ring.has_room(need + t.owed)) [[likely]]
+    return true;
   return make_room_slow(t, need);
 }
 
@@ -66,9 +67,9 @@ std::size_t clamp_payload(ThreadState& t, std::size_t len, std::uint8_t& flags) 
 }
 
 // Every field is written: slots are reused, and payload bytes leave garbage.
-JITSCOPE_ALWAYS_INLINE void fill(Record& r, std::uint64_t ts, const char* name,
-                                 std::uint64_t value, std::uint32_t name_len, RecordKind kind,
-                                 ValueType type, std::uint8_t flags, std::uint8_t index) noexcept {
+JITSCOPE_ALWAYS_INLINE void fill(Record& r, std::uint64_t ts, const char* name, std::uint64_t value,
+                                 std::uint32_t name_len, RecordKind kind, ValueType type,
+                                 std::uint8_t flags, std::uint8_t index) noexcept {
   r.ts = ts;
   r.name = name;
   r.value.u64 = value;
@@ -140,7 +141,8 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
 // True (and unmarks it) when the span at depth d was not recorded.
 JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
   if (d >= 256) return true;
-  if (t.unrecorded == 0) [[likely]] return false;
+  if (t.unrecorded == 0) [[likely]]
+    return false;
   const std::uint64_t bit = std::uint64_t{1} << (d % 64);
   if ((t.unrecorded_bits[d / 64] & bit) == 0) return false;
   t.unrecorded_bits[d / 64] &= ~bit;
@@ -153,7 +155,8 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
                                        std::string_view dynamic_name, std::uint8_t flags = 0,
                                        std::uint64_t value = 0) noexcept {
   ThreadState* t = current_thread_state(session);
-  if (t == nullptr) [[unlikely]] return {};
+  if (t == nullptr) [[unlikely]]
+    return {};
   // Pushed whenever the span's end will come (token.session != 0), even if
   // its record is dropped below, so NVTX stays balanced.
   if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
@@ -218,14 +221,16 @@ void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
   // A real end pops the NVTX range its begin pushed; an unbalanced one pops nothing.
   const bool nvtx = (session & kSessionNvtxBit) != 0;
   if (t->session != session) {  // began in an earlier session
-    if (nvtx) [[unlikely]] mirror_pop();
+    if (nvtx) [[unlikely]]
+      mirror_pop();
     return;
   }
   if (t->depth == 0) {
     bump(t->unbalanced_ends);
     return;
   }
-  if (nvtx) [[unlikely]] mirror_pop();
+  if (nvtx) [[unlikely]]
+    mirror_pop();
   const std::uint32_t d = --t->depth;
   if (take_unrecorded(*t, d)) return;
   --t->owed;
@@ -329,8 +334,8 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void*
     return false;
   }
   // No clock read: the call's times come from CUPTI's own API record.
-  fill(t->ring.slot(0), 0, reinterpret_cast<const char*>(compiled_by), correlation,
-       0, RecordKind::kGpuCall, ValueType::kNone, 0, role);
+  fill(t->ring.slot(0), 0, reinterpret_cast<const char*>(compiled_by), correlation, 0,
+       RecordKind::kGpuCall, ValueType::kNone, 0, role);
   t->ring.commit(1);
   return true;
 }

@@ -27,11 +27,11 @@ struct CapturedEvent {
   CapturedKind kind = CapturedKind::kRange;
   std::uint64_t start_ts = 0;  // ticks of the session's clock
   std::uint64_t end_ts = 0;
-  const char* name = nullptr;        // stable (interned) name, or nullptr:
-  std::string_view dynamic_name;     // copied into the ring
-  const void* domain = nullptr;      // CapturedDomain*
+  const char* name = nullptr;     // stable (interned) name, or nullptr:
+  std::string_view dynamic_name;  // copied into the ring
+  const void* domain = nullptr;   // CapturedDomain*
   ValueType payload_type = ValueType::kNone;
-  std::uint64_t payload = 0;         // value bits
+  std::uint64_t payload = 0;  // value bits
   std::uint32_t category = 0;
   std::uint64_t id = 0;
   std::int32_t tid = 0;

@@ -12,11 +12,11 @@
 namespace jitscope::detail {
 
 enum class RecordKind : std::uint8_t {
-  kBegin = 1,     // span opened: ts, name (or dynamic name bytes follow)
-  kEnd = 2,       // innermost recorded span closed: ts
-  kArg = 3,       // arg on the open span at stack index `index`: name = key
-  kInstant = 4,   // ts, name; `index` = number of kArg records that follow
-  kCounter = 5,   // ts, name, value.f64
+  kBegin = 1,       // span opened: ts, name (or dynamic name bytes follow)
+  kEnd = 2,         // innermost recorded span closed: ts
+  kArg = 3,         // arg on the open span at stack index `index`: name = key
+  kInstant = 4,     // ts, name; `index` = number of kArg records that follow
+  kCounter = 5,     // ts, name, value.f64
   kThreadName = 6,  // dynamic name bytes follow
   // An event another library emitted (NVTX capture): ts = start ticks,
   // value.u64 = end ticks (kRange, kAsyncRange), type = the payload's
@@ -73,11 +73,11 @@ static_assert(std::is_trivially_copyable_v<Record>);
 
 // The slot after a kCaptured record.
 struct CapturedExtra {
-  const void* domain;        // the source's domain (captured_names.hpp), never freed
-  std::uint64_t payload;     // bits of the payload value, typed by Record::type
-  std::uint64_t id;          // kAsyncRange: the range id
-  std::uint32_t category;    // the source's category number; 0: none
-  std::int32_t tid;          // kAsyncRange: thread that started it; kThreadName: the thread named
+  const void* domain;      // the source's domain (captured_names.hpp), never freed
+  std::uint64_t payload;   // bits of the payload value, typed by Record::type
+  std::uint64_t id;        // kAsyncRange: the range id
+  std::uint32_t category;  // the source's category number; 0: none
+  std::int32_t tid;        // kAsyncRange: thread that started it; kThreadName: the thread named
 };
 static_assert(sizeof(CapturedExtra) == 32, "fills exactly one slot");
 static_assert(std::is_trivially_copyable_v<CapturedExtra>);

@@ -1,8 +1,8 @@
-#include "base/immortal.hpp"
 #include "ring/thread_registry.hpp"
+#include "base/immortal.hpp"
 
-#include "ring/span_mirror.hpp"
 #include "ring/session_params.hpp"
+#include "ring/span_mirror.hpp"
 
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -175,6 +175,5 @@ ThreadState* register_thread(std::uint32_t session) noexcept {
     return nullptr;
   }
 }
-
 
 }  // namespace jitscope::detail

@@ -34,11 +34,11 @@ struct ThreadState {
 
   // Producer-only fields.
   Ring ring;
-  const std::uint32_t session;        // session word it was registered under
+  const std::uint32_t session;  // session word it was registered under
   const OverflowPolicy policy;
   const std::size_t max_payload_bytes;  // longest dynamic string before truncation
-  std::uint32_t depth = 0;  // logical open spans, recorded or not
-  std::uint32_t owed = 0;   // recorded open spans: End records the ring must have room for
+  std::uint32_t depth = 0;              // logical open spans, recorded or not
+  std::uint32_t owed = 0;  // recorded open spans: End records the ring must have room for
   // Spans open at depth < 256 whose Begin was dropped, and their depths as
   // bits: the common end path checks only the count.
   std::uint32_t unrecorded = 0;
@@ -112,7 +112,8 @@ ThreadState* register_thread(std::uint32_t session) noexcept;
 // The calling thread's state for `session`, registering it if needed.
 inline ThreadState* current_thread_state(std::uint32_t session) noexcept {
   ThreadState* t = t_state;
-  if (t != nullptr && t->session == session) [[likely]] return t;
+  if (t != nullptr && t->session == session) [[likely]]
+    return t;
   return register_thread(session);
 }
 

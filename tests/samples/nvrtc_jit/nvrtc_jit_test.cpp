@@ -51,7 +51,6 @@
 #error "JITSCOPE_NVRTC_JIT must name the jitscope_nvrtc_jit binary"
 #endif
 
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,10 +59,10 @@ using nlohmann::json;
 constexpr int kKernels = 16;
 // make_kernels(16): round robin over gelu, reduce, matmul, silu (kernel_catalog.cpp).
 const std::set<std::string> kKernelNames = {
-    "gelu_v1_u1",     "gelu_v2_u1",     "gelu_v4_u1",     "gelu_v1_u2",
-    "reduce_b256_i1", "reduce_b64_i1",  "reduce_b512_i1", "reduce_b128_i1",
-    "matmul_t16_r1",  "matmul_t8_r1",   "matmul_t32_r1",  "matmul_t16_r2",
-    "silu_v1_u1",     "silu_v2_u1",     "silu_v4_u1",     "silu_v1_u2"};
+    "gelu_v1_u1",     "gelu_v2_u1",    "gelu_v4_u1",     "gelu_v1_u2",
+    "reduce_b256_i1", "reduce_b64_i1", "reduce_b512_i1", "reduce_b128_i1",
+    "matmul_t16_r1",  "matmul_t8_r1",  "matmul_t32_r1",  "matmul_t16_r2",
+    "silu_v1_u1",     "silu_v2_u1",    "silu_v4_u1",     "silu_v1_u2"};
 constexpr const char* kSkippedLine = "load, autotune and run skipped";
 
 std::string read_text(const fs::path& path) {
@@ -91,8 +90,8 @@ int count_lines_with(const std::string& text, const std::string& needle) {
 // A fresh directory for one test, under the build tree.
 fs::path test_dir(const std::string& name) {
   const char* root = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
-  const fs::path dir = fs::path(root != nullptr ? root : fs::temp_directory_path().string()) /
-                       ("nvrtc_jit_" + name);
+  const fs::path dir =
+      fs::path(root != nullptr ? root : fs::temp_directory_path().string()) / ("nvrtc_jit_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -104,8 +103,8 @@ struct SampleRun {
   fs::path trace, metrics;
   // For failure messages.
   std::string describe() const {
-    return "exit " + std::to_string(exit_code) + "\n--- stdout ---\n" + out +
-           "--- stderr ---\n" + err;
+    return "exit " + std::to_string(exit_code) + "\n--- stdout ---\n" + out + "--- stderr ---\n" +
+           err;
   }
 };
 
@@ -250,7 +249,7 @@ void expect_gpu_line_ok(const SampleRun& r) {
   const int skipped = count_lines_with(r.err, kSkippedLine);
   if (skipped == 0) {
     EXPECT_NE(r.out.find("winner"), std::string::npos) << "neither skipped nor autotuned\n"
-                                                      << r.describe();
+                                                       << r.describe();
     return;
   }
   EXPECT_EQ(skipped, 1) << r.describe();
@@ -270,9 +269,9 @@ class Compile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new fs::path(test_dir("compile"));
-    first_ = new SampleRun(run_sample(*dir_, "first", {"--kernels", std::to_string(kKernels),
-                                                 "--workers", "2", "--cache-dir",
-                                                 (*dir_ / "cache").string()}));
+    first_ = new SampleRun(run_sample(*dir_, "first",
+                                      {"--kernels", std::to_string(kKernels), "--workers", "2",
+                                       "--cache-dir", (*dir_ / "cache").string()}));
   }
   static void TearDownTestSuite() {
     delete first_;
@@ -317,7 +316,8 @@ TEST_F(Compile, FreshCacheCompilesEveryKernel) {
   }
 
   const std::vector<json> lines = load_metrics(r.metrics);
-  ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels)) << "one line per kernel, no runtime line";
+  ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels))
+      << "one line per kernel, no runtime line";
   std::set<std::string> metric_kernels;
   for (const json& line : lines) {
     SCOPED_TRACE(line.dump());
@@ -328,8 +328,8 @@ TEST_F(Compile, FreshCacheCompilesEveryKernel) {
     EXPECT_EQ(disk->value("misses", -1), 1);
     EXPECT_EQ(disk->value("hits", -1), 0);
     EXPECT_EQ(str(line, "cache"), "miss");
-    for (const char* field : {"source_bytes", "ltoir_bytes", "cubin_bytes", "nvrtc_time_us",
-                              "nvjitlink_time_us"}) {
+    for (const char* field :
+         {"source_bytes", "ltoir_bytes", "cubin_bytes", "nvrtc_time_us", "nvjitlink_time_us"}) {
       EXPECT_GT(line.value(field, 0), 0) << field;
     }
     EXPECT_FALSE(str(line, "family").empty());
@@ -341,8 +341,9 @@ TEST_F(Compile, FreshCacheCompilesEveryKernel) {
 
 TEST_F(Compile, SecondRunHitsTheCache) {
   ASSERT_EQ(first_->exit_code, 0) << first_->describe();
-  const SampleRun r = run_sample(*dir_, "second", {"--kernels", std::to_string(kKernels), "--workers",
-                                             "2", "--cache-dir", (*dir_ / "cache").string()});
+  const SampleRun r = run_sample(*dir_, "second",
+                                 {"--kernels", std::to_string(kKernels), "--workers", "2",
+                                  "--cache-dir", (*dir_ / "cache").string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   expect_gpu_line_ok(r);
   EXPECT_NE(r.out.find("cache:            16 hits, 0 misses"), std::string::npos) << r.out;
@@ -373,9 +374,9 @@ TEST_F(Compile, SecondRunHitsTheCache) {
 
 TEST(Processes, TwoWorkerProcesses) {
   const fs::path dir = test_dir("processes");
-  const SampleRun r = run_sample(dir, "parent", {"--kernels", std::to_string(kKernels), "--workers", "1",
-                                           "--processes", "2", "--cache-dir",
-                                           (dir / "cache").string()});
+  const SampleRun r = run_sample(dir, "parent",
+                                 {"--kernels", std::to_string(kKernels), "--workers", "1",
+                                  "--processes", "2", "--cache-dir", (dir / "cache").string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   expect_gpu_line_ok(r);
   EXPECT_NE(r.out.find("compiled by:      2 worker processes"), std::string::npos) << r.out;
@@ -457,14 +458,15 @@ TEST(Processes, TwoWorkerProcesses) {
 TEST(Processes, FailingWorkerProcessFailsTheRun) {
   const fs::path dir = test_dir("processes_failing");
   // Kernel 1 (reduce_b256_i1) belongs to worker 1 (index % 2).
-  const SampleRun r = run_sample(dir, "parent", {"--kernels", "4", "--workers", "1", "--processes", "2",
-                                           "--cache-dir", (dir / "cache").string(),
-                                           "--inject-compile-error", "reduce_b256_i1"});
+  const SampleRun r =
+      run_sample(dir, "parent",
+                 {"--kernels", "4", "--workers", "1", "--processes", "2", "--cache-dir",
+                  (dir / "cache").string(), "--inject-compile-error", "reduce_b256_i1"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   EXPECT_EQ(count_lines_with(r.err, "nvrtc_jit worker 1 (pid "), 1) << r.describe();
   EXPECT_EQ(count_lines_with(r.err, "exited with status 1"), 1) << r.describe();
   EXPECT_NE(r.err.find("static assertion failed"), std::string::npos) << "NVRTC's log\n"
-                                                                       << r.describe();
+                                                                      << r.describe();
   // Both workers are still listed, and the parent's trace is whole.
   int children = 0;
   for (const json& e : load_trace(r.trace)) {
@@ -476,8 +478,9 @@ TEST(Processes, FailingWorkerProcessFailsTheRun) {
 TEST(Processes, KilledWorkerProcessFailsTheRun) {
   const fs::path dir = test_dir("processes_killed");
   // 12 kernels per single-threaded worker: most of a second of work, time to kill one.
-  Started s = start_sample(dir, "parent", {"--kernels", "24", "--workers", "1", "--processes", "2",
-                                           "--cache-dir", (dir / "cache").string()});
+  Started s = start_sample(dir, "parent",
+                           {"--kernels", "24", "--workers", "1", "--processes", "2", "--cache-dir",
+                            (dir / "cache").string()});
   ASSERT_GT(s.pid, 0) << s.run.err;
   pid_t victim = -1;
   for (int i = 0; i < 5000 && victim < 0; ++i) {  // up to ~10 s for the workers to appear
@@ -489,7 +492,8 @@ TEST(Processes, KilledWorkerProcessFailsTheRun) {
   const SampleRun r = finish_sample(s);
   if (!killed) GTEST_SKIP() << "no worker process to kill (they finished first?)\n" << r.describe();
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_EQ(count_lines_with(r.err, "(pid " + std::to_string(victim) + ") was killed by signal 9"), 1)
+  EXPECT_EQ(count_lines_with(r.err, "(pid " + std::to_string(victim) + ") was killed by signal 9"),
+            1)
       << r.describe();
   EXPECT_EQ(count_lines_with(r.err, "a compile worker process failed"), 1) << r.describe();
 }
@@ -518,8 +522,8 @@ TEST(Errors, BadOptionValuesExitWithAMessage) {
 
 TEST(Errors, CorruptCacheEntriesAreMisses) {
   const fs::path dir = test_dir("corrupt");
-  const std::vector<std::string> argv = {"--kernels", "2", "--workers", "2", "--cache-dir",
-                                         (dir / "cache").string()};
+  const std::vector<std::string> argv = {"--kernels", "2",           "--workers",
+                                         "2",         "--cache-dir", (dir / "cache").string()};
   const SampleRun fill = run_sample(dir, "fill", argv);
   ASSERT_EQ(fill.exit_code, 0) << fill.describe();
   std::vector<fs::path> entries;
@@ -548,8 +552,8 @@ TEST(Errors, EntryHoldingAnotherKeyIsAMiss) {
   // A whole, valid entry under another kernel's file name: what a hash
   // collision looks like. The stored key text is compared, so it is a miss.
   const fs::path dir = test_dir("collision");
-  const std::vector<std::string> argv = {"--kernels", "2", "--workers", "1", "--cache-dir",
-                                         (dir / "cache").string()};
+  const std::vector<std::string> argv = {"--kernels", "2",           "--workers",
+                                         "1",         "--cache-dir", (dir / "cache").string()};
   const SampleRun fill = run_sample(dir, "fill", argv);
   ASSERT_EQ(fill.exit_code, 0) << fill.describe();
   std::vector<fs::path> entries;
@@ -573,8 +577,8 @@ TEST(Errors, EntryHoldingAnotherKeyIsAMiss) {
 TEST(Errors, UnusableCacheDirectoryRunsUncached) {
   const fs::path dir = test_dir("unusable_cache");
   std::ofstream(dir / "a_file") << "not a directory\n";  // root can't write under a file either
-  const SampleRun r = run_sample(dir, "run", {"--kernels", "2", "--cache-dir",
-                                        (dir / "a_file" / "cache").string()});
+  const SampleRun r = run_sample(
+      dir, "run", {"--kernels", "2", "--cache-dir", (dir / "a_file" / "cache").string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(count_lines_with(r.err, "nvrtc_jit: cannot create the cache directory"), 1)
       << r.describe();
@@ -590,15 +594,16 @@ TEST(Errors, UnusableCacheDirectoryRunsUncached) {
 
 TEST(Errors, KernelThatDoesNotCompileFailsTheRunNotTheProcess) {
   const fs::path dir = test_dir("compile_error");
-  const SampleRun r = run_sample(dir, "run", {"--kernels", "3", "--workers", "2", "--no-cache",
-                                        "--inject-compile-error", "reduce_b256_i1"});
+  const SampleRun r = run_sample(dir, "run",
+                                 {"--kernels", "3", "--workers", "2", "--no-cache",
+                                  "--inject-compile-error", "reduce_b256_i1"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   EXPECT_NE(r.err.find("kernel reduce_b256_i1 failed: nvrtcCompileProgram failed"),
-            std::string::npos) << r.describe();
-  EXPECT_NE(r.err.find("static assertion failed"), std::string::npos) << "NVRTC's log\n"
-                                                                       << r.describe();
-  EXPECT_NE(r.err.find("1 of 3 kernels failed: reduce_b256_i1"), std::string::npos)
+            std::string::npos)
       << r.describe();
+  EXPECT_NE(r.err.find("static assertion failed"), std::string::npos) << "NVRTC's log\n"
+                                                                      << r.describe();
+  EXPECT_NE(r.err.find("1 of 3 kernels failed: reduce_b256_i1"), std::string::npos) << r.describe();
   const std::vector<json> lines = load_metrics(r.metrics);
   ASSERT_EQ(lines.size(), 3u);
   int failed = 0;
@@ -626,8 +631,8 @@ bool require_gpu() {
 
 TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
   const fs::path dir = test_dir("gpu");
-  std::vector<std::string> sample_args = {"--kernels", "8", "--workers", "2", "--reps", "5",
-                                          "--cache-dir", (dir / "cache").string()};
+  std::vector<std::string> sample_args = {
+      "--kernels", "8", "--workers", "2", "--reps", "5", "--cache-dir", (dir / "cache").string()};
   SampleRun r = run_sample(dir, "gpu", sample_args);
   // A GPU that cannot run the default sm_90 cubins is still a GPU: build for
   // the arch the sample names ("... pass --arch sm_80") and run again.
