@@ -2,7 +2,8 @@
 """The layering check: sdk/src's modules include only the modules below them.
 
 Each folder of sdk/src is a module; its files include other modules' headers
-by module path ("ring/producer.hpp"), so an #include line names the edge.
+by module path ("ring/producer.hpp"), so an #include line names the edge
+(written "..." or <...>: sdk/src is on the include path either way).
 The layers, lowest first (docs/architecture.md draws them):
 
     base <- clock <- ring <- compile <- {nvtx, cupti} <- flush <- {config, api}
@@ -32,16 +33,16 @@ LAYERS = [
 ]
 RANK = {module: rank for rank, names in enumerate(LAYERS) for module in names}
 SOURCE = {".cpp", ".hpp", ".h", ".c", ".cc", ".inc"}
-INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+INCLUDE = re.compile(r'^\s*#\s*include\s*(["<])([^">]+)[">]')
 
 
-def includes(path):
-    """(line number, quoted include) for each #include "..." in `path`."""
+def includes(path, angled=True):
+    """(line number, include) for each #include "..." (and <...>) in `path`."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             m = INCLUDE.match(line)
-            if m:
-                yield number, m.group(1)
+            if m and (angled or m.group(1) == '"'):
+                yield number, m.group(2)
 
 
 def allowed_below(module):
@@ -70,7 +71,7 @@ def check(root):
         for number, name in includes(path):
             target = module_of_include(name)
             if target is None:
-                if (path.parent / name).exists() or (src / name).exists():
+                if "/" not in name and (path.parent / name).exists():
                     problems.append(f'{rel}:{number}: #include "{name}": include a private '
                                     f'header by its module path ("module/file.hpp")')
                 continue

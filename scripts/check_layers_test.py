@@ -51,6 +51,19 @@ class LayeringCheck(unittest.TestCase):
         self.assertIn('sdk/src/ring/producer.cpp:2: #include "flush/trace_writer.hpp": '
                       "ring may not depend on flush (allowed below ring: base, clock)", r.stderr)
 
+    def test_an_angled_include_of_a_module_counts_too(self):
+        r = self.run_check(self.tree({
+            "sdk/src/ring/producer.cpp": "#include <vector>\n#include <cupti/cupti.hpp>\n",
+            "sdk/src/cupti/cupti.hpp": "#pragma once\n",
+            "sdk/include/jitscope/hot.hpp": "#include <ring/record.hpp>\n",
+            "sdk/src/ring/record.hpp": "#pragma once\n",
+        }))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('sdk/src/ring/producer.cpp:2: #include "cupti/cupti.hpp": ring may not depend '
+                      "on cupti", r.stderr)
+        self.assertIn("hot.hpp:1: #include \"ring/record.hpp\": a public header includes a private "
+                      "one", r.stderr)
+
     def test_siblings_may_not_include_each_other(self):
         r = self.run_check(self.tree({
             "sdk/src/nvtx/capture.cpp": '#include "cupti/cupti.hpp"\n',

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,21 @@ Record record(RecordKind kind, std::uint64_t ts, const char* name, std::uint8_t 
   return r;
 }
 
-// The events of one writer fed `records` on one thread, in file order.
-std::vector<json> write(const std::vector<Record>& records) {
+// A captured NVTX push/pop range (two slots: the record and its CapturedExtra).
+std::vector<Record> captured_range(std::uint64_t begin, std::uint64_t end, const char* name) {
+  Record r =
+      record(RecordKind::kCaptured, begin, name, static_cast<std::uint8_t>(CapturedKind::kRange));
+  r.value.u64 = end;
+  Record extra{};
+  static_assert(sizeof(CapturedExtra) == sizeof(Record));
+  const CapturedExtra x{nullptr, 0, 0, 0, 0};
+  std::memcpy(&extra, &x, sizeof x);
+  return {r, extra};
+}
+
+// The events of one writer fed `records` on one thread, in file order; with
+// `close_at`, the spans still open are closed there as at a stop or a crash.
+std::vector<json> write(const std::vector<Record>& records, std::uint64_t close_at = 0) {
   StringSink sink;
   SessionInfo info;
   info.process_name = "ties";
@@ -49,6 +64,7 @@ std::vector<json> write(const std::vector<Record>& records) {
   for (std::size_t i = 0; i < records.size(); ++i) t.ring.slot(i) = records[i];
   t.ring.commit(records.size());
   writer.drain(t);
+  if (close_at != 0) writer.close_open_spans(t, close_at);
   writer.settle(t);
   writer.end_trace();
   std::vector<json> out;
@@ -70,6 +86,10 @@ const json& named(const std::vector<json>& events, const std::string& name) {
 // As DevTools computes it: doubles.
 double end_us(const json& e) { return e["ts"].get<double>() + e.value("dur", 0.0); }
 
+// Exactly, in ns (the writer's three decimals).
+long long ns(double us) { return std::llround(us * 1000.0); }
+long long end_ns(const json& e) { return ns(e["ts"].get<double>()) + ns(e.value("dur", 0.0)); }
+
 TEST(TieBreak, AParentAndItsOnlyChildThatTieAtBothEndsAreWrittenApart) {
   const std::vector<json> ev = write({
       record(RecordKind::kBegin, 5'000'000'000'123, "parent", 0),
@@ -80,7 +100,8 @@ TEST(TieBreak, AParentAndItsOnlyChildThatTieAtBothEndsAreWrittenApart) {
   const json& parent = named(ev, "parent");
   const json& child = named(ev, "child");
   EXPECT_EQ(parent["ts"], child["ts"]) << "begins that tie may stay tied";
-  EXPECT_GT(parent["dur"].get<double>(), child["dur"].get<double>());
+  EXPECT_EQ(child["dur"].get<double>(), 1.877);
+  EXPECT_EQ(parent["dur"].get<double>(), 1.878) << "1 ns later, no more";
   EXPECT_LT(end_us(child), end_us(parent)) << "the child ends inside its parent, in doubles too";
 }
 
@@ -105,6 +126,41 @@ TEST(TieBreak, AnInstantAtItsSpansEndStaysInsideIt) {
       record(RecordKind::kEnd, 9'000'000'000'500, nullptr, 0),
   });
   EXPECT_LT(named(ev, "inside")["ts"].get<double>(), end_us(named(ev, "span")));
+}
+
+TEST(TieBreak, SpansClosedAtAStopKeepTheirNesting) {
+  // Three nested spans still open when the session stops at the ns the
+  // innermost began: each is closed there, 1 ns inside its parent.
+  const std::vector<json> ev = write(
+      {
+          record(RecordKind::kBegin, 3'000'000'000'000, "outer", 0),
+          record(RecordKind::kBegin, 3'000'000'000'500, "middle", 1),
+          record(RecordKind::kBegin, 3'000'000'000'500, "inner", 2),
+      },
+      3'000'000'000'500);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_LT(end_us(named(ev, "inner")), end_us(named(ev, "middle")));
+  EXPECT_LT(end_us(named(ev, "middle")), end_us(named(ev, "outer")));
+  EXPECT_EQ(named(ev, "outer")["dur"].get<double>(), 0.502);
+}
+
+TEST(TieBreak, ACapturedRangeEndsAfterTheSpansInsideItAndInsideItsParent) {
+  // span P { NVTX range R { span C } }, all ending in the same ns.
+  std::vector<Record> records = {
+      record(RecordKind::kBegin, 4'000'000'000'000, "P", 0),
+      record(RecordKind::kBegin, 4'000'000'000'200, "C", 1),
+      record(RecordKind::kEnd, 4'000'000'000'900, nullptr, 0),
+  };
+  for (const Record& r : captured_range(4'000'000'000'100, 4'000'000'000'900, "R")) {
+    records.push_back(r);
+  }
+  records.push_back(record(RecordKind::kEnd, 4'000'000'000'900, nullptr, 0));
+  const std::vector<json> ev = write(records);
+  const json& range = named(ev, "R");
+  EXPECT_EQ(ns(range["ts"].get<double>()), 4'000'000'000'100) << "a range's begin stays";
+  EXPECT_EQ(end_ns(named(ev, "C")), 4'000'000'000'900);
+  EXPECT_EQ(end_ns(range), 4'000'000'000'901);
+  EXPECT_EQ(end_ns(named(ev, "P")), 4'000'000'000'902);
 }
 
 TEST(TieBreak, TimesWithoutTiesAreWrittenAsRecorded) {

@@ -8,7 +8,8 @@
 //
 // An exception becomes:
 // - guarded: one deduplicated `jitscope: <what> failed: <reason>` line and
-//   false (true when the body ran to its end);
+//   false (true when the body ran to its end); a third argument may wrap the
+//   saying of that line;
 // - guarded_status: a failed Status, "<what> failed: <reason>", returned to
 //   the caller, who decides whether to log it;
 // - guarded_quiet: false, and nothing said. Only where a comment at the call
@@ -41,6 +42,20 @@ bool guarded(std::string_view what, Body&& body) noexcept {
     return true;
   } catch (...) {
     report_current_exception(what);
+    return false;
+  }
+}
+
+// guarded, with the line said through `around`, a noexcept callable that
+// gets the saying as a callable and runs it once (the step log clears its
+// progress bar around it, so the line does not land inside the bar).
+template <class Body, class Around>
+bool guarded(std::string_view what, Body&& body, Around&& around) noexcept {
+  try {
+    std::forward<Body>(body)();
+    return true;
+  } catch (...) {
+    around([what]() noexcept { report_current_exception(what); });
     return false;
   }
 }

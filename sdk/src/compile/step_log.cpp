@@ -118,6 +118,26 @@ struct ProgressAccess {
     out += "\x1b[K";
   }
 
+  // Runs `say` (a `jitscope:` line) with a bar drawn on stderr cleared first
+  // and redrawn after, as write_stderr_line does for step lines.
+  // `locked`: the caller holds progress_mu.
+  template <bool kLocked = false>
+  static void around_bar(const auto& say) noexcept {
+    State& s = state();
+    std::unique_lock<std::mutex> lock(s.progress_mu, std::defer_lock);
+    if constexpr (!kLocked) {
+      if (!guarded_quiet([&] { lock.lock(); })) {
+        say();  // the lock failed: say it anyway
+        return;
+      }
+    }
+    const CompileProgress* bar = s.active;
+    const bool redraw = bar != nullptr && bar->drawn_ && bar->fd_ == STDERR_FILENO;
+    if (redraw) write_all(STDERR_FILENO, "\r\x1b[K", 4);
+    say();
+    if (redraw) draw(*bar);
+  }
+
   static void draw(const CompileProgress& p) noexcept {
     // Quiet: failing, this frame is skipped and the next advance redraws it
     // (nothing is lost), and a line now would land inside the bar.
@@ -130,7 +150,9 @@ struct ProgressAccess {
 
   static void advance(CompileProgress& p, std::string_view label) noexcept {
     if (p.done_ < p.stages_) ++p.done_;
-    if (!guarded("labelling the progress bar", [&] { p.label_ = printable(label); })) {
+    if (!guarded(
+            "labelling the progress bar", [&] { p.label_ = printable(label); },
+            [](const auto& say) noexcept { around_bar<true>(say); })) {
       p.label_.clear();  // a bar without a label
     }
     if (p.drawn_) draw(p);
@@ -140,19 +162,22 @@ struct ProgressAccess {
   // after, all in one write, so the line never lands inside the bar.
   static void write_stderr_line(std::string_view line) noexcept {
     State& s = state();
-    // Failing, the line is dropped.
-    guarded("writing a step log line", [&] {
-      std::lock_guard<std::mutex> lock(s.progress_mu);
-      const CompileProgress* bar = s.active;
-      const bool redraw = bar != nullptr && bar->drawn_ && bar->fd_ == STDERR_FILENO;
-      std::string out;
-      out.reserve(line.size() + 8);
-      if (redraw) out += "\r\x1b[K";
-      out += line;
-      out += '\n';
-      if (redraw) render(*bar, out);
-      write_all(STDERR_FILENO, out.data(), out.size());
-    });
+    // Failing, the line is dropped (and the lock released before the report).
+    guarded(
+        "writing a step log line",
+        [&] {
+          std::lock_guard<std::mutex> lock(s.progress_mu);
+          const CompileProgress* bar = s.active;
+          const bool redraw = bar != nullptr && bar->drawn_ && bar->fd_ == STDERR_FILENO;
+          std::string out;
+          out.reserve(line.size() + 8);
+          if (redraw) out += "\r\x1b[K";
+          out += line;
+          out += '\n';
+          if (redraw) render(*bar, out);
+          write_all(STDERR_FILENO, out.data(), out.size());
+        },
+        [](const auto& say) noexcept { around_bar(say); });
   }
 
   static void begin(CompileProgress& p) noexcept {
@@ -229,7 +254,9 @@ StepLogger::StepLogger(std::string_view stage) noexcept
     // Relaxed: only distinct numbers matter, not an order with other memory.
     : step_(state().next_step.fetch_add(1, std::memory_order_relaxed)) {
   // Failing, the logger works with an empty stage.
-  detail::guarded("naming a compile step", [&] { stage_.assign(stage); });
+  detail::guarded(
+      "naming a compile step", [&] { stage_.assign(stage); },
+      [](const auto& say) noexcept { detail::ProgressAccess::around_bar(say); });
   detail::ProgressAccess::advance_active(stage);
 }
 
@@ -245,10 +272,13 @@ void StepLogger::log(std::string_view message, LogLevel level) const noexcept {
   }
   if (!sink && level < LogLevel::kInfo) return;  // the default sink drops it
   std::string line;
-  if (!detail::guarded("writing a step log line", [&] {
-        line = "Step " + std::to_string(step_) + ": ";
-        line.append(message);
-      })) {
+  if (!detail::guarded(
+          "writing a step log line",
+          [&] {
+            line = "Step " + std::to_string(step_) + ": ";
+            line.append(message);
+          },
+          [](const auto& say) noexcept { detail::ProgressAccess::around_bar(say); })) {
     return;  // the line is dropped
   }
   if (!sink) {
@@ -264,7 +294,9 @@ void StepLogger::log(std::string_view message, LogLevel level) const noexcept {
 CompileProgress::CompileProgress(std::string_view description, int stages) noexcept
     : stages_(stages < 0 ? 0 : stages) {
   // Failing, a bar without a description.
-  detail::guarded("describing the progress bar", [&] { description_ = printable(description); });
+  detail::guarded(
+      "describing the progress bar", [&] { description_ = printable(description); },
+      [](const auto& say) noexcept { detail::ProgressAccess::around_bar(say); });
   detail::ProgressAccess::begin(*this);
 }
 

@@ -1,10 +1,13 @@
 // Events another library emitted through NVTX and jitscope captured
-// (nvtx/capture.cpp): ranges, marks, async ranges and thread names, each
-// written whole from its record with the source's domain and category.
+// (nvtx/capture_ranges.cpp, capture_async.cpp, capture_naming.cpp): ranges,
+// marks, async ranges and thread names, each written whole from its record
+// with the source's domain and category.
 #include "flush/trace_writer.hpp"
 
 #include "flush/trace_format.hpp"
 #include "nvtx/captured_names.hpp"
+
+#include <algorithm>
 
 namespace jitscope::detail {
 
@@ -67,8 +70,26 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     buf_.append(args);
     buf_.push_back('}');
   };
-  const std::uint64_t begin_ns = info_.conversion.to_ns(r.ts);
-  const std::uint64_t end_ns = info_.conversion.to_ns(r.value.u64);
+  std::uint64_t begin_ns = info_.conversion.to_ns(r.ts);
+  std::uint64_t end_ns = info_.conversion.to_ns(r.value.u64);
+  if (kind != CapturedKind::kAsyncRange) {
+    // The tie rule (ThreadDecodeState::tie_floor_ns) on the thread's own
+    // track. A push/pop range is recorded at its pop, after the spans inside
+    // it: its end goes after theirs, its begin stays (the floor may come
+    // from inside it). A mark is an instant.
+    if (kind == CapturedKind::kMark) {
+      begin_ns = std::max(begin_ns, d.tie_floor_ns);
+      end_ns = begin_ns;
+      d.tie_floor_ns = begin_ns;
+    } else {
+      end_ns = std::max(std::max(end_ns, d.tie_floor_ns), begin_ns);
+      d.tie_floor_ns = end_ns + 1;
+    }
+    if (d.depth > 0) {
+      std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
+      parent_end = std::max(parent_end, end_ns + 1);
+    }
+  }
   std::uint64_t* counter = &captured_marks_;
   event_prefix();  // one event for the writer's bounds, also an async pair
   if (kind == CapturedKind::kAsyncRange) {
@@ -92,7 +113,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     buf_.append(",\"ts\":");
     append_us(buf_, begin_ns);
     buf_.append(",\"dur\":");
-    append_us(buf_, end_ns >= begin_ns ? end_ns - begin_ns : 0);
+    append_us(buf_, end_ns - begin_ns);
     buf_.append(d.tid_fields);
     write_args_object();
     buf_.push_back('}');

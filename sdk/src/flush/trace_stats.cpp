@@ -27,13 +27,18 @@ void append_thread_entry(JsonWriter& w, const ThreadSummary& s) {
 }  // namespace
 
 void TraceWriter::settle(ThreadState& t) {
-  ThreadDecodeState& d = decode_state(t);
   const auto dropped = t.dropped.load(std::memory_order_relaxed);
   const auto args_dropped = t.args_dropped.load(std::memory_order_relaxed);
   const auto unbalanced = t.unbalanced_ends.load(std::memory_order_relaxed);
   const auto truncated = t.truncated.load(std::memory_order_relaxed);
+  const bool counted = dropped + args_dropped + unbalanced + truncated != 0;
+  // A thread that never recorded nor lost anything gets no entry, and no
+  // decoding state is made for it (allocation on the flusher, maybe in a
+  // crash cycle, only for threads that have something to say).
+  if (t.consumer == nullptr && !counted) return;
+  ThreadDecodeState& d = decode_state(t);
   if (d.summary == ~std::size_t{0}) {
-    if (dropped + args_dropped + unbalanced + truncated == 0) return;  // never recorded
+    if (!counted) return;  // never recorded
     prepare(t);
   }
   ThreadSummary& s = summaries_[d.summary];

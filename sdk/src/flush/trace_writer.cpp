@@ -390,6 +390,7 @@ void TraceWriter::write_thread_name_event(std::int64_t pid, std::int64_t tid,
 }
 
 void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
+  if (t.consumer == nullptr) return;  // never drained: nothing open (and nothing to allocate)
   ThreadDecodeState& d = decode_state(t);
   if (d.summary == ~std::size_t{0}) return;
   if (d.instant_args_left > 0) {

@@ -81,8 +81,10 @@ struct ThreadDecodeState final : ConsumerState {
   // Viewers that add ts + dur in floating-point µs (Chrome DevTools) then
   // nest by rounding error. So the writer breaks ties by 1 ns in record
   // order: an event begins no earlier than tie_floor_ns (1 ns after the last
-  // span ended on this thread), and a span ends at least 1 ns after its last
-  // child or instant. Only exact ties move; the times stay in record order.
+  // span ended on this thread), and a span (or a captured NVTX range) ends
+  // at least 1 ns after its last child or instant. Only ties move, and only
+  // by the events that fell in one tick of the clock, so a few ns; times
+  // stay in record order and a child stays inside its parent.
   std::uint64_t tie_floor_ns = 0;
   // An instant whose args are still to come.
   std::uint32_t instant_args_left = 0;

@@ -22,13 +22,16 @@ struct SpanMirror {
 };
 
 // Set once, before the first session word with kSessionNvtxBit is
-// published; never cleared (the table is static). Relaxed loads: a producer
-// that sees the bit but not yet the table (a reordering the session word's
-// relaxed load allows) finds nullptr and mirrors nothing for that event.
+// published; never cleared (the table is static). Relaxed loads suffice: a
+// producer acts on the NVTX bit only through a ThreadState registered for
+// that session word, and registration loads the word with acquire, pairing
+// with start()'s release store, which comes after this table was stored. So
+// every push, pop, mark and thread name of an NVTX session sees the table,
+// and pushes and pops stay balanced.
 inline std::atomic<const SpanMirror*> g_span_mirror{nullptr};
 
 inline const SpanMirror* span_mirror() noexcept {
-  return g_span_mirror.load(std::memory_order_relaxed);  // see above
+  return g_span_mirror.load(std::memory_order_relaxed);  // relaxed: see g_span_mirror
 }
 
 }  // namespace jitscope::detail
