@@ -1,6 +1,7 @@
 // A host that crashes mid-session, for crash_test.cpp.
 //   crash_child <trace> <how> [marker-file]
-// how: segv | bus | fpe | ill | abort | terminate (real faults, not raise),
+// how: segv | segv_null | bus | fpe | ill | abort | terminate (real faults,
+//      not raise),
 //      sent_segv | sent_bus (kill/raise of a fatal signal),
 //      host-before | host-after (a SIGSEGV with a host handler installed
 //      before / after the session, both chaining), no-handler (a SIGSEGV with
@@ -114,6 +115,12 @@ void install_host_handler(void (*handler)(int, siginfo_t*, void*), struct sigact
   // A real access fault (si_code SEGV_ACCERR), not a raise().
   void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   *static_cast<volatile int*>(page) = 1;
+}
+
+[[gnu::noinline]] void fault_null(volatile int* null) {
+  // A write through a NULL pointer: SEGV_MAPERR at address 0. Through a
+  // parameter, so the compiler sees no null store to turn into a trap.
+  *null = 1;
 }
 
 [[gnu::noinline]] void fault_bus() {
@@ -260,6 +267,8 @@ int main(int argc, char** argv) {
       how == "host-after" || how == "no-handler") {
     if (how == "no-handler") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fault_segv();
+  } else if (how == "segv_null") {
+    fault_null(nullptr);
   } else if (how == "bus") {
     fault_bus();
 #if defined(__x86_64__) || defined(__i386__)

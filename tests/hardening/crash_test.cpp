@@ -190,6 +190,9 @@ struct FatalSignal {
   const char* how;
   int signo;
   const char* name;
+  // The crash's "address": nullptr none (a sent signal, an abort), "" any,
+  // else exactly this.
+  const char* address;
 };
 
 void PrintTo(const FatalSignal& s, std::ostream* os) { *os << s.name; }
@@ -202,18 +205,37 @@ TEST_P(CrashBySignal, TraceLoadsWithEndedAndOpenSpansAndTheSignalStillKills) {
   EXPECT_EQ(c.process.exit_code, -1) << c.process.err();
   EXPECT_EQ(c.process.signal, s.signo) << c.process.err();
   expect_crash_trace(c, s.name);
+  if (!c.text.empty()) {
+    const nlohmann::json trace = nlohmann::json::parse(c.text);
+    const auto crashes = crash_instants(trace);
+    ASSERT_EQ(crashes.size(), 1u);
+    const nlohmann::json& args = crashes[0]["args"];
+    const nlohmann::json& stats = (*metadata(trace, "jitscope_stats"))["args"]["crash"];
+    if (s.address == nullptr) {
+      EXPECT_FALSE(args.contains("address")) << args;
+      EXPECT_FALSE(stats.contains("address")) << stats;
+    } else {
+      ASSERT_TRUE(args.contains("address")) << args;
+      EXPECT_EQ(stats.value("address", ""), args["address"]) << stats;
+      if (*s.address != '\0') EXPECT_EQ(args["address"], s.address);
+    }
+  }
   remove_files(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     EachFatalSignal, CrashBySignal,
-    ::testing::Values(FatalSignal{"segv", SIGSEGV, "SIGSEGV"}, FatalSignal{"bus", SIGBUS, "SIGBUS"},
+    ::testing::Values(FatalSignal{"segv", SIGSEGV, "SIGSEGV", ""},
+                      // NULL is a fault address like any other: "0x0", not left out.
+                      FatalSignal{"segv_null", SIGSEGV, "SIGSEGV", "0x0"},
+                      FatalSignal{"bus", SIGBUS, "SIGBUS", ""},
 #if defined(__x86_64__) || defined(__i386__)  // crash_child's idiv and ud2
-                      FatalSignal{"fpe", SIGFPE, "SIGFPE"}, FatalSignal{"ill", SIGILL, "SIGILL"},
+                      FatalSignal{"fpe", SIGFPE, "SIGFPE", ""},
+                      FatalSignal{"ill", SIGILL, "SIGILL", ""},
 #endif
-                      FatalSignal{"abort", SIGABRT, "SIGABRT"},
-                      FatalSignal{"sent_segv", SIGSEGV, "SIGSEGV"},
-                      FatalSignal{"sent_bus", SIGBUS, "SIGBUS"}),
+                      FatalSignal{"abort", SIGABRT, "SIGABRT", nullptr},
+                      FatalSignal{"sent_segv", SIGSEGV, "SIGSEGV", nullptr},
+                      FatalSignal{"sent_bus", SIGBUS, "SIGBUS", nullptr}),
     [](const ::testing::TestParamInfo<FatalSignal>& info) { return std::string(info.param.how); });
 
 TEST(Crash, TerminateRecordsTheExceptionAndAbortsAsBefore) {

@@ -8,8 +8,11 @@
 // lined up from each trace's session metadata; merge_plan.hpp has the rules)
 // and a label on every process name: "[host H, rank R, pid P]". An input
 // whose clock cannot be placed is refused, rather than drawn at the wrong
-// time. The output is written to a temporary file and renamed into place, so
-// a failed merge never leaves a half-written trace behind.
+// time. A regular output file is written to a temporary file and renamed into
+// place, so a failed merge never leaves a half-written trace behind; a device
+// or FIFO (/dev/null, a pipe to a viewer) is written in place, never replaced;
+// a symbolic link is followed (its target gets the merge, the link stays); a
+// directory is refused.
 //
 // Exit: 0 merged; 1 an input or the output failed (one `jitscope-merge:
 // error:` line); 2 usage.
@@ -59,14 +62,54 @@ std::string resolve_child(const std::string& parent, const std::string& child) {
   return (fs::path(parent).parent_path() / child).string();
 }
 
-// Writes the merged trace to `path` through a temporary file.
+// The file a chain of symbolic links ends at (the path itself when it is no
+// link): renaming over a link would replace the link, not write its target.
+// A dangling link yields the path it points to, which the merge then creates.
+bool follow_links(std::string path, std::string* target, std::string* error) {
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a chain
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+      *target = path;
+      return true;
+    }
+    std::error_code ec;
+    const fs::path to = fs::read_symlink(path, ec);
+    if (ec) {
+      *error = "cannot read the link " + path + ": " + ec.message();
+      return false;
+    }
+    path = to.is_absolute() ? to.string() : (fs::path(path).parent_path() / to).string();
+  }
+  *error = path + ": " + std::strerror(ELOOP);
+  return false;
+}
+
+// Writes the merged trace to `path`: through a temporary file renamed over it
+// when it is (or will be) a regular file; in place when it is a device or a
+// FIFO, whose readers and whose node the rename would cut off or replace.
 class Output {
  public:
   bool open(const std::string& path, std::string* error) {
     path_ = path;
+    if (!follow_links(path, &target_, error)) return false;
+    struct stat st {};
+    if (::stat(target_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      *error = path + ": is a directory";
+      return false;
+    }
+    if (::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      // O_TRUNC: as a shell's `>` would; devices and FIFOs ignore it.
+      fd_ = ::open(target_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd_ < 0) {
+        *error = "cannot open " + path + " for writing: " + std::strerror(errno);
+        return false;
+      }
+      buf_ = "[\n";
+      return true;
+    }
     // A new file of our own next to the output (mkstemp: never one planted
     // there), so that the rename stays on one file system.
-    std::string pattern = path + ".tmp-XXXXXX";
+    std::string pattern = target_ + ".tmp-XXXXXX";
     fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
     if (fd_ < 0) {
       *error = "cannot write next to " + path + ": " + std::strerror(errno);
@@ -93,14 +136,20 @@ class Output {
   bool finish(std::string* error) {
     buf_.append("\n]\n");
     if (!flush(error)) return false;
+    if (tmp_.empty()) {  // in place: a device or FIFO has nothing to fsync
+      const int rc = ::close(fd_);
+      fd_ = -1;
+      if (rc != 0) *error = "cannot write " + path_ + ": " + std::strerror(errno);
+      return rc == 0;
+    }
     if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
       fd_ = -1;
       *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
       return false;
     }
     fd_ = -1;
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      *error = "cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno);
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+      *error = "cannot rename " + tmp_ + " to " + target_ + ": " + std::strerror(errno);
       return false;
     }
     tmp_.clear();
@@ -119,7 +168,8 @@ class Output {
       const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        *error = "cannot write " + tmp_ + ": " + std::strerror(n < 0 ? errno : ENOSPC);
+        *error = "cannot write " + (tmp_.empty() ? path_ : tmp_) + ": " +
+                 std::strerror(n < 0 ? errno : ENOSPC);
         return false;
       }
       done += static_cast<std::size_t>(n);
@@ -127,7 +177,7 @@ class Output {
     buf_.clear();
     return true;
   }
-  std::string path_, tmp_, buf_;
+  std::string path_, target_, tmp_, buf_;  // target_: path_ past its links
   int fd_ = -1;
   std::uint64_t events_ = 0;
 };
@@ -240,7 +290,9 @@ int main(int argc, char** argv) {
   app.add_option("inputs", inputs, "trace files, in rank order")
       ->required()
       ->check(CLI::ExistingFile);
-  app.add_option("-o,--output", output, "the merged trace (written via a temporary file)")
+  app.add_option("-o,--output", output,
+                 "the merged trace (a regular file is written via a temporary file; a device or "
+                 "FIFO in place; a link's target through the link)")
       ->required();
   app.add_flag("--children", children,
                "also merge the worker traces each input lists (jitscope_child metadata, "

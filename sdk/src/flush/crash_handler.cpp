@@ -382,6 +382,10 @@ void crash_flush_done() noexcept {
   g_phase.compare_exchange_strong(phase, kDone, std::memory_order_acq_rel);
 }
 
+bool crash_has_address(const CrashInfo& crash) noexcept {
+  return crash.signo != 0 && crash.signo != SIGABRT && crash.code > 0;
+}
+
 const char* crash_signal_name(int signo) noexcept {
   switch (signo) {
     case 0: return "std::terminate";

@@ -43,6 +43,11 @@ struct CrashInfo {
 // again here, unless the host has installed another since.
 void install_crash_handlers() noexcept;
 
+// Whether the crash has a fault address to report: a fault's si_addr means
+// something even when it is 0 (a NULL dereference); a sent signal (si_code
+// <= 0), an abort and std::terminate have none.
+bool crash_has_address(const CrashInfo& crash) noexcept;
+
 // The flusher's sleep: a futex word, not a file descriptor, so that a host
 // closing descriptors it did not open cannot make the flusher spin or a wake
 // land in the host's file. wake_flusher() is async-signal-safe.

@@ -64,7 +64,7 @@ void write_crash_args(JsonWriter& w, const CrashInfo& crash) {
   w.member("signal", crash_signal_name(crash.signo));
   w.member("signo", crash.signo);
   if (crash.signo != 0) w.member("si_code", crash.code);
-  if (crash.address != 0) {
+  if (crash_has_address(crash)) {
     char hex[2 + 16 + 1];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(crash.address));
     w.member("address", std::string_view(hex));
