@@ -1,7 +1,8 @@
-// jitscope-merge -o on what is not a plain new file: a FIFO is written in
-// place and stays a FIFO (its reader gets the merge), a symbolic link is
-// followed and stays a link, a directory is refused with one line and left
-// as it was. (A device is the FIFO's case; -o /dev/null is not run here: as
+// jitscope-merge -o and jitscope-report -o (both through
+// tools/common/output_file.hpp) on what is not a plain new file: a FIFO is
+// written in place and stays a FIFO (its reader gets the merge), a symbolic
+// link is followed and stays a link, a directory is refused with one line
+// and left as it was. (A device is the FIFO's case; -o /dev/null is not run here: as
 // root, a tool that renames over its output would replace the machine's
 // /dev/null.)
 #include "subprocess.hpp"
@@ -149,6 +150,38 @@ TEST(MergeOutput, ADirectoryIsRefusedWithOneLineAndLeftAsItWas) {
     EXPECT_EQ(listing(dir), std::set<std::string>{"keep"});
     EXPECT_EQ(read_file(dir + "/keep"), "kept");
   }
+  fs::remove_all(dir);
+}
+
+TEST(ReportOutput, ASymlinkIsFollowedAndStaysALink) {
+  const std::string input = write_trace("report_out_link_in");
+  const std::string dir = temp_dir("report_out_link");
+  { std::ofstream(dir + "/real.txt") << "old"; }
+  ASSERT_EQ(::symlink("real.txt", (dir + "/link").c_str()), 0);
+  Subprocess p = spawn({JITSCOPE_REPORT_BIN, input, "--format", "json", "-o", dir + "/link"},
+                       temp_path("report_out"));
+  ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
+  EXPECT_EQ(p.exit_code, 0) << p.err();
+  p.remove_outputs();
+  EXPECT_EQ(lstat_type(dir + "/link"), static_cast<mode_t>(S_IFLNK)) << "the link was replaced";
+  EXPECT_EQ(link_target(dir + "/link"), "real.txt");
+  const json report = json::parse(read_file(dir + "/real.txt"), nullptr, false);
+  EXPECT_TRUE(report.is_object()) << "the link's target holds the report";
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"link", "real.txt"}));
+  fs::remove_all(dir);
+}
+
+TEST(ReportOutput, ADirectoryIsRefusedWithOneLineAndLeftAsItWas) {
+  const std::string input = write_trace("report_out_dir_in");
+  const std::string dir = temp_dir("report_out_dir");
+  { std::ofstream(dir + "/keep") << "kept"; }
+  Subprocess p = spawn({JITSCOPE_REPORT_BIN, input, "-o", dir}, temp_path("report_out"));
+  ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
+  EXPECT_EQ(p.exit_code, 1) << p.err();
+  EXPECT_EQ(p.err(), "jitscope-report: error: " + dir + ": is a directory\n");
+  p.remove_outputs();
+  EXPECT_EQ(lstat_type(dir), static_cast<mode_t>(S_IFDIR));
+  EXPECT_EQ(listing(dir), std::set<std::string>{"keep"});
   fs::remove_all(dir);
 }
 

@@ -29,5 +29,6 @@ endif()
 # merge_output_test: -o on a FIFO (written in place, its reader gets the
 # merge), a symbolic link (followed, kept) and a directory (refused).
 jitscope_add_tools_test(merge_output_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_output_test.cpp")
-target_compile_definitions(merge_output_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>")
-add_dependencies(merge_output_test jitscope-merge)
+target_compile_definitions(merge_output_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
+                           JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
+add_dependencies(merge_output_test jitscope-merge jitscope-report)

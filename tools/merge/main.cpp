@@ -18,6 +18,7 @@
 // error:` line); 2 usage.
 #include "event_rewriter.hpp"
 #include "merge_plan.hpp"
+#include "output_file.hpp"
 #include "trace_reader.hpp"
 
 #include <CLI/CLI.hpp>
@@ -62,63 +63,13 @@ std::string resolve_child(const std::string& parent, const std::string& child) {
   return (fs::path(parent).parent_path() / child).string();
 }
 
-// The file a chain of symbolic links ends at (the path itself when it is no
-// link): renaming over a link would replace the link, not write its target.
-// A dangling link yields the path it points to, which the merge then creates.
-bool follow_links(std::string path, std::string* target, std::string* error) {
-  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on a chain
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
-      *target = path;
-      return true;
-    }
-    std::error_code ec;
-    const fs::path to = fs::read_symlink(path, ec);
-    if (ec) {
-      *error = "cannot read the link " + path + ": " + ec.message();
-      return false;
-    }
-    path = to.is_absolute() ? to.string() : (fs::path(path).parent_path() / to).string();
-  }
-  *error = path + ": " + std::strerror(ELOOP);
-  return false;
-}
-
-// Writes the merged trace to `path`: through a temporary file renamed over it
-// when it is (or will be) a regular file; in place when it is a device or a
-// FIFO, whose readers and whose node the rename would cut off or replace.
+// The merged trace as a JSON array, written through OutputFile (a regular
+// file by rename, a device or FIFO in place, a link followed, a directory
+// refused).
 class Output {
  public:
   bool open(const std::string& path, std::string* error) {
-    path_ = path;
-    if (!follow_links(path, &target_, error)) return false;
-    struct stat st {};
-    if (::stat(target_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      *error = path + ": is a directory";
-      return false;
-    }
-    if (::stat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      // O_TRUNC: as a shell's `>` would; devices and FIFOs ignore it.
-      fd_ = ::open(target_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-      if (fd_ < 0) {
-        *error = "cannot open " + path + " for writing: " + std::strerror(errno);
-        return false;
-      }
-      buf_ = "[\n";
-      return true;
-    }
-    // A new file of our own next to the output (mkstemp: never one planted
-    // there), so that the rename stays on one file system.
-    std::string pattern = target_ + ".tmp-XXXXXX";
-    fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
-    if (fd_ < 0) {
-      *error = "cannot write next to " + path + ": " + std::strerror(errno);
-      return false;
-    }
-    tmp_ = pattern;
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    (void)::fchmod(fd_, 0666 & ~mask);  // as an ordinary new file, not mkstemp's 0600
+    if (!file_.open(path, error)) return false;
     buf_ = "[\n";
     return true;
   }
@@ -131,54 +82,22 @@ class Output {
     return buf_;
   }
   bool maybe_flush(std::string* error) {
-    return buf_.size() < (std::size_t{4} << 20) || flush(error);
+    return buf_.size() < (std::size_t{4} << 20) || hand_over(error);
   }
   bool finish(std::string* error) {
     buf_.append("\n]\n");
-    if (!flush(error)) return false;
-    if (tmp_.empty()) {  // in place: a device or FIFO has nothing to fsync
-      const int rc = ::close(fd_);
-      fd_ = -1;
-      if (rc != 0) *error = "cannot write " + path_ + ": " + std::strerror(errno);
-      return rc == 0;
-    }
-    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
-      return false;
-    }
-    fd_ = -1;
-    if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
-      *error = "cannot rename " + tmp_ + " to " + target_ + ": " + std::strerror(errno);
-      return false;
-    }
-    tmp_.clear();
-    return true;
-  }
-  ~Output() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    return hand_over(error) && file_.commit(error);
   }
   std::uint64_t events() const { return events_; }
 
  private:
-  bool flush(std::string* error) {
-    std::size_t done = 0;
-    while (done < buf_.size()) {
-      const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        *error = "cannot write " + (tmp_.empty() ? path_ : tmp_) + ": " +
-                 std::strerror(n < 0 ? errno : ENOSPC);
-        return false;
-      }
-      done += static_cast<std::size_t>(n);
-    }
+  bool hand_over(std::string* error) {
+    const bool ok = file_.write(buf_, error);
     buf_.clear();
-    return true;
+    return ok;
   }
-  std::string path_, target_, tmp_, buf_;  // target_: path_ past its links
-  int fd_ = -1;
+  OutputFile file_;
+  std::string buf_;
   std::uint64_t events_ = 0;
 };
 

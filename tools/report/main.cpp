@@ -19,14 +19,16 @@
 // times saturate at the int64 limits. A metrics duration_us that does not
 // fit in int64 ns is an error (other *_us columns are left out).
 //
-// --output FILE is written to a temporary file in FILE's folder and renamed
-// over FILE at the end: a failure leaves FILE as it was (a FILE that exists
-// and is not a regular file, e.g. /dev/stdout, is written in place).
+// --output FILE goes through OutputFile (tools/common/output_file.hpp): a
+// temporary file in FILE's folder renamed over FILE at the end, so a failure
+// leaves FILE as it was; a device or FIFO (e.g. /dev/stdout) written in
+// place; a symbolic link followed (the link stays); a directory refused.
 #include "aggregator.hpp"
 #include "metrics.hpp"
 #include "render.hpp"
 
 #include <event_decoder.hpp>
+#include <output_file.hpp>
 #include <trace_reader.hpp>
 
 #include <CLI/CLI.hpp>
@@ -135,57 +137,28 @@ int run(int argc, char** argv) {
   const report::Report r =
       agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
                  decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
-  std::FILE* f = stdout;
-  std::string temp;  // written, then renamed over `output`
-  if (!output.empty()) {
-    struct stat st {};
-    const bool in_place = ::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-    f = nullptr;
-    if (in_place) {
-      f = std::fopen(output.c_str(), "wb");
-    } else {
-      temp = output + ".tmpXXXXXX";
-      const int fd = ::mkstemp(temp.data());
-      if (fd >= 0) {
-        const mode_t mask = ::umask(0);
-        ::umask(mask);
-        ::fchmod(fd, 0666 & ~mask);  // as fopen would create it (mkstemp: 0600)
-        f = ::fdopen(fd, "wb");
-        if (f == nullptr) {
-          const int err = errno;
-          ::close(fd);
-          ::unlink(temp.c_str());
-          errno = err;
-        }
-      }
-    }
-    if (f == nullptr) return error(output + ": cannot open for writing: " + std::strerror(errno));
-  }
+  // stdout, or the file through OutputFile (a regular file by rename, a
+  // device or FIFO in place, a link followed, a directory refused).
+  tools::OutputFile file;
+  if (!output.empty() && !file.open(output, &why)) return error(why);
   bool written = true;
-  int write_errno = 0;
   report::render(r, fmt, sec, [&](std::string_view piece) {
-    if (written && std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) {
+    if (!written) return;
+    if (output.empty()) {
+      if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size()) {
+        written = false;
+        why = std::string("<stdout>: cannot write the report: ") + std::strerror(errno);
+      }
+    } else if (!file.write(piece, &why)) {
       written = false;
-      write_errno = errno;
     }
   });
-  if (written && std::fflush(f) != 0) {
+  if (written && output.empty() && std::fflush(stdout) != 0) {
     written = false;
-    write_errno = errno;
+    why = std::string("<stdout>: cannot write the report: ") + std::strerror(errno);
   }
-  if (f != stdout && std::fclose(f) != 0 && written) {
-    written = false;
-    write_errno = errno;
-  }
-  if (written && !temp.empty() && std::rename(temp.c_str(), output.c_str()) != 0) {
-    written = false;
-    write_errno = errno;
-  }
-  if (!written) {
-    if (!temp.empty()) ::unlink(temp.c_str());
-    return error((output.empty() ? std::string("<stdout>") : output) +
-                 ": cannot write the report: " + std::strerror(write_errno));
-  }
+  if (written && !output.empty() && !file.commit(&why)) written = false;
+  if (!written) return error(why);
   return 0;
 }
 
