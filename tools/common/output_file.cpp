@@ -58,7 +58,7 @@ bool OutputFile::open(const std::string& path, std::string* error) {
     // O_TRUNC: as a shell's `>` would; devices and FIFOs ignore it.
     fd_ = ::open(target_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd_ < 0) {
-      *error = "cannot open " + path + " for writing: " + std::strerror(errno);
+      *error = path + ": cannot open for writing: " + std::strerror(errno);
       return false;
     }
     return true;
@@ -68,7 +68,8 @@ bool OutputFile::open(const std::string& path, std::string* error) {
   std::string pattern = target_ + ".tmp-XXXXXX";
   fd_ = ::mkostemp(pattern.data(), O_CLOEXEC);
   if (fd_ < 0) {
-    *error = "cannot write next to " + path + ": " + std::strerror(errno);
+    *error = path + ": cannot open for writing: " + std::strerror(errno) +
+             " (a temporary file next to it)";
     return false;
   }
   tmp_ = pattern;
@@ -89,8 +90,7 @@ bool OutputFile::flush(std::string* error) {
     const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      *error = "cannot write " + (tmp_.empty() ? path_ : tmp_) + ": " +
-               std::strerror(n < 0 ? errno : ENOSPC);
+      *error = path_ + ": cannot write " + what_ + ": " + std::strerror(n < 0 ? errno : ENOSPC);
       return false;
     }
     done += static_cast<std::size_t>(n);
@@ -104,17 +104,18 @@ bool OutputFile::commit(std::string* error) {
   if (tmp_.empty()) {  // in place: a device or FIFO has nothing to fsync
     const int rc = ::close(fd_);
     fd_ = -1;
-    if (rc != 0) *error = "cannot write " + path_ + ": " + std::strerror(errno);
+    if (rc != 0) *error = path_ + ": cannot write " + what_ + ": " + std::strerror(errno);
     return rc == 0;
   }
   if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
     fd_ = -1;
-    *error = "cannot write " + tmp_ + ": " + std::strerror(errno);
+    *error = path_ + ": cannot write " + what_ + ": " + std::strerror(errno);
     return false;
   }
   fd_ = -1;
   if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
-    *error = "cannot rename " + tmp_ + " to " + target_ + ": " + std::strerror(errno);
+    *error = path_ + ": cannot put " + what_ + " in place (rename " + tmp_ +
+             "): " + std::strerror(errno);
     return false;
   }
   tmp_.clear();

@@ -12,12 +12,14 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace jitscope::tools {
 
 class OutputFile {
  public:
-  OutputFile() = default;
+  // `what` names the output in messages: "<path>: cannot write <what>: ...".
+  explicit OutputFile(std::string what = "the output") : what_(std::move(what)) {}
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   // An uncommitted temporary file is removed.
@@ -34,6 +36,7 @@ class OutputFile {
  private:
   bool flush(std::string* error);
 
+  std::string what_;
   std::string path_;    // as given
   std::string target_;  // path_ past its links
   std::string tmp_;     // the temporary, while there is one

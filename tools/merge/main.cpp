@@ -96,7 +96,7 @@ class Output {
     buf_.clear();
     return ok;
   }
-  OutputFile file_;
+  OutputFile file_{"the merge"};
   std::string buf_;
   std::uint64_t events_ = 0;
 };

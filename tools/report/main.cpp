@@ -139,7 +139,7 @@ int run(int argc, char** argv) {
                  decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
   // stdout, or the file through OutputFile (a regular file by rename, a
   // device or FIFO in place, a link followed, a directory refused).
-  tools::OutputFile file;
+  tools::OutputFile file("the report");
   if (!output.empty() && !file.open(output, &why)) return error(why);
   bool written = true;
   report::render(r, fmt, sec, [&](std::string_view piece) {
