@@ -132,7 +132,9 @@ Status start(const Config& config) noexcept {
     } else {
       std::string why;
       if (config.crash_handler) install_crash_handlers();
-      const int fd = open_output(config.output_path, "", why);
+      // The trace may go to a new file beside the one asked for (open_output).
+      Config session_config = config;
+      const int fd = open_output(config.output_path, "", why, &session_config.output_path);
       int metrics_fd = -1;
       if (fd >= 0 && !config.metrics_path.empty()) {
         metrics_fd = open_output(config.metrics_path, "metrics file ", why);
@@ -160,7 +162,8 @@ Status start(const Config& config) noexcept {
         CuptiSessionState cupti = cupti_begin_session(config);
         std::unique_ptr<Flusher> session;
         try {
-          session = std::make_unique<Flusher>(config, fd, metrics_fd, word, clock, first, cupti);
+          session =
+              std::make_unique<Flusher>(session_config, fd, metrics_fd, word, clock, first, cupti);
           ThreadRegistry::instance().reap_retired();  // no flusher runs now
           SessionParams& params = session_params();
           params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 #include "flush/file_sink.hpp"
 
+#include "base/immortal.hpp"
 #include "base/log.hpp"
 
 #include <fcntl.h>
@@ -9,10 +10,111 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace jitscope::detail {
+namespace {
 
-int open_output(const std::string& path, const char* what, std::string& why) {
+// ".tag" before the extension of the last path component.
+std::string tagged_path(const std::string& path, const std::string& tag) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
+  std::size_t dot = path.rfind('.');
+  // Only a dot inside the last component, and not its first character
+  // (".trace" has no extension), starts an extension.
+  if (dot == std::string::npos || dot <= base) dot = path.size();
+  std::string out = path.substr(0, dot);
+  out.push_back('.');
+  out.append(tag);
+  out.append(path, dot, std::string::npos);
+  return out;
+}
+
+// The trace files this image opened: an exec'd image starts with none, so a
+// file of this pid that is not among them was written before the exec.
+struct ImageFiles {
+  std::mutex mutex;
+  std::vector<std::pair<dev_t, ino_t>> ids;
+};
+ImageFiles& image_files() noexcept { return immortal<ImageFiles>(); }
+
+bool opened_by_this_image(const struct stat& st) {
+  ImageFiles& files = image_files();
+  std::lock_guard<std::mutex> lock(files.mutex);
+  for (const auto& [dev, ino] : files.ids) {
+    if (dev == st.st_dev && ino == st.st_ino) return true;
+  }
+  return false;
+}
+
+void note_opened_by_this_image(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || opened_by_this_image(st)) return;
+  ImageFiles& files = image_files();
+  std::lock_guard<std::mutex> lock(files.mutex);
+  files.ids.emplace_back(st.st_dev, st.st_ino);
+}
+
+// Whether the file `st` (at `path`) begins with the head of a trace that a
+// session of this pid wrote in this boot: its jitscope_session event, which
+// start() writes before it returns. The pattern cannot occur inside a JSON
+// string (its quotes would be escaped there), so a match is the event itself.
+bool written_by_this_pid(const std::string& path, const struct stat& st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;           // unreadable: as before, the file is emptied
+  std::string head(64 * 1024, '\0');  // past any process name
+  struct stat rs {};
+  ssize_t n = -1;
+  if (::fstat(fd, &rs) == 0 && rs.st_dev == st.st_dev && rs.st_ino == st.st_ino) {
+    n = ::pread(fd, head.data(), head.size(), 0);
+  }
+  ::close(fd);
+  if (n <= 0) return false;
+  head.resize(static_cast<std::size_t>(n));
+  constexpr std::string_view kSession = R"({"ph":"M","name":"jitscope_session","pid":)";
+  const std::size_t at = head.find(kSession);
+  if (at == std::string::npos) return false;
+  std::size_t i = at + kSession.size();
+  long pid = 0;
+  while (i < head.size() && head[i] >= '0' && head[i] <= '9' && pid < 100'000'000) {
+    pid = pid * 10 + (head[i++] - '0');
+  }
+  if (pid != static_cast<long>(::getpid())) return false;
+  constexpr std::string_view kBoot = R"("boot_id":")";
+  const std::size_t b = head.find(kBoot, i);
+  if (b == std::string::npos) return false;
+  const std::size_t end = head.find('"', b + kBoot.size());
+  if (end == std::string::npos) return false;
+  return head.compare(b + kBoot.size(), end - b - kBoot.size(), this_boot_id()) == 0;
+}
+
+// Creates a new file for the session beside `path`, never one that exists.
+int open_beside(const std::string& path, std::string& why, std::string& opened) {
+  const long pid = static_cast<long>(::getpid());
+  for (std::uint64_t n = 1; n <= 1000; ++n) {
+    const std::string next = exec_path(path, pid, n);
+    const int fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) {
+      why = "cannot open " + next + ": " + std::strerror(errno);
+      return -1;
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // new: only a racing session holds it
+      ::close(fd);
+      continue;
+    }
+    opened = next;
+    return fd;
+  }
+  why = "cannot open a new file beside " + path + ": 1000 of them exist";
+  return -1;
+}
+
+}  // namespace
+
+int open_output(const std::string& path, const char* what, std::string& why, std::string* opened) {
+  if (opened != nullptr) *opened = path;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
@@ -29,28 +131,47 @@ int open_output(const std::string& path, const char* what, std::string& why) {
       ::close(fd);
       return -1;
     }
+    // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
+    // an exec'd image from a rerun, the pid in the trace's head can.
+    if (opened != nullptr && st.st_size > 0 && !opened_by_this_image(st) &&
+        written_by_this_pid(path, st)) {
+      ::close(fd);
+      const int beside = open_beside(path, why, *opened);
+      if (beside >= 0) {
+        log_line(path + " holds the trace this process (pid " + std::to_string(::getpid()) +
+                 ") wrote before it exec'd; kept, and this session writes " + *opened);
+        note_opened_by_this_image(beside);
+      }
+      return beside;
+    }
     if (::ftruncate(fd, 0) != 0) {
       why = "cannot empty " + path + ": " + std::strerror(errno);
       ::close(fd);
       return -1;
     }
+    if (opened != nullptr) note_opened_by_this_image(fd);
   }
   return fd;
 }
 
+std::string this_boot_id() {
+  const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char text[64] = {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  std::string id(text, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
 std::string numbered_path(const std::string& path, std::uint64_t n) {
   if (n == 0) return path;
-  const std::size_t slash = path.rfind('/');
-  const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
-  std::size_t dot = path.rfind('.');
-  // Only a dot inside the last component, and not its first character
-  // (".trace" has no extension), starts an extension.
-  if (dot == std::string::npos || dot <= base) dot = path.size();
-  std::string out = path.substr(0, dot);
-  out.push_back('.');
-  out.append(std::to_string(n));
-  out.append(path, dot, std::string::npos);
-  return out;
+  return tagged_path(path, std::to_string(n));
+}
+
+std::string exec_path(const std::string& path, long pid, std::uint64_t n) {
+  return tagged_path(path, std::to_string(pid) + "." + std::to_string(n));
 }
 
 namespace {

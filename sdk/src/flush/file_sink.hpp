@@ -23,7 +23,24 @@ namespace jitscope::detail {
 // (a child that inherited JITSCOPE_TRACE) started them. Non-regular files
 // (/dev/null, pipes, ttys) are neither locked nor emptied. -1 and `why` if not.
 // `what` goes before the path in `why` ("" or "metrics file ").
-int open_output(const std::string& path, const char* what, std::string& why);
+//
+// With `opened` (a session's trace), a file that holds the head of a trace
+// this process wrote before it exec'd itself (its jitscope_session has this
+// pid and boot, and this image has not opened the file) is not emptied: the
+// session writes exec_path's file beside it instead, says so in one
+// `jitscope:` line, and `opened` is the path it writes. A file this image
+// wrote before (stop() then start() on one path) is emptied as any other.
+int open_output(const std::string& path, const char* what, std::string& why,
+                std::string* opened = nullptr);
+
+// The file a session of pid `pid` writes instead of `path` when `path` holds
+// the trace of the same process before an exec: "." + pid + "." + n before
+// the extension (trace.json -> trace.4711.1.json), as numbered_path places it.
+std::string exec_path(const std::string& path, long pid, std::uint64_t n);
+
+// The kernel's id for this boot: two traces with the same one share
+// CLOCK_MONOTONIC. "" where /proc does not say.
+std::string this_boot_id();
 
 // Rotated file `n` of `path`: ".n" before the extension of the last path
 // component (trace.json -> trace.1.json, trace -> trace.1, a.b/trace ->

@@ -12,7 +12,6 @@
 #include "nvtx/nvtx.hpp"
 #include "ring/thread_registry.hpp"
 
-#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,19 +28,6 @@ std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return {};
   return name;
-}
-
-// The kernel's id for this boot: two traces with the same one share
-// CLOCK_MONOTONIC. "" where /proc does not say.
-std::string boot_id() {
-  const int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  char text[64] = {};
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  std::string id(text, n > 0 ? static_cast<std::size_t>(n) : 0);
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  return id;
 }
 
 // How long a crash cycle keeps trying a lock a host thread may hold: a thread
@@ -123,7 +109,34 @@ void Flusher::close_metrics() {
   if (metrics_->failed()) stats_.write_failed = true;
 }
 
+Flusher::~Flusher() = default;
+
 void Flusher::start() {
+  SessionInfo info;
+  info.process_name = config_.process_name.empty() ? std::string(program_invocation_short_name)
+                                                   : config_.process_name;
+  info.pid = static_cast<int>(::getpid());
+  info.clock = clock_;
+  // For TSC, the flusher calibrates and then writes jitscope_clock; the
+  // identity is known now and goes into the head.
+  info.conversion = ClockConversion::identity();
+  info.start_unix_ns = start_unix_ns_;
+  info.start_monotonic_ns = first_.ns;
+  info.host = host_name();
+  info.boot_id = this_boot_id();
+  info.ring_capacity = config_.ring_capacity;
+  info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
+  info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
+  info.cupti_on = cupti_.on;
+  info.cupti_reason = cupti_.reason;
+  info.cupti_kinds = cupti_.kinds;
+  info.gpu_clock = cupti_.clock;
+  info.max_trace_bytes = config_.max_trace_bytes;
+  info.rotate_bytes = config_.rotate_bytes;
+  writer_ = std::make_unique<TraceWriter>(sink_, info);
+  // No flusher runs yet: the writer and the sink are this thread's until the
+  // thread below starts (which orders these writes before its own).
+  writer_->begin_trace(/*clock_known=*/clock_ != ClockSource::kTsc);
   flusher_starting();
   thread_ = std::thread([this] { run(); });
 }
@@ -163,29 +176,14 @@ void Flusher::run() noexcept {
   const CrashInfo* crash = nullptr;
   lost_at_start_ = g_events_lost.load(std::memory_order_relaxed);
   try {
-    SessionInfo info;
-    info.process_name = config_.process_name.empty() ? std::string(program_invocation_short_name)
-                                                     : config_.process_name;
-    info.pid = static_cast<int>(::getpid());
-    info.clock = clock_;
-    // The TSC calibration is fixed once per process, over at least 20 ms
-    // from the first session's start; the flusher waits for it, never a producer.
-    info.conversion = clock_ == ClockSource::kTsc ? tsc_conversion(first_, 20'000'000)
-                                                  : ClockConversion::identity();
-    info.start_unix_ns = start_unix_ns_;
-    info.start_monotonic_ns = first_.ns;
-    info.host = host_name();
-    info.boot_id = boot_id();
-    info.ring_capacity = config_.ring_capacity;
-    info.overflow = config_.overflow == OverflowPolicy::kBlock ? "block" : "drop";
-    info.flush_interval_ms = static_cast<std::uint64_t>(config_.flush_interval.count());
-    info.cupti_on = cupti_.on;
-    info.cupti_reason = cupti_.reason;
-    info.cupti_kinds = cupti_.kinds;
-    info.gpu_clock = cupti_.clock;
-    info.max_trace_bytes = config_.max_trace_bytes;
-    info.rotate_bytes = config_.rotate_bytes;
-    TraceWriter writer(sink_, info);
+    TraceWriter& writer = *writer_;
+    if (clock_ == ClockSource::kTsc) {
+      // The TSC calibration is fixed once per process, over at least 20 ms
+      // from the first session's start; the flusher waits for it, never a
+      // producer. Nothing is decoded before it is known.
+      writer.set_conversion(tsc_conversion(first_, 20'000'000));
+    }
+    const SessionInfo& info = writer.info();
     // Incomplete GPU records wait about half a second for their other half.
     const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());
     GpuTrace gpu(
@@ -193,7 +191,6 @@ void Flusher::run() noexcept {
         static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (500 + interval - 1) / interval)));
     if (cupti_.on) writer.set_gpu(&gpu);
     gpu_ = &gpu;
-    writer.begin_trace();
     std::vector<ThreadState*> threads;
     for (;;) {
       sleep_until_woken();

@@ -37,6 +37,11 @@ class Flusher {
   Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
           ClockPoint first, CuptiSessionState cupti);
 
+  ~Flusher();
+
+  // Writes the trace's head (process_name, jitscope_session) on the calling
+  // thread, so that a file that exists always loads, even if the process is
+  // killed before its flusher's first cycle; then starts the flusher.
   void start();
   // Signals the flusher, waits for its final drain.
   void stop_and_join();
@@ -73,6 +78,8 @@ class Flusher {
   CuptiSessionState cupti_;
   GpuCollectorCounts gpu_counts_at_start_;
   GpuTrace* gpu_ = nullptr;  // the flusher's, while it runs
+  // Made and begun by start(), then the flusher's alone.
+  std::unique_ptr<TraceWriter> writer_;
   std::vector<GpuActivity> gpu_batch_;
   std::vector<std::string> gpu_lines_;  // per-unit GPU metrics for the metrics file
   std::uint64_t lost_at_start_ = 0;

@@ -110,10 +110,39 @@ void TraceWriter::reserve_for(ThreadSummary& s) {
   update_check();
 }
 
-void TraceWriter::begin_trace() {
+void TraceWriter::begin_trace(bool clock_known) {
+  clock_known_ = clock_known;
   buf_.append("[\n");
   append_header(buf_, 0);
   flush();
+}
+
+void TraceWriter::set_conversion(const ClockConversion& conversion) {
+  info_.conversion = conversion;
+  if (clock_known_) return;
+  clock_known_ = true;
+  // Part of the head, like it: written whatever the cap, counted in the
+  // bytes handed to the sink.
+  buf_.append(",\n");
+  append_clock(buf_);
+  flush();
+}
+
+void TraceWriter::append_clock(std::string& out) {
+  JsonWriter w(out);
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", "jitscope_clock");
+  w.member("pid", info_.pid);
+  w.member("tid", 0);
+  w.key("args");
+  w.begin_object();
+  w.member("clock", clock_source_name(info_.clock));
+  w.member("ns_per_tick", info_.conversion.is_identity() ? 1.0 : info_.conversion.ns_per_tick());
+  w.member("calibration_window_ns", info_.conversion.window_ns());
+  w.member("calibration_relative_uncertainty", info_.conversion.relative_uncertainty());
+  w.end_object();
+  w.end_object();
 }
 
 void TraceWriter::append_header(std::string& out, std::uint64_t part) {
@@ -141,9 +170,6 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
   w.begin_object();
   w.member("version", JITSCOPE_VERSION_STRING);
   w.member("clock", clock_source_name(info_.clock));
-  w.member("ns_per_tick", info_.conversion.is_identity() ? 1.0 : info_.conversion.ns_per_tick());
-  w.member("calibration_window_ns", info_.conversion.window_ns());
-  w.member("calibration_relative_uncertainty", info_.conversion.relative_uncertainty());
   w.member("session_start_unix_ns", info_.start_unix_ns);
   w.member("session_start_monotonic_ns", info_.start_monotonic_ns);
   w.member("host", std::string_view(info_.host));
@@ -179,6 +205,10 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
   }
   w.end_object();
   w.end_object();
+  if (clock_known_) {
+    out.append(",\n");
+    append_clock(out);
+  }
   for (const auto& [key, event] : names_) {
     out.append(",\n");
     out.append(event);

@@ -136,7 +136,15 @@ class TraceWriter {
  public:
   TraceWriter(TraceSink& sink, const SessionInfo& info);
 
-  void begin_trace();
+  // "[" and the head: process_name and jitscope_session, and jitscope_clock
+  // if `clock_known` (else set_conversion writes it). Runs in start(), on
+  // the controlling thread, before the flusher exists.
+  void begin_trace(bool clock_known = true);
+  // The TSC calibration, once the flusher has it: decoding uses it from now
+  // on, and its jitscope_clock event follows the head (and is in every later
+  // file's head).
+  void set_conversion(const ClockConversion& conversion);
+  const SessionInfo& info() const noexcept { return info_; }
   // Writes every complete record group `t` holds now.
   void drain(ThreadState& t);
   // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
@@ -244,8 +252,11 @@ class TraceWriter {
   void update_check() noexcept;  // check_at_ from the limits and base_
   [[gnu::cold]] void enter_capped() noexcept;
   [[gnu::cold]] void rotate();
-  // process_name, jitscope_session and the remembered names, comma-separated.
+  // process_name, jitscope_session, jitscope_clock once known and the
+  // remembered names, comma-separated.
   [[gnu::cold]] void append_header(std::string& out, std::uint64_t part);
+  // The jitscope_clock event: how ticks became CLOCK_MONOTONIC ns.
+  void append_clock(std::string& out);
   void append_dropped_counter(std::string& out, std::uint64_t total);
   // ",\n" + the jitscope_stats event, without the extra stats if null and
   // with the first `threads` thread entries only.
@@ -265,6 +276,7 @@ class TraceWriter {
 
   TraceSink& sink_;
   SessionInfo info_;
+  bool clock_known_ = false;  // jitscope_clock is written (in the head of later files too)
   std::string buf_;
   std::vector<Record> chunk_;
   std::vector<ThreadSummary> summaries_;

@@ -1,0 +1,80 @@
+// A host whose trace file outlives an exec or a kill, for session_files_test.cpp.
+//   session_files_child early-kill <trace>
+//     starts a session (TSC clock, 60 s flush interval) and SIGKILLs itself
+//     as soon as start() returns: before any flush, and before the flusher
+//     can have calibrated the clock.
+//   session_files_child exec-stopped | exec-running
+//     runs under JITSCOPE_TRACE (the autostart session): ends kBeforeExec
+//     spans "before_exec", then execv()s itself as "second", which ends
+//     kAfterExec spans "after_exec" and exits 0. exec-stopped calls stop()
+//     before the exec; exec-running waits until its spans are in the file
+//     (the flusher wrote them) and execs with the session still running.
+#include <jitscope/jitscope.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+constexpr int kBeforeExec = 100;  // as session_files_test.cpp
+constexpr int kAfterExec = 50;
+
+int count_in_file(const char* path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const std::string how = argv[1];
+  if (how == "early-kill" && argc == 3) {
+    jitscope::Config cfg;
+    cfg.output_path = argv[2];
+    cfg.flush_interval = std::chrono::milliseconds(60'000);
+    cfg.clock = jitscope::ClockChoice::kTsc;
+    cfg.cupti = jitscope::CuptiMode::kOff;
+    if (!jitscope::start(cfg)) return 3;
+    ::kill(::getpid(), SIGKILL);
+    return 4;  // not reached
+  }
+  if (how == "second") {
+    for (int i = 0; i < kAfterExec; ++i) jitscope::Span span("after_exec");
+    return 0;  // the autostart session stops at exit
+  }
+  if (how != "exec-stopped" && how != "exec-running") return 2;
+  const char* trace = std::getenv("JITSCOPE_TRACE");
+  if (trace == nullptr) return 5;
+  for (int i = 0; i < kBeforeExec; ++i) jitscope::Span span("before_exec");
+  if (how == "exec-stopped") {
+    if (!jitscope::stop()) return 6;
+  } else {
+    // The flusher writes them within a few intervals; the deadline is only
+    // against a hang (the test then finds them missing).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (count_in_file(trace, "\"before_exec\"") < kBeforeExec &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  char self[] = "/proc/self/exe";
+  char second[] = "second";
+  char* const args[] = {argv[0], second, nullptr};
+  ::execv(self, args);
+  return 7;  // exec failed
+}
