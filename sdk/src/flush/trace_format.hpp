@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace jitscope::detail {
 
@@ -25,6 +26,19 @@ inline void append_compile_id(std::string& out, std::uint64_t packed) {
   out.push_back('/');
   append_uint(out, packed & 0xffffffffu);
   out.push_back('"');
+}
+
+// Opens a process-level metadata event and its args:
+// {"ph":"M","name":<name>,"pid":<pid>,"tid":0,"args":{ — the caller writes
+// the args and ends both objects.
+inline void begin_process_metadata(JsonWriter& w, std::string_view name, std::int64_t pid) {
+  w.begin_object();
+  w.member("ph", "M");
+  w.member("name", name);
+  w.member("pid", pid);
+  w.member("tid", 0);
+  w.key("args");
+  w.begin_object();
 }
 
 }  // namespace jitscope::detail

@@ -3,6 +3,8 @@
 // and handing buffered bytes to the sink.
 #include "flush/trace_writer.hpp"
 
+#include "flush/trace_format.hpp"
+
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
 
@@ -130,13 +132,7 @@ void TraceWriter::set_conversion(const ClockConversion& conversion) {
 
 void TraceWriter::append_clock(std::string& out) {
   JsonWriter w(out);
-  w.begin_object();
-  w.member("ph", "M");
-  w.member("name", "jitscope_clock");
-  w.member("pid", info_.pid);
-  w.member("tid", 0);
-  w.key("args");
-  w.begin_object();
+  begin_process_metadata(w, "jitscope_clock", info_.pid);
   w.member("clock", clock_source_name(info_.clock));
   w.member("ns_per_tick", info_.conversion.is_identity() ? 1.0 : info_.conversion.ns_per_tick());
   w.member("calibration_window_ns", info_.conversion.window_ns());
@@ -148,26 +144,14 @@ void TraceWriter::append_clock(std::string& out) {
 void TraceWriter::append_header(std::string& out, std::uint64_t part) {
   {
     JsonWriter w(out);
-    w.begin_object();
-    w.member("ph", "M");
-    w.member("name", "process_name");
-    w.member("pid", info_.pid);
-    w.member("tid", 0);
-    w.key("args");
-    w.begin_object();
+    begin_process_metadata(w, "process_name", info_.pid);
     w.member("name", std::string_view(info_.process_name));
     w.end_object();
     w.end_object();
   }
   out.append(",\n");
   JsonWriter w(out);
-  w.begin_object();
-  w.member("ph", "M");
-  w.member("name", "jitscope_session");
-  w.member("pid", info_.pid);
-  w.member("tid", 0);
-  w.key("args");
-  w.begin_object();
+  begin_process_metadata(w, "jitscope_session", info_.pid);
   w.member("version", JITSCOPE_VERSION_STRING);
   w.member("clock", clock_source_name(info_.clock));
   w.member("session_start_unix_ns", info_.start_unix_ns);

@@ -2,6 +2,8 @@
 // counter and the jitscope_stats event, fitted under the cap when there is one.
 #include "flush/trace_writer.hpp"
 
+#include "flush/trace_format.hpp"
+
 #include "base/json_writer.hpp"
 #include "flush/gpu_trace.hpp"
 #include "ring/thread_registry.hpp"
@@ -86,13 +88,7 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
   }
   out.append(",\n");
   JsonWriter w(out);
-  w.begin_object();
-  w.member("ph", "M");
-  w.member("name", "jitscope_stats");
-  w.member("pid", info_.pid);
-  w.member("tid", 0);
-  w.key("args");
-  w.begin_object();
+  begin_process_metadata(w, "jitscope_stats", info_.pid);
   w.member("events_written", events_);
   w.member("events_dropped", events_dropped());
   w.member("events_lost_outside_rings", lost_);
