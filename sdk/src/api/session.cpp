@@ -13,6 +13,7 @@
 #include "flush/crash_handler.hpp"
 #include "flush/file_sink.hpp"
 #include "flush/flusher.hpp"
+#include "flush/trace_format.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/session_params.hpp"
 #include "ring/thread_registry.hpp"
@@ -193,13 +194,7 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
   return guarded_status("note_child_process", [&] {
     std::string event;
     JsonWriter w(event);
-    w.begin_object();
-    w.member("ph", "M");
-    w.member("name", "jitscope_child");
-    w.member("pid", static_cast<std::int64_t>(::getpid()));
-    w.member("tid", 0);
-    w.key("args");
-    w.begin_object();
+    begin_process_metadata(w, "jitscope_child", ::getpid());
     w.member("pid", static_cast<std::int64_t>(pid));
     // Absolute, so that a reader finds it whatever its own folder: a
     // relative path means the caller's working directory here.

@@ -85,10 +85,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
       end_ns = std::max(std::max(end_ns, d.tie_floor_ns), begin_ns);
       d.tie_floor_ns = end_ns + 1;
     }
-    if (d.depth > 0) {
-      std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
-      parent_end = std::max(parent_end, end_ns + 1);
-    }
+    d.end_innermost_after(end_ns);
   }
   std::uint64_t* counter = &captured_marks_;
   event_prefix();  // one event for the writer's bounds, also an async pair

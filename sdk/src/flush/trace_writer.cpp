@@ -179,10 +179,7 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       s.flags = 0;
       s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
       d.tie_floor_ns = s.begin_ns;
-      if (d.depth > 0) {
-        std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
-        parent_end = std::max(parent_end, s.begin_ns + 1);
-      }
+      d.end_innermost_after(s.begin_ns);
       s.static_name = dyn ? nullptr : r.name;
       s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
       s.args.clear();
@@ -292,11 +289,7 @@ bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
                              std::uint64_t end_ns, bool incomplete) {
   end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
   d.tie_floor_ns = end_ns + 1;
-  // `s` is off the stack already: d.stack[d.depth - 1] is its parent.
-  if (d.depth > 0) {
-    std::uint64_t& parent_end = d.stack[d.depth - 1].min_end_ns;
-    parent_end = std::max(parent_end, end_ns + 1);
-  }
+  d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
   event_prefix();
   buf_.append("{\"ph\":\"X\",\"cat\":\"");
   buf_.append(category(s.flags));

@@ -32,6 +32,7 @@
 #include <jitscope/detail/hot.hpp>
 #include "ring/record.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -92,6 +93,11 @@ struct ThreadDecodeState final : ConsumerState {
   std::string tid_fields;                 // `,"pid":P,"tid":T`
   std::string name_written;               // last thread_name event; empty: none yet
   std::size_t summary = ~std::size_t{0};  // index into TraceWriter's summaries
+
+  // The tie rule's other half: the innermost open span ends after `ns`.
+  void end_innermost_after(std::uint64_t ns) noexcept {
+    if (depth > 0) stack[depth - 1].min_end_ns = std::max(stack[depth - 1].min_end_ns, ns + 1);
+  }
 
   // The compile unit the thread is in now: that of its innermost open span.
   const OpenSpan* innermost() const noexcept { return depth > 0 ? &stack[depth - 1] : nullptr; }
