@@ -19,6 +19,7 @@
 #ifndef JITSCOPE_JITSCOPE_H
 #define JITSCOPE_JITSCOPE_H
 
+#include <jitscope/detail/unload_hook.h>
 #include <jitscope/detail/export.hpp>
 
 #include <stddef.h>

@@ -34,10 +34,12 @@
 //   JITSCOPE_COUNTER("literal", number)            counter sample
 //   JITSCOPE_THREAD_NAME(string_view_expr)         names the calling thread
 //
-// Names: a string literal (a char array) is stored as a pointer and must live
-// as long as the session; anything else (std::string, const char*,
-// string_view) is copied into the ring. Arg keys must be string literals;
-// string arg values are always copied.
+// Names: a string literal (a const char array) is stored as a pointer; it
+// stays valid when its shared object is dlclose()d during the session (the
+// unload drains first, detail/unload_hook.h). Anything else (std::string,
+// const char*, string_view, a writable char buffer) is copied into the
+// ring. A const char array that is not a literal must outlive the session.
+// Arg keys must be string literals; string arg values are always copied.
 //
 // Threads: spans on one thread must nest (RAII gives this). Nothing here
 // throws, allocates after a thread's first event, locks, or does I/O.
@@ -239,6 +241,10 @@ struct Arg {
   template <std::size_t N>
   Arg(const char (&k)[N], const std::string& v) noexcept
       : key(k), type(detail::ValueType::kString), u64(0), str(v) {}
+  // A key is stored by pointer, so it must be a string literal; a writable
+  // buffer could change or be freed before the flusher reads it.
+  template <std::size_t N, class T>
+  Arg(char (&k)[N], const T& v) = delete;
 };
 
 // RAII span: begins in the constructor, ends in the destructor or end().
@@ -254,6 +260,13 @@ class Span {
     begin_static(name);
     for (const Arg& a : args) arg(a);
   }
+  // A writable char buffer (a `char name[48]` member) may change or be
+  // freed before the flusher reads it: its text is copied, as a dynamic name.
+  template <std::size_t N>
+  explicit Span(char (&name)[N]) noexcept : Span(detail::buffer_text(name)) {}
+  template <std::size_t N>
+  Span(char (&name)[N], std::initializer_list<Arg> args) noexcept
+      : Span(detail::buffer_text(name), args) {}
   // Dynamic name: copied into the ring.
   explicit Span(std::string_view name) noexcept {
     if constexpr (detail::kCompiledIn) {
@@ -315,6 +328,11 @@ inline void instant(std::string_view name, std::initializer_list<Arg> args = {})
       detail::instant(s, detail::read_clock(s), nullptr, name, args.begin(), args.size());
   }
 }
+// A writable char buffer: its text is copied (see Span).
+template <std::size_t N>
+inline void instant(char (&name)[N], std::initializer_list<Arg> args = {}) noexcept {
+  instant(detail::buffer_text(name), args);
+}
 
 // Counter sample: one track per name, in the process.
 template <std::size_t N>
@@ -329,6 +347,10 @@ inline void counter(std::string_view name, double value) noexcept {
     const std::uint32_t s = detail::session_word();
     if (JITSCOPE_UNLIKELY(s != 0)) detail::counter(s, detail::read_clock(s), nullptr, name, value);
   }
+}
+template <std::size_t N>
+inline void counter(char (&name)[N], double value) noexcept {
+  counter(detail::buffer_text(name), value);
 }
 
 }  // namespace jitscope

@@ -9,6 +9,7 @@
 #include "flush/crash_handler.hpp"
 #include "flush/gpu_trace.hpp"
 #include "flush/trace_writer.hpp"
+#include "flush/unload_drain.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -138,7 +139,13 @@ void Flusher::start() {
   // thread below starts (which orders these writes before its own).
   writer_->begin_trace(/*clock_known=*/clock_ != ClockSource::kTsc);
   flusher_starting();
-  thread_ = std::thread([this] { run(); });
+  unload_flusher_running(true);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    unload_flusher_running(false);
+    throw;
+  }
 }
 
 void Flusher::add_metadata(std::string event) {
@@ -196,7 +203,11 @@ void Flusher::run() noexcept {
       sleep_until_woken();
       if (config_.crash_handler) crash = crash_requested();
       const bool last = stop_requested_.load(std::memory_order_acquire) || crash != nullptr;
-      drain_all(writer, threads, /*final=*/last, crash);
+      // Read before the drain: it then takes every event recorded before
+      // the request (unload_drain.hpp).
+      const std::uint64_t unload = unload_pending();
+      drain_all(writer, threads, /*final=*/last, crash, /*detach_names=*/unload != 0);
+      if (unload != 0) unload_answer(unload);
       if (last) break;
     }
     // A crash during stop()'s final cycle: the events are all in, the
@@ -250,7 +261,9 @@ void Flusher::run() noexcept {
     log_line("flusher ran out of memory; the trace is cut short");
     stats_.write_failed = true;
   }
-  // Whatever happened, a crashing thread waiting for this flusher goes on.
+  // Whatever happened, a crashing thread waiting for this flusher goes on,
+  // and so does a thread unloading an image.
+  unload_flusher_running(false);
   crash_disarm();
   crash_flush_done();
   flusher_returned();
@@ -285,7 +298,7 @@ void Flusher::write_crash_event(TraceWriter& writer, const CrashInfo& crash) {
 // One cycle. In a crash cycle (crash_handler.hpp) every lock a host thread
 // may hold is only tried, and CUPTI is not asked for anything.
 void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
-                        const CrashInfo* crash) {
+                        const CrashInfo* crash, bool detach_names) {
   // CUPTI's records first, then the rings: a call's kGpuCall record is
   // pushed at its API entry, before CUPTI can have a record of it, so every
   // record taken here finds its call in the drain below.
@@ -315,6 +328,7 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
     writer.drain(*t);
     if (final || retired) writer.close_open_spans(*t, end_ns);
     writer.settle(*t);
+    if (detach_names && !free_it) writer.detach_static_names(*t);
     if (free_it) registry.remove(t);
   }
   if (cupti_.on) {

@@ -64,8 +64,10 @@ class Flusher {
   void run() noexcept;
   void sleep_until_woken() noexcept;
   void write_crash_event(TraceWriter& writer, const CrashInfo& crash);
+  // detach_names: an image is being unloaded; the spans left open keep
+  // copies of their static names (unload_drain.hpp).
   void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
-                 const CrashInfo* crash);
+                 const CrashInfo* crash, bool detach_names = false);
 
   Config config_;
   FileSink sink_;

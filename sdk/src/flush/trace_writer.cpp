@@ -396,4 +396,22 @@ void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
   }
 }
 
+void TraceWriter::detach_static_names(ThreadState& t) {
+  if (t.consumer == nullptr) return;
+  ThreadDecodeState& d = decode_state(t);
+  auto detach = [](ThreadDecodeState::OpenSpan& s) {
+    if (s.static_name == nullptr) return;
+    s.dynamic_name.assign(s.static_name);
+    s.static_name = nullptr;
+  };
+  for (std::size_t i = 0; i < d.depth; ++i) detach(d.stack[i]);
+  if (d.instant_args_left > 0) detach(d.instant);
+  // A group split across pops keeps raw records; after a full drain there
+  // is none (groups are pushed whole), but never keep a pointer for later.
+  if (!d.partial.empty()) {
+    ++decode_errors_;
+    d.partial.clear();
+  }
+}
+
 }  // namespace jitscope::detail

@@ -155,6 +155,9 @@ class TraceWriter {
   void drain(ThreadState& t);
   // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
   void close_open_spans(ThreadState& t, std::uint64_t end_ns);
+  // The spans `t` has open keep copies of their static names from now on
+  // (an image is being unloaded; call after drain()).
+  void detach_static_names(ThreadState& t);
   // Copies `t`'s counters into its summary (call before freeing it).
   void settle(ThreadState& t);
   // Events lost before reaching a ring (see g_events_lost); part of the total.

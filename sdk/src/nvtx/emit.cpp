@@ -60,7 +60,11 @@ struct Emitting {
 struct NameCacheEntry {
   const char* name;
   nvtxStringHandle_t handle;
+  std::uint32_t generation;  // g_names_generation when it was filled
 };
+// Bumped when an image is unloaded: its names' addresses may come back with
+// other text, so every cached pointer -> handle pair is stale.
+std::atomic<std::uint32_t> g_names_generation{0};
 constexpr std::size_t kNameCacheSize = 256;
 constexpr std::size_t kMaxUnitDepth = 64;
 struct UnitTag {
@@ -82,14 +86,17 @@ nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const ch
   const auto h = reinterpret_cast<std::uintptr_t>(name);
   NameCacheEntry scratch{};
   NameCacheEntry& e = t != nullptr ? t->names[(h >> 3 ^ h >> 12) & (kNameCacheSize - 1)] : scratch;
-  if (e.name == name) return e.handle;
+  // relaxed: a name is used only by code of an image that is still mapped,
+  // which began after the unload that bumped the generation.
+  const std::uint32_t generation = g_names_generation.load(std::memory_order_relaxed);
+  if (e.name == name && e.generation == generation) return e.handle;
   Emitter& em = emitter();
   nvtxStringHandle_t handle = nullptr;  // failed: the caller sends the name as text
   (void)guarded("NVTX emission: registering a name", [&] {
     {
       std::lock_guard<std::mutex> lock(em.mutex);
       if (auto it = em.strings.find(name); it != em.strings.end()) {
-        e = {name, it->second};
+        e = {name, it->second, generation};
         handle = it->second;
         return;
       }
@@ -98,7 +105,7 @@ nvtxStringHandle_t registered(EmitThread* t, nvtxDomainHandle_t domain, const ch
     const nvtxStringHandle_t fresh = nvtxDomainRegisterStringA(domain, name);
     std::lock_guard<std::mutex> lock(em.mutex);
     handle = em.strings.try_emplace(name, fresh).first->second;
-    e = {name, handle};
+    e = {name, handle, generation};
   });
   return handle;
 }
@@ -232,6 +239,15 @@ void nvtx_emit_prepare() noexcept {
     return true;
   }();
   (void)created;
+}
+
+void nvtx_emit_forget_static_names() noexcept {
+  Emitter& em = emitter();
+  (void)guarded("NVTX emission: forgetting an unloaded image's names", [&] {
+    std::lock_guard<std::mutex> lock(em.mutex);
+    em.strings.clear();
+    g_names_generation.fetch_add(1, std::memory_order_relaxed);
+  });
 }
 
 bool nvtx_emit_begin_session(const Config& config) noexcept {

@@ -27,6 +27,9 @@ void nvtx_emit_unlock_after_fork() noexcept;
 // it, NVTX is compiled in, and some tool other than jitscope's own capture
 // listens to jitscope's NVTX calls (without one, a push would be a no-op).
 bool nvtx_emit_begin_session(const Config& config) noexcept;
+// An image is being unloaded: names registered by address are forgotten
+// (the address may come back holding another name).
+void nvtx_emit_forget_static_names() noexcept;
 // While it emits, the session's spans reach NVTX through the ring layer's
 // SpanMirror (ring/span_mirror.hpp), which this installs.
 

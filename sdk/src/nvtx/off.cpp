@@ -13,6 +13,7 @@ void nvtx_emit_prepare() noexcept {}
 void nvtx_emit_lock_for_fork() noexcept {}
 void nvtx_emit_unlock_after_fork() noexcept {}
 bool nvtx_emit_begin_session(const Config&) noexcept { return false; }
+void nvtx_emit_forget_static_names() noexcept {}
 void nvtx_lock_for_fork() noexcept { lock_captured_names_for_fork(); }
 void nvtx_unlock_after_fork() noexcept { unlock_captured_names_after_fork(); }
 void nvtx_capture_begin_session(const Config&) noexcept {}

@@ -71,6 +71,7 @@ ThreadRegistry& ThreadRegistry::instance() noexcept {
 }
 
 void mark_flusher_thread() noexcept { t_is_flusher = true; }
+bool on_flusher_thread() noexcept { return t_is_flusher; }
 
 std::atomic<std::uint64_t> g_events_lost{0};
 

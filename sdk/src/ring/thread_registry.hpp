@@ -98,6 +98,7 @@ extern std::atomic<std::uint64_t> g_events_lost;
 
 // The flusher never records: whatever it calls that is instrumented is skipped.
 void mark_flusher_thread() noexcept;
+bool on_flusher_thread() noexcept;
 
 // The calling thread's state. Initial-exec: the library is linked at
 // start-up, and this keeps the access one fs-relative load, also in the

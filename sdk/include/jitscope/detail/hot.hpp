@@ -5,12 +5,14 @@
 // read; recording is one out-of-line call into the library (ring/producer.cpp).
 #pragma once
 
+#include <jitscope/detail/unload_hook.h>
 #include <jitscope/detail/export.hpp>
 #include <jitscope/detail/value_type.hpp>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -69,6 +71,14 @@ JITSCOPE_ALWAYS_INLINE std::uint64_t read_clock(std::uint32_t session) noexcept 
   (void)session;
 #endif
   return monotonic_ns();
+}
+
+// The text in a writable char buffer: up to its first NUL, never past it.
+template <std::size_t N>
+std::string_view buffer_text(const char (&buffer)[N]) noexcept {
+  const void* nul = std::memchr(buffer, '\0', N);
+  return {buffer,
+          nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - buffer) : N};
 }
 
 // What a span's begin left behind for its end and its args.
