@@ -98,11 +98,17 @@ class Status {
   static Status error(const char* message) noexcept {
     Status s;
     s.ok_ = false;
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
     try {
       s.message_ = message != nullptr ? message : "";
     } catch (...) {
       // Out of memory copying the text: the Status still says it failed.
     }
+#else
+    // -fno-exceptions (how LLVM and MLIR build): the host has chosen that
+    // out of memory ends the process.
+    s.message_ = message != nullptr ? message : "";
+#endif
     return s;
   }
   bool ok() const noexcept { return ok_; }
