@@ -2,9 +2,9 @@
 // -fno-rtti (tests/CMakeLists.txt sets the flags). Every public header
 // compiles so, and a session records through them; the test runs it and
 // reads the trace it wrote.
+#include <jitscope/jitscope.h>
 #include <jitscope/compile.hpp>
 #include <jitscope/dedup.hpp>
-#include <jitscope/jitscope.h>
 #include <jitscope/jitscope.hpp>
 #include <jitscope/nvtx.hpp>
 #include <jitscope/step_log.hpp>

@@ -306,6 +306,32 @@ TEST(Autostart, CuptiWithoutADriverSaysWhyOnceAndTracesTheRest) {
   }
 }
 
+#if defined(JITSCOPE_TEST_HAS_CUPTI)
+// CUPTI is loaded at run time (the probe does not link it): one that cannot
+// be loaded is one line, and the session goes on without it.
+TEST(Autostart, CuptiThatCannotBeLoadedIsOneLine) {
+  const std::string path = temp_path("cupti_missing");
+  const ProbeResult r =
+      run_probe("JITSCOPE_TRACE='" + path +
+                "' JITSCOPE_CUPTI=on JITSCOPE_CUPTI_LIBRARY=/nonexistent/libcupti.so");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=1\n");
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("jitscope: CUPTI off: cannot load JITSCOPE_CUPTI_LIBRARY: "
+                        "/nonexistent/libcupti.so: cannot open shared object file",
+                        0),
+            0u)
+      << r.err;
+  const nlohmann::json trace = load_trace(path);
+  std::size_t probe = 0;
+  for (const auto& e : events_with_ph(trace, "X")) probe += e["name"] == "probe_span";
+  EXPECT_EQ(probe, 100u);
+  const nlohmann::json* meta = metadata(trace, "jitscope_session");
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ((*meta)["args"]["cupti"]["state"], "off");
+}
+#endif
+
 TEST(Autostart, MetricsAndCompileTimesActThroughTheSession) {
   const std::string path = temp_path("metrics_env");
   const std::string metrics = temp_path("metrics_env.jsonl");

@@ -82,9 +82,9 @@ TEST(PluginUnload, EventsOfAnUnloadedPluginKeepTheirNames) {
       instant_rounds.insert(e["args"]["plugin_instant_key"].get<std::int64_t>());
     if (name == "plugin_counter") counter_rounds.insert(e["args"]["value"].get<std::int64_t>());
   }
-  for (const char* key : {"X plugin_span", "X plugin_args", "I plugin_instant", "C plugin_counter",
-                          "X plugin_c_span", "I plugin_c_instant", "X plugin_open",
-                          "I plugin_static_dtor"}) {
+  for (const char* key :
+       {"X plugin_span", "X plugin_args", "I plugin_instant", "C plugin_counter", "X plugin_c_span",
+        "I plugin_c_instant", "X plugin_open", "I plugin_static_dtor"}) {
     EXPECT_EQ(count[key], kCycles) << key;
   }
   EXPECT_EQ(arg_rounds.size(), static_cast<std::size_t>(kCycles));

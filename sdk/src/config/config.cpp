@@ -38,6 +38,8 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
     {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
     {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
+    {"JITSCOPE_CUPTI_LIBRARY",
+     "path of libcupti to load (default: the loader's search, then the build's)"},
     {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
     {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
     {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},

@@ -5,6 +5,7 @@
 // the counts of what was lost on the way (pool exhausted, records CUPTI
 // dropped, skipped, unreadable or cut). See collector_state.hpp.
 #include "cupti/collector_state.hpp"
+#include "cupti/cupti_api.hpp"
 
 #include "base/boundary.hpp"
 #include "base/log.hpp"
@@ -83,8 +84,8 @@ void cupti_buffer_completed(void* context, std::uint32_t stream, std::uint8_t* b
   if (buffer == nullptr) return;
   cupti_consume_buffer(buffer, valid);
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream, &dropped) ==
-      CUPTI_SUCCESS) {
+  if (cupti_api().cuptiActivityGetNumDroppedRecords(static_cast<CUcontext>(context), stream,
+                                                    &dropped) == CUPTI_SUCCESS) {
     cupti_count_dropped(dropped);
   }
   Collector& c = collector();
@@ -105,7 +106,7 @@ void cupti_consume_buffer(std::uint8_t* buffer, std::size_t valid) noexcept {
     bool end_known = true;
     CUpti_Activity* rec = nullptr;
     for (;;) {
-      const CUptiResult r = cuptiActivityGetNextRecord(buffer, valid, &rec);
+      const CUptiResult r = cupti_api().cuptiActivityGetNextRecord(buffer, valid, &rec);
       if (r == CUPTI_SUCCESS) {
         const std::size_t size = cupti_collector::record_size(rec->kind);
         end_known = size != 0;

@@ -9,6 +9,7 @@
 // whose handle its thread has looked up since the map last changed does not
 // take the map's mutex.
 #include "cupti/collector_state.hpp"
+#include "cupti/cupti_api.hpp"
 
 #include "base/boundary.hpp"
 #include "compile/state.hpp"
@@ -79,8 +80,8 @@ void build_watch_tables(Collector& c) {
     c.names[d].assign(domains[d].second, std::string());
     for (std::size_t cbid = 1; cbid < table.size(); ++cbid) {
       const char* name = nullptr;
-      if (cuptiGetCallbackName(domains[d].first, static_cast<CUpti_CallbackId>(cbid), &name) ==
-              CUPTI_SUCCESS &&
+      if (cupti_api().cuptiGetCallbackName(domains[d].first, static_cast<CUpti_CallbackId>(cbid),
+                                           &name) == CUPTI_SUCCESS &&
           name != nullptr) {
         table[cbid] = classify_api(name);
         c.names[d][cbid] = without_version(name);

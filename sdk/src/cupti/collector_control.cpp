@@ -4,6 +4,7 @@
 // the counts, fork, and the simulation tests use without a GPU. See
 // collector_state.hpp.
 #include "cupti/collector_state.hpp"
+#include "cupti/cupti_api.hpp"
 
 #include "base/boundary.hpp"
 #include "base/log.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 std::string cupti_error(CUptiResult r) {
   const char* s = nullptr;
-  if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || s == nullptr) {
+  if (cupti_api().cuptiGetResultString(r, &s) != CUPTI_SUCCESS || s == nullptr) {
     return "CUPTI error " + std::to_string(static_cast<int>(r));
   }
   return s;
@@ -43,7 +44,7 @@ bool fit_linear_clock(GpuClock& clock) {
   for (int i = 0; i < 64; ++i) {
     const std::uint64_t before = monotonic_now();
     std::uint64_t cupti = 0;
-    if (cuptiGetTimestamp(&cupti) != CUPTI_SUCCESS) continue;
+    if (cupti_api().cuptiGetTimestamp(&cupti) != CUPTI_SUCCESS) continue;
     const std::uint64_t after = monotonic_now();
     if (after - before < best) {
       best = after - before;
@@ -86,10 +87,10 @@ constexpr CUpti_ActivityKind kOptionalKinds[] = {
 
 // Undoes a partial start; `c.control` held.
 void stop_cupti(Collector& c) {
-  for (CUpti_ActivityKind k : c.enabled) (void)cuptiActivityDisable(k);
+  for (CUpti_ActivityKind k : c.enabled) (void)cupti_api().cuptiActivityDisable(k);
   c.enabled.clear();
   if (c.subscriber != nullptr) {
-    (void)cuptiUnsubscribe(c.subscriber);
+    (void)cupti_api().cuptiUnsubscribe(c.subscriber);
     c.subscriber = nullptr;
   }
   c.started.store(false, std::memory_order_relaxed);
@@ -115,6 +116,8 @@ CuptiSessionState start(Collector& c, const Config& config) {
   cupti_collector::forget_all(c);
   if (c.simulate.load(std::memory_order_relaxed)) {
     std::string why;
+    // The tests' records go through CUPTI's own record iterator.
+    if (!load_cupti(why)) return off(why);
     if (!cupti_collector::ensure_pool(config, why)) return off(why);
     CuptiSessionState s;
     s.on = true;
@@ -137,22 +140,24 @@ CuptiSessionState start(Collector& c, const Config& config) {
     // Kept loaded: CUPTI uses it.
   }
   std::string why;
+  if (!load_cupti(why)) return off(why);
   if (!cupti_collector::ensure_pool(config, why)) return off(why);
   if (!c.timestamps_registered && !c.timestamps_failed) {
     // Before any kind is enabled, as CUPTI requires.
-    if (cuptiActivityRegisterTimestampCallback(timestamp_callback) == CUPTI_SUCCESS) {
+    if (cupti_api().cuptiActivityRegisterTimestampCallback(timestamp_callback) == CUPTI_SUCCESS) {
       c.timestamps_registered = true;
     } else {
       c.timestamps_failed = true;
     }
   }
   if (!c.buffer_callbacks_registered) {
-    const CUptiResult r = cuptiActivityRegisterCallbacks(cupti_collector::on_buffer_requested,
-                                                         cupti_collector::on_buffer_completed);
+    const CUptiResult r = cupti_api().cuptiActivityRegisterCallbacks(
+        cupti_collector::on_buffer_requested, cupti_collector::on_buffer_completed);
     if (r != CUPTI_SUCCESS) return off("cuptiActivityRegisterCallbacks: " + cupti_error(r));
     c.buffer_callbacks_registered = true;
   }
-  CUptiResult r = cuptiSubscribe(&c.subscriber, cupti_collector::on_api_callback, nullptr);
+  CUptiResult r =
+      cupti_api().cuptiSubscribe(&c.subscriber, cupti_collector::on_api_callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     c.subscriber = nullptr;
     std::string reason = "cuptiSubscribe: " + cupti_error(r);
@@ -165,7 +170,7 @@ CuptiSessionState start(Collector& c, const Config& config) {
   }
   // Subscribed, so CUPTI works here. System thread ids in API and JIT records: the ids
   // jitscope's threads have.
-  if (const CUptiResult t = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (const CUptiResult t = cupti_api().cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
       t != CUPTI_SUCCESS) {
     log_unique("CUPTI: cuptiSetThreadIdType(SYSTEM): " + cupti_error(t) +
                "; CUDA calls may land on tracks of their own");
@@ -177,10 +182,11 @@ CuptiSessionState start(Collector& c, const Config& config) {
     for (std::size_t cbid = 1; cbid < n; ++cbid) {
       if (cupti_collector::watch_for(domain, static_cast<std::uint32_t>(cbid)) == ApiWatch::kNone)
         continue;
-      (void)cuptiEnableCallback(1, c.subscriber, domain, static_cast<CUpti_CallbackId>(cbid));
+      (void)cupti_api().cuptiEnableCallback(1, c.subscriber, domain,
+                                            static_cast<CUpti_CallbackId>(cbid));
     }
   }
-  r = cuptiActivityEnable(kRequiredKind);
+  r = cupti_api().cuptiActivityEnable(kRequiredKind);
   if (r != CUPTI_SUCCESS) {
     stop_cupti(c);
     std::string reason = "cuptiActivityEnable(CONCURRENT_KERNEL): " + cupti_error(r);
@@ -189,7 +195,7 @@ CuptiSessionState start(Collector& c, const Config& config) {
   }
   c.enabled.push_back(kRequiredKind);
   for (CUpti_ActivityKind k : kOptionalKinds) {
-    const CUptiResult kr = cuptiActivityEnable(k);
+    const CUptiResult kr = cupti_api().cuptiActivityEnable(k);
     if (kr == CUPTI_SUCCESS) {
       c.enabled.push_back(k);
     } else {
@@ -283,7 +289,7 @@ void cupti_flush(bool forced) noexcept {
   Collector& c = collector();
   // relaxed: begin set it before this session's flusher thread started.
   if (!c.started.load(std::memory_order_relaxed)) return;
-  (void)cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  (void)cupti_api().cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 void cupti_end_session() noexcept {
@@ -295,7 +301,7 @@ void cupti_end_session() noexcept {
   // The flusher's final cycle took everything up to its forced flush; what
   // CUPTI still holds is not this session's. Flushed now and discarded, so
   // the next session does not get it. buffer_completed takes no lock held here.
-  (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  (void)cupti_api().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> inbox(c.inbox_mutex);
   c.counts.stale.fetch_add(c.inbox.size(), std::memory_order_relaxed);
   c.inbox.clear();
