@@ -14,7 +14,10 @@ TEST(CApi, ScenarioWritesTheExpectedTrace) {
   ::testing::internal::CaptureStderr();
   ASSERT_EQ(jitscope_c_scenario(path.c_str()), 0);
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err, "jitscope: a session is already active\n");
+  // The scenario's second start() asks for the same path as its first.
+  EXPECT_EQ(err, "jitscope: a session is already active (trace " + path +
+                     ", started by start()); not starting the one asked for (trace " + path +
+                     "): stop() the active one first\n");
   const nlohmann::json trace = load_trace(path);
   std::map<std::string, nlohmann::json> spans;
   for (const auto& e : events_with_ph(trace, "X")) spans[e["name"]] = e;

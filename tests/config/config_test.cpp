@@ -332,6 +332,22 @@ TEST(Autostart, CuptiThatCannotBeLoadedIsOneLine) {
 }
 #endif
 
+// A start() while JITSCOPE_TRACE's session runs says which session is
+// active, where it came from, and what was asked for.
+TEST(Autostart, ASecondStartNamesBothSessions) {
+  const std::string path = temp_path("autostart_active");
+  const std::string asked = temp_path("asked_for");
+  const ProbeResult r = run_probe("JITSCOPE_TRACE='" + path + "' JITSCOPE_CUPTI=off " +
+                                  "PROBE_SECOND_START='" + asked + "'");
+  EXPECT_EQ(r.status, 3);
+  const std::string message = "a session is already active (trace " + path +
+                              ", started at load by JITSCOPE_TRACE); not starting the one " +
+                              "asked for (trace " + asked +
+                              "): stop() the active one first, or unset JITSCOPE_TRACE";
+  EXPECT_EQ(r.out, "active=1\nsecond: " + message + "\n");
+  EXPECT_EQ(r.err, "jitscope: " + message + "\n");
+}
+
 TEST(Autostart, MetricsAndCompileTimesActThroughTheSession) {
   const std::string path = temp_path("metrics_env");
   const std::string metrics = temp_path("metrics_env.jsonl");

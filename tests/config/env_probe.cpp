@@ -19,6 +19,12 @@ void record_at_exit() {
 int main() {
   std::atexit(record_at_exit);
   std::printf("active=%d\n", jitscope::active() ? 1 : 0);
+  // A second session asked for from code while JITSCOPE_TRACE's runs.
+  if (const char* second = std::getenv("PROBE_SECOND_START")) {
+    jitscope::Config cfg;
+    cfg.output_path = second;
+    std::printf("second: %s\n", jitscope::start(cfg).message().c_str());
+  }
   for (int i = 0; i < 100; ++i) {
     JITSCOPE_SPAN("probe_span");
     JITSCOPE_COUNTER("probe_counter", i);

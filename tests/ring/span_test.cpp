@@ -355,8 +355,11 @@ TEST(Spans, ASecondSessionStartsCleanAndAnActiveOneRefusesToStartAgain) {
   const Status st = start(clash);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("already active"), std::string::npos);
-  EXPECT_EQ(err, "jitscope: a session is already active\n");
+  const std::string message = "a session is already active (trace " + first.output_path +
+                              ", started by start()); not starting the one asked for (trace " +
+                              clash.output_path + "): stop() the active one first";
+  EXPECT_EQ(st.message(), message);
+  EXPECT_EQ(err, "jitscope: " + message + "\n");
   Span across("across_sessions");
   { JITSCOPE_SPAN("one"); }
   ASSERT_TRUE(stop().ok());

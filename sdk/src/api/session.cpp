@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 
 namespace jitscope::detail {
 
@@ -39,8 +40,22 @@ namespace {
 
 struct ControlMutexTag;
 std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexTag>(); }
-Flusher* g_current = nullptr;  // guarded by control_mutex()
+Flusher* g_current = nullptr;     // guarded by control_mutex()
+bool g_current_from_env = false;  // guarded by control_mutex(): JITSCOPE_TRACE started it
 std::uint32_t g_generation = 0;
+// Set by the autostart around its start() call, on the loading thread.
+thread_local bool t_starting_from_env = false;
+
+// The refusal names both sessions: which one runs, and what was asked for.
+std::string already_active(const Config& active, const Config& asked) {
+  std::string m =
+      "a session is already active (trace " + active.output_path +
+      (g_current_from_env ? ", started at load by JITSCOPE_TRACE" : ", started by start()") +
+      "); not starting the one asked for (trace " + asked.output_path +
+      "): stop() the active one first";
+  if (g_current_from_env) m += ", or unset JITSCOPE_TRACE";
+  return m;
+}
 
 void fork_prepare() noexcept {
   control_mutex().lock();
@@ -108,7 +123,9 @@ struct AutoSession {
       log_line("no session started: " + st.message());
       return;
     }
+    t_starting_from_env = true;
     (void)start(cfg);  // start() reports its own failure
+    t_starting_from_env = false;
   }
   ~AutoSession() { (void)stop(); }
 };
@@ -127,7 +144,7 @@ Status start(const Config& config) noexcept {
     Status result;
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current != nullptr) {
-      result = Status::error("a session is already active");
+      result = Status::error(already_active(g_current->config(), config));
     } else if (Status st = config.validate(); !st) {
       result = st;
     } else {
@@ -178,6 +195,7 @@ Status start(const Config& config) noexcept {
         }
         set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
         g_current = session.release();
+        g_current_from_env = t_starting_from_env;
         // release: a thread that sees this word also sees the params above.
         g_session.store(word, std::memory_order_release);
       }

@@ -45,12 +45,12 @@ void* open_cupti(std::string& why) {
 }
 
 bool resolve(void* handle, CuptiApi& api, std::string& why) {
-#define JITSCOPE_CUPTI_RESOLVE(f)                                    \
-  if (void* p = ::dlsym(handle, #f); p != nullptr) {                 \
-    api.f = reinterpret_cast<decltype(&::f)>(p);                     \
-  } else {                                                           \
-    why = "the loaded CUPTI has no " #f " (older than CUDA 13?)";    \
-    return false;                                                    \
+#define JITSCOPE_CUPTI_RESOLVE(f)                                 \
+  if (void* p = ::dlsym(handle, #f); p != nullptr) {              \
+    api.f = reinterpret_cast<decltype(&::f)>(p);                  \
+  } else {                                                        \
+    why = "the loaded CUPTI has no " #f " (older than CUDA 13?)"; \
+    return false;                                                 \
   }
   JITSCOPE_CUPTI_ENTRY_POINTS(JITSCOPE_CUPTI_RESOLVE)
 #undef JITSCOPE_CUPTI_RESOLVE

@@ -11,20 +11,20 @@
 namespace jitscope::detail {
 
 // Every CUPTI function the collector calls.
-#define JITSCOPE_CUPTI_ENTRY_POINTS(X)        \
-  X(cuptiActivityDisable)                     \
-  X(cuptiActivityEnable)                      \
-  X(cuptiActivityFlushAll)                    \
-  X(cuptiActivityGetNextRecord)               \
-  X(cuptiActivityGetNumDroppedRecords)        \
-  X(cuptiActivityRegisterCallbacks)           \
-  X(cuptiActivityRegisterTimestampCallback)   \
-  X(cuptiEnableCallback)                      \
-  X(cuptiGetCallbackName)                     \
-  X(cuptiGetResultString)                     \
-  X(cuptiGetTimestamp)                        \
-  X(cuptiSetThreadIdType)                     \
-  X(cuptiSubscribe)                           \
+#define JITSCOPE_CUPTI_ENTRY_POINTS(X)      \
+  X(cuptiActivityDisable)                   \
+  X(cuptiActivityEnable)                    \
+  X(cuptiActivityFlushAll)                  \
+  X(cuptiActivityGetNextRecord)             \
+  X(cuptiActivityGetNumDroppedRecords)      \
+  X(cuptiActivityRegisterCallbacks)         \
+  X(cuptiActivityRegisterTimestampCallback) \
+  X(cuptiEnableCallback)                    \
+  X(cuptiGetCallbackName)                   \
+  X(cuptiGetResultString)                   \
+  X(cuptiGetTimestamp)                      \
+  X(cuptiSetThreadIdType)                   \
+  X(cuptiSubscribe)                         \
   X(cuptiUnsubscribe)
 
 // Until CUPTI is loaded every entry answers CUPTI_ERROR_NOT_INITIALIZED.
