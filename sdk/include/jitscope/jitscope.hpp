@@ -41,7 +41,8 @@
 // ring. A const char array that is not a literal must outlive the session.
 // Arg keys must be string literals; string arg values are always copied.
 //
-// Threads: spans on one thread must nest (RAII gives this). Nothing here
+// Threads: spans on one thread nest (RAII gives this). An end() out of
+// order also ends the spans opened inside it (counted in the stats). Nothing here
 // throws, allocates after a thread's first event, locks, or does I/O.
 #pragma once
 
@@ -174,7 +175,10 @@ struct SessionStats {
   std::uint64_t events_written = 0;    // X + I + C events in the file(s), not those over the cap
   std::uint64_t events_dropped = 0;    // lost to full rings (kDrop), all threads
   std::uint64_t spans_incomplete = 0;  // spans still open at stop, written as such
-  std::uint64_t threads = 0;           // threads that recorded anything
+  // Spans ended while spans opened inside them were open (those ended with
+  // them, marked "jitscope_ended_with_outer").
+  std::uint64_t spans_ended_out_of_order = 0;
+  std::uint64_t threads = 0;  // threads that recorded anything
   std::uint64_t bytes_written = 0;
   std::uint64_t compile_records_written = 0;  // lines in the metrics file
   std::uint64_t nvtx_captured = 0;            // NVTX ranges, marks and async ranges written
@@ -301,7 +305,7 @@ class Span {
   JITSCOPE_ALWAYS_INLINE void end() noexcept {
     if constexpr (detail::kCompiledIn) {
       if (token_.session != 0) {
-        detail::end_span(token_.session, detail::read_clock(token_.session));
+        detail::end_span(token_, detail::read_clock(token_.session));
         token_.session = 0;
       }
     }

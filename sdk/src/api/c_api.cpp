@@ -4,6 +4,7 @@
 
 #include "base/boundary.hpp"
 #include "base/log.hpp"
+#include "ring/producer.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <algorithm>
@@ -125,14 +126,14 @@ void jitscope_span_end(void) {
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
   if (t != nullptr && t->depth > 0) {
-    end_span(t->session, read_clock(t->session));
+    end_innermost_span(t->session, read_clock(t->session));
     return;
   }
   // Nothing open: an end in the current session counts as unbalanced, also
   // on a thread with no event in it yet or only in an earlier session (it
   // registers here, as on any first event).
   const std::uint32_t s = session_word();
-  if (s != 0 && current_thread_state(s) != nullptr) end_span(s, read_clock(s));
+  if (s != 0 && current_thread_state(s) != nullptr) end_innermost_span(s, read_clock(s));
 }
 
 void jitscope_instant(const char* static_name) {

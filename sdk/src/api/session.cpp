@@ -253,6 +253,11 @@ Status stop(SessionStats* stats) noexcept {
     print_compile_times(session->config().compile_times);
     const SessionStats s = session->stats();
     if (stats != nullptr) *stats = s;
+    if (s.spans_ended_out_of_order != 0) {
+      log_line(std::to_string(s.spans_ended_out_of_order) +
+               " span(s) were ended while spans opened inside them were still open; those "
+               "ended with them, marked jitscope_ended_with_outer");
+    }
     if (s.write_failed)
       return Status::error("the trace output failed; see the jitscope: line above");
     return Status();

@@ -238,7 +238,7 @@ void Phase::end() noexcept {
   if (f.data != nullptr) flush_frame_data(f);
   // Only a span that began (token.session != 0) ends: an end without its
   // begin would close another span (or pop another NVTX range).
-  if (f.token.session != 0) end_span(f.token.session, end_ticks);
+  if (f.token.session != 0) end_span(f.token, end_ticks);
   pop_frame(f);
   const std::uint64_t ns =
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
@@ -246,7 +246,13 @@ void Phase::end() noexcept {
   // the runtime record, on any thread) — attached workers run in parallel.
   const EventFrame* unit_frame = nullptr;
   bool outermost = false;
-  if (f.column_depth_counted || p.compile_event) unit_frame = current_unit_frame();
+  // The unit the phase was opened in, also when a unit opened inside it is
+  // still open (an end out of order): the first unit frame below it.
+  if (f.column_depth_counted || p.compile_event) {
+    for (const EventFrame* g = f.below; g != nullptr && unit_frame == nullptr; g = g->below) {
+      if (g->unit != nullptr) unit_frame = g;
+    }
+  }
   if (f.column_depth_counted) {
     // Outermost within the unit (a column phase around the unit is outside it).
     const std::uint32_t depth = --t_compile.column_depth;

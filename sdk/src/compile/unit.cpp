@@ -108,7 +108,7 @@ void leave_unit(EventFrame& frame) noexcept {
   if (!frame.open) return;
   frame.open = false;
   if (frame.data != nullptr) flush_frame_data(frame);
-  if (frame.token.session != 0) end_span(frame.token.session, read_clock(frame.token.session));
+  if (frame.token.session != 0) end_span(frame.token, read_clock(frame.token.session));
   pop_frame(frame);
   delete frame.data;
   frame.data = nullptr;

@@ -246,6 +246,7 @@ void Flusher::run() noexcept {
     stats_.metrics_path = config_.metrics_path;
     stats_.events_written = writer.events_written();
     stats_.spans_incomplete = writer.spans_incomplete();
+    stats_.spans_ended_out_of_order = writer.out_of_order_ends();
     stats_.events_dropped = writer.events_dropped();
     stats_.threads = writer.summaries().size();
     stats_.bytes_written = sink_.bytes();  // all its files

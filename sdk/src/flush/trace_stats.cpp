@@ -22,6 +22,7 @@ void append_thread_entry(JsonWriter& w, const ThreadSummary& s) {
   w.member("dropped", s.dropped);
   if (s.args_dropped != 0) w.member("args_dropped", s.args_dropped);
   if (s.unbalanced_ends != 0) w.member("unbalanced_ends", s.unbalanced_ends);
+  if (s.out_of_order_ends != 0) w.member("ended_out_of_order", s.out_of_order_ends);
   if (s.truncated != 0) w.member("strings_truncated", s.truncated);
   w.end_object();
 }
@@ -32,8 +33,9 @@ void TraceWriter::settle(ThreadState& t) {
   const auto dropped = t.dropped.load(std::memory_order_relaxed);
   const auto args_dropped = t.args_dropped.load(std::memory_order_relaxed);
   const auto unbalanced = t.unbalanced_ends.load(std::memory_order_relaxed);
+  const auto out_of_order = t.out_of_order_ends.load(std::memory_order_relaxed);
   const auto truncated = t.truncated.load(std::memory_order_relaxed);
-  const bool counted = dropped + args_dropped + unbalanced + truncated != 0;
+  const bool counted = dropped + args_dropped + unbalanced + out_of_order + truncated != 0;
   // A thread that never recorded nor lost anything gets no entry, and no
   // decoding state is made for it (allocation on the flusher, maybe in a
   // crash cycle, only for threads that have something to say).
@@ -47,7 +49,14 @@ void TraceWriter::settle(ThreadState& t) {
   s.dropped = dropped;
   s.args_dropped = args_dropped;
   s.unbalanced_ends = unbalanced;
+  s.out_of_order_ends = out_of_order;
   s.truncated = truncated;
+}
+
+std::uint64_t TraceWriter::out_of_order_ends() const noexcept {
+  std::uint64_t total = 0;
+  for (const ThreadSummary& s : summaries_) total += s.out_of_order_ends;
+  return total;
 }
 
 std::uint64_t TraceWriter::events_dropped() const noexcept {
@@ -95,6 +104,7 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
   w.member("args_dropped", args_dropped);
   w.member("spans_incomplete", incomplete_);
   w.member("unbalanced_ends", unbalanced);
+  w.member("spans_ended_out_of_order", out_of_order_ends());
   w.member("strings_truncated", truncated);
   w.member("decode_errors", decode_errors_);
   if (info_.max_trace_bytes != 0) {

@@ -134,6 +134,7 @@ struct ThreadSummary {
   std::uint64_t dropped = 0;
   std::uint64_t args_dropped = 0;
   std::uint64_t unbalanced_ends = 0;
+  std::uint64_t out_of_order_ends = 0;
   std::uint64_t truncated = 0;
   std::size_t reserved = 0;  // bytes kept back for its entry in the stats (under a cap)
 };
@@ -162,6 +163,8 @@ class TraceWriter {
   void settle(ThreadState& t);
   // Events lost before reaching a ring (see g_events_lost); part of the total.
   void note_lost(std::uint64_t lost) noexcept { lost_ = lost; }
+  // Spans ended while spans inside them were open, all threads.
+  std::uint64_t out_of_order_ends() const noexcept;
   // All events lost so far: settled per-thread drops plus note_lost's.
   std::uint64_t events_dropped() const noexcept;
   // A process-level counter of events_dropped(), written when it changed.

@@ -165,11 +165,18 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   const std::uint32_t d = t->depth++;
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
-  // 2: this Begin and its End, reserved now so that an End never fails.
-  if (d >= 256 || t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len)))
-      [[unlikely]] {
+  if (d >= 256) [[unlikely]] {
     mark_unrecorded(*t, d);
-    return {session, 0, false};
+    return {session, 0, 0, 0};  // untracked: its end closes the innermost
+  }
+  // Unique among the thread's open spans. (After 2^32 spans one is 0, which
+  // only means untracked.)
+  const std::uint32_t serial = ++t->last_serial;
+  t->open_serial[d] = serial;
+  // 2: this Begin and its End, reserved now so that an End never fails.
+  if (t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len))) [[unlikely]] {
+    mark_unrecorded(*t, d);
+    return {session, serial, 0, 0};
   }
   const auto index = static_cast<std::uint8_t>(t->owed);
   fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
@@ -178,7 +185,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
   ++t->owed;
-  return {session, index, true};
+  return {session, serial, index, 1};
 }
 
 }  // namespace
@@ -210,15 +217,82 @@ bool add_json_members(const SpanToken& token, std::string_view members) noexcept
     return false;
   }
   fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
-       token.index);
+       static_cast<std::uint8_t>(token.index));
   t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
   return true;
 }
 
-void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
+namespace {
+
+// Ends the innermost open span (t->depth > 0); a real end pops the NVTX
+// range its begin pushed.
+JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bool nvtx) noexcept {
+  if (nvtx) [[unlikely]]
+    mirror_pop();
+  const std::uint32_t d = --t.depth;
+  if (take_unrecorded(t, d)) return;
+  --t.owed;
+  // The Begin reserved this slot (make_room keeps `owed` slots free), so
+  // there is room; check anyway rather than assume.
+  if (!t.ring.has_room(1)) [[unlikely]] {
+    bump(t.dropped);
+    return;
+  }
+  fill(t.ring.slot(0), ts, nullptr, 0, 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
+  t.ring.commit(1);
+}
+
+// The span of `serial` is not the innermost. Still open: the spans inside it end
+// with it, each marked (a trace slice cannot outlive its parent's). Already
+// ended that way: nothing to do.
+[[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint32_t serial,
+                                                   std::uint64_t ts, bool nvtx) noexcept {
+  std::uint32_t depth = std::min<std::uint32_t>(t.depth, 256);
+  while (depth > 0 && t.open_serial[depth - 1] != serial) --depth;
+  if (depth == 0) return;  // not open: it ended with an outer span
+  bump(t.out_of_order_ends);
+  while (t.depth > depth) {
+    const std::uint32_t inner = t.depth - 1;
+    const bool recorded = inner < 256 && (t.unrecorded_bits[inner / 64] >> (inner % 64) & 1) == 0;
+    if (recorded && t.owed > 0 && make_room(t, 1)) {
+      const Arg mark("jitscope_ended_with_outer", true);
+      t.ring.commit(write_arg(t, 0, mark, 0, 0, static_cast<std::uint8_t>(t.owed - 1)));
+    }
+    close_innermost(t, ts, nvtx);
+  }
+  close_innermost(t, ts, nvtx);
+}
+
+}  // namespace
+
+void end_span(SpanToken token, std::uint64_t ts) noexcept {
   ThreadState* t = current_thread_state_if_registered();
   if (t == nullptr) return;
-  // A real end pops the NVTX range its begin pushed; an unbalanced one pops nothing.
+  const bool nvtx = (token.session & kSessionNvtxBit) != 0;
+  if (t->session != token.session) {  // began in an earlier session
+    if (nvtx) [[unlikely]]
+      mirror_pop();
+    return;
+  }
+  if (t->depth == 0) {
+    // Nothing open: an untracked end is unbalanced; a tracked one was
+    // ended with its outer span.
+    if (token.serial == 0) bump(t->unbalanced_ends);
+    return;
+  }
+  // Serials are unique among open spans: the innermost's matching is all
+  // an in-order end needs to check.
+  const std::uint32_t top = t->depth - 1;
+  if (token.serial != 0 && (top >= 256 || t->open_serial[top] != token.serial)) [[unlikely]] {
+    end_out_of_order(*t, token.serial, ts, nvtx);
+    return;
+  }
+  close_innermost(*t, ts, nvtx);
+}
+
+void end_innermost_span(std::uint32_t session, std::uint64_t ts) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr) return;
   const bool nvtx = (session & kSessionNvtxBit) != 0;
   if (t->session != session) {  // began in an earlier session
     if (nvtx) [[unlikely]]
@@ -229,19 +303,7 @@ void end_span(std::uint32_t session, std::uint64_t ts) noexcept {
     bump(t->unbalanced_ends);
     return;
   }
-  if (nvtx) [[unlikely]]
-    mirror_pop();
-  const std::uint32_t d = --t->depth;
-  if (take_unrecorded(*t, d)) return;
-  --t->owed;
-  // The Begin reserved this slot (make_room keeps `owed` slots free), so
-  // there is room; check anyway rather than assume.
-  if (!t->ring.has_room(1)) [[unlikely]] {
-    bump(t->dropped);
-    return;
-  }
-  fill(t->ring.slot(0), ts, nullptr, 0, 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
-  t->ring.commit(1);
+  close_innermost(*t, ts, nvtx);
 }
 
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
@@ -253,7 +315,7 @@ void add_arg(const SpanToken& token, const Arg& arg) noexcept {
     bump(t->args_dropped);
     return;
   }
-  t->ring.commit(write_arg(*t, 0, arg, payload, flags, token.index));
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, static_cast<std::uint8_t>(token.index)));
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,

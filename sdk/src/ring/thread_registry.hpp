@@ -43,12 +43,16 @@ struct ThreadState {
   // bits: the common end path checks only the count.
   std::uint32_t unrecorded = 0;
   std::uint64_t unrecorded_bits[4] = {0, 0, 0, 0};
+  // The serial of the span open at each depth < 256 (SpanToken::serial).
+  std::uint32_t last_serial = 0;
+  std::uint32_t open_serial[256] = {};
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.
-  std::atomic<std::uint64_t> dropped{0};          // events lost (ring full / too deep)
-  std::atomic<std::uint64_t> args_dropped{0};     // args and thread names lost
-  std::atomic<std::uint64_t> unbalanced_ends{0};  // end with nothing open
-  std::atomic<std::uint64_t> truncated{0};        // dynamic strings cut to fit
+  std::atomic<std::uint64_t> dropped{0};            // events lost (ring full / too deep)
+  std::atomic<std::uint64_t> args_dropped{0};       // args and thread names lost
+  std::atomic<std::uint64_t> unbalanced_ends{0};    // end with nothing open
+  std::atomic<std::uint64_t> out_of_order_ends{0};  // ends of a span with inner ones open
+  std::atomic<std::uint64_t> truncated{0};          // dynamic strings cut to fit
   std::atomic<bool> retired{false};  // no more pushes; release pairs with the flusher's acquire
 
   const int tid;

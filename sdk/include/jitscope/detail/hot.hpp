@@ -84,16 +84,25 @@ std::string_view buffer_text(const char (&buffer)[N]) noexcept {
 // What a span's begin left behind for its end and its args.
 struct SpanToken {
   std::uint32_t session = 0;  // session word at begin; 0: span never began
-  std::uint8_t index = 0;     // its slot on the writer's open-span stack
-  bool recorded = false;      // false: the begin was dropped (ring full / too deep)
+  // Which span this is among those the thread opened (0: not tracked, deeper
+  // than 256), so that an end out of order is known for what it is.
+  std::uint32_t serial = 0;
+  // Its slot on the writer's open-span stack (< 256). Four bytes, as is
+  // `recorded`: word-sized fields let a begin return the token in registers.
+  std::uint32_t index = 0;
+  std::uint32_t recorded = 0;  // 0: the begin was dropped (ring full / too deep)
 };
 
 JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
                                     const char* name) noexcept;
 JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
                                      std::string_view name) noexcept;
-// Closes the innermost span this thread opened in `session`.
-JITSCOPE_API void end_span(std::uint32_t session, std::uint64_t ts) noexcept;
+// Ends the span `token` began. Spans it contains that are still open end
+// with it (an end out of order; counted, and marked in the trace); a span
+// already ended that way ends nothing.
+// By value: the token stays in registers (an address taken would keep it in
+// memory, also on the no-session path).
+JITSCOPE_API void end_span(SpanToken token, std::uint64_t ts) noexcept;
 JITSCOPE_API void add_arg(const SpanToken& token, const Arg& arg) noexcept;
 JITSCOPE_API void instant(std::uint32_t session, std::uint64_t ts, const char* name,
                           std::string_view dynamic_name, const Arg* args,
