@@ -12,7 +12,7 @@
 //   again with a small chunk (1..61 bytes per read(2); up to size/64 + 60
 //   for inputs from 2 KiB), it hands over the
 //   same events (bytes and offsets) and ends the same way (same result,
-//   message, event count, unterminated flag);
+//   message, event count, unterminated flag, repairs);
 // - the JSON format always parses (simdjson DOM) as an object with the
 //   sections asked for, and its header.events is the reader's count;
 // - the table, CSV and Markdown formats are valid UTF-8 (names come out of
@@ -121,11 +121,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(ok == ok_a && why == error_a, why + " | " + error_a);
   FUZZ_CHECK(reader.events() == reader_a.events() && index == seen.size(), input);
   FUZZ_CHECK(reader.unterminated() == reader_a.unterminated(), input);
+  FUZZ_CHECK(tools::repair_warnings(reader.repairs()) == tools::repair_warnings(reader_a.repairs()),
+             input);
   if (!ok) return 0;
 
   const report::Report r =
       agg.finish("trace.json", reader.bytes_read(), reader.events(), reader.unterminated(),
-                 decoder.fields_ignored(), with_metrics ? &metrics : nullptr);
+                 decoder.fields_ignored(), with_metrics ? &metrics : nullptr, reader.repairs());
 
   // Every format with every section, and JSON again with a subset picked by
   // the input.

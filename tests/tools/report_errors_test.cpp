@@ -130,8 +130,8 @@ TEST(ReportErrors, MalformedAndUnreadableInputs) {
   const std::vector<Case> cases = {
       {"", "byte 0: empty input: not a trace"},
       {"garbage", "byte 0: not a trace: expected '[' or '{', found 'g'"},
-      {"[{\"ph\":\"X\",\"name\":\"a\"},\n{\"ph\":\"X\",\"na",
-       "byte 37: input ends inside an event that starts at byte 24"},
+      {"{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\"},\n{\"ph\":\"X\",\"na",
+       "byte 52: input ends inside an event that starts at byte 39"},
       {"{\"otherData\":{}}", "no \"traceEvents\" array"},
       {"{\"traceEvents\":[{\"ph\":\"X\"}]", "input ends inside the top-level object"},
       {std::string(100000, '['), "byte 1: an event is not a JSON object (found '[')"},
@@ -139,7 +139,7 @@ TEST(ReportErrors, MalformedAndUnreadableInputs) {
        "nesting deeper than 256 levels"},
       {binary, "not a trace"},
       {"[{\"ph\":\"X\",}]", "byte 1: event is not valid JSON"},
-      {"[{\"ph\":\"X\",\"name\":\"\xff\"}]", "byte 1: event is not valid JSON"},
+      {"[{\"ph\":\"X\",\"name\":\"a\"\xff}]", "byte 1: event is not valid JSON"},
       {"[{}]trailing", "garbage after the end of the trace"},
   };
   for (const Case& c : cases) {

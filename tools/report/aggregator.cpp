@@ -218,7 +218,7 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
 
 Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
                           bool unterminated, std::uint64_t fields_ignored,
-                          const MetricsFile* metrics) {
+                          const MetricsFile* metrics, const tools::InputRepairs& repairs) {
   std::uint64_t late = 0, overlapping = 0, unclosed = 0;
   for (ThreadState& t : threads_) {
     t.self.finish(*this);
@@ -243,6 +243,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   auto warn = [&](std::uint64_t n, const std::string& what) {
     if (n > 0) h.warnings.push_back(std::to_string(n) + " " + what);
   };
+  for (std::string& w : tools::repair_warnings(repairs)) h.warnings.push_back(std::move(w));
   warn(late, "spans arrived too far out of order for exact self times (approximated)");
   warn(overlapping, "spans overlap a span on their thread without nesting in it");
   warn(unmatched_ends_, "'E' events with no open 'B' on their thread (ignored)");

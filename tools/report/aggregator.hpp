@@ -30,6 +30,7 @@
 #include "self_time.hpp"
 
 #include <event_decoder.hpp>
+#include <trace_reader.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -56,9 +57,11 @@ class Aggregator final : private SelfTimeSink {
   // `decoder` is the one that produced `ev` (for args read on demand).
   void add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
 
-  // Closes everything and builds the report.
+  // Closes everything and builds the report. `repairs`: what the reader
+  // accepted that strict JSON would not (header warnings).
   Report finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
-                bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics);
+                bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics,
+                const tools::InputRepairs& repairs = {});
 
  private:
   struct NameStats;
