@@ -17,8 +17,9 @@
 //   sections asked for, and its header.events is the reader's count;
 // - the table, CSV and Markdown formats are valid UTF-8 (names come out of
 //   a JSON parser, so they are; clipping must not cut a character).
-// The aggregator's reorder window is shrunk for inputs of odd length, so
-// its eviction path is taken on small inputs too.
+// The self-time sort's runs (and so its temporary file and merge) are
+// shrunk for inputs of odd length, so those paths are taken on small inputs
+// too.
 // Not covered: --output (temporary file and rename), stdin, huge inputs.
 #include "fuzz_support.hpp"
 
@@ -85,10 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Pass B: what jitscope-report does, reading in small chunks.
   report::Aggregator::Options opt;
   opt.top_n = 3;
-  if (size % 2 == 1) {
-    opt.window_per_thread = 4;
-    opt.window_total = 8;
-  }
+  if (size % 2 == 1) opt.self_time_run_spans = 4;  // the sort's runs, temporary file and merge
   report::Aggregator agg(opt);
   // 1..61 bytes per read for small inputs; larger ones in at most ~64 reads,
   // so one input never costs thousands of read(2) calls.

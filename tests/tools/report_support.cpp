@@ -85,10 +85,13 @@ std::string thread_key(const json& e) {
 Totals compute(const json& events) {
   Totals t;
   std::map<std::string, std::vector<Totals::Span>> by_thread;
-  std::map<std::string, std::vector<json>> open_b;
+  std::map<std::string, std::vector<std::pair<json, std::size_t>>> open_b;  // B, its position
+  std::map<std::string, bool> x_end_ordered;  // a thread's X slices came in end order
+  std::map<std::string, long long> last_x_end;
   std::size_t seq = 0;
   auto add_span = [&](const json& e, const std::string& name, const std::string& cat,
-                      long long start, long long dur, const json& args) {
+                      long long start, long long dur, const json& args, std::size_t order,
+                      bool from_x) {
     ++t.spans;
     const std::string cid =
         args.is_object() && args.contains("compile_id") && args["compile_id"].is_string()
@@ -127,34 +130,43 @@ Totals compute(const json& events) {
       }
     }
     t.top.emplace_back(-dur, start, s, name, cid);
-    by_thread[tk].push_back(
-        {start, start + dur, s, unit_slice ? "" : name, (unit_slice || gpu) ? "" : cid});
+    by_thread[tk].push_back({start, start + dur, order, from_x, unit_slice ? "" : name,
+                             (unit_slice || gpu) ? "" : cid});
   };
-  for (const json& e : events) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
     ++t.events;
     const std::string ph = e.value("ph", "");
     if (ph == "X" && e.contains("ts")) {
-      add_span(e, e.value("name", ""), e.value("cat", ""), ns_of(e["ts"]),
-               e.contains("dur") ? ns_of(e["dur"]) : 0, e.value("args", json()));
+      const long long start = ns_of(e["ts"]), dur = e.contains("dur") ? ns_of(e["dur"]) : 0;
+      const std::string tk = thread_key(e);
+      if (!x_end_ordered.count(tk)) x_end_ordered[tk] = true;
+      if (last_x_end.count(tk) && start + dur < last_x_end[tk]) x_end_ordered[tk] = false;
+      last_x_end[tk] = start + dur;
+      add_span(e, e.value("name", ""), e.value("cat", ""), start, dur, e.value("args", json()), i,
+               true);
     } else if (ph == "B") {
-      open_b[thread_key(e)].push_back(e);
+      open_b[thread_key(e)].emplace_back(e, i);
     } else if (ph == "E") {
       auto& stack = open_b[thread_key(e)];
       if (stack.empty()) continue;
-      const json b = stack.back();
+      const auto [b, order] = stack.back();
       stack.pop_back();
       json args = b.value("args", json());
       if (!(args.is_object() && args.contains("compile_id"))) args = e.value("args", json());
       add_span(b, b.value("name", ""), b.value("cat", ""), ns_of(b["ts"]),
-               ns_of(e["ts"]) - ns_of(b["ts"]), args);
+               ns_of(e["ts"]) - ns_of(b["ts"]), args, order, false);
     }
   }
   // Self times: each thread's spans in start order (parent first on equal
-  // starts, then arrival order), as a stack.
+  // starts; identical intervals by writing order: a B/E pair at its B), as a
+  // stack. Of two identical X slices on a thread whose X slices came in end
+  // order, the later-written is the parent: it gets no self time.
   for (auto& [tk, spans] : by_thread) {
     std::sort(spans.begin(), spans.end(), [](const Totals::Span& a, const Totals::Span& b) {
-      return std::tie(a.start, b.end, a.seq) < std::tie(b.start, a.end, b.seq);
+      return std::tie(a.start, b.end, a.order) < std::tie(b.start, a.end, b.order);
     });
+    const bool end_ordered = x_end_ordered.count(tk) && x_end_ordered[tk];
     struct Open {
       const Totals::Span* s;
       long long children;
@@ -169,17 +181,21 @@ Totals compute(const json& events) {
       if (!o.s->phase_unit.empty()) t.units[o.s->phase_unit].phases[o.s->name].self += self;
     };
     for (const Totals::Span& s : spans) {
+      bool outer_twin = false;
       while (!stack.empty()) {
-        if (stack.back().s->end <= s.start) {
+        const Totals::Span& top = *stack.back().s;
+        if (top.end <= s.start) {
           close();
-        } else if (s.end <= stack.back().s->end) {
-          stack.back().children += s.end - s.start;
+        } else if (s.end <= top.end) {
+          outer_twin =
+              end_ordered && s.from_x && top.from_x && s.start == top.start && s.end == top.end;
+          if (!outer_twin) stack.back().children += s.end - s.start;
           break;
         } else {
           close();
         }
       }
-      stack.push_back({&s, 0});
+      if (!outer_twin) stack.push_back({&s, 0});
     }
     while (!stack.empty()) close();
   }

@@ -60,7 +60,8 @@ struct Totals {
   };
   struct Span {
     long long start, end;
-    std::size_t seq;
+    std::size_t order;  // the event's position (a B/E pair: its B's)
+    bool from_x;
     std::string name;  // empty: a compile-unit slice (nests others, no row)
     std::string phase_unit;
   };

@@ -22,7 +22,7 @@ constexpr std::size_t kMaxOpenBegins = std::size_t{1} << 16;  // per thread
 
 }  // namespace
 
-Aggregator::Aggregator(Options opt) : opt_(opt) {}
+Aggregator::Aggregator(Options opt) : opt_(opt), self_(opt.self_time_run_spans) {}
 Aggregator::~Aggregator() = default;
 
 std::uint32_t Aggregator::name_id(std::string_view name) {
@@ -121,11 +121,17 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
         return;
       }
       const std::uint32_t t = thread_id(ev);
-      ++threads_[t].events;
+      ThreadState& th = threads_[t];
+      ++th.events;
       const bool gpu_side = ev.has_device && ev.has_stream;
       const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
+      // Self time's tie rule: did this thread's slices come in end order?
+      if (th.has_x && ev.ts_ns + dur < th.last_x_end) th.x_end_ordered = false;
+      th.has_x = true;
+      th.last_x_end = ev.ts_ns + dur;
       span(t, ev.name, ev.cat, ev.ts_ns, dur,
-           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side);
+           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side, order_++,
+           true);
       if (gpu_side) gpu_slice(ev);
       return;
     }
@@ -145,6 +151,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       b.name = name_id(ev.name);
       b.unit = ev.has_compile_id ? unit_id(t, ev.compile_id) : kNone;
       b.ts = ev.ts_ns;
+      b.order = order_++;
       b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
       b.attached = ev.attached;
       threads_[t].begins.push_back(b);
@@ -171,7 +178,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       const std::string name = names_[b.name].name;
       const std::string cid = unit == kNone ? std::string() : units_[unit].id;
       span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
-           std::max<std::int64_t>(0, dur), cid, b.attached, false);
+           std::max<std::int64_t>(0, dur), cid, b.attached, false, b.order, false);
       return;
     }
     default:
@@ -219,13 +226,9 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
 Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
                           bool unterminated, std::uint64_t fields_ignored,
                           const MetricsFile* metrics, const tools::InputRepairs& repairs) {
-  std::uint64_t late = 0, overlapping = 0, unclosed = 0;
-  for (ThreadState& t : threads_) {
-    t.self.finish(*this);
-    late += t.self.late();
-    overlapping += t.self.overlapping();
-    unclosed += t.begins.size();
-  }
+  self_.finish([this](std::uint32_t t) { return threads_[t].x_end_ordered; }, *this);
+  std::uint64_t unclosed = 0;
+  for (const ThreadState& t : threads_) unclosed += t.begins.size();
   Report r;
   r.header = std::move(header_);
   Header& h = r.header;
@@ -244,8 +247,8 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
     if (n > 0) h.warnings.push_back(std::to_string(n) + " " + what);
   };
   for (std::string& w : tools::repair_warnings(repairs)) h.warnings.push_back(std::move(w));
-  warn(late, "spans arrived too far out of order for exact self times (approximated)");
-  warn(overlapping, "spans overlap a span on their thread without nesting in it");
+  warn(self_.overlapping(), "spans overlap a span on their thread without nesting in it");
+  warn(self_.lost(), "spans lost to a read error of the self-time temporary file (no self time)");
   warn(unmatched_ends_, "'E' events with no open 'B' on their thread (ignored)");
   warn(unclosed, "'B' events never closed (ignored)");
   warn(begin_overflow_, "'B' events beyond 65536 open on one thread (ignored)");

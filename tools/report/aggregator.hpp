@@ -2,8 +2,9 @@
 // compile units, the slowest spans, GPU attribution, the header.
 //
 // Memory is bounded by what is distinct (names, threads, processes, compile
-// units, the top-N heap, each thread's self-time window and open B/E stack),
-// never by the number of events.
+// units, the top-N heap, each thread's open B/E stack) plus one self-time
+// run (self_time.hpp: spans past it wait in a temporary file), never by the
+// number of events.
 //
 // What counts as a span: an "X" event with ts (dur missing = 0), and a
 // "B"/"E" pair on one (pid, tid), matched as a stack. Compile-unit slices
@@ -17,8 +18,8 @@
 // host pid) counts for its host process's units (compiled_by_id, compile_id).
 // An event whose end does not fit in int64 ns (ts + dur, E - B) is skipped
 // and counted in a warning; sums of times saturate at INT64_MAX.
-// Cost: O(1) expected per event (hash lookups) plus O(log window) for self
-// time.
+// Cost: O(1) expected per event (hash lookups) plus O(log n) per span for
+// self time (a sort).
 //
 // The parts: aggregator.cpp (intake, header), aggregator_spans.cpp (names,
 // self time, slowest spans), aggregator_units.cpp (units and the metrics
@@ -48,8 +49,7 @@ class Aggregator final : private SelfTimeSink {
  public:
   struct Options {
     std::size_t top_n = 10;
-    std::size_t window_per_thread = std::size_t{1} << 14;  // self-time reorder window (spans)
-    std::size_t window_total = std::size_t{1} << 18;       // across threads (32 B each: 8 MiB)
+    std::size_t self_time_run_spans = SelfTime::kDefaultRunSpans;  // spans sorted in memory
   };
   explicit Aggregator(Options opt);
   ~Aggregator();
@@ -83,8 +83,10 @@ class Aggregator final : private SelfTimeSink {
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
   std::uint32_t thread_id(const tools::DecodedEvent& ev);
   void note_process(const tools::DecodedEvent& ev);
+  // `order`: when the span was written (a B/E pair: at its B); `from_x`: an X slice.
   void span(std::uint32_t thread, std::string_view name, std::string_view cat, std::int64_t start,
-            std::int64_t dur, std::string_view compile_id, bool attached, bool gpu_side);
+            std::int64_t dur, std::string_view compile_id, bool attached, bool gpu_side,
+            std::uint64_t order, bool from_x);
   void gpu_slice(const tools::DecodedEvent& ev);
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
@@ -112,7 +114,8 @@ class Aggregator final : private SelfTimeSink {
 
   std::vector<TopEntry> top_;  // min-heap of the slowest spans
   std::uint64_t seq_ = 0;
-  std::size_t window_used_ = 0;
+  std::uint64_t order_ = 0;  // X slices and B's as written: ties in self time
+  SelfTime self_;
 
   Header header_;
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values

@@ -153,6 +153,7 @@ struct Aggregator::ThreadState {
     std::uint32_t name;
     std::uint32_t unit;
     std::int64_t ts;
+    std::uint64_t order;
     bool unit_slice, attached;
   };
   bool has_pid = false;
@@ -160,7 +161,10 @@ struct Aggregator::ThreadState {
   std::string name;
   std::uint64_t events = 0;
   std::vector<Begin> begins;
-  SelfTimeThread self;
+  // Its X slices came in end order so far (self time's tie rule).
+  bool x_end_ordered = true;
+  bool has_x = false;
+  std::int64_t last_x_end = 0;
 };
 
 struct Aggregator::TopEntry {
