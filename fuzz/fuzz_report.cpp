@@ -17,9 +17,9 @@
 //   sections asked for, and its header.events is the reader's count;
 // - the table, CSV and Markdown formats are valid UTF-8 (names come out of
 //   a JSON parser, so they are; clipping must not cut a character).
-// The self-time sort's runs (and so its temporary file and merge) are
-// shrunk for inputs of odd length, so those paths are taken on small inputs
-// too.
+// The self-time sort's runs (and so its temporary file and merge) and the
+// open-B bounds are shrunk for inputs of odd length, so those paths are
+// taken on small inputs too.
 // Not covered: --output (temporary file and rename), stdin, huge inputs.
 #include "fuzz_support.hpp"
 
@@ -86,7 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Pass B: what jitscope-report does, reading in small chunks.
   report::Aggregator::Options opt;
   opt.top_n = 3;
-  if (size % 2 == 1) opt.self_time_run_spans = 4;  // the sort's runs, temporary file and merge
+  if (size % 2 == 1) {  // the self-time sort's runs and merge, the open-B bounds
+    opt.self_time_run_spans = 4;
+    opt.max_open_begins = 3;
+    opt.max_open_begins_total = 5;
+  }
   report::Aggregator agg(opt);
   // 1..61 bytes per read for small inputs; larger ones in at most ~64 reads,
   // so one input never costs thousands of read(2) calls.

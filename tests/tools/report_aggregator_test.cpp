@@ -1,21 +1,32 @@
 // jitscope-report's pieces in process, with bounds too small for a test to
 // reach through the binary: SelfTime with runs of a few spans (sorted runs
 // spilled to the temporary file and merged back) against a brute-force
-// nesting and against itself in memory; identical intervals.
+// nesting and against itself in memory; the Aggregator's open-B bounds
+// (per thread and over all threads), past which B's and their E's are
+// counted, never paired with another.
 // Not covered: a temporary file that cannot be written (the runs stay in
 // memory; no portable way to fill the disk here).
+#include <aggregator.hpp>
+#include <event_decoder.hpp>
 #include <self_time.hpp>
+#include <trace_reader.hpp>
+
+#include "trace_support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
 
+using jitscope::report::Aggregator;
+using jitscope::report::Report;
 using jitscope::report::SelfTime;
 using jitscope::report::SelfTimeSink;
 using jitscope::report::TimedSpan;
@@ -127,6 +138,61 @@ TEST(SelfTime, IdenticalIntervalsFollowTheThreadsOrder) {
       EXPECT_EQ(sink.self[9], 90);
     }
   }
+}
+
+Report aggregate(const std::string& trace, Aggregator::Options opt) {
+  const std::string path = jitscope::testing::temp_path("aggregator_trace");
+  std::ofstream(path) << trace;
+  Aggregator agg(opt);
+  jitscope::tools::TraceReader reader;
+  jitscope::tools::EventDecoder decoder;
+  jitscope::tools::DecodedEvent ev;
+  std::string error;
+  const bool ok = reader.read(
+      path,
+      [&](const jitscope::tools::RawEvent& raw) {
+        if (!decoder.decode(raw, &ev, &error)) return false;
+        agg.add(ev, decoder);
+        return true;
+      },
+      nullptr, &error);
+  EXPECT_TRUE(ok) << error;
+  return agg.finish(path, reader.bytes_read(), reader.events(), reader.unterminated(),
+                    decoder.fields_ignored(), nullptr, reader.repairs());
+}
+
+std::string be(char ph, const std::string& name, int tid, int ts) {
+  return std::string(R"({"ph":")") + ph + R"(","name":")" + name + R"(","pid":1,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + "}";
+}
+
+TEST(AggregatorBegins, PastTheBoundBeginsAndTheirEndsAreCountedNeverMisPaired) {
+  // Thread 1: b0..b4 open at 0..4 µs, closed at 5..9 with a bound of 3:
+  // b3 and b4 are past it, and so the first two E's close them (ignored);
+  // b2 [2, 7], b1 [1, 8], b0 [0, 9] keep their own E's. Thread 2 opens
+  // c0..c2 while thread 1 holds 3: c2 is past the bound of 5 in all, and
+  // its E (the first on thread 2) closes it, not c1.
+  Aggregator::Options opt;
+  opt.max_open_begins = 3;
+  opt.max_open_begins_total = 5;
+  std::string t = "[";
+  for (int i = 0; i < 5; ++i) t += be('B', "b" + std::to_string(i), 1, i) + ",";
+  for (int i = 0; i < 3; ++i) t += be('B', "c" + std::to_string(i), 2, 20 + i) + ",";
+  for (int i = 0; i < 3; ++i) t += be('E', "", 2, 30 + i) + ",";
+  for (int i = 0; i < 5; ++i) t += be('E', "", 1, 5 + i) + (i < 4 ? "," : "]");
+  const Report r = aggregate(t, opt);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> got;  // total, self
+  for (const auto& n : r.names) got[n.name] = {n.total_ns, n.self_ns};
+  const std::map<std::string, std::pair<std::int64_t, std::int64_t>> want = {
+      {"b0", {9000, 2000}},
+      {"b1", {7000, 2000}},
+      {"b2", {5000, 5000}},
+      {"c0", {12000, 2000}},
+      {"c1", {10000, 10000}}};
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(r.header.warnings.size(), 1u);
+  EXPECT_EQ(r.header.warnings[0],
+            "3 'B' events beyond 3 open on one thread or 5 on all (ignored, with their 'E')");
 }
 
 }  // namespace
