@@ -3,8 +3,8 @@
 // totals: compute() reads a trace with nlohmann::json and works out, by the
 // rules docs/tools.md states, what the report's JSON must hold, and
 // expect_matches() compares the two exactly.
-// Used by report_test.cpp, report_errors_test.cpp and
-// report_self_time_test.cpp (one executable each, report_support.cpp in each).
+// Used by report_test.cpp, report_errors_test.cpp, report_self_time_test.cpp
+// and report_input_test.cpp (one executable each, report_support.cpp in each).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -13,7 +13,8 @@
 // format and --section; stdin; units of two processes with the same compile
 // ids (pid-keyed rows, a GPU pid mapped to its host).
 // Elsewhere: errors and hostile numbers (report_errors_test.cpp), self time
-// (report_self_time_test.cpp).
+// (report_self_time_test.cpp), repaired inputs, escapes, exact timestamps
+// and merged traces (report_input_test.cpp).
 // Not covered: traces larger than a few MB (bench/report runs 1 GB), a real
 // GPU (the gpu label's tests), writing to a full disk.
 #include "report_support.hpp"
