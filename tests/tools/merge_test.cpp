@@ -177,9 +177,15 @@ TEST(MergePlan, OnlyPidsThatCollideAreRenumbered) {
     }
   }
   EXPECT_EQ(all.size(), n) << "two processes share a pid in the merged trace";
-  // Fresh pids are above every pid any input uses.
-  EXPECT_GT(plan.inputs[0].pid_map.at("100"), 10000100);
+  // Fresh pids are above every pid any input uses...
   EXPECT_GT(plan.inputs[1].pid_map.at("\"Traces\""), 10000100);
+  // ...but a host pid and its GPU pid (10000000 * (device + 1) + host pid)
+  // move together, the host above every host pid (300), so that the GPU
+  // pid still names its host.
+  EXPECT_EQ(plan.inputs[0].pid_map.at("100"), 301);
+  EXPECT_EQ(plan.inputs[0].pid_map.at("10000100"), 10000301);
+  EXPECT_EQ(plan.inputs[1].pid_map.at("100"), 302);
+  EXPECT_EQ(plan.inputs[1].pid_map.at("10000100"), 10000302);
 }
 
 // ---- the tool ----

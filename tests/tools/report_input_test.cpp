@@ -4,7 +4,9 @@
 // UTF-8 replaced by U+FFFD), accepted alike by both tools, and merge's
 // output for them strict JSON; control characters in names escaped in the
 // table and Markdown formats; µs epoch timestamps shown to the ns; more
-// than 65536 open B's on one thread, each E closing its own B.
+// than 65536 open B's on one thread, each E closing its own B; GPU
+// attribution and first-launch latency after merging two traces whose
+// processes have the same pid.
 // Not covered here: the reader's own view of the repairs at every chunk
 // size (trace_reader_repair_test.cpp), the open-B bound itself (2^20 per
 // thread: report_aggregator_test.cpp runs a small bound in process).
@@ -236,6 +238,51 @@ TEST(ReportInput, MoreThan65536OpenBeginsOnOneThreadEachEndClosesItsOwn) {
   EXPECT_EQ(rows["b"]["self_ns"].get<long long>(), (N - kSplit - 1) * 2000 + 1000);
   EXPECT_EQ(rep["header"]["spans"].get<long long>(), N);
   EXPECT_TRUE(warnings(rep).empty()) << rep["header"].dump();
+}
+
+// ---- a merged trace ----
+
+TEST(ReportInput, GpuAttributionSurvivesMergingTracesWithTheSamePid) {
+  // Two sessions of pid 4242 (two runs, or two machines), each compiling a
+  // unit 0/0 and launching its kernel on device 0 (jitscope's GPU pid:
+  // 10000000 + 4242). The merge renumbers the shared pids; each GPU pid
+  // must still name its own host.
+  auto trace = [](const std::string& unit, long long t0) {
+    const std::string u = "[0/0] " + unit;
+    return "[" +
+           std::string(
+               R"({"ph":"M","name":"process_name","pid":4242,"tid":0,"args":{"name":"compiler"}},)") +
+           R"j({"ph":"M","name":"process_name","pid":10004242,"tid":0,"args":{"name":"GPU 0 (pid 4242)"}},)j" +
+           R"({"ph":"X","name":")" + u + R"(","cat":"compile_unit","pid":4242,"tid":1,"ts":)" +
+           std::to_string(t0) + R"(,"dur":10,"args":{"compile_id":"0/0"}},)" +
+           R"({"ph":"X","name":"kern","pid":10004242,"tid":7,"ts":)" + std::to_string(t0 + 25) +
+           R"(,"dur":5,"args":{"device":0,"stream":7,"grid":[1,1,1],"compiled_by_id":"0/0","compiled_by":")" +
+           u + R"("}}])";
+  };
+  const std::string a = write_temp("input_same_pid_a", trace("net__a_0", 100));
+  const std::string b = write_temp("input_same_pid_b", trace("net__b_0", 1000));
+  const std::string out = temp_path("input_same_pid_merged");
+  const Result m = merge({a, b}, out);
+  ASSERT_EQ(m.code, 0) << m.err;
+  const json rep = report_json({out});
+  ASSERT_EQ(rep["units"].size(), 2u) << rep["units"].dump();
+  ASSERT_EQ(rep["gpu"]["units"].size(), 2u) << rep["gpu"].dump();
+  std::map<std::string, std::pair<json, json>> by_name;  // unit name -> (unit row, GPU row)
+  for (const json& u : rep["units"]) by_name[u["name"]].first = u;
+  for (const json& g : rep["gpu"]["units"]) by_name[g["name"]].second = g;
+  ASSERT_EQ(by_name.size(), 2u);
+  for (const auto& [name, rows] : by_name) {
+    SCOPED_TRACE(name);
+    const auto& [unit, gpu] = rows;
+    ASSERT_TRUE(unit.is_object() && gpu.is_object());
+    EXPECT_EQ(gpu["pid"], unit["pid"]);
+    EXPECT_NE(unit["pid"], 4242);  // shared: renumbered
+    EXPECT_TRUE(unit["in_trace"].get<bool>());
+    EXPECT_EQ(gpu["kernels"].get<int>(), 1);
+    EXPECT_EQ(gpu["launched_inside"].get<int>(), 0);
+    EXPECT_EQ(gpu["first_launch_latency_ns"].get<long long>(), 15000);
+  }
+  EXPECT_EQ(rep["gpu"]["kernels_unattributed"].get<int>(), 0);
 }
 
 }  // namespace
