@@ -12,13 +12,14 @@
 //   again with a small chunk (1..61 bytes per read(2); up to size/64 + 60
 //   for inputs from 2 KiB), it hands over the
 //   same events (bytes and offsets) and ends the same way (same result,
-//   message, event count, unterminated flag);
+//   message, event count, unterminated flag, repairs);
 // - the JSON format always parses (simdjson DOM) as an object with the
 //   sections asked for, and its header.events is the reader's count;
 // - the table, CSV and Markdown formats are valid UTF-8 (names come out of
 //   a JSON parser, so they are; clipping must not cut a character).
-// The aggregator's reorder window is shrunk for inputs of odd length, so
-// its eviction path is taken on small inputs too.
+// The self-time sort's runs (and so its temporary file and merge) and the
+// open-B bounds are shrunk for inputs of odd length, so those paths are
+// taken on small inputs too.
 // Not covered: --output (temporary file and rename), stdin, huge inputs.
 #include "fuzz_support.hpp"
 
@@ -85,9 +86,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Pass B: what jitscope-report does, reading in small chunks.
   report::Aggregator::Options opt;
   opt.top_n = 3;
-  if (size % 2 == 1) {
-    opt.window_per_thread = 4;
-    opt.window_total = 8;
+  if (size % 2 == 1) {  // the self-time sort's runs and merge, the open-B bounds
+    opt.self_time_run_spans = 4;
+    opt.max_open_begins = 3;
+    opt.max_open_begins_total = 5;
   }
   report::Aggregator agg(opt);
   // 1..61 bytes per read for small inputs; larger ones in at most ~64 reads,
@@ -121,11 +123,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(ok == ok_a && why == error_a, why + " | " + error_a);
   FUZZ_CHECK(reader.events() == reader_a.events() && index == seen.size(), input);
   FUZZ_CHECK(reader.unterminated() == reader_a.unterminated(), input);
+  FUZZ_CHECK(tools::repair_warnings(reader.repairs()) == tools::repair_warnings(reader_a.repairs()),
+             input);
   if (!ok) return 0;
 
   const report::Report r =
       agg.finish("trace.json", reader.bytes_read(), reader.events(), reader.unterminated(),
-                 decoder.fields_ignored(), with_metrics ? &metrics : nullptr);
+                 decoder.fields_ignored(), with_metrics ? &metrics : nullptr, reader.repairs());
 
   // Every format with every section, and JSON again with a subset picked by
   // the input.

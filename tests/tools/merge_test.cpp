@@ -177,9 +177,15 @@ TEST(MergePlan, OnlyPidsThatCollideAreRenumbered) {
     }
   }
   EXPECT_EQ(all.size(), n) << "two processes share a pid in the merged trace";
-  // Fresh pids are above every pid any input uses.
-  EXPECT_GT(plan.inputs[0].pid_map.at("100"), 10000100);
+  // Fresh pids are above every pid any input uses...
   EXPECT_GT(plan.inputs[1].pid_map.at("\"Traces\""), 10000100);
+  // ...but a host pid and its GPU pid (10000000 * (device + 1) + host pid)
+  // move together, the host above every host pid (300), so that the GPU
+  // pid still names its host.
+  EXPECT_EQ(plan.inputs[0].pid_map.at("100"), 301);
+  EXPECT_EQ(plan.inputs[0].pid_map.at("10000100"), 10000301);
+  EXPECT_EQ(plan.inputs[1].pid_map.at("100"), 302);
+  EXPECT_EQ(plan.inputs[1].pid_map.at("10000100"), 10000302);
 }
 
 // ---- the tool ----
@@ -376,7 +382,8 @@ TEST(MergeTool, BrokenInputsAreErrorsNeverCrashes) {
   const std::map<std::string, std::string> broken = {
       {"empty", ""},
       {"garbage", "this is not json"},
-      {"cut_inside_event", text.substr(0, text.find("\n{", text.size() / 2) + 10)},
+      {"cut_object_form",
+       "{\"traceEvents\":" + text.substr(0, text.find("\n{", text.size() / 2) + 10)},
       {"not_an_object", "[1, 2, 3]"},
       {"bad_event", "[{\"ph\":\"X\",\"pid\":{\"a\":1}}]"},
   };
@@ -392,6 +399,16 @@ TEST(MergeTool, BrokenInputsAreErrorsNeverCrashes) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << name << ": " << r.err;
     EXPECT_FALSE(std::filesystem::exists(out)) << name;
   }
+  // An array cut inside its last event (a full disk) is merged without it,
+  // with one warning line.
+  const std::string cut = temp_path("merge_cut_inside_event");
+  std::ofstream(cut) << text.substr(0, text.find("\n{", text.size() / 2) + 10);
+  const std::string cut_out = temp_path("merged_cut_inside_event");
+  const Result r = run_merge({"-q", "-o", cut_out, good, cut});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("jitscope-merge: warning: " + cut + ": 1 event cut off", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(load_trace(cut_out).is_array());
   // Usage errors: the same file twice, an input as the output, no file.
   EXPECT_EQ(run_merge({"-o", temp_path("m2"), good, good}).exit_code, 1);
   EXPECT_EQ(run_merge({"-o", good, good}).exit_code, 1);

@@ -1,6 +1,9 @@
 #include "trace_reader.hpp"
 
 #include "json_scan.hpp"
+#include "utf8_repair.hpp"
+
+#include <simdjson.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -74,10 +77,12 @@ class TraceReader::Run {
   bool fail_eof(const std::string& what) { return failed_ ? false : fail(end_offset(), what); }
 
   bool fill();
+  void skip_bom();
   int next_nonws();
   Scan scan_value(const char* what);
   bool too_big(const char* what);
   bool array_body(bool in_object);
+  bool hand_over(std::uint64_t offset);
   bool object_form();
   bool expect_end();
 
@@ -139,6 +144,17 @@ bool TraceReader::Run::fill() {
   // The padding simdjson may read past an event: defined bytes (whitespace).
   std::memset(buf_.data() + end_, ' ', kJsonPadding);
   return true;
+}
+
+// A UTF-8 byte order mark (some editors and Windows tools write one) is not
+// JSON; Perfetto and Chrome skip it, and so does the reader, once, at the start.
+void TraceReader::Run::skip_bom() {
+  while (end_ - pos_ < 3 && fill()) {
+  }
+  if (end_ - pos_ >= 3 && std::memcmp(buf_.data() + pos_, "\xEF\xBB\xBF", 3) == 0) {
+    pos_ += 3;
+    r_.repairs_.bom = true;
+  }
 }
 
 // The next byte that is not whitespace, left at pos_; -1 at the end of input.
@@ -206,6 +222,7 @@ TraceReader::Run::Scan TraceReader::Run::scan_value(const char* what) {
 }
 
 bool TraceReader::Run::run() {
+  skip_bom();
   const int c = next_nonws();
   if (c < 0) return fail_eof("empty input: not a trace");
   ++pos_;
@@ -230,25 +247,26 @@ bool TraceReader::Run::array_body(bool in_object) {
     return true;
   }
   for (;;) {
-    if (c != '{') {
-      if (c == ']') return fail(offset(), "expected an event after ','");
+    if (c != '{')
       return fail(offset(), "an event is not a JSON object (found " + describe(c) + ")");
-    }
     const std::uint64_t start = offset();
     switch (scan_value("an event")) {
       case Scan::kDone: break;
       case Scan::kEof:
-        return fail_eof("input ends inside an event that starts at byte " + std::to_string(start));
+        if (in_object) {
+          return fail_eof("input ends inside an event that starts at byte " +
+                          std::to_string(start));
+        }
+        // The array form cut inside its last event (a full disk, a kill
+        // mid-write): what was written before it is the trace.
+        r_.repairs_.cut_event = true;
+        r_.repairs_.cut_event_offset = start;
+        r_.repairs_.cut_event_bytes = end_offset() - start;
+        mark_ = kNoMark;
+        return end_of_input();
       case Scan::kError: return false;
     }
-    const RawEvent ev{std::string_view(buf_.data() + mark_, pos_ - mark_), base_ + mark_};
-    mark_ = kNoMark;
-    ++r_.events_;
-    if (ev.json.size() > r_.largest_event_) r_.largest_event_ = ev.json.size();
-    if (!on_event_(ev)) {
-      failed_ = true;  // the callback owns *error
-      return false;
-    }
+    if (!hand_over(start)) return false;
     c = next_nonws();
     if (c < 0) return end_of_input();
     if (c == ']') {
@@ -259,7 +277,35 @@ bool TraceReader::Run::array_body(bool in_object) {
     ++pos_;
     c = next_nonws();
     if (c < 0) return end_of_input();  // a dangling ',' at the end of the array form
+    if (c == ']') {                    // "{...},]": not JSON, but viewers load it
+      ++r_.repairs_.trailing_commas;
+      ++pos_;
+      return true;
+    }
   }
+}
+
+// Hands the event [mark_, pos_) that starts at `offset` to on_event, its
+// invalid UTF-8 replaced first (simdjson refuses the event otherwise).
+bool TraceReader::Run::hand_over(std::uint64_t offset) {
+  std::string_view json(buf_.data() + mark_, pos_ - mark_);
+  mark_ = kNoMark;
+  ++r_.events_;
+  if (json.size() > r_.largest_event_) r_.largest_event_ = json.size();
+  if (!simdjson::validate_utf8(json.data(), json.size())) {
+    std::string& fixed = r_.repaired_;
+    fixed.clear();
+    r_.repairs_.invalid_utf8 += append_repaired_utf8(json, &fixed);
+    ++r_.repairs_.invalid_utf8_events;
+    const std::size_t size = fixed.size();
+    fixed.append(kJsonPadding, ' ');  // what simdjson may read past the event
+    json = std::string_view(fixed.data(), size);
+  }
+  if (!on_event_(RawEvent{json, offset})) {
+    failed_ = true;  // the callback owns *error
+    return false;
+  }
+  return true;
 }
 
 bool TraceReader::Run::object_form() {
@@ -334,6 +380,7 @@ bool TraceReader::read(const std::string& path,
                        const std::function<void(const TopLevelField&)>& on_field,
                        std::string* error) {
   unterminated_ = false;
+  repairs_ = InputRepairs{};
   events_ = 0;
   bytes_read_ = 0;
   largest_event_ = 0;
@@ -365,7 +412,27 @@ bool TraceReader::read(const std::string& path,
   const bool ok = run.run();
   // Give back a huge buffer (one giant event) rather than keep it for the next read.
   if (buffer_.size() > 4 * (chunk_size_ + kJsonPadding)) std::vector<char>().swap(buffer_);
+  if (repaired_.capacity() > (std::size_t{1} << 20)) std::string().swap(repaired_);
   return ok;
+}
+
+std::vector<std::string> repair_warnings(const InputRepairs& r) {
+  std::vector<std::string> out;
+  if (r.bom) out.push_back("1 UTF-8 byte order mark at the start of the input (skipped)");
+  if (r.trailing_commas > 0) {
+    out.push_back(std::to_string(r.trailing_commas) +
+                  " trailing ',' before the closing ']' of the events (ignored)");
+  }
+  if (r.cut_event) {
+    out.push_back("1 event cut off by the end of the input (its " +
+                  std::to_string(r.cut_event_bytes) + " bytes from byte " +
+                  std::to_string(r.cut_event_offset) + " dropped)");
+  }
+  if (r.invalid_utf8 > 0) {
+    out.push_back(std::to_string(r.invalid_utf8) + " invalid UTF-8 sequences in " +
+                  std::to_string(r.invalid_utf8_events) + " events (replaced by U+FFFD)");
+  }
+  return out;
 }
 
 // ---- parse_us_to_ns ----

@@ -18,7 +18,15 @@
 // - The array form may stop without its `]` (Chrome's form for a trace whose
 //   writer died; jitscope writes it that way until a clean stop): success,
 //   unterminated() == true. A dangling `,` after the last event is allowed
-//   there too. The object form must be complete.
+//   there too, and so is an end inside the last event (a full disk, a kill
+//   mid-write): that partial event is dropped. The object form must be
+//   complete.
+// - What Perfetto and Chrome load although it is not strict JSON is read,
+//   and counted in repairs() (repair_warnings() words them): a UTF-8 byte
+//   order mark before the trace (skipped), a `,` right before the events
+//   array's `]` (ignored), the partial last event above, and invalid UTF-8
+//   inside an event (each maximal invalid subpart replaced by U+FFFD, the
+//   JSON writer's rule, so the event parses and names stay valid UTF-8).
 //
 // How it reads
 // - In chunks (16 MiB by default; less for a smaller regular file) with
@@ -36,11 +44,11 @@
 //   VM, jitscope-like events of ~170 bytes); no allocation per event.
 //
 // Errors ("<path>: byte N: <what>", N = offset of the offending byte, or of
-// the end of input for truncations): empty input, not JSON / not a trace,
+// the end of input for truncations): empty input (a BOM alone too), not JSON / not a trace,
 // an event that is not an object, an event larger than max_event_bytes()
 // ("byte N: an event larger than 256 MiB", N = where the event starts; "a
 // top-level member larger than ..." likewise), mismatched or too deeply nested brackets,
-// input ending inside an event or inside the object form, a missing
+// input ending inside the object form (its events array included), a missing
 // traceEvents array, garbage after the end, read errors. Open errors read
 // "<path>: cannot open: <reason>" / "<path>: is a directory".
 #pragma once
@@ -56,7 +64,7 @@ namespace jitscope::tools {
 
 // One element of the trace's event array.
 struct RawEvent {
-  std::string_view json;  // the element exactly as written, `{` to `}`
+  std::string_view json;  // the element as written, `{` to `}` (invalid UTF-8 replaced)
   std::uint64_t offset;   // its byte offset in the input
   // json.data() + json.size() is followed by at least kJsonPadding readable
   // bytes (simdjson::SIMDJSON_PADDING), so simdjson may parse it in place.
@@ -70,6 +78,23 @@ struct TopLevelField {
 
 // simdjson::SIMDJSON_PADDING, without making every user include simdjson.
 inline constexpr std::size_t kJsonPadding = 64;
+
+// What a read accepted that strict JSON would refuse (see the file comment).
+struct InputRepairs {
+  bool bom = false;                       // a UTF-8 byte order mark at the start, skipped
+  std::uint64_t trailing_commas = 0;      // a ',' right before the events array's ']'
+  bool cut_event = false;                 // the input ends inside the array form's last event
+  std::uint64_t cut_event_offset = 0;     // where that event starts
+  std::uint64_t cut_event_bytes = 0;      // and how much of it there is
+  std::uint64_t invalid_utf8 = 0;         // invalid UTF-8 subparts replaced by U+FFFD
+  std::uint64_t invalid_utf8_events = 0;  // in this many events
+
+  bool any() const noexcept { return bom || trailing_commas > 0 || cut_event || invalid_utf8 > 0; }
+};
+
+// One line per kind of repair, with its count ("1 event cut off by the end
+// of the input (its 12 bytes from byte 80 dropped)"): the tools' warnings.
+std::vector<std::string> repair_warnings(const InputRepairs& r);
 
 class TraceReader {
  public:
@@ -105,6 +130,8 @@ class TraceReader {
   std::uint64_t bytes_read() const noexcept { return bytes_read_; }
   // The largest event seen (last read), in bytes.
   std::size_t largest_event() const noexcept { return largest_event_; }
+  // What the last read repaired or skipped.
+  const InputRepairs& repairs() const noexcept { return repairs_; }
 
  private:
   class Run;
@@ -114,7 +141,9 @@ class TraceReader {
   std::uint64_t events_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::size_t largest_event_ = 0;
+  InputRepairs repairs_;
   std::vector<char> buffer_;  // kept between reads: a second read reuses it
+  std::string repaired_;      // an event with its invalid UTF-8 replaced, padded
 };
 
 // A trace timestamp or duration token in µs ("23638621744.897", "12",

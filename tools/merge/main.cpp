@@ -141,6 +141,11 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
       continue;
     }
     if (!ok) return fail(error.empty() ? inputs[i] + ": cannot read" : error);
+    // What the reader repaired (a BOM, a trailing ',', a cut last event,
+    // invalid UTF-8): merged as read, and said once per input.
+    for (const std::string& w : repair_warnings(reader.repairs())) {
+      std::fprintf(stderr, "jitscope-merge: warning: %s: %s\n", inputs[i].c_str(), w.c_str());
+    }
     if (children) {
       std::size_t at = i + 1;
       for (const ChildTrace& c : scan.children) {

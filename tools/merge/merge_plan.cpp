@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace jitscope::tools::merge {
 namespace {
@@ -42,25 +44,74 @@ ClockFacts clock_facts(const InputScan& s) {
   return {};
 }
 
+// jitscope writes a GPU's slices on pid 10000000 * (device + 1) + host pid
+// (sdk/src/flush/gpu_trace.cpp), and jitscope-report finds a kernel's
+// compile unit through that host pid.
+constexpr std::int64_t kGpuPidBase = 10'000'000;
+
 void assign_pids(const std::vector<InputScan>& scans, MergePlan* out) {
-  // How many inputs use each integer pid, and the first integer no input uses.
+  // How many inputs use each integer pid; the largest pid and host pid.
   std::map<std::int64_t, int> users;
-  std::int64_t next_free = 1;
+  std::int64_t max_pid = 0, max_host = 0;
   for (const InputScan& s : scans) {
     for (const std::string& token : s.pids) {
       if (const auto v = integer_pid(token); v && *v < kLargestKeptPid) {
         ++users[*v];
-        next_free = std::max(next_free, *v + 1);
+        max_pid = std::max(max_pid, *v);
+        if (*v < kGpuPidBase) max_host = std::max(max_host, *v);
       }
     }
   }
+  std::set<std::int64_t> given;  // fresh pids handed out
+  auto is_free = [&](std::int64_t p) { return users.count(p) == 0 && given.count(p) == 0; };
+  std::int64_t next_free = max_pid + 1, next_host = max_host + 1;
   for (std::size_t i = 0; i < scans.size(); ++i) {
+    auto& map = out->inputs[i].pid_map;
+    std::map<std::int64_t, std::string> tokens;  // this input's integer pids
     for (const std::string& token : scans[i].pids) {
+      if (const auto v = integer_pid(token); v && *v < kLargestKeptPid) tokens.emplace(*v, token);
+    }
+    // A host pid and its GPU pids move together, so that a GPU pid still
+    // names its host: 10000000 * (device + 1) + the host's new pid, the new
+    // host pid below 10000000 and above every host pid in the inputs.
+    std::map<std::int64_t, std::vector<std::int64_t>> gpus;  // host -> its GPU pids
+    for (const auto& [v, token] : tokens) {
+      if (v >= kGpuPidBase && tokens.count(v % kGpuPidBase) != 0)
+        gpus[v % kGpuPidBase].push_back(v);
+    }
+    for (const auto& [host, members] : gpus) {
+      bool shared = users[host] > 1;
+      for (const std::int64_t g : members) shared = shared || users[g] > 1;
+      if (!shared) continue;  // all keep their numbers (below)
+      std::int64_t h = next_host;
+      for (; h < kGpuPidBase; ++h) {
+        bool free = is_free(h);
+        for (const std::int64_t g : members)
+          free = free && is_free(g / kGpuPidBase * kGpuPidBase + h);
+        if (free) break;
+      }
+      if (h >= kGpuPidBase) continue;  // none left: renumbered one by one below
+      next_host = h + 1;
+      given.insert(h);
+      map[tokens.at(host)] = h;
+      for (const std::int64_t g : members) {
+        const std::int64_t moved = g / kGpuPidBase * kGpuPidBase + h;
+        given.insert(moved);
+        map[tokens.at(g)] = moved;
+      }
+    }
+    for (const std::string& token : scans[i].pids) {
+      if (map.count(token) != 0) continue;
       const auto v = integer_pid(token);
       // A pid only this input uses keeps its number, so that it still
       // matches the OS's and the GPU track names that mention it.
-      const bool keep = v && *v < kLargestKeptPid && users[*v] == 1;
-      out->inputs[i].pid_map[token] = keep ? *v : next_free++;
+      if (v && *v < kLargestKeptPid && users[*v] == 1) {
+        map[token] = *v;
+        continue;
+      }
+      while (!is_free(next_free)) ++next_free;
+      given.insert(next_free);
+      map[token] = next_free++;
     }
   }
 }

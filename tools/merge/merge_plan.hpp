@@ -17,6 +17,14 @@
 // - A trace with "beginningOfTime" (clang -ftime-trace: µs since the epoch,
 //   events relative to it) meets the others on the wall clock too.
 // - Anything else cannot be placed: refused, unless --assume-same-clock.
+//
+// Pid rules: a pid only one input uses keeps its number; a shared one gets
+// a fresh number above every pid in the inputs. A jitscope GPU process (pid
+// 10000000 * (device + 1) + host pid) moves with its host: if either is
+// shared, the host gets a fresh pid below 10000000 (above every host pid in
+// the inputs) and the GPU process 10000000 * (device + 1) + that pid, so a
+// kernel still names the process that launched it (jitscope-report's GPU
+// attribution).
 #pragma once
 
 #include <cstdint>

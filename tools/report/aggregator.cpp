@@ -16,13 +16,8 @@
 #include <set>
 
 namespace jitscope::report {
-namespace {
 
-constexpr std::size_t kMaxOpenBegins = std::size_t{1} << 16;  // per thread
-
-}  // namespace
-
-Aggregator::Aggregator(Options opt) : opt_(opt) {}
+Aggregator::Aggregator(Options opt) : opt_(opt), self_(opt.self_time_run_spans) {}
 Aggregator::~Aggregator() = default;
 
 std::uint32_t Aggregator::name_id(std::string_view name) {
@@ -121,63 +116,81 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
         return;
       }
       const std::uint32_t t = thread_id(ev);
-      ++threads_[t].events;
+      ThreadState& th = threads_[t];
+      ++th.events;
       const bool gpu_side = ev.has_device && ev.has_stream;
       const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
+      // Self time's tie rule: did this thread's slices come in end order?
+      if (th.has_x && ev.ts_ns + dur < th.last_x_end) th.x_end_ordered = false;
+      th.has_x = true;
+      th.last_x_end = ev.ts_ns + dur;
       span(t, ev.name, ev.cat, ev.ts_ns, dur,
-           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side);
+           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side, order_++,
+           true);
       if (gpu_side) gpu_slice(ev);
       return;
     }
-    case 'B': {
-      const std::uint32_t t = thread_id(ev);
-      ThreadState& th = threads_[t];
-      ++th.events;
-      if (!ev.has_ts) {
-        ++spans_without_ts_;
-        return;
-      }
-      if (th.begins.size() >= kMaxOpenBegins) {
-        ++begin_overflow_;
-        return;
-      }
-      ThreadState::Begin b;
-      b.name = name_id(ev.name);
-      b.unit = ev.has_compile_id ? unit_id(t, ev.compile_id) : kNone;
-      b.ts = ev.ts_ns;
-      b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
-      b.attached = ev.attached;
-      threads_[t].begins.push_back(b);
-      return;
-    }
-    case 'E': {
-      const std::uint32_t t = thread_id(ev);
-      ThreadState& th = threads_[t];
-      ++th.events;
-      if (th.begins.empty() || !ev.has_ts) {
-        ++unmatched_ends_;
-        return;
-      }
-      const ThreadState::Begin b = th.begins.back();
-      th.begins.pop_back();
-      std::int64_t dur;
-      if (__builtin_sub_overflow(ev.ts_ns, b.ts, &dur)) {  // E - B beyond int64 ns: skipped
-        ++end_overflow_;
-        return;
-      }
-      std::uint32_t unit = b.unit;
-      if (unit == kNone && ev.has_compile_id) unit = unit_id(t, ev.compile_id);
-      // Copies: span() may grow names_/units_ and invalidate references.
-      const std::string name = names_[b.name].name;
-      const std::string cid = unit == kNone ? std::string() : units_[unit].id;
-      span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
-           std::max<std::int64_t>(0, dur), cid, b.attached, false);
-      return;
-    }
+    case 'B': begin(thread_id(ev), ev); return;
+    case 'E': end(thread_id(ev), ev); return;
     default:
       if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
       return;
   }
+}
+
+void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev) {
+  ThreadState& th = threads_[t];
+  ++th.events;
+  if (th.begins_beyond > 0 || th.begins.size() >= opt_.max_open_begins ||
+      open_begins_ >= opt_.max_open_begins_total) {
+    // Past the bound (and once past it, until those B's close: the stack
+    // stays in B order): counted, and its E will be matched to it.
+    ++th.begins_beyond;
+    ++begins_beyond_;
+    return;
+  }
+  ThreadState::Begin b;
+  b.name = name_id(ev.name);
+  b.unit = ev.has_compile_id ? unit_id(t, ev.compile_id) : kNone;
+  b.ts = ev.has_ts ? ev.ts_ns : 0;
+  b.has_ts = ev.has_ts;  // kept all the same: its E closes it, not the B below
+  b.order = order_++;
+  b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
+  b.attached = ev.attached;
+  threads_[t].begins.push_back(b);
+  ++open_begins_;
+}
+
+void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev) {
+  ThreadState& th = threads_[t];
+  ++th.events;
+  if (th.begins_beyond > 0) {  // closes the innermost B, which was not kept
+    --th.begins_beyond;
+    return;
+  }
+  if (th.begins.empty()) {
+    ++unmatched_ends_;
+    return;
+  }
+  const ThreadState::Begin b = th.begins.back();
+  th.begins.pop_back();
+  --open_begins_;
+  if (!b.has_ts || !ev.has_ts) {  // a pair without a time: no span, and no other pair thrown off
+    ++spans_without_ts_;
+    return;
+  }
+  std::int64_t dur;
+  if (__builtin_sub_overflow(ev.ts_ns, b.ts, &dur)) {  // E - B beyond int64 ns: skipped
+    ++end_overflow_;
+    return;
+  }
+  std::uint32_t unit = b.unit;
+  if (unit == kNone && ev.has_compile_id) unit = unit_id(t, ev.compile_id);
+  // Copies: span() may grow names_/units_ and invalidate references.
+  const std::string name = names_[b.name].name;
+  const std::string cid = unit == kNone ? std::string() : units_[unit].id;
+  span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
+       std::max<std::int64_t>(0, dur), cid, b.attached, false, b.order, false);
 }
 
 void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
@@ -218,14 +231,10 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
 
 Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
                           bool unterminated, std::uint64_t fields_ignored,
-                          const MetricsFile* metrics) {
-  std::uint64_t late = 0, overlapping = 0, unclosed = 0;
-  for (ThreadState& t : threads_) {
-    t.self.finish(*this);
-    late += t.self.late();
-    overlapping += t.self.overlapping();
-    unclosed += t.begins.size();
-  }
+                          const MetricsFile* metrics, const tools::InputRepairs& repairs) {
+  self_.finish([this](std::uint32_t t) { return threads_[t].x_end_ordered; }, *this);
+  std::uint64_t unclosed = 0;
+  for (const ThreadState& t : threads_) unclosed += t.begins.size();
   Report r;
   r.header = std::move(header_);
   Header& h = r.header;
@@ -243,11 +252,14 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   auto warn = [&](std::uint64_t n, const std::string& what) {
     if (n > 0) h.warnings.push_back(std::to_string(n) + " " + what);
   };
-  warn(late, "spans arrived too far out of order for exact self times (approximated)");
-  warn(overlapping, "spans overlap a span on their thread without nesting in it");
+  for (std::string& w : tools::repair_warnings(repairs)) h.warnings.push_back(std::move(w));
+  warn(self_.overlapping(), "spans overlap a span on their thread without nesting in it");
+  warn(self_.lost(), "spans lost to a read error of the self-time temporary file (no self time)");
   warn(unmatched_ends_, "'E' events with no open 'B' on their thread (ignored)");
   warn(unclosed, "'B' events never closed (ignored)");
-  warn(begin_overflow_, "'B' events beyond 65536 open on one thread (ignored)");
+  warn(begins_beyond_, "'B' events beyond " + std::to_string(opt_.max_open_begins) +
+                           " open on one thread or " + std::to_string(opt_.max_open_begins_total) +
+                           " on all (ignored, with their 'E')");
   warn(spans_without_ts_, "spans without a usable ts (ignored)");
   warn(end_overflow_, "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)");
   warn(fields_ignored, "event fields of an unexpected type (ignored)");

@@ -2,11 +2,16 @@
 // compile units, the slowest spans, GPU attribution, the header.
 //
 // Memory is bounded by what is distinct (names, threads, processes, compile
-// units, the top-N heap, each thread's self-time window and open B/E stack),
-// never by the number of events.
+// units, the top-N heap, the open B/E stacks) plus one self-time run
+// (self_time.hpp: spans past it wait in a temporary file), never by the
+// number of events.
 //
 // What counts as a span: an "X" event with ts (dur missing = 0), and a
-// "B"/"E" pair on one (pid, tid), matched as a stack. Compile-unit slices
+// "B"/"E" pair on one (pid, tid), matched as a stack. The stack holds up to
+// max_open_begins B's per thread (2^20) and max_open_begins_total in all
+// (2^22, 32 bytes each: 128 MiB); a B past either bound is counted and
+// warned about, and so is the E that closes it: an E never closes another
+// B than its own. Compile-unit slices
 // (cat "compile_unit" with a compile_id) go to the units table, not the
 // name tables, but still nest other spans for self time. GPU-side slices
 // (args device and stream: kernels, copies, sets) are spans of their stream's
@@ -17,8 +22,8 @@
 // host pid) counts for its host process's units (compiled_by_id, compile_id).
 // An event whose end does not fit in int64 ns (ts + dur, E - B) is skipped
 // and counted in a warning; sums of times saturate at INT64_MAX.
-// Cost: O(1) expected per event (hash lookups) plus O(log window) for self
-// time.
+// Cost: O(1) expected per event (hash lookups) plus O(log n) per span for
+// self time (a sort).
 //
 // The parts: aggregator.cpp (intake, header), aggregator_spans.cpp (names,
 // self time, slowest spans), aggregator_units.cpp (units and the metrics
@@ -30,6 +35,7 @@
 #include "self_time.hpp"
 
 #include <event_decoder.hpp>
+#include <trace_reader.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -47,8 +53,9 @@ class Aggregator final : private SelfTimeSink {
  public:
   struct Options {
     std::size_t top_n = 10;
-    std::size_t window_per_thread = std::size_t{1} << 14;  // self-time reorder window (spans)
-    std::size_t window_total = std::size_t{1} << 18;       // across threads (32 B each: 8 MiB)
+    std::size_t self_time_run_spans = SelfTime::kDefaultRunSpans;  // spans sorted in memory
+    std::size_t max_open_begins = std::size_t{1} << 20;            // per thread
+    std::size_t max_open_begins_total = std::size_t{1} << 22;      // all threads
   };
   explicit Aggregator(Options opt);
   ~Aggregator();
@@ -56,9 +63,11 @@ class Aggregator final : private SelfTimeSink {
   // `decoder` is the one that produced `ev` (for args read on demand).
   void add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
 
-  // Closes everything and builds the report.
+  // Closes everything and builds the report. `repairs`: what the reader
+  // accepted that strict JSON would not (header warnings).
   Report finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
-                bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics);
+                bool unterminated, std::uint64_t fields_ignored, const MetricsFile* metrics,
+                const tools::InputRepairs& repairs = {});
 
  private:
   struct NameStats;
@@ -80,8 +89,12 @@ class Aggregator final : private SelfTimeSink {
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
   std::uint32_t thread_id(const tools::DecodedEvent& ev);
   void note_process(const tools::DecodedEvent& ev);
+  // `order`: when the span was written (a B/E pair: at its B); `from_x`: an X slice.
   void span(std::uint32_t thread, std::string_view name, std::string_view cat, std::int64_t start,
-            std::int64_t dur, std::string_view compile_id, bool attached, bool gpu_side);
+            std::int64_t dur, std::string_view compile_id, bool attached, bool gpu_side,
+            std::uint64_t order, bool from_x);
+  void begin(std::uint32_t thread, const tools::DecodedEvent& ev);
+  void end(std::uint32_t thread, const tools::DecodedEvent& ev);
   void gpu_slice(const tools::DecodedEvent& ev);
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
@@ -109,13 +122,16 @@ class Aggregator final : private SelfTimeSink {
 
   std::vector<TopEntry> top_;  // min-heap of the slowest spans
   std::uint64_t seq_ = 0;
-  std::size_t window_used_ = 0;
+  std::uint64_t order_ = 0;  // X slices and B's as written: ties in self time
+  SelfTime self_;
+  std::size_t open_begins_ = 0;  // on all threads' stacks
 
   Header header_;
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values
   std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
-  std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0, begin_overflow_ = 0;
-  std::uint64_t end_overflow_ = 0;  // events whose end does not fit in int64 ns (skipped)
+  std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0;
+  std::uint64_t begins_beyond_ = 0;  // past the open-B bounds (their E's too)
+  std::uint64_t end_overflow_ = 0;   // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
 };
 

@@ -9,15 +9,10 @@
 #include <algorithm>
 
 namespace jitscope::report {
-namespace {
-
-constexpr std::size_t kShrunkWindow = 1024;  // per thread, once the total window is full
-
-}  // namespace
 
 void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
                       std::int64_t start, std::int64_t dur, std::string_view compile_id,
-                      bool attached, bool gpu_side) {
+                      bool attached, bool gpu_side, std::uint64_t order, bool from_x) {
   ++header_.spans;
   const std::uint64_t seq = seq_++;
   const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
@@ -70,19 +65,15 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
     }
   }
   // Self time: unit slices nest others but have no row of their own.
-  SelfTimeThread& st = threads_[thread].self;
-  const std::size_t before = st.window();
-  const std::size_t cap = window_used_ >= opt_.window_total
-                              ? std::min(opt_.window_per_thread, kShrunkWindow)
-                              : opt_.window_per_thread;
   TimedSpan ts;
   ts.start = start;
   ts.end = start + dur;
-  ts.seq = seq;
+  ts.order = order;
+  ts.thread = thread;
   ts.name = stats_name;
   ts.unit = (unit_slice || gpu_side) ? kNone : unit;
-  st.add(ts, cap, *this);
-  window_used_ = window_used_ + st.window() - before;
+  ts.from_x = from_x ? 1 : 0;
+  self_.add(ts);
 }
 
 void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {

@@ -153,14 +153,21 @@ struct Aggregator::ThreadState {
     std::uint32_t name;
     std::uint32_t unit;
     std::int64_t ts;
-    bool unit_slice, attached;
+    std::uint64_t order;
+    bool has_ts, unit_slice, attached;
   };
   bool has_pid = false;
   Id pid, tid;
   std::string name;
   std::uint64_t events = 0;
   std::vector<Begin> begins;
-  SelfTimeThread self;
+  // B's past the stack's bound, still open: the next E's close them (and
+  // are ignored with them), not a B on the stack.
+  std::uint64_t begins_beyond = 0;
+  // Its X slices came in end order so far (self time's tie rule).
+  bool x_end_ordered = true;
+  bool has_x = false;
+  std::int64_t last_x_end = 0;
 };
 
 struct Aggregator::TopEntry {

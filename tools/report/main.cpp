@@ -4,9 +4,12 @@
 //   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown]
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
 //
-// Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated,
-// an event over 256 MiB, a bad metrics line) or an unwritable output, 2 bad
-// usage. Errors are one line on stderr: "jitscope-report: error: ...".
+// Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated
+// inside the object form, an event over 256 MiB, a bad metrics line) or an
+// unwritable output, 2 bad usage. Errors are one line on stderr:
+// "jitscope-report: error: ...". What the reader repairs (a BOM, a trailing
+// ',', an array cut inside its last event, invalid UTF-8) is a header
+// warning, not an error.
 //
 // Compile units are keyed by (pid, compile_id): compile ids restart in every
 // process, so a merged multi-process trace keeps one row per process (a pid
@@ -134,9 +137,9 @@ int run(int argc, char** argv) {
       },
       nullptr, &why);
   if (!ok) return error(why);
-  const report::Report r =
-      agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
-                 decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics);
+  const report::Report r = agg.finish(label, reader.bytes_read(), reader.events(),
+                                      reader.unterminated(), decoder.fields_ignored(),
+                                      metrics_path.empty() ? nullptr : &metrics, reader.repairs());
   // stdout, or the file through OutputFile (a regular file by rename, a
   // device or FIFO in place, a link followed, a directory refused).
   tools::OutputFile file("the report");

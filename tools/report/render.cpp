@@ -16,6 +16,40 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string us_text(std::int64_t ns) {
+  // The magnitude as unsigned: -INT64_MIN does not fit in int64.
+  const std::uint64_t mag =
+      ns < 0 ? static_cast<std::uint64_t>(-(ns + 1)) + 1 : static_cast<std::uint64_t>(ns);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", ns < 0 ? "-" : "",
+                static_cast<unsigned long long>(mag / 1000),
+                static_cast<unsigned long long>(mag % 1000));
+  return buf;
+}
+
+std::string visible(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {  // C0 and DEL: ESC, CR, BEL... as \xNN
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {  // C1 (U+0080..U+009F): CSI too
+      const auto c1 = static_cast<unsigned char>(s[++i]);
+      out += "\\u00";
+      out.push_back(kHex[c1 >> 4]);
+      out.push_back(kHex[c1 & 0xf]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
 std::string human_ns(std::int64_t ns) {
   const bool neg = ns < 0;
   const double v = std::fabs(static_cast<double>(ns));

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace jitscope::report {
@@ -65,6 +66,12 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human);
 
 // v with `decimals` decimals ("%.*f").
 std::string fixed(double v, int decimals);
+// A timestamp in ns as µs with three decimals, exactly ("1712195495406752.797"):
+// never through a double, whose 53 bits cannot hold a µs epoch time to the ns.
+std::string us_text(std::int64_t ns);
+// `s` with its control characters (C0, DEL, C1) as visible escapes ("\x1b",
+// "\u009b"): the terminal and Markdown show names, never act on them.
+std::string visible(std::string_view s);
 
 void write_text(const std::vector<Table>& tables, Emitter& em);
 void write_markdown(const std::vector<Table>& tables, Emitter& em);

@@ -52,9 +52,8 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     row("spans", std::to_string(h.spans));
     if (h.has_time) {
       if (human) {
-        row("time span", human_ns(sat_sub(h.end_ns, h.begin_ns)) + " (ts " +
-                             fixed(h.begin_ns / 1e3, 3) + " to " + fixed(h.end_ns / 1e3, 3) +
-                             " µs)");
+        row("time span", human_ns(sat_sub(h.end_ns, h.begin_ns)) + " (ts " + us_text(h.begin_ns) +
+                             " to " + us_text(h.end_ns) + " µs)");
       } else {
         row("begin_ns", std::to_string(h.begin_ns));
         row("end_ns", std::to_string(h.end_ns));
@@ -221,7 +220,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       ++rank;
       if (human) {
         tb.rows.push_back({std::to_string(rank), s.name, t(s.dur_ns), thread_label(s), s.compile_id,
-                           fixed(s.ts_ns / 1e3, 3) + " µs"});
+                           us_text(s.ts_ns) + " µs"});
       } else {
         tb.rows.push_back({std::to_string(rank), s.name, std::to_string(s.dur_ns), id_text(s.pid),
                            id_text(s.tid), s.thread, s.compile_id, std::to_string(s.ts_ns)});

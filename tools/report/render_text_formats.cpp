@@ -1,7 +1,9 @@
 // The formats that lay Tables out: the terminal's aligned columns (long
 // text cells clipped), GitHub Markdown tables, and CSV (one table after
 // another, each after a "# <section>" line). JSON is not a table layout
-// (render_json.cpp).
+// (render_json.cpp). The terminal and Markdown show every text through
+// visible(): a name's ESC or CR would act on the terminal; CSV quotes its
+// cells instead and keeps them as they are.
 #include "base/csv_cell.hpp"
 #include "render_internal.hpp"
 
@@ -32,15 +34,18 @@ std::string clip(const std::string& s) {
 
 std::string md_cell(std::string_view s) {
   std::string out;
-  for (char c : s) {
+  for (char c : visible(s)) {
     if (c == '|')
       out += "\\|";
-    else if (c == '\n' || c == '\r')
-      out += ' ';
     else
       out.push_back(c);
   }
   return out;
+}
+
+// Every cell of a row through visible().
+void make_visible(Row& row) {
+  for (std::string& c : row) c = visible(c);
 }
 
 }  // namespace
@@ -51,20 +56,27 @@ void write_text(const std::vector<Table>& tables, Emitter& em) {
   for (const Table& tb : tables) {
     if (!first) out += "\n";
     first = false;
-    out += tb.key == "header" ? tb.title + "\n" : "== " + tb.title + " ==\n";
-    for (const std::string& n : tb.notes) out += n + "\n";
+    out += tb.key == "header" ? visible(tb.title) + "\n" : "== " + visible(tb.title) + " ==\n";
+    for (const std::string& n : tb.notes) out += visible(n) + "\n";
     if (tb.key == "header") {  // "  field   value" lines
+      std::vector<Row> rows = tb.rows;
       std::size_t w = 0;
-      for (const auto& row : tb.rows) w = std::max(w, width(row[0]));
-      for (const auto& row : tb.rows)
+      for (Row& row : rows) {
+        make_visible(row);
+        w = std::max(w, width(row[0]));
+      }
+      for (const Row& row : rows)
         out += "  " + row[0] + std::string(w - width(row[0]) + 2, ' ') + row[1] + "\n";
       continue;
     }
     // Two passes over the rows: the column widths, then the lines.
-    std::vector<std::size_t> w(tb.columns.size(), 0);
-    for (std::size_t i = 0; i < tb.columns.size(); ++i) w[i] = width(tb.columns[i]);
+    Row columns = tb.columns;
+    make_visible(columns);
+    std::vector<std::size_t> w(columns.size(), 0);
+    for (std::size_t i = 0; i < columns.size(); ++i) w[i] = width(columns[i]);
     std::size_t rows = 0;
-    auto clip_row = [&](Row& row) {
+    auto clip_row = [&](Row& row) {  // escaped first: an escape counts in the width
+      make_visible(row);
       for (std::size_t i = 0; i < row.size() && i < tb.numeric.size(); ++i) {
         if (!tb.numeric[i]) row[i] = clip(row[i]);
       }
@@ -76,7 +88,7 @@ void write_text(const std::vector<Table>& tables, Emitter& em) {
         w[i] = std::max(w[i], width(row[i]));
     });
     if (rows == 0) {
-      out += tb.empty.empty() ? "(none)\n" : tb.empty + "\n";
+      out += tb.empty.empty() ? "(none)\n" : visible(tb.empty) + "\n";
       continue;
     }
     auto line = [&](const Row& row) {
@@ -90,7 +102,7 @@ void write_text(const std::vector<Table>& tables, Emitter& em) {
       out += l + "\n";
       em.maybe_flush();
     };
-    line(tb.columns);
+    line(columns);
     Row rule;
     for (std::size_t x : w) rule.emplace_back(x, '-');
     line(rule);
@@ -107,7 +119,7 @@ void write_markdown(const std::vector<Table>& tables, Emitter& em) {
   for (const Table& tb : tables) {
     if (!first) out += "\n";
     first = false;
-    out += (tb.key == "header" ? "# " : "## ") + tb.title + "\n\n";
+    out += (tb.key == "header" ? "# " : "## ") + md_cell(tb.title) + "\n\n";
     for (const std::string& n : tb.notes) out += md_cell(n) + "\n\n";
     std::string head = "|", rule = "|";
     for (std::size_t i = 0; i < tb.columns.size(); ++i) {
@@ -123,7 +135,7 @@ void write_markdown(const std::vector<Table>& tables, Emitter& em) {
       out += l + "\n";
       em.maybe_flush();
     });
-    if (!any) out += (tb.empty.empty() ? std::string("(none)") : tb.empty) + "\n";
+    if (!any) out += (tb.empty.empty() ? std::string("(none)") : md_cell(tb.empty)) + "\n";
   }
 }
 

@@ -1,0 +1,198 @@
+// jitscope-report's pieces in process, with bounds too small for a test to
+// reach through the binary: SelfTime with runs of a few spans (sorted runs
+// spilled to the temporary file and merged back) against a brute-force
+// nesting and against itself in memory; the Aggregator's open-B bounds
+// (per thread and over all threads), past which B's and their E's are
+// counted, never paired with another.
+// Not covered: a temporary file that cannot be written (the runs stay in
+// memory; no portable way to fill the disk here).
+#include <aggregator.hpp>
+#include <event_decoder.hpp>
+#include <self_time.hpp>
+#include <trace_reader.hpp>
+
+#include "trace_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using jitscope::report::Aggregator;
+using jitscope::report::Report;
+using jitscope::report::SelfTime;
+using jitscope::report::SelfTimeSink;
+using jitscope::report::TimedSpan;
+
+struct Collect : SelfTimeSink {
+  std::map<std::uint32_t, std::int64_t> self;  // by name
+  std::size_t calls = 0;
+  void on_self(const TimedSpan& s, std::int64_t ns) override {
+    self[s.name] += ns;
+    ++calls;
+  }
+};
+
+// A random proper nesting inside [start, end): children strictly inside,
+// disjoint, none identical to its parent.
+void nest(std::mt19937_64& rng, std::uint32_t thread, std::int64_t start, std::int64_t end,
+          int depth, std::vector<TimedSpan>* out) {
+  if (depth == 0 || end - start < 4) return;
+  std::int64_t at = start + 1;
+  const int children = static_cast<int>(rng() % 4);
+  for (int c = 0; c < children && end - 1 - at >= 2; ++c) {
+    const std::int64_t s = at + static_cast<std::int64_t>(rng() % 3);
+    const std::int64_t room = end - 1 - s;
+    if (room < 1) break;
+    const std::int64_t e =
+        s + 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(room));
+    TimedSpan span;
+    span.start = s;
+    span.end = e;
+    span.thread = thread;
+    span.name = static_cast<std::uint32_t>(rng() % 5);
+    out->push_back(span);
+    nest(rng, thread, s, e, depth - 1, out);
+    at = e;
+  }
+}
+
+TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
+  std::mt19937_64 rng(42);
+  std::vector<TimedSpan> spans;
+  for (std::uint32_t thread = 0; thread < 3; ++thread) {
+    for (int root = 0; root < 20; ++root) {
+      TimedSpan r;
+      r.start = root * 10000;
+      r.end = r.start + 9000;
+      r.thread = thread;
+      r.name = 5;
+      spans.push_back(r);
+      nest(rng, thread, r.start, r.end, 6, &spans);
+    }
+  }
+  ASSERT_GT(spans.size(), 500u);
+  // Brute force: a span's parent is the shortest other span of its thread
+  // that holds it (the intervals are distinct).
+  std::map<std::uint32_t, std::int64_t> want;
+  for (const TimedSpan& s : spans) {
+    want[s.name] += s.end - s.start;
+    const TimedSpan* parent = nullptr;
+    for (const TimedSpan& p : spans) {
+      if (&p == &s || p.thread != s.thread || p.start > s.start || p.end < s.end) continue;
+      if (parent == nullptr || p.end - p.start < parent->end - parent->start) parent = &p;
+    }
+    if (parent != nullptr) want[parent->name] -= s.end - s.start;
+  }
+  // Written in a random order, through runs of 7 spans and in one run.
+  std::shuffle(spans.begin(), spans.end(), rng);
+  for (std::size_t i = 0; i < spans.size(); ++i) spans[i].order = i;
+  for (const std::size_t run : {std::size_t{7}, std::size_t{1} << 20}) {
+    SCOPED_TRACE(run);
+    SelfTime st(run);
+    for (const TimedSpan& s : spans) st.add(s);
+    Collect sink;
+    st.finish([](std::uint32_t) { return false; }, sink);
+    EXPECT_EQ(sink.calls, spans.size());
+    EXPECT_EQ(sink.self, want);
+    EXPECT_EQ(st.overlapping(), 0u);
+    EXPECT_EQ(st.lost(), 0u);
+    EXPECT_EQ(st.spilled_runs(), run == 7 ? spans.size() / 7 : 0u);
+  }
+}
+
+TEST(SelfTime, IdenticalIntervalsFollowTheThreadsOrder) {
+  // Three identical X slices written 0, 1, 2 inside a parent: with the
+  // thread in end order the first-written is innermost (all the time), in
+  // start order the last-written. Spilled runs of one span agree.
+  for (const bool end_ordered : {true, false}) {
+    for (const std::size_t run : {std::size_t{1}, std::size_t{100}}) {
+      SelfTime st(run);
+      for (std::uint32_t i = 0; i < 3; ++i) {
+        TimedSpan s;
+        s.start = 10;
+        s.end = 20;
+        s.order = i;
+        s.name = i;
+        s.from_x = 1;
+        st.add(s);
+      }
+      TimedSpan parent;
+      parent.start = 0;
+      parent.end = 100;
+      parent.order = end_ordered ? 3 : 0;
+      parent.name = 9;
+      parent.from_x = 1;
+      st.add(parent);
+      Collect sink;
+      st.finish([&](std::uint32_t) { return end_ordered; }, sink);
+      const std::uint32_t inner = end_ordered ? 0 : 2;
+      for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(sink.self[i], i == inner ? 10 : 0) << i;
+      EXPECT_EQ(sink.self[9], 90);
+    }
+  }
+}
+
+Report aggregate(const std::string& trace, Aggregator::Options opt) {
+  const std::string path = jitscope::testing::temp_path("aggregator_trace");
+  std::ofstream(path) << trace;
+  Aggregator agg(opt);
+  jitscope::tools::TraceReader reader;
+  jitscope::tools::EventDecoder decoder;
+  jitscope::tools::DecodedEvent ev;
+  std::string error;
+  const bool ok = reader.read(
+      path,
+      [&](const jitscope::tools::RawEvent& raw) {
+        if (!decoder.decode(raw, &ev, &error)) return false;
+        agg.add(ev, decoder);
+        return true;
+      },
+      nullptr, &error);
+  EXPECT_TRUE(ok) << error;
+  return agg.finish(path, reader.bytes_read(), reader.events(), reader.unterminated(),
+                    decoder.fields_ignored(), nullptr, reader.repairs());
+}
+
+std::string be(char ph, const std::string& name, int tid, int ts) {
+  return std::string(R"({"ph":")") + ph + R"(","name":")" + name + R"(","pid":1,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + "}";
+}
+
+TEST(AggregatorBegins, PastTheBoundBeginsAndTheirEndsAreCountedNeverMisPaired) {
+  // Thread 1: b0..b4 open at 0..4 µs, closed at 5..9 with a bound of 3:
+  // b3 and b4 are past it, and so the first two E's close them (ignored);
+  // b2 [2, 7], b1 [1, 8], b0 [0, 9] keep their own E's. Thread 2 opens
+  // c0..c2 while thread 1 holds 3: c2 is past the bound of 5 in all, and
+  // its E (the first on thread 2) closes it, not c1.
+  Aggregator::Options opt;
+  opt.max_open_begins = 3;
+  opt.max_open_begins_total = 5;
+  std::string t = "[";
+  for (int i = 0; i < 5; ++i) t += be('B', "b" + std::to_string(i), 1, i) + ",";
+  for (int i = 0; i < 3; ++i) t += be('B', "c" + std::to_string(i), 2, 20 + i) + ",";
+  for (int i = 0; i < 3; ++i) t += be('E', "", 2, 30 + i) + ",";
+  for (int i = 0; i < 5; ++i) t += be('E', "", 1, 5 + i) + (i < 4 ? "," : "]");
+  const Report r = aggregate(t, opt);
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> got;  // total, self
+  for (const auto& n : r.names) got[n.name] = {n.total_ns, n.self_ns};
+  const std::map<std::string, std::pair<std::int64_t, std::int64_t>> want = {
+      {"b0", {9000, 2000}},
+      {"b1", {7000, 2000}},
+      {"b2", {5000, 5000}},
+      {"c0", {12000, 2000}},
+      {"c1", {10000, 10000}}};
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(r.header.warnings.size(), 1u);
+  EXPECT_EQ(r.header.warnings[0],
+            "3 'B' events beyond 3 open on one thread or 5 on all (ignored, with their 'E')");
+}
+
+}  // namespace
