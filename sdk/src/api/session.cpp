@@ -42,16 +42,32 @@ std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexT
 Flusher* g_current = nullptr;  // guarded by control_mutex()
 std::uint32_t g_generation = 0;
 
+// The fork handlers hold every lock a child could need, so that none is
+// held by a thread that the child does not have. The order, outermost
+// first (a lock is only ever taken under locks above it, never below):
+//   start/stop's control lock (held while the flusher is joined: it comes
+//     first, and nothing below waits for the flusher);
+//   the TSC calibration (a new flusher may hold it for its first 20 ms);
+//   the thread registry, NVTX's locks, CUPTI's locks;
+//   the compile layer's (compile/fork.cpp lists them);
+//   log_unique's (taken under several of the above).
+// The flusher keeps to the same order. docs/robustness.md has the list.
 void fork_prepare() noexcept {
   control_mutex().lock();
+  clock_lock_for_fork();
   ThreadRegistry::instance().lock_for_fork();
   nvtx_lock_for_fork();
   cupti_lock_for_fork();
+  compile_lock_for_fork();
+  log_lock_for_fork();
 }
 void fork_parent() noexcept {
+  log_unlock_after_fork();
+  compile_unlock_after_fork();
   cupti_unlock_after_fork(/*child=*/false);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
+  clock_unlock_after_fork();
   control_mutex().unlock();
 }
 void fork_child() noexcept {
@@ -61,12 +77,15 @@ void fork_child() noexcept {
   // Its files' descriptors (and their locks) stay the parent's alone.
   if (g_current != nullptr) g_current->close_files_in_child();
   g_current = nullptr;
-  set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
+  log_unlock_after_fork();
+  compile_unlock_after_fork();
+  set_metrics_output(false);  // no flusher here: queued records would only pile up
   cupti_unlock_after_fork(/*child=*/true);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
+  clock_unlock_after_fork();
   control_mutex().unlock();
 }
 
