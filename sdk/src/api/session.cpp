@@ -89,6 +89,17 @@ void fork_child() noexcept {
   control_mutex().unlock();
 }
 
+// One line for both files that an exec'd image of this process keeps.
+void say_kept_after_exec(const Config& asked, const Config& written) {
+  std::string line = asked.output_path + " holds the trace this process (pid " +
+                     std::to_string(::getpid()) + ") wrote before it exec'd; kept";
+  const bool metrics_moved = written.metrics_path != asked.metrics_path;
+  if (metrics_moved) line += ", with its metrics file " + asked.metrics_path;
+  line += ", and this session writes " + written.output_path;
+  if (metrics_moved) line += " and " + written.metrics_path;
+  log_line(line);
+}
+
 void print_compile_times(CompileTimesReport report) {
   if (report == CompileTimesReport::kOff) return;
   const TableFormat f = report == CompileTimesReport::kCsv ? TableFormat::kCsv : TableFormat::kText;
@@ -152,12 +163,15 @@ Status start(const Config& config) noexcept {
     } else {
       std::string why;
       if (config.crash_handler) install_crash_handlers();
-      // The trace may go to a new file beside the one asked for (open_output).
+      // The trace may go to a new file beside the one asked for, after an
+      // exec of this process (open_output); its metrics file then follows it.
       Config session_config = config;
       const int fd = open_output(config.output_path, "", why, &session_config.output_path);
+      const bool after_exec = fd >= 0 && session_config.output_path != config.output_path;
       int metrics_fd = -1;
       if (fd >= 0 && !config.metrics_path.empty()) {
-        metrics_fd = open_output(config.metrics_path, "metrics file ", why);
+        metrics_fd = open_output(config.metrics_path, "metrics file ", why,
+                                 &session_config.metrics_path, /*beside=*/after_exec);
         if (metrics_fd < 0) {
           result = Status::error(why);
           ::close(fd);
@@ -168,6 +182,7 @@ Status start(const Config& config) noexcept {
       } else if (!result) {
         // the metrics file failed; reported below
       } else {
+        if (after_exec) say_kept_after_exec(config, session_config);
         const ClockSource clock = pick_clock(config.clock);
         nvtx_capture_begin_session(config);
         g_generation = (g_generation + 1) & (0xffffffffu >> kSessionGenerationShift);

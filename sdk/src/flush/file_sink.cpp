@@ -115,7 +115,8 @@ int open_beside(const std::string& path, std::string& why, std::string& opened) 
 
 }  // namespace
 
-int open_output(const std::string& path, const char* what, std::string& why, std::string* opened) {
+int open_output(const std::string& path, const char* what, std::string& why, std::string* opened,
+                bool beside) {
   if (opened != nullptr) *opened = path;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -135,16 +136,14 @@ int open_output(const std::string& path, const char* what, std::string& why, std
     }
     // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
     // an exec'd image from a rerun, the pid in the trace's head can.
-    if (opened != nullptr && st.st_size > 0 && !opened_by_this_image(st) &&
-        written_by_this_pid(path, st)) {
+    const bool keep =
+        opened != nullptr &&
+        (beside || (st.st_size > 0 && !opened_by_this_image(st) && written_by_this_pid(path, st)));
+    if (keep) {
       ::close(fd);
-      const int beside = open_beside(path, why, *opened);
-      if (beside >= 0) {
-        log_line(path + " holds the trace this process (pid " + std::to_string(::getpid()) +
-                 ") wrote before it exec'd; kept, and this session writes " + *opened);
-        note_opened_by_this_image(beside);
-      }
-      return beside;
+      const int next = open_beside(path, why, *opened);
+      if (next >= 0 && !beside) note_opened_by_this_image(next);
+      return next;
     }
     if (::ftruncate(fd, 0) != 0) {
       why = "cannot empty " + path + ": " + std::strerror(errno);

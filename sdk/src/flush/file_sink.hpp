@@ -34,11 +34,14 @@ namespace jitscope::detail {
 // With `opened` (a session's trace), a file that holds the head of a trace
 // this process wrote before it exec'd itself (its jitscope_session has this
 // pid and boot, and this image has not opened the file) is not emptied: the
-// session writes exec_path's file beside it instead, says so in one
-// `jitscope:` line, and `opened` is the path it writes. A file this image
-// wrote before (stop() then start() on one path) is emptied as any other.
+// session writes exec_path's file beside it instead, and `opened` is the
+// path it writes (start() says so). A file this image wrote before (stop()
+// then start() on one path) is emptied as any other.
+// With `beside` too (the metrics file of a session whose trace went beside),
+// a regular file is kept and exec_path's file opened beside it, whatever it
+// holds: the metrics file has no head to tell, and follows its trace.
 int open_output(const std::string& path, const char* what, std::string& why,
-                std::string* opened = nullptr);
+                std::string* opened = nullptr, bool beside = false);
 
 // The file a session of pid `pid` writes instead of `path` when `path` holds
 // the trace of the same process before an exec: "." + pid + "." + n before
