@@ -134,7 +134,9 @@ int main(int argc, char** argv) {
     const jitscope::CompileUnitRef ref = shared.ref();
     std::atomic<bool> stop{false};
     std::vector<std::thread> workers;
-    for (int i = 0; i < kWorkers; ++i) workers.emplace_back(work, std::cref(ref), std::cref(stop), i);
+    for (int i = 0; i < kWorkers; ++i) {
+      workers.emplace_back(work, std::cref(ref), std::cref(stop), i);
+    }
     for (int i = 0; i < forks && result == 0; ++i) {
       const pid_t pid = ::fork();
       if (pid < 0) {

@@ -98,8 +98,8 @@ TEST(FullDisk, ASessionLeavesWholeEventsAndWholeLinesWithinTheLimit) {
   const std::string metrics = stem + ".metrics.jsonl";
   SpawnOptions options;
   options.drop_env_prefixes = {"JITSCOPE_"};
-  Subprocess p = spawn({JITSCOPE_FULL_DISK_CHILD, std::to_string(kLimit), trace, metrics}, stem,
-                       options);
+  Subprocess p =
+      spawn({JITSCOPE_FULL_DISK_CHILD, std::to_string(kLimit), trace, metrics}, stem, options);
   ASSERT_GT(p.pid, 0) << p.spawn_error;
   ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
   ASSERT_FALSE(p.timed_out);
