@@ -9,6 +9,9 @@
 //     kAfterExec spans "after_exec" and exits 0. exec-stopped calls stop()
 //     before the exec; exec-running waits until its spans are in the file
 //     (the flusher wrote them) and execs with the session still running.
+//     Each image also closes one compile unit (graph "before_exec" or
+//     "after_exec"): its record goes to JITSCOPE_METRICS when that is set.
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <signal.h>
@@ -55,12 +58,14 @@ int main(int argc, char** argv) {
   }
   if (how == "second") {
     for (int i = 0; i < kAfterExec; ++i) jitscope::Span span("after_exec");
+    { jitscope::CompileUnit unit(jitscope::CompileUnitOptions{.graph = "after_exec"}); }
     return 0;  // the autostart session stops at exit
   }
   if (how != "exec-stopped" && how != "exec-running") return 2;
   const char* trace = std::getenv("JITSCOPE_TRACE");
   if (trace == nullptr) return 5;
   for (int i = 0; i < kBeforeExec; ++i) jitscope::Span span("before_exec");
+  { jitscope::CompileUnit unit(jitscope::CompileUnitOptions{.graph = "before_exec"}); }
   if (how == "exec-stopped") {
     if (!jitscope::stop()) return 6;
   } else {

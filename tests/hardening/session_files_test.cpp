@@ -3,6 +3,8 @@
 //   spans it wrote before the exec: the new image's session writes a new
 //   file beside the first (file_sink.hpp, open_output) and says so in one
 //   line; a rerun (another process) still empties the file as before;
+// - the metrics file (JITSCOPE_METRICS) of that process is kept the same
+//   way: the new image writes its metrics beside it too, named in that line;
 // - a session killed right after start() returned leaves a trace that loads
 //   with its head (process_name, jitscope_session): start() writes the head
 //   before it returns, not the flusher after its clock calibration.
@@ -29,10 +31,12 @@ std::size_t slices_named(const nlohmann::json& trace, const std::string& name) {
   return n;
 }
 
-// The file beside `trace` (a temp_path, "….json") that the exec'd image of
-// `pid` writes first: trace.<pid>.1.json (file_sink.hpp, exec_path).
-std::string exec_path(const std::string& trace, int pid) {
-  return trace.substr(0, trace.size() - 5) + "." + std::to_string(pid) + ".1.json";
+// The file beside `path` (its extension after the last dot) that the
+// exec'd image of `pid` writes first: trace.<pid>.1.json (file_sink.hpp,
+// exec_path).
+std::string exec_path(const std::string& path, int pid) {
+  const std::size_t dot = path.rfind('.');
+  return path.substr(0, dot) + "." + std::to_string(pid) + ".1" + path.substr(dot);
 }
 
 std::size_t jitscope_lines(const std::string& err) {
@@ -95,6 +99,35 @@ TEST(SessionFiles, ExecOfItselfAfterStopKeepsTheFirstImagesTrace) {
 
 TEST(SessionFiles, ExecOfItselfWithTheSessionRunningKeepsTheFirstImagesTrace) {
   expect_exec_keeps_first_spans("exec-running", /*first_cut=*/true);
+}
+
+// The metrics file follows the trace: the first image's record stays in
+// it, the second image's goes to the file beside it.
+TEST(SessionFiles, ExecOfItselfKeepsTheFirstImagesMetrics) {
+  const std::string trace = temp_path("exec_metrics");
+  const std::string metrics = trace + ".metrics.jsonl";
+  SpawnOptions options = trace_env(trace);
+  options.env.emplace_back("JITSCOPE_METRICS", metrics);
+  const Subprocess p = run_child({"exec-stopped"}, trace, options);
+  ASSERT_EQ(p.exit_code, 0) << p.err();
+  const std::string beside = exec_path(metrics, p.pid);
+  EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
+  EXPECT_NE(p.err().find(exec_path(trace, p.pid)), std::string::npos) << p.err();
+  EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
+
+  const std::string first = read_file(metrics);
+  EXPECT_NE(first.find("before_exec"), std::string::npos) << "the first image's record is gone";
+  EXPECT_EQ(first.find("after_exec"), std::string::npos) << first;
+  ASSERT_EQ(::access(beside.c_str(), F_OK), 0) << beside << " missing; stderr: " << p.err();
+  const std::string second = read_file(beside);
+  EXPECT_NE(second.find("after_exec"), std::string::npos) << second;
+  EXPECT_EQ(second.find("before_exec"), std::string::npos) << second;
+  if (!::testing::Test::HasFailure()) {
+    p.remove_outputs();
+    for (const std::string& f : {trace, exec_path(trace, p.pid), metrics, beside}) {
+      ::unlink(f.c_str());
+    }
+  }
 }
 
 // Another process on the same path (a rerun) empties the file as before.

@@ -57,16 +57,32 @@ std::string already_active(const Config& active, const Config& asked) {
   return m;
 }
 
+// The fork handlers hold every lock a child could need, so that none is
+// held by a thread that the child does not have. The order, outermost
+// first (a lock is only ever taken under locks above it, never below):
+//   start/stop's control lock (held while the flusher is joined: it comes
+//     first, and nothing below waits for the flusher);
+//   the TSC calibration (a new flusher may hold it for its first 20 ms);
+//   the thread registry, NVTX's locks, CUPTI's locks;
+//   the compile layer's (compile/fork.cpp lists them);
+//   log_unique's (taken under several of the above).
+// The flusher keeps to the same order. docs/robustness.md has the list.
 void fork_prepare() noexcept {
   control_mutex().lock();
+  clock_lock_for_fork();
   ThreadRegistry::instance().lock_for_fork();
   nvtx_lock_for_fork();
   cupti_lock_for_fork();
+  compile_lock_for_fork();
+  log_lock_for_fork();
 }
 void fork_parent() noexcept {
+  log_unlock_after_fork();
+  compile_unlock_after_fork();
   cupti_unlock_after_fork(/*child=*/false);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
+  clock_unlock_after_fork();
   control_mutex().unlock();
 }
 void fork_child() noexcept {
@@ -76,13 +92,27 @@ void fork_child() noexcept {
   // Its files' descriptors (and their locks) stay the parent's alone.
   if (g_current != nullptr) g_current->close_files_in_child();
   g_current = nullptr;
-  set_metrics_output(false);  // no flusher here: queued records would only pile up
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
+  log_unlock_after_fork();
+  compile_unlock_after_fork();
+  set_metrics_output(false);  // no flusher here: queued records would only pile up
   cupti_unlock_after_fork(/*child=*/true);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
+  clock_unlock_after_fork();
   control_mutex().unlock();
+}
+
+// One line for both files that an exec'd image of this process keeps.
+void say_kept_after_exec(const Config& asked, const Config& written) {
+  std::string line = asked.output_path + " holds the trace this process (pid " +
+                     std::to_string(::getpid()) + ") wrote before it exec'd; kept";
+  const bool metrics_moved = written.metrics_path != asked.metrics_path;
+  if (metrics_moved) line += ", with its metrics file " + asked.metrics_path;
+  line += ", and this session writes " + written.output_path;
+  if (metrics_moved) line += " and " + written.metrics_path;
+  log_line(line);
 }
 
 void print_compile_times(CompileTimesReport report) {
@@ -150,12 +180,15 @@ Status start(const Config& config) noexcept {
     } else {
       std::string why;
       if (config.crash_handler) install_crash_handlers();
-      // The trace may go to a new file beside the one asked for (open_output).
+      // The trace may go to a new file beside the one asked for, after an
+      // exec of this process (open_output); its metrics file then follows it.
       Config session_config = config;
       const int fd = open_output(config.output_path, "", why, &session_config.output_path);
+      const bool after_exec = fd >= 0 && session_config.output_path != config.output_path;
       int metrics_fd = -1;
       if (fd >= 0 && !config.metrics_path.empty()) {
-        metrics_fd = open_output(config.metrics_path, "metrics file ", why);
+        metrics_fd = open_output(config.metrics_path, "metrics file ", why,
+                                 &session_config.metrics_path, /*beside=*/after_exec);
         if (metrics_fd < 0) {
           result = Status::error(why);
           ::close(fd);
@@ -166,6 +199,7 @@ Status start(const Config& config) noexcept {
       } else if (!result) {
         // the metrics file failed; reported below
       } else {
+        if (after_exec) say_kept_after_exec(config, session_config);
         const ClockSource clock = pick_clock(config.clock);
         nvtx_capture_begin_session(config);
         g_generation = (g_generation + 1) & (0xffffffffu >> kSessionGenerationShift);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 namespace jitscope::detail {
@@ -46,12 +47,27 @@ void log_once(std::atomic<bool>& flag, std::string_view message) noexcept {
 
 namespace {
 
-DuplicateWarningChecker& unique_lines() noexcept { return immortal<DuplicateWarningChecker>(); }
+// The checker has its own lock, which only its public class could hand out;
+// this one, around every use of it here, is what fork() holds instead.
+struct UniqueLines {
+  std::mutex fork_guard;
+  DuplicateWarningChecker lines;
+};
+UniqueLines& unique_lines() noexcept { return immortal<UniqueLines>(); }
 
 }  // namespace
 
 void log_unique(std::string_view message) noexcept {
-  if (unique_lines().add(message)) log_line(message);
+  UniqueLines& u = unique_lines();
+  bool fresh = false;
+  {
+    std::lock_guard<std::mutex> lock(u.fork_guard);
+    fresh = u.lines.add(message);
+  }
+  if (fresh) log_line(message);
 }
+
+void log_lock_for_fork() noexcept { unique_lines().fork_guard.lock(); }
+void log_unlock_after_fork() noexcept { unique_lines().fork_guard.unlock(); }
 
 }  // namespace jitscope::detail

@@ -17,5 +17,9 @@ void log_once(std::atomic<bool>& flag, std::string_view message) noexcept;
 // (one DuplicateWarningChecker of kDefaultDuplicateWarningCapacity lines, so
 // a message forgotten by its LRU may show again). Usable during exit.
 void log_unique(std::string_view message) noexcept;
+// Holds log_unique's lock across fork() (api/session.cpp): the last lock the
+// fork handlers take, since it is taken under others.
+void log_lock_for_fork() noexcept;
+void log_unlock_after_fork() noexcept;
 
 }  // namespace jitscope::detail

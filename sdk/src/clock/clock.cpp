@@ -1,5 +1,7 @@
 #include "clock/clock.hpp"
 
+#include "base/immortal.hpp"
+
 #include <atomic>
 
 #include <jitscope/detail/hot.hpp>
@@ -108,20 +110,35 @@ std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) 
   return static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * mult) >> 32);
 }
 
+namespace {
+// A mutex, not a once_flag: fork() can hold a mutex (clock_lock_for_fork),
+// while a call_once in flight at a fork would never finish in the child.
+struct Calibration {
+  std::mutex mutex;
+  bool done = false;  // guarded by mutex; `conversion` never changes after
+  ClockConversion conversion;
+};
+Calibration& calibration() noexcept { return immortal<Calibration>(); }
+}  // namespace
+
 const ClockConversion& tsc_conversion(const ClockPoint& first,
                                       std::uint64_t min_window_ns) noexcept {
-  static std::once_flag once;
-  static ClockConversion conversion;
-  std::call_once(once, [&] {
+  Calibration& c = calibration();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.done) {
     const std::uint64_t now = monotonic_ns();
     if (now < first.ns + min_window_ns) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(first.ns + min_window_ns - now));
     }
-    conversion = ClockConversion::from_points(first, sample_clock_point());
-    g_tsc_mult_q32.store(conversion.mult_q32(), std::memory_order_relaxed);
-  });
-  return conversion;
+    c.conversion = ClockConversion::from_points(first, sample_clock_point());
+    g_tsc_mult_q32.store(c.conversion.mult_q32(), std::memory_order_relaxed);
+    c.done = true;
+  }
+  return c.conversion;
 }
+
+void clock_lock_for_fork() noexcept { calibration().mutex.lock(); }
+void clock_unlock_after_fork() noexcept { calibration().mutex.unlock(); }
 
 std::uint64_t realtime_ns() noexcept {
   timespec ts;

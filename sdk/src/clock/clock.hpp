@@ -63,6 +63,10 @@ class ClockConversion {
 // conversion; later calls return the same one. Thread-safe.
 const ClockConversion& tsc_conversion(const ClockPoint& first,
                                       std::uint64_t min_window_ns) noexcept;
+// Holds the calibration's lock across fork() (api/session.cpp): a flusher
+// calibrating at the fork (up to `min_window_ns`) finishes first.
+void clock_lock_for_fork() noexcept;
+void clock_unlock_after_fork() noexcept;
 
 // Nanoseconds in `ticks` of a session's clock, for producers that need a
 // duration now (phase times). Monotonic sessions: ticks are ns. TSC: the

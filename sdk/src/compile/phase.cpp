@@ -118,6 +118,19 @@ UnitState* current_unit_state() noexcept {
   return f != nullptr ? f->unit : nullptr;
 }
 
+void lock_phases_for_fork() noexcept {
+  PhaseRegistry& reg = phase_registry();
+  reg.mutex.lock();
+  // Registered phases are never freed, and none registers while the mutex is held.
+  for (PhaseStats* p : reg.in_order) p->lock.lock();
+}
+
+void unlock_phases_after_fork() noexcept {
+  PhaseRegistry& reg = phase_registry();
+  for (PhaseStats* p : reg.in_order) p->lock.unlock();
+  reg.mutex.unlock();
+}
+
 void reset_phase_times() noexcept {
   PhaseRegistry& reg = phase_registry();
   std::lock_guard<std::mutex> lock(reg.mutex);

@@ -268,6 +268,11 @@ bool try_take_metrics_lines(std::vector<std::string>& out) {
   return true;
 }
 
+void lock_runtime_for_fork() noexcept { runtime_state().mutex.lock(); }
+void unlock_runtime_after_fork() noexcept { runtime_state().mutex.unlock(); }
+void lock_record_sinks_for_fork() noexcept { sinks().mutex.lock(); }
+void unlock_record_sinks_after_fork() noexcept { sinks().mutex.unlock(); }
+
 void reset_records() noexcept {
   {
     RecordSinks& s = sinks();

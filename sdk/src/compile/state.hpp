@@ -75,6 +75,13 @@ struct WaitStats {
 };
 
 struct UnitState {
+  // Every live unit is on one list (unit.cpp), so that the fork handlers
+  // can hold each unit's mutex across fork() (fork.cpp).
+  UnitState() noexcept;
+  ~UnitState();
+  UnitState(const UnitState&) = delete;
+  UnitState& operator=(const UnitState&) = delete;
+
   // Column phases charge these without a lock (the hot case: many phases per
   // unit); close() adds them to the record. The unit's own thread uses plain
   // slots only it touches (it also closes the unit); attached threads use
@@ -98,7 +105,9 @@ struct UnitState {
   CompileId id;
   std::string display;  // "[3/1] name": its trace slice
   std::uint64_t packed_id = 0;
-  std::weak_ptr<UnitState> self;  // for current_compile_unit()
+  std::weak_ptr<UnitState> self;   // for current_compile_unit()
+  UnitState* live_prev = nullptr;  // the live-unit list, guarded by the unit registry's mutex
+  UnitState* live_next = nullptr;
 };
 
 struct EventFrame::Data {
@@ -182,6 +191,26 @@ void with_runtime_record(std::uint64_t span_us, F&& f) {
   std::lock_guard<std::mutex> lock(runtime_mutex());
   f(runtime_record_locked(span_us));
 }
+
+// ---- fork() (fork.cpp) ----
+// Takes every lock of the compile layer, in the order fork.cpp documents, so
+// that fork() happens while no thread holds one; the child inherits them
+// held by its own (only) thread, and both sides release them after.
+void compile_lock_for_fork() noexcept;
+void compile_unlock_after_fork() noexcept;
+// Each file's part of it, in that order.
+void lock_phases_for_fork() noexcept;  // phase.cpp: the registry, then every phase's spin lock
+void unlock_phases_after_fork() noexcept;
+void lock_waits_for_fork() noexcept;  // wait_counter.cpp
+void unlock_waits_after_fork() noexcept;
+void lock_units_for_fork() noexcept;  // unit.cpp: the registry, then every live unit's mutex
+void unlock_units_after_fork() noexcept;
+void lock_runtime_for_fork() noexcept;  // record.cpp: the runtime record
+void unlock_runtime_after_fork() noexcept;
+void lock_step_log_for_fork() noexcept;  // step_log.cpp: the sink, then the progress bar
+void unlock_step_log_after_fork() noexcept;
+void lock_record_sinks_for_fork() noexcept;  // record.cpp: recent records, metrics queue
+void unlock_record_sinks_after_fork() noexcept;
 
 // Forgets phase times (keys stay registered).
 void reset_phase_times() noexcept;

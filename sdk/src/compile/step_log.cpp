@@ -4,6 +4,7 @@
 #include "base/boundary.hpp"
 #include "base/immortal.hpp"
 #include "base/log.hpp"
+#include "compile/state.hpp"
 #include "compile/step_log_internal.hpp"
 
 #include <sys/ioctl.h>
@@ -205,6 +206,19 @@ struct ProgressAccess {
     if (s.active != nullptr) advance(*s.active, label);
   }
 };
+
+void lock_step_log_for_fork() noexcept {
+  (void)progress_from_env();  // its one-time initialization is never in flight across fork()
+  State& s = state();
+  s.sink_mu.lock();
+  s.progress_mu.lock();
+}
+
+void unlock_step_log_after_fork() noexcept {
+  State& s = state();
+  s.progress_mu.unlock();
+  s.sink_mu.unlock();
+}
 
 void set_progress_fd(int fd) noexcept {
   State& s = state();

@@ -20,6 +20,7 @@ namespace {
 
 struct UnitRegistry {
   std::mutex mutex;
+  UnitState* live = nullptr;  // the live units, newest first
   std::map<std::string, std::pair<std::uint32_t, std::uint32_t>, std::less<>>
       frames;  // id, compiles
   std::uint32_t next_frame = 0;
@@ -115,6 +116,40 @@ void leave_unit(EventFrame& frame) noexcept {
 }
 
 }  // namespace
+
+UnitState::UnitState() noexcept {
+  UnitRegistry& reg = units();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  live_next = reg.live;
+  if (live_next != nullptr) live_next->live_prev = this;
+  reg.live = this;
+}
+
+UnitState::~UnitState() {
+  UnitRegistry& reg = units();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (live_prev != nullptr) {
+    live_prev->live_next = live_next;
+  } else {
+    reg.live = live_next;
+  }
+  if (live_next != nullptr) live_next->live_prev = live_prev;
+}
+
+// No unit is made or freed while the registry's mutex is held, and no code
+// takes the registry's mutex while it holds a unit's: the units' mutexes
+// come after it, in list order.
+void lock_units_for_fork() noexcept {
+  UnitRegistry& reg = units();
+  reg.mutex.lock();
+  for (UnitState* u = reg.live; u != nullptr; u = u->live_next) u->mutex.lock();
+}
+
+void unlock_units_after_fork() noexcept {
+  UnitRegistry& reg = units();
+  for (UnitState* u = reg.live; u != nullptr; u = u->live_next) u->mutex.unlock();
+  reg.mutex.unlock();
+}
 
 void reset_units() noexcept {
   UnitRegistry& reg = units();

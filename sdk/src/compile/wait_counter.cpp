@@ -25,6 +25,10 @@ void sample_tracks(const WaitStats& w) noexcept {
 }
 
 }  // namespace
+
+void lock_waits_for_fork() noexcept { waits().mutex.lock(); }
+void unlock_waits_after_fork() noexcept { waits().mutex.unlock(); }
+
 }  // namespace jitscope::detail
 
 namespace jitscope {

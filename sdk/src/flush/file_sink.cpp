@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -113,7 +115,8 @@ int open_beside(const std::string& path, std::string& why, std::string& opened) 
 
 }  // namespace
 
-int open_output(const std::string& path, const char* what, std::string& why, std::string* opened) {
+int open_output(const std::string& path, const char* what, std::string& why, std::string* opened,
+                bool beside) {
   if (opened != nullptr) *opened = path;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -133,16 +136,14 @@ int open_output(const std::string& path, const char* what, std::string& why, std
     }
     // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
     // an exec'd image from a rerun, the pid in the trace's head can.
-    if (opened != nullptr && st.st_size > 0 && !opened_by_this_image(st) &&
-        written_by_this_pid(path, st)) {
+    const bool keep =
+        opened != nullptr &&
+        (beside || (st.st_size > 0 && !opened_by_this_image(st) && written_by_this_pid(path, st)));
+    if (keep) {
       ::close(fd);
-      const int beside = open_beside(path, why, *opened);
-      if (beside >= 0) {
-        log_line(path + " holds the trace this process (pid " + std::to_string(::getpid()) +
-                 ") wrote before it exec'd; kept, and this session writes " + *opened);
-        note_opened_by_this_image(beside);
-      }
-      return beside;
+      const int next = open_beside(path, why, *opened);
+      if (next >= 0 && !beside) note_opened_by_this_image(next);
+      return next;
     }
     if (::ftruncate(fd, 0) != 0) {
       why = "cannot empty " + path + ": " + std::strerror(errno);
@@ -217,17 +218,67 @@ FileSink::FileSink(int fd, std::string path, std::uint64_t rotate_bytes)
 
 void FileSink::write(std::string_view bytes) noexcept {
   if (failed_) return;
+  int cut_error = 0;
+  if (const int error = write_whole(bytes, cut_error); error != 0) fail_writing(error, cut_error);
+}
+
+void FileSink::write_closing(std::string_view bytes) noexcept {
+  if (!failed_) {
+    write(bytes);
+    return;
+  }
+  // The file ends with a whole event; the closing part may fit where the
+  // event that failed did not. Failing again says nothing more.
+  if (fd_ < 0 || closing_tried_ || !ends_whole_) return;
+  closing_tried_ = true;
+  int cut_error = 0;
+  (void)write_whole(bytes, cut_error);
+}
+
+int FileSink::write_whole(std::string_view bytes, int& cut_error) noexcept {
   std::size_t off = 0;
   while (off < bytes.size()) {
     const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      fail(n < 0 ? std::strerror(errno) : "write returned 0");
-      return;
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
     }
-    off += static_cast<std::size_t>(n);
+    const int error = n < 0 ? errno : -1;
+    // Back to the end of the last whole piece: its bytes were written, and
+    // this buffer began where the file ended. Not seekable (a pipe, a
+    // device): nothing to cut, the reader sees what came.
+    const std::size_t keep = last_whole(bytes, off);
+    if (keep < off) {
+      const off_t end = ::lseek(fd_, 0, SEEK_CUR);
+      const off_t to = end - static_cast<off_t>(off - keep);
+      if (end >= 0 && ::ftruncate(fd_, to) == 0 && ::lseek(fd_, to, SEEK_SET) == to) {
+        off = keep;
+      } else {
+        if (end >= 0) cut_error = errno;
+        ends_whole_ = false;  // nothing more goes after the partial event
+      }
+    }
+    bytes_ += off;
+    return error;
   }
   bytes_ += bytes.size();
+  return 0;
+}
+
+std::size_t FileSink::last_whole(std::string_view bytes, std::size_t written) const noexcept {
+  if (framing_ == Framing::kLines) {
+    const std::size_t nl = bytes.substr(0, written).rfind('\n');
+    return nl == std::string_view::npos ? 0 : nl + 1;
+  }
+  // A separator that begins at or before `written`: the event before it is whole.
+  if (bytes.size() < 2) return 0;
+  for (std::size_t at = std::min(written, bytes.size() - 2); at > 0; --at) {
+    const char c = bytes[at];
+    const char next = bytes[at + 1];
+    if ((c == ',' && next == '\n') || (c == '\n' && next == ']')) return at;
+  }
+  return 0;
 }
 
 bool FileSink::next_file() noexcept {
@@ -281,12 +332,34 @@ void FileSink::abandon() noexcept {
 
 void FileSink::fail(const char* why) noexcept {
   failed_ = true;
+  const bool trace = framing_ == Framing::kTraceEvents;
   try {
     const std::string& file = current_.empty() ? path_ : current_;
-    log_line("writing " + file + " failed: " + why + "; the rest of this trace is lost");
+    log_line("writing " + file + " failed: " + why +
+             (trace ? "; the rest of this trace is lost" : "; the rest of the metrics is lost"));
   } catch (...) {
-    log_line("writing the trace failed; the rest of this trace is lost");
+    log_line(trace ? "writing the trace failed; the rest of this trace is lost"
+                   : "writing the metrics file failed; the rest of the metrics is lost");
   }
+}
+
+void FileSink::fail_writing(int error, int cut_error) noexcept {
+  const bool trace = framing_ == Framing::kTraceEvents;
+  const char* piece = trace ? "event" : "line";
+  char why[512];
+  // Each strerror() copied out before the next call.
+  const std::string_view first = error < 0 ? "write returned 0" : std::strerror(error);
+  int n = std::snprintf(why, sizeof why, "%.*s", static_cast<int>(first.size()), first.data());
+  if (cut_error != 0 && n >= 0 && static_cast<std::size_t>(n) < sizeof why) {
+    std::snprintf(why + n, sizeof why - n, ", and cutting it back to its last whole %s failed: %s",
+                  piece, std::strerror(cut_error));
+  } else if (n >= 0 && static_cast<std::size_t>(n) < sizeof why) {
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+      std::snprintf(why + n, sizeof why - n, "; it ends with its last whole %s", piece);
+    }
+  }
+  fail(why);
 }
 
 }  // namespace jitscope::detail

@@ -2,6 +2,13 @@
 // descriptor. The first error is reported once and turns the output off; the
 // session goes on discarding.
 //
+// A full disk (ENOSPC, EFBIG) stops a write part way, inside an event. The
+// sink then cuts the file back (ftruncate) to the end of the last whole
+// event, or line, that it wrote: it knows where they end from the framing
+// (Framing below). The trace's closing part gets one more try after that
+// (TraceSink::write_closing), and is cut back the same way if it fails too,
+// so the file always ends with a whole event: loadable as a cut trace.
+//
 // Rotation (Config::rotate_bytes): the writer closes each file as a whole
 // JSON array and asks for the next one, a numbered file beside the first
 // (numbered_path: trace.json, trace.1.json, trace.2.json, ...). The first
@@ -27,11 +34,14 @@ namespace jitscope::detail {
 // With `opened` (a session's trace), a file that holds the head of a trace
 // this process wrote before it exec'd itself (its jitscope_session has this
 // pid and boot, and this image has not opened the file) is not emptied: the
-// session writes exec_path's file beside it instead, says so in one
-// `jitscope:` line, and `opened` is the path it writes. A file this image
-// wrote before (stop() then start() on one path) is emptied as any other.
+// session writes exec_path's file beside it instead, and `opened` is the
+// path it writes (start() says so). A file this image wrote before (stop()
+// then start() on one path) is emptied as any other.
+// With `beside` too (the metrics file of a session whose trace went beside),
+// a regular file is kept and exec_path's file opened beside it, whatever it
+// holds: the metrics file has no head to tell, and follows its trace.
 int open_output(const std::string& path, const char* what, std::string& why,
-                std::string* opened = nullptr);
+                std::string* opened = nullptr, bool beside = false);
 
 // The file a session of pid `pid` writes instead of `path` when `path` holds
 // the trace of the same process before an exec: "." + pid + "." + n before
@@ -49,7 +59,16 @@ std::string numbered_path(const std::string& path, std::uint64_t n);
 
 class FileSink final : public TraceSink {
  public:
-  FileSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  // Where a whole piece of the output ends, for cutting a failed write back.
+  enum class Framing : std::uint8_t {
+    // Chrome JSON (trace_writer.hpp): an event ends where a separator
+    // begins, ",\n" before the next event or "\n]" closing the array. Every
+    // raw newline is part of one: JSON strings escape theirs.
+    kTraceEvents,
+    kLines,  // JSON lines (the metrics file): a record ends with its '\n'
+  };
+  FileSink(int fd, std::string path, Framing framing = Framing::kTraceEvents)
+      : fd_(fd), path_(std::move(path)), framing_(framing) {}
   // With `rotate_bytes` != 0 the writer may ask for numbered files: stale
   // ones of this name from an earlier run (path.1, path.2, ... while they
   // exist, each only if no one holds its lock) are removed now, so that a
@@ -59,26 +78,39 @@ class FileSink final : public TraceSink {
   ~FileSink() override { close(); }
 
   void write(std::string_view bytes) noexcept override;
+  void write_closing(std::string_view bytes) noexcept override;
   bool can_rotate() const noexcept override { return rotating_; }
   bool next_file() noexcept override;
   std::string_view name() const noexcept override { return path_; }
   void close() noexcept;
-  bool failed() const noexcept { return failed_; }
-  std::uint64_t bytes() const noexcept { return bytes_; }  // over all its files
+  bool failed() const noexcept override { return failed_; }
+  // In its files, over all of them: a write cut back counts what was kept.
+  std::uint64_t bytes() const noexcept { return bytes_; }
   std::uint64_t files() const noexcept { return files_; }  // files opened: 1 without rotation
   // Closes without a word and without flushing (a forked child's copy).
   void abandon() noexcept;
 
  private:
+  // Writes all of `bytes`: 0, or the errno (-1: write returned 0) of a
+  // write that failed, after cutting the file back to the last whole piece;
+  // `cut_error` is then the errno of a cut that failed too.
+  int write_whole(std::string_view bytes, int& cut_error) noexcept;
+  // The end of the last whole piece in the first `written` bytes of `bytes`
+  // (which begins at the end of one).
+  std::size_t last_whole(std::string_view bytes, std::size_t written) const noexcept;
   void fail(const char* why) noexcept;
+  void fail_writing(int error, int cut_error) noexcept;
   int fd_;
   int first_fd_ = -1;  // the first file, kept open (and locked) once rotated away from
   std::string path_;
   std::string current_;  // the file written now; empty: path_
   std::uint64_t bytes_ = 0;
   std::uint64_t files_ = 1;
+  Framing framing_ = Framing::kTraceEvents;
   bool rotating_ = false;
   bool failed_ = false;
+  bool closing_tried_ = false;  // write_closing's one try after a failure
+  bool ends_whole_ = true;      // false: a failed write could not be cut back
 };
 
 }  // namespace jitscope::detail

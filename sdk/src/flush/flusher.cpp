@@ -80,7 +80,9 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
       gpu_counts_at_start_(cupti_counts()),
       start_unix_ns_(realtime_ns()),
       wake_seen_(flusher_wake_count()) {
-  if (metrics_fd >= 0) metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path);
+  if (metrics_fd >= 0) {
+    metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path, FileSink::Framing::kLines);
+  }
 }
 
 void Flusher::write_metrics(bool try_only) {

@@ -121,6 +121,9 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
     w.end_object();
   }
   if (info_.rotate_bytes != 0) w.member("trace_files", part_ + 1);
+  // The file lacks events since then (SessionStats::write_failed); the
+  // counts above are of events made, not of those in the file.
+  if (sink_.failed()) w.member("write_failed", true);
   w.key("nvtx_capture");
   w.begin_object();
   w.member("ranges", nvtx.ranges);
@@ -156,6 +159,9 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx,
   if (ended_) return;
   ended_ = true;
   rotate_pending_ = false;  // the trailer ends the file being written
+  // The events first, on their own: should they not all fit on the disk,
+  // the closing part still gets its try (TraceSink::write_closing).
+  flush();
   // Straight into buf_, past commit(): the cap kept room for it. Should
   // that room be short (the extra stats are not bounded; threads first seen
   // once the trace was full widen the stats after the fact), it is written
@@ -190,7 +196,10 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx,
     while (!render(false, fit) && fit > 0) --fit;
   }
   last_dropped_ = dropped;
-  flush();
+  sink_.write_closing(buf_);
+  base_ += buf_.size();
+  buf_.clear();
+  update_check();
 }
 
 }  // namespace jitscope::detail

@@ -46,11 +46,19 @@ namespace jitscope::detail {
 class GpuTrace;
 class JsonWriter;
 
-// Where the JSON goes. write() gets whole events only.
+// Where the JSON goes. write() gets whole events only. A sink whose write
+// fails keeps whole events only (it cuts its output back to the last one)
+// and discards later writes, but for one try of the closing part.
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
   virtual void write(std::string_view bytes) noexcept = 0;
+  // The trace's closing part (the last counter, the stats, "]"): written
+  // like any other, and tried once more after a failure, in case it fits
+  // where the cut event did not.
+  virtual void write_closing(std::string_view bytes) noexcept { write(bytes); }
+  // Whether a write failed: the output lacks events from then on.
+  virtual bool failed() const noexcept { return false; }
   // Whether next_file() may be called (SessionInfo::rotate_bytes).
   virtual bool can_rotate() const noexcept { return false; }
   // Ends the file being written (all its bytes were written) and starts the
@@ -171,8 +179,8 @@ class TraceWriter {
   void write_dropped_counter();
   // Writes the dropped counter, the jitscope_stats event and the closing "]"
   // into the file being written, whatever the cap (whose room was kept for
-  // it) and without rotating. `extra_stats` adds members to the stats args;
-  // under a cap they may be left out. Later calls do nothing.
+  // it) and without rotating, through TraceSink::write_closing. `extra_stats` adds members to the
+  // stats args; under a cap they may be left out. Later calls do nothing.
   void end_trace(const CaptureTotals& nvtx = {},
                  const std::function<void(JsonWriter&)>& extra_stats = {});
   // In a crash cycle the writer only tries the locks a host thread may hold
