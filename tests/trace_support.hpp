@@ -35,6 +35,18 @@ inline std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+// The lines of `text`, without their '\n' (no empty last one).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t nl = text.find('\n', at);
+    lines.push_back(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    at = nl == std::string::npos ? text.size() : nl + 1;
+  }
+  return lines;
+}
+
 // Parses a trace strictly. A cut-off file may lack the closing "]"; with
 // `allow_cut` that (and only that) is repaired first.
 inline nlohmann::json load_trace(const std::string& path, bool allow_cut = false) {

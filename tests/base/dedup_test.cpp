@@ -130,21 +130,6 @@ TEST(DuplicateWarningChecker, ConcurrentAddsShowEachDistinctKeyOnce) {
   EXPECT_EQ(c.size(), static_cast<std::size_t>(kDistinct));
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) {
-      lines.push_back(text.substr(start));
-      break;
-    }
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
-
 // The checker is process-wide: each test uses messages no other test logs.
 std::string unique_message(const char* what) {
   return std::string(what) + " (pid " + std::to_string(::getpid()) + ")";
@@ -155,7 +140,7 @@ TEST(LogUnique, SameMessageTwiceIsOneLine) {
   testing::StderrCapture cap;
   detail::log_unique(msg);
   detail::log_unique(msg);
-  const auto lines = lines_of(cap.text());
+  const auto lines = jitscope::testing::lines_of(cap.text());
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], "jitscope: " + msg);
 }
@@ -168,7 +153,7 @@ TEST(LogUnique, DistinctMessagesAreTwoLines) {
   detail::log_unique(b);
   detail::log_unique(a);
   detail::log_unique(b);
-  const auto lines = lines_of(cap.text());
+  const auto lines = jitscope::testing::lines_of(cap.text());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "jitscope: " + a);
   EXPECT_EQ(lines[1], "jitscope: " + b);

@@ -35,18 +35,6 @@ using FailingAllocations = testing::FailOneAllocation;
 // Longer than std::string's inline buffer (15 bytes): copying one allocates.
 const std::string kLong(48, 'x');
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
 // The X slices of a loaded trace whose name contains `part`.
 std::vector<json> slices_named(const json& trace, const std::string& part) {
   std::vector<json> out;
@@ -465,7 +453,8 @@ TEST_F(CompileBoundary, EachAllocationOfAUnitCanFailWithoutHarm) {
     if (!fired) break;  // every allocation has failed once
     ++runs;
   }
-  const std::vector<std::string> lines = lines_of(::testing::internal::GetCapturedStderr());
+  const std::vector<std::string> lines =
+      jitscope::testing::lines_of(::testing::internal::GetCapturedStderr());
   RecordProperty("failed_allocations", static_cast<int>(runs));
   RecordProperty("lines", static_cast<int>(lines.size()));
   EXPECT_GT(runs, 10);

@@ -30,17 +30,6 @@
 namespace jitscope::testing {
 namespace {
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t nl = text.find('\n', at);
-    lines.push_back(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
-    at = nl == std::string::npos ? text.size() : nl + 1;
-  }
-  return lines;
-}
-
 bool is_object(const std::string& text) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return j.is_object();
@@ -50,7 +39,7 @@ bool is_object(const std::string& text) {
 // (each but the last followed by ","), then optionally "]" as the last line.
 void expect_whole_trace_events(const std::string& text, const std::string& what) {
   SCOPED_TRACE(what);
-  const std::vector<std::string> lines = split_lines(text);
+  const std::vector<std::string> lines = lines_of(text);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "[");
   bool closed = false;
@@ -77,14 +66,14 @@ void expect_whole_lines(const std::string& text, const std::string& what) {
   SCOPED_TRACE(what);
   if (text.empty()) return;
   EXPECT_EQ(text.back(), '\n') << "the last line is cut: " << text.substr(text.rfind('\n') + 1);
-  for (const std::string& line : split_lines(text)) {
+  for (const std::string& line : lines_of(text)) {
     EXPECT_TRUE(is_object(line)) << "not a whole record: " << line;
   }
 }
 
 std::vector<std::string> jitscope_lines(const std::string& err) {
   std::vector<std::string> out;
-  for (const std::string& line : split_lines(err)) {
+  for (const std::string& line : lines_of(err)) {
     if (line.rfind("jitscope: ", 0) == 0) out.push_back(line);
   }
   return out;

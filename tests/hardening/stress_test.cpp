@@ -551,17 +551,6 @@ ChildResult run_devfull_child(int code, const char* how) {
   return r;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t nl = text.find('\n', at);
-    lines.push_back(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
-    at = nl == std::string::npos ? text.size() : nl + 1;
-  }
-  return lines;
-}
-
 void expect_one_jitscope_line(const std::string& err) {
   const std::vector<std::string> lines = lines_of(err);
   ASSERT_EQ(lines.size(), 1u) << "stderr:\n" << err;

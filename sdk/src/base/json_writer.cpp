@@ -1,4 +1,5 @@
 #include "base/json_writer.hpp"
+#include "base/utf8.hpp"
 
 #include <array>
 #include <bit>
@@ -49,35 +50,6 @@ inline std::uint64_t load_short(const unsigned char* p, std::size_t len) {
   }
   const std::uint64_t keep = (std::uint64_t{1} << (8 * len)) - 1;
   return (w & keep) | (kOnes * 'a' & ~keep);
-}
-
-// Length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), or minus the length of
-// its maximal invalid subpart: the lead plus the continuation bytes that were still in range.
-// Ranges per Unicode Table 3-7, which rule out overlongs, surrogates and > U+10FFFF.
-inline int utf8_step(const unsigned char* p, std::size_t avail) {
-  const unsigned c = p[0];
-  std::size_t need;
-  unsigned lo = 0x80;
-  unsigned hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    if (c == 0xE0) lo = 0xA0;  // else overlong
-    if (c == 0xED) hi = 0x9F;  // else surrogate
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    if (c == 0xF0) lo = 0x90;  // else overlong
-    if (c == 0xF4) hi = 0x8F;  // else > U+10FFFF
-  } else {
-    return -1;
-  }
-  for (std::size_t k = 1; k <= need; ++k) {
-    if (k >= avail || p[k] < lo || p[k] > hi) return -static_cast<int>(k);
-    lo = 0x80;
-    hi = 0xBF;
-  }
-  return static_cast<int>(need) + 1;
 }
 
 // Writes the escape for an ASCII byte that is not plain; returns the new end.
