@@ -10,6 +10,7 @@
 #include <event_decoder.hpp>
 #include <trace_reader.hpp>
 
+#include "trace_reader_support.hpp"
 #include "trace_support.hpp"
 
 #include <gtest/gtest.h>
@@ -22,42 +23,13 @@
 namespace {
 
 using jitscope::testing::temp_path;
-using jitscope::tools::InputRepairs;
 using jitscope::tools::RawEvent;
-using jitscope::tools::repair_warnings;
 using jitscope::tools::TraceReader;
 
 const std::string kFffd = "\xEF\xBF\xBD";
 
-struct Read {
-  bool ok = false;
-  std::string error;
-  std::vector<std::pair<std::string, std::uint64_t>> events;  // json, offset
-  bool unterminated = false;
-  std::vector<std::string> warnings;
-  InputRepairs repairs;
-};
-
-Read read_with(const std::string& path, std::size_t chunk) {
-  TraceReader reader(chunk);
-  Read r;
-  r.ok = reader.read(
-      path,
-      [&](const RawEvent& e) {
-        // The padding simdjson may read is there, repaired event or not
-        // (ASan checks the reads).
-        volatile char sink = 0;
-        for (std::size_t k = 0; k < jitscope::tools::kJsonPadding; ++k)
-          sink = sink + e.json.data()[e.json.size() + k];
-        r.events.emplace_back(std::string(e.json), e.offset);
-        return true;
-      },
-      nullptr, &r.error);
-  r.unterminated = reader.unterminated();
-  r.repairs = reader.repairs();
-  r.warnings = repair_warnings(reader.repairs());
-  return r;
-}
+using Read = jitscope::testing::ReaderOutput;
+using jitscope::testing::read_with;
 
 // `content` read at chunk sizes 1..64 and the default: all the same.
 Read read_all_ways(const std::string& content) {

@@ -16,6 +16,7 @@
 #include <event_decoder.hpp>
 #include <trace_reader.hpp>
 
+#include "trace_reader_support.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/jitscope.hpp>
@@ -40,7 +41,6 @@ using jitscope::tools::DecodedEvent;
 using jitscope::tools::EventDecoder;
 using jitscope::tools::parse_us_to_ns;
 using jitscope::tools::RawEvent;
-using jitscope::tools::TopLevelField;
 using jitscope::tools::TraceReader;
 using nlohmann::json;
 
@@ -50,34 +50,8 @@ std::string write_temp(const std::string& stem, const std::string& content) {
   return path;
 }
 
-struct ReadResult {
-  bool ok = false;
-  std::string error;
-  std::vector<std::pair<std::string, std::uint64_t>> events;  // json, offset
-  std::vector<std::pair<std::string, std::string>> fields;    // key, raw json
-  bool unterminated = false;
-};
-
-ReadResult read_with(const std::string& path, std::size_t chunk) {
-  TraceReader reader(chunk);
-  ReadResult r;
-  r.ok = reader.read(
-      path,
-      [&](const RawEvent& e) {
-        // The padding simdjson may read is there (ASan checks the reads).
-        volatile char sink = 0;
-        for (std::size_t k = 0; k < jitscope::tools::kJsonPadding; ++k)
-          sink = sink + e.json.data()[e.json.size() + k];
-        r.events.emplace_back(std::string(e.json), e.offset);
-        return true;
-      },
-      [&](const TopLevelField& f) { r.fields.emplace_back(f.key, f.raw_json); }, &r.error);
-  r.unterminated = reader.unterminated();
-  if (r.ok) {
-    EXPECT_EQ(reader.events(), r.events.size());
-  }
-  return r;
-}
+using ReadResult = jitscope::testing::ReaderOutput;
+using jitscope::testing::read_with;
 
 const std::size_t kChunks[] = {1,  2,  3,  5,   7,    13,
                                31, 64, 65, 100, 4096, TraceReader::kDefaultChunkSize};
