@@ -47,8 +47,10 @@
 // Macros:
 //   JITSCOPE_PHASE("literal")                       phase to the end of the scope
 //   JITSCOPE_PHASE("literal", {.column = "x_us", .compile_event = true})
-// With JITSCOPE_DISABLE defined, JITSCOPE_PHASE is `static_cast<void>(0)`
-// and CompileUnit, Phase and WaitCounter do nothing.
+// With JITSCOPE_DISABLE defined, JITSCOPE_PHASE is `static_cast<void>(0)`,
+// every class here records nothing and every call is an inline no-op
+// (detail/disabled_compile.hpp): data calls return ok, queries are empty,
+// tables are empty strings.
 //
 // Errors: nothing here throws into the host. Misused event data returns a
 // Status saying what is wrong (try_* forms ignore it silently).
@@ -67,9 +69,7 @@
 #include <variant>
 #include <vector>
 
-namespace jitscope {
-
-namespace detail {
+namespace jitscope::detail {
 struct UnitState;
 struct PhaseStats;
 struct WaitStats;
@@ -90,7 +90,9 @@ struct EventFrame {
   std::uint32_t column_base = 0;  // unit frames: the thread's column-phase depth at open
   bool open = false;
 };
-}  // namespace detail
+}  // namespace jitscope::detail
+
+JITSCOPE_NAMESPACE_BEGIN
 
 // "frame/attempt": compile `frame` for the `attempt`-th time (0: first).
 struct JITSCOPE_API CompileId {
@@ -467,7 +469,11 @@ JITSCOPE_API std::string cumulative_time_report(TableFormat format = TableFormat
 // runtime record (PyTorch's reset_frame_count). Not while units are open.
 JITSCOPE_API void reset_compile_state() noexcept;
 
-}  // namespace jitscope
+JITSCOPE_NAMESPACE_END
+
+#if defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/disabled_compile.hpp>
+#endif
 
 #if defined(JITSCOPE_DISABLE)
 #define JITSCOPE_PHASE(key, ...) static_cast<void>(0)

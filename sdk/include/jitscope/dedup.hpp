@@ -19,7 +19,8 @@
 // returns true (nothing is hidden) while the LRU order is still kept.
 //
 // Thread-safe; nothing here throws. Out of memory, add() returns true: it is
-// better to repeat a warning than to lose one.
+// better to repeat a warning than to lose one. Compiled out (JITSCOPE_DISABLE)
+// it keeps nothing: add() is always true, as with `verbose`.
 #pragma once
 
 #include <jitscope/detail/export.hpp>
@@ -31,7 +32,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace jitscope {
+JITSCOPE_NAMESPACE_BEGIN
 
 inline constexpr std::size_t kDefaultDuplicateWarningCapacity = 4096;
 
@@ -63,4 +64,8 @@ class JITSCOPE_API DuplicateWarningChecker {
   std::unordered_map<std::string_view, Order::iterator> index_;  // guarded by mu_
 };
 
-}  // namespace jitscope
+JITSCOPE_NAMESPACE_END
+
+#if defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/disabled_dedup.hpp>
+#endif

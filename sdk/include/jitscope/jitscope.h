@@ -15,6 +15,10 @@
  * Every call is safe with NULL pointers and without a session (it does
  * nothing); an end with nothing open is counted and ignored. Costs are the
  * C++ API's (jitscope.hpp) plus one call.
+ *
+ * Compiled out (JITSCOPE_DISABLE defined before the include): every call is
+ * a `static inline` no-op (detail/disabled_c_api.h), no library is needed,
+ * jitscope_start() returns -1 and jitscope_last_error() says why.
  */
 #ifndef JITSCOPE_JITSCOPE_H
 #define JITSCOPE_JITSCOPE_H
@@ -52,6 +56,9 @@ typedef struct jitscope_config {
   unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
 } jitscope_config;
 
+#if defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/disabled_c_api.h>
+#else
 /* Fills *cfg with the defaults (no output path). */
 JITSCOPE_API void jitscope_config_init(jitscope_config* cfg);
 /* 0 on success; -1 and jitscope_last_error() otherwise. NULL cfg: from JITSCOPE_* env. */
@@ -72,6 +79,7 @@ JITSCOPE_API void jitscope_thread_name(const char* name);
  * (jitscope::note_child_process). 0 on success; -1 and jitscope_last_error()
  * without a session, for pid <= 0 or a NULL trace path. label may be NULL. */
 JITSCOPE_API int jitscope_note_child_process(int pid, const char* trace_path, const char* label);
+#endif /* JITSCOPE_DISABLE */
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,17 @@
 //
 // Cost (bench/jitscope_bench, docs/performance.md): a static-name span with a
 // session on is two clock reads and two 32-byte ring writes; with no session
-// it is one relaxed load and a branch; with JITSCOPE_DISABLE defined before
-// including this header every macro is `static_cast<void>(0)` and the classes
-// are empty.
+// it is one relaxed load and a branch; compiled out (below) it is nothing.
+//
+// Compiled out: with JITSCOPE_DISABLE defined before the first jitscope
+// include, every macro is `static_cast<void>(0)` (its arguments are not
+// evaluated), the classes record nothing, and every call of every public
+// header (the C API too) is an inline no-op: no jitscope library is needed
+// and no session ever starts. start() returns an error saying so, stop() is
+// ok, active() is false, queries are empty. The compiled-out API is in the
+// inline namespace jitscope::disabled, so translation units with and without
+// JITSCOPE_DISABLE may share a program; they must not pass jitscope types to
+// each other (they are distinct types: a link error, not a silent mismatch).
 //
 // Macros (each is a statement):
 //   JITSCOPE_SPAN("literal")                       span to the end of the scope
@@ -59,7 +67,7 @@
 #include <string_view>
 #include <type_traits>
 
-namespace jitscope {
+JITSCOPE_NAMESPACE_BEGIN
 
 // What a full ring does with a new record.
 enum class OverflowPolicy : std::uint8_t {
@@ -363,7 +371,11 @@ inline void counter(char (&name)[N], double value) noexcept {
   counter(detail::buffer_text(name), value);
 }
 
-}  // namespace jitscope
+JITSCOPE_NAMESPACE_END
+
+#if defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/disabled_jitscope.hpp>
+#endif
 
 #define JITSCOPE_CONCAT_IMPL(a, b) a##b
 #define JITSCOPE_CONCAT(a, b) JITSCOPE_CONCAT_IMPL(a, b)

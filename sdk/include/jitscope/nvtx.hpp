@@ -37,7 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace jitscope {
+JITSCOPE_NAMESPACE_BEGIN
 
 struct NvtxStatus {
   bool compiled_in = false;            // built with the CUDA toolkit's NVTX headers
@@ -48,8 +48,14 @@ struct NvtxStatus {
 // Where NVTX stands now. Cheap; takes a lock.
 JITSCOPE_API NvtxStatus nvtx_status() noexcept;
 
-}  // namespace jitscope
+JITSCOPE_NAMESPACE_END
 
+#if defined(JITSCOPE_DISABLE)
+// Compiled out: nothing is compiled in, nothing emits, nothing is captured.
+JITSCOPE_NAMESPACE_BEGIN
+inline NvtxStatus nvtx_status() noexcept { return {}; }
+JITSCOPE_NAMESPACE_END
+#else
 extern "C" {
 // The injection library's hand-off: attaches jitscope's capture to the NVTX
 // instance whose export table `get_export_table` gives. Returns 1 on success.
@@ -62,3 +68,4 @@ __attribute__((visibility("default")))
 #endif
 int jitscope_nvtx_attach(const void* (*get_export_table)(std::uint32_t)) noexcept;
 }
+#endif

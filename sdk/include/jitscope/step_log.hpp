@@ -33,6 +33,9 @@
 // sink, and does one write(2) (or calls the sink). Cold-path only: not for
 // per-op logging.
 //
+// Compiled out (JITSCOPE_DISABLE): no step is numbered (step() is 0), no line
+// is written and no bar is drawn.
+//
 // Nothing here throws. Out of memory, a line is dropped. The sink is called
 // with no jitscope lock held, from the logging thread, and may be called
 // concurrently; an exception from it is caught and ignored.
@@ -45,11 +48,11 @@
 #include <string>
 #include <string_view>
 
-namespace jitscope {
-
-namespace detail {
+namespace jitscope::detail {
 struct ProgressAccess;  // step_log.cpp: the default sink redraws the bar
-}  // namespace detail
+}  // namespace jitscope::detail
+
+JITSCOPE_NAMESPACE_BEGIN
 
 enum class LogLevel : std::uint8_t { kDebug, kInfo, kWarning, kError };
 
@@ -109,4 +112,8 @@ class JITSCOPE_API CompileProgress {
   bool drawn_ = false;
 };
 
-}  // namespace jitscope
+JITSCOPE_NAMESPACE_END
+
+#if defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/disabled_step_log.hpp>
+#endif

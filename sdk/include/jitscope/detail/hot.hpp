@@ -3,6 +3,8 @@
 //
 // The inline part is the guard (one relaxed load of g_session) and the clock
 // read; recording is one out-of-line call into the library (ring/producer.cpp).
+// Under JITSCOPE_DISABLE every use of the calls below sits in a discarded
+// `if constexpr (kCompiledIn)` branch: declared, never referenced.
 #pragma once
 
 #include <jitscope/detail/unload_hook.h>
@@ -28,14 +30,19 @@
 #define JITSCOPE_UNLIKELY(x) (x)
 #endif
 
-namespace jitscope {
+JITSCOPE_NAMESPACE_BEGIN
 struct Arg;
-}
+JITSCOPE_NAMESPACE_END
 
 namespace jitscope::detail {
 
 #if defined(JITSCOPE_DISABLE)
+// In its own inline namespace (as the public API, export.hpp): the two
+// values never share a mangled name in a program that mixes both kinds of
+// translation unit.
+inline namespace disabled {
 inline constexpr bool kCompiledIn = false;
+}  // namespace disabled
 #else
 inline constexpr bool kCompiledIn = true;
 #endif

@@ -14,6 +14,8 @@
 
 #include <jitscope/detail/export.hpp>
 
+/* Compiled out (JITSCOPE_DISABLE): no hook, nothing to declare. */
+#if !defined(JITSCOPE_DISABLE)
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,6 +25,7 @@ JITSCOPE_API void jitscope_image_unloading(const void* address);
 
 #ifdef __cplusplus
 }
+#endif
 #endif
 
 /* Not in the library itself: libjitscope.so is never unmapped (-z nodelete). */
