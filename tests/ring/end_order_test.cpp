@@ -38,6 +38,9 @@ TEST(EndOrder, AnOuterEndEndsTheSpansInsideItAndTheirEndsEndNothing) {
     // Opened after: it takes middle's depth, and middle's end must not end it.
     Span later("later");
     Span later_child("later_child");
+    // An arg to a span ended with its outer one goes nowhere, never to the
+    // span opened since at its place (later_child).
+    middle->arg("stray", 1);
     middle->end();
     inner->end();
     EXPECT_TRUE(later.recording());
@@ -60,6 +63,9 @@ TEST(EndOrder, AnOuterEndEndsTheSpansInsideItAndTheirEndsEndNothing) {
   EXPECT_TRUE(marked(spans["inner"]));
   EXPECT_FALSE(marked(spans["later"]));
   EXPECT_FALSE(marked(spans["later_child"]));
+  for (const auto& [name, e] : spans) {
+    EXPECT_FALSE(e.contains("args") && e["args"].contains("stray")) << name;
+  }
   // Nested, each inside the one it was opened in, all ending by outer's end.
   EXPECT_LE(to_ns(spans["outer"]["ts"]), to_ns(spans["middle"]["ts"]));
   EXPECT_LE(to_ns(spans["middle"]["ts"]), to_ns(spans["inner"]["ts"]));

@@ -205,9 +205,21 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
   return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
 }
 
+// Whether `token`'s span is still open on `t`. Only an end out of order can
+// have ended it with its Span alive (its index may then be another span's),
+// so threads that never had one check nothing more.
+bool still_open(const ThreadState& t, const SpanToken& token) noexcept {
+  if (token.index >= t.owed) return false;
+  if (token.serial == 0 || t.out_of_order_ends.load(std::memory_order_relaxed) == 0) return true;
+  for (std::uint32_t d = std::min<std::uint32_t>(t.depth, 256); d > 0; --d) {
+    if (t.open_serial[d - 1] == token.serial) return true;
+  }
+  return false;
+}
+
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session || !token.recorded || token.index >= t->owed ||
+  if (t == nullptr || t->session != token.session || !token.recorded || !still_open(*t, token) ||
       members.empty()) {
     return false;
   }
@@ -308,7 +320,7 @@ void end_innermost_span(std::uint32_t session, std::uint64_t ts) noexcept {
 
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session || token.index >= t->owed) return;
+  if (t == nullptr || t->session != token.session || !still_open(*t, token)) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
   if (!make_room(*t, 1 + payload_slots(payload))) {
