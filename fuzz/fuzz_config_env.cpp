@@ -45,6 +45,7 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_CUPTI",          "JITSCOPE_CUPTI_BUFFER_KB",
     "JITSCOPE_CUPTI_BUFFERS",  "JITSCOPE_CRASH_HANDLER",
     "JITSCOPE_MAX_TRACE_SIZE", "JITSCOPE_ROTATE_SIZE",
+    "JITSCOPE_CUPTI_LIBRARY",
 };
 bool known(std::string_view name) {
   for (const char* k : kKnown) {
