@@ -4,7 +4,6 @@
 
 #include "base/boundary.hpp"
 #include "base/log.hpp"
-#include "ring/producer.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <algorithm>
@@ -120,20 +119,26 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
   }
 }
 
+// The C API's end has no token: an untracked one (serial 0) ends the
+// innermost span of `session`.
+static jitscope::detail::SpanToken innermost(std::uint32_t session) noexcept {
+  return {session, 0, 0, 0};
+}
+
 void jitscope_span_end(void) {
   using namespace jitscope::detail;
   const ThreadState* t = current_thread_state_if_registered();
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
   if (t != nullptr && t->depth > 0) {
-    end_innermost_span(t->session, read_clock(t->session));
+    end_span(innermost(t->session), read_clock(t->session));
     return;
   }
   // Nothing open: an end in the current session counts as unbalanced, also
   // on a thread with no event in it yet or only in an earlier session (it
   // registers here, as on any first event).
   const std::uint32_t s = session_word();
-  if (s != 0 && current_thread_state(s) != nullptr) end_innermost_span(s, read_clock(s));
+  if (s != 0 && current_thread_state(s) != nullptr) end_span(innermost(s), read_clock(s));
 }
 
 void jitscope_instant(const char* static_name) {

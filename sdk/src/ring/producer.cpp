@@ -302,22 +302,6 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   close_innermost(*t, ts, nvtx);
 }
 
-void end_innermost_span(std::uint32_t session, std::uint64_t ts) noexcept {
-  ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr) return;
-  const bool nvtx = (session & kSessionNvtxBit) != 0;
-  if (t->session != session) {  // began in an earlier session
-    if (nvtx) [[unlikely]]
-      mirror_pop();
-    return;
-  }
-  if (t->depth == 0) {
-    bump(t->unbalanced_ends);
-    return;
-  }
-  close_innermost(*t, ts, nvtx);
-}
-
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
   ThreadState* t = current_thread_state_if_registered();
   if (t == nullptr || t->session != token.session || !still_open(*t, token)) return;

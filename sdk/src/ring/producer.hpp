@@ -21,9 +21,6 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
 // Appends pre-rendered JSON members (`"k":v,...`, from JsonWriter) to the
 // open span's args. False (and counted as a dropped arg) if they cannot go in whole.
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept;
-// Ends the innermost span this thread opened in `session` (the C API's end,
-// which has no token).
-void end_innermost_span(std::uint32_t session, std::uint64_t ts) noexcept;
 
 // An event another library emitted (NVTX capture), written whole at its end.
 struct CapturedEvent {
