@@ -7,7 +7,9 @@ set -euo pipefail
 what="${1:-test}"
 packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev)
 if [ "$what" = "test" ]; then
-  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3)
+  # LLVM 16 and MLIR 16 for the jitscope::llvm and jitscope::mlir adapters and their tests.
+  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3
+             llvm-16-dev libmlir-16-dev mlir-16-tools)
 fi
 
 missing=()

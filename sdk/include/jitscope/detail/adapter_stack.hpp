@@ -1,0 +1,118 @@
+// What the compiler adapters (<jitscope/llvm.hpp>, <jitscope/mlir.hpp>)
+// share: each thread's stack of the pass runs an adapter instance has begun,
+// and the boundary that keeps an exception out of LLVM's and MLIR's frames.
+// Internal: include an adapter header instead. Not used under JITSCOPE_DISABLE.
+#pragma once
+
+#include <jitscope/compile.hpp>
+#include <jitscope/jitscope.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace jitscope::detail {
+
+// Runs `work`; an exception (out of memory copying a name) is dropped here,
+// since LLVM and MLIR are built without exceptions and must never see one.
+// False when it was dropped.
+template <class Work>
+bool adapter_guarded(Work&& work) noexcept {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  try {
+    work();
+    return true;
+  } catch (...) {
+    return false;
+  }
+#else
+  work();  // -fno-exceptions: out of memory ends the process, the host's choice
+  return true;
+#endif
+}
+
+// One pass, analysis or pipeline run begun on this thread, until its end.
+struct AdapterFrame {
+  std::uint32_t kind = 0;   // the adapter's own enum
+  std::uintptr_t key = 0;   // what its end callback is matched by (a pass, a name)
+  std::uintptr_t key2 = 0;  // (the IR unit, a name's length, a parent thread)
+  // Declared before the span so that it is destroyed after it: the span
+  // ends while the unit is still attached, and carries its compile_id.
+  std::unique_ptr<UnitScope> attachment;
+  std::unique_ptr<Span> span;
+
+  bool matches(std::uint32_t k, std::uintptr_t a, std::uintptr_t b) const noexcept {
+    return kind == k && key == a && key2 == b;
+  }
+};
+
+// The calling thread's frames, one stack per adapter instance, so that two
+// pass managers (or an LLVM and an MLIR one) never end each other's spans.
+class AdapterStacks {
+ public:
+  using Frames = std::vector<AdapterFrame>;
+
+  // This thread's stack for `owner`, or nullptr when it has none.
+  Frames* find(std::uint64_t owner) noexcept {
+    for (Entry& e : entries_) {
+      if (e.owner == owner) return &e.frames;
+    }
+    return nullptr;
+  }
+  // The same, made when missing (may allocate: call inside adapter_guarded).
+  Frames& get(std::uint64_t owner) {
+    if (Frames* f = find(owner)) return *f;
+    // An empty stack of another instance is reused: threads that see many
+    // short-lived pass managers keep a few entries, not one per instance.
+    for (Entry& e : entries_) {
+      if (e.frames.empty()) {
+        e.owner = owner;
+        return e.frames;
+      }
+    }
+    entries_.push_back(Entry{owner, {}});
+    return entries_.back().frames;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t owner;
+    Frames frames;
+  };
+  std::vector<Entry> entries_;
+};
+
+inline AdapterStacks& this_thread_adapter_stacks() noexcept {
+  static thread_local AdapterStacks stacks;
+  return stacks;
+}
+
+// A process-unique id per adapter instance (an address could be reused).
+inline std::uint64_t new_adapter_id() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;  // relaxed: uniqueness only
+}
+
+// The innermost frame that matches, or -1.
+inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint32_t kind,
+                                 std::uintptr_t key, std::uintptr_t key2) noexcept {
+  for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(frames.size()) - 1; i >= 0; --i) {
+    if (frames[static_cast<std::size_t>(i)].matches(kind, key, key2)) return i;
+  }
+  return -1;
+}
+
+// Ends frame `index` and pops it with every frame above it. Those above
+// never saw their end callback (a pass that bailed out): jitscope ends
+// their spans with this one, marks them "jitscope_ended_with_outer" and
+// counts them, so they end first here only in the sense of being popped.
+inline void end_frames_from(AdapterStacks::Frames& frames, std::size_t index) noexcept {
+  if (index >= frames.size()) return;
+  if (frames[index].span) frames[index].span->end();
+  while (frames.size() > index) frames.pop_back();  // spans first, then attachments
+}
+
+}  // namespace jitscope::detail

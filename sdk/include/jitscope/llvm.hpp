@@ -1,0 +1,257 @@
+// jitscope::llvm — LLVM's new pass manager in the trace, in one call.
+//
+// Quickstart (CMake: target_link_libraries(tool PRIVATE jitscope::llvm))
+//   #include <jitscope/llvm.hpp>
+//
+//   ::llvm::PassInstrumentationCallbacks pic;
+//   jitscope::llvm::register_callbacks(pic);  // before the pipeline runs
+//   ::llvm::PassBuilder pb(tm, ::llvm::PipelineTuningOptions(), std::nullopt, &pic);
+//   ...
+//   mpm.run(module, mam);  // every pass run is a span on this thread
+//
+// What is recorded, while a jitscope session is on:
+//   - each pass run: a span named by the pass ("InstCombinePass",
+//     "ModuleToFunctionPassAdaptor", "PassManager<Function>"...), so pass
+//     managers and adaptors contain the passes they run; args "ir" (the IR
+//     unit's kind: "module", "cgscc", "function", "loop", "machine function")
+//     and "ir_name" (its name: the module identifier, the function, the
+//     loop's header block, an SCC's first function, with "functions" its size);
+//   - a pass whose IR unit it invalidated (a loop it deleted, an SCC it
+//     split): its span ends at the after-invalidated callback, "ir_invalidated": true;
+//   - a pass LLVM skipped (optnone, -opt-bisect-limit): an instant
+//     "llvm_pass_skipped" with args "pass", "ir", "ir_name", and Counts::skipped;
+//   - with Options::analyses, each analysis computed: a span named by the
+//     analysis with "analysis": true.
+// Inside a jitscope CompileUnit the spans carry its compile_id (compile.hpp).
+//
+// Cost: with no session, each callback is one relaxed load and a branch (the
+// after-callbacks add a look at this thread's empty adapter stack). With a
+// session, a pass run is one span with a copied name and two or three
+// string args: about a microsecond, small beside a pass. Nothing here throws
+// into LLVM or aborts it: out of memory loses the span and is counted
+// (Counts::dropped) when exceptions are on.
+//
+// Threads: the callbacks may run on several threads at once (one pipeline
+// per thread); each thread keeps its own stack of open runs per registration.
+// An after-callback that does not match the innermost run ends the run it
+// matches, and jitscope ends the runs opened inside it with it (marked
+// "jitscope_ended_with_outer").
+//
+// Names: inside namespace jitscope, `llvm` means jitscope::llvm: write ::llvm::.
+// With JITSCOPE_DISABLE defined, register_callbacks registers nothing.
+// Builds with -fno-exceptions and -fno-rtti (LLVM's own flags).
+#pragma once
+
+#include <jitscope/jitscope.hpp>
+
+#include <llvm/ADT/Any.h>
+#include <llvm/ADT/StringRef.h>
+#include <llvm/IR/PassInstrumentation.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#if !defined(JITSCOPE_DISABLE)
+#include <jitscope/detail/adapter_stack.hpp>
+
+#include <llvm/Analysis/LazyCallGraph.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/CodeGen/MachineFunction.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+#endif
+
+JITSCOPE_NAMESPACE_BEGIN
+namespace llvm {
+
+struct Options {
+  bool analyses = false;         // spans for the analyses computed, too
+  bool skipped_instants = true;  // an instant per skipped pass (always counted)
+  bool ir_names = true;          // the "ir_name" arg (copies a name per span)
+};
+
+// What one registration recorded (all zero when compiled out).
+struct Counts {
+  std::uint64_t passes = 0;       // pass spans begun
+  std::uint64_t invalidated = 0;  // of them, ended by the after-invalidated callback
+  std::uint64_t skipped = 0;      // passes LLVM skipped while a session was on
+  std::uint64_t analyses = 0;     // analysis spans begun
+  std::uint64_t unmatched = 0;    // after-callbacks with no begun run (begun with no session)
+  std::uint64_t dropped = 0;      // runs not recorded: out of memory
+};
+
+// Internal: the state the callbacks share.
+struct CallbackState;
+
+// Owns nothing the callbacks need (they share the state): it may be dropped.
+class Registration {
+ public:
+  Registration() = default;
+  Counts counts() const noexcept;
+  bool registered() const noexcept { return state_ != nullptr; }
+
+ private:
+  friend inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks&,
+                                                const Options&) noexcept;
+  std::shared_ptr<CallbackState> state_;
+};
+
+// Registers jitscope's callbacks with `callbacks` (the PassBuilder's or
+// StandardInstrumentations' PassInstrumentationCallbacks). Call it once per
+// callbacks object, before the pipeline runs.
+inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
+                                       const Options& options = {}) noexcept;
+
+#if defined(JITSCOPE_DISABLE)
+inline Counts Registration::counts() const noexcept { return {}; }
+inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
+                                       const Options& options) noexcept {
+  static_cast<void>(callbacks), static_cast<void>(options);
+  return {};
+}
+#else
+
+// The IR unit a callback got, as the trace shows it.
+struct IrUnit {
+  const char* kind = "unknown";
+  ::llvm::StringRef name;
+  std::uint64_t functions = 0;  // an SCC's size
+};
+
+inline IrUnit describe_ir(const ::llvm::Any& ir) noexcept {
+  IrUnit unit;
+  if (const auto* f = ::llvm::any_cast<const ::llvm::Function*>(&ir)) {
+    unit.kind = "function";
+    unit.name = (*f)->getName();
+  } else if (const auto* m = ::llvm::any_cast<const ::llvm::Module*>(&ir)) {
+    unit.kind = "module";
+    unit.name = (*m)->getModuleIdentifier();
+  } else if (const auto* l = ::llvm::any_cast<const ::llvm::Loop*>(&ir)) {
+    unit.kind = "loop";
+    unit.name = (*l)->getName();
+  } else if (const auto* c = ::llvm::any_cast<const ::llvm::LazyCallGraph::SCC*>(&ir)) {
+    unit.kind = "cgscc";
+    unit.functions = static_cast<std::uint64_t>((*c)->size());
+    if ((*c)->size() > 0) unit.name = (*(*c)->begin()).getFunction().getName();
+  } else if (const auto* mf = ::llvm::any_cast<const ::llvm::MachineFunction*>(&ir)) {
+    unit.kind = "machine function";
+    unit.name = (*mf)->getName();
+  }
+  return unit;
+}
+
+inline std::string_view view_of(::llvm::StringRef s) noexcept { return {s.data(), s.size()}; }
+
+struct CallbackState {
+  enum Kind : std::uint32_t { kPass = 1, kAnalysis = 2 };
+
+  explicit CallbackState(const Options& o) noexcept : options(o) {}
+
+  // A pass or analysis begins: its span goes on this thread's stack.
+  void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
+    if (!::jitscope::active()) return;
+    const bool ok = detail::adapter_guarded([&] {
+      detail::AdapterFrame frame;
+      frame.kind = kind;
+      frame.key = reinterpret_cast<std::uintptr_t>(name.data());
+      frame.key2 = name.size();
+      const IrUnit unit = describe_ir(ir);
+      frame.span =
+          std::make_unique<Span>(view_of(name), std::initializer_list<Arg>{{"ir", unit.kind}});
+      if (options.ir_names) frame.span->arg("ir_name", view_of(unit.name));
+      if (unit.functions != 0) frame.span->arg("functions", unit.functions);
+      if (kind == kAnalysis) frame.span->arg("analysis", true);
+      detail::this_thread_adapter_stacks().get(id).push_back(std::move(frame));
+    });
+    if (!ok) {
+      dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
+    } else {
+      (kind == kPass ? passes : analyses).fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // A pass or analysis ends: its span (and any left open inside it) ends.
+  void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
+    detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
+    const std::ptrdiff_t at =
+        frames == nullptr
+            ? -1
+            : detail::find_frame(*frames, kind, reinterpret_cast<std::uintptr_t>(name.data()),
+                                 name.size());
+    if (at < 0) {
+      if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    detail::AdapterFrame& frame = (*frames)[static_cast<std::size_t>(at)];
+    if (invalidated && frame.span) {
+      frame.span->arg("ir_invalidated", true);
+      this->invalidated.fetch_add(1, std::memory_order_relaxed);
+    }
+    detail::end_frames_from(*frames, static_cast<std::size_t>(at));
+  }
+
+  void skip(::llvm::StringRef pass, const ::llvm::Any& ir) noexcept {
+    if (!::jitscope::active()) return;
+    skipped.fetch_add(1, std::memory_order_relaxed);
+    if (!options.skipped_instants) return;
+    const IrUnit unit = describe_ir(ir);
+    ::jitscope::instant(
+        "llvm_pass_skipped",
+        {{"pass", view_of(pass)}, {"ir", unit.kind}, {"ir_name", view_of(unit.name)}});
+  }
+
+  const Options options;
+  const std::uint64_t id = detail::new_adapter_id();
+  std::atomic<std::uint64_t> passes{0}, invalidated{0}, skipped{0}, analyses{0}, unmatched{0},
+      dropped{0};
+};
+
+inline Counts Registration::counts() const noexcept {
+  Counts c;
+  if (!state_) return c;
+  const auto load = [](const std::atomic<std::uint64_t>& v) {
+    return v.load(std::memory_order_relaxed);  // relaxed: a snapshot of tallies
+  };
+  c.passes = load(state_->passes);
+  c.invalidated = load(state_->invalidated);
+  c.skipped = load(state_->skipped);
+  c.analyses = load(state_->analyses);
+  c.unmatched = load(state_->unmatched);
+  c.dropped = load(state_->dropped);
+  return c;
+}
+
+inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
+                                       const Options& options) noexcept {
+  Registration r;
+  using State = CallbackState;
+  detail::adapter_guarded([&] {
+    auto s = std::make_shared<State>(options);
+    callbacks.registerBeforeNonSkippedPassCallback(
+        [s](::llvm::StringRef pass, ::llvm::Any ir) { s->begin(State::kPass, pass, ir); });
+    callbacks.registerAfterPassCallback(
+        [s](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+          s->end(State::kPass, pass, false);
+        });
+    callbacks.registerAfterPassInvalidatedCallback(
+        [s](::llvm::StringRef pass, const ::llvm::PreservedAnalyses&) {
+          s->end(State::kPass, pass, true);
+        });
+    callbacks.registerBeforeSkippedPassCallback(
+        [s](::llvm::StringRef pass, ::llvm::Any ir) { s->skip(pass, ir); });
+    if (options.analyses) {
+      callbacks.registerBeforeAnalysisCallback(
+          [s](::llvm::StringRef name, ::llvm::Any ir) { s->begin(State::kAnalysis, name, ir); });
+      callbacks.registerAfterAnalysisCallback(
+          [s](::llvm::StringRef name, ::llvm::Any) { s->end(State::kAnalysis, name, false); });
+    }
+    r.state_ = std::move(s);
+  });
+  return r;
+}
+#endif  // JITSCOPE_DISABLE
+
+}  // namespace llvm
+JITSCOPE_NAMESPACE_END

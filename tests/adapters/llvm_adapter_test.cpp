@@ -1,0 +1,264 @@
+// jitscope::llvm against the real LLVM 16 (libLLVM): a module goes through
+// PassBuilder's default<O2> pipeline with the adapter registered beside an
+// independent recorder of the same callbacks, and the written trace is
+// compared with what LLVM reported to that recorder: the number and names of
+// pass runs, their nesting per thread, invalidated and skipped passes,
+// analyses, compile ids. Not covered: machine-function passes (LLVM 16's
+// new-PM codegen pipeline is not used by its own tools) and several threads
+// (LLVM's pass managers run one pipeline per thread; the per-thread stacks
+// are the MLIR test's subject).
+#include <jitscope/compile.hpp>
+#include <jitscope/llvm.hpp>
+
+#include "adapters/adapter_trace.hpp"
+#include "trace_support.hpp"
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
+#include <llvm/Support/SourceMgr.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using jitscope::testing::overlaps;
+using jitscope::testing::shape;
+using jitscope::testing::spans_by_thread;
+
+// Two loops (one dead, for loop-deletion's invalidation), a call graph for
+// the CGSCC passes, and an optnone function whose optional passes LLVM skips.
+constexpr const char* kModule = R"(
+define i32 @sum(i32 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [0, %entry], [%i.next, %loop]
+  %acc = phi i32 [0, %entry], [%acc.next, %loop]
+  %acc.next = add i32 %acc, %i
+  %i.next = add i32 %i, 1
+  %done = icmp sge i32 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret i32 %acc.next
+}
+define i32 @dead_loop(i32 %x) {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [0, %entry], [%n, %loop]
+  %n = add i32 %i, 1
+  %c = icmp slt i32 %n, 10
+  br i1 %c, label %loop, label %exit
+exit:
+  ret i32 %x
+}
+define i32 @caller(i32 %x) {
+  %a = call i32 @sum(i32 %x)
+  %b = call i32 @dead_loop(i32 %a)
+  ret i32 %b
+}
+define i32 @untouched(i32 %x) noinline optnone {
+  %y = add i32 %x, 0
+  ret i32 %y
+}
+)";
+
+// What LLVM itself reported, through callbacks registered beside ours.
+struct Recorded {
+  std::vector<std::string> shape;  // "name@depth" per pass run, in order
+  std::map<std::string, int> runs_by_name;
+  int runs = 0, invalidated = 0, skipped = 0, analyses = 0;
+};
+
+void record_independently(llvm::PassInstrumentationCallbacks& pic, Recorded& r) {
+  auto depth = std::make_shared<int>(0);
+  pic.registerBeforeNonSkippedPassCallback([&r, depth](llvm::StringRef p, llvm::Any) {
+    r.shape.push_back(p.str() + "@" + std::to_string((*depth)++));
+    ++r.runs_by_name[p.str()];
+    ++r.runs;
+  });
+  pic.registerAfterPassCallback(
+      [depth](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) { --*depth; });
+  pic.registerAfterPassInvalidatedCallback(
+      [&r, depth](llvm::StringRef, const llvm::PreservedAnalyses&) {
+        --*depth;
+        ++r.invalidated;
+      });
+  pic.registerBeforeSkippedPassCallback([&r](llvm::StringRef, llvm::Any) { ++r.skipped; });
+  pic.registerBeforeAnalysisCallback([&r](llvm::StringRef, llvm::Any) { ++r.analyses; });
+}
+
+// Parses kModule and runs default<O2> on it with `pic`, as opt does: with
+// LLVM's StandardInstrumentations beside ours (its optnone handling is what
+// skips passes). `pic` must not run another pipeline afterwards.
+void run_o2(llvm::PassInstrumentationCallbacks& pic) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(kModule, error, context);
+  ASSERT_TRUE(module) << error.getMessage().str();
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::StandardInstrumentations standard(context, /*DebugLogging=*/false);
+  standard.registerCallbacks(pic, &fam);
+  llvm::PassBuilder pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  ASSERT_FALSE(pb.parsePassPipeline(mpm, "default<O2>"));
+  mpm.run(*module, mam);
+}
+
+bool is_pass_span(const nlohmann::json& e) {
+  const auto args = e.value("args", nlohmann::json::object());
+  return args.contains("ir") && !args.contains("analysis");
+}
+
+struct TracedRun {
+  Recorded recorded;
+  jitscope::llvm::Counts counts;
+  nlohmann::json trace;
+  jitscope::SessionStats stats;
+  std::string compile_id;  // the unit's, when run in one
+};
+
+TracedRun traced_o2(const jitscope::llvm::Options& options, bool in_unit = false) {
+  TracedRun run;
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_adapter"));
+  EXPECT_TRUE(session.status().ok()) << session.status().message();
+  llvm::PassInstrumentationCallbacks pic;
+  record_independently(pic, run.recorded);
+  jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic, options);
+  EXPECT_TRUE(reg.registered());
+  if (in_unit) {
+    jitscope::CompileUnit unit({.frame = "llvm_o2", .graph = "o2"});
+    run.compile_id = unit.id().str();
+    run_o2(pic);
+  } else {
+    run_o2(pic);
+  }
+  run.counts = reg.counts();
+  run.stats = session.finish();
+  run.trace = jitscope::testing::load_trace(session.path());
+  return run;
+}
+
+TEST(LlvmAdapter, OnePassSpanPerPassRunLlvmReports) {
+  const TracedRun run = traced_o2({});
+  ASSERT_GT(run.recorded.runs, 100);  // default<O2> really ran
+  std::map<std::string, int> spans_by_name;
+  int spans = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
+    if (!is_pass_span(e)) continue;
+    ++spans_by_name[e["name"].get<std::string>()];
+    ++spans;
+  }
+  EXPECT_EQ(spans, run.recorded.runs);
+  EXPECT_EQ(spans_by_name, run.recorded.runs_by_name);
+  EXPECT_EQ(run.counts.passes, static_cast<std::uint64_t>(run.recorded.runs));
+  EXPECT_EQ(run.counts.unmatched, 0u);
+  EXPECT_EQ(run.stats.spans_incomplete, 0u);
+  EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+}
+
+TEST(LlvmAdapter, SpansNestAsLlvmRanThePasses) {
+  const TracedRun run = traced_o2({});
+  const auto threads = spans_by_thread(run.trace, is_pass_span);
+  ASSERT_EQ(threads.size(), 1u);  // one pipeline, one thread
+  const auto& spans = threads.begin()->second;
+  EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
+  // The same runs in the same order at the same depth as LLVM's own calls.
+  EXPECT_EQ(shape(spans), run.recorded.shape);
+  // Every kind of IR unit appears, named.
+  std::map<std::string, std::string> ir_name_by_kind;
+  for (const auto& s : spans) ir_name_by_kind[s.args["ir"]] = s.args.value("ir_name", "");
+  for (const char* kind : {"module", "cgscc", "function", "loop"}) {
+    EXPECT_TRUE(ir_name_by_kind.count(kind)) << kind;
+  }
+  EXPECT_FALSE(ir_name_by_kind["function"].empty());
+  EXPECT_FALSE(ir_name_by_kind["loop"].empty());
+}
+
+TEST(LlvmAdapter, InvalidatedPassesEndTheirSpans) {
+  const TracedRun run = traced_o2({});
+  ASSERT_GT(run.recorded.invalidated, 0);  // loop-deletion deleted @dead_loop's loop
+  int marked = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
+    if (is_pass_span(e) && e["args"].value("ir_invalidated", false)) ++marked;
+  }
+  EXPECT_EQ(marked, run.recorded.invalidated);
+  EXPECT_EQ(run.counts.invalidated, static_cast<std::uint64_t>(run.recorded.invalidated));
+  EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);  // ended where LLVM said, not by an outer
+}
+
+TEST(LlvmAdapter, SkippedPassesAreCountedAndMarked) {
+  const TracedRun run = traced_o2({});
+  ASSERT_GT(run.recorded.skipped, 0);  // @untouched is optnone
+  int instants = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(run.trace, "I")) {
+    if (e["name"] != "llvm_pass_skipped") continue;
+    ++instants;
+    EXPECT_FALSE(e["args"].value("pass", "").empty());
+  }
+  EXPECT_EQ(instants, run.recorded.skipped);
+  EXPECT_EQ(run.counts.skipped, static_cast<std::uint64_t>(run.recorded.skipped));
+}
+
+TEST(LlvmAdapter, AnalysesOnlyWhenAskedFor) {
+  const auto count_analyses = [](const nlohmann::json& trace) {
+    int n = 0;
+    for (const auto& e : jitscope::testing::events_with_ph(trace, "X")) {
+      if (e.value("args", nlohmann::json::object()).value("analysis", false)) ++n;
+    }
+    return n;
+  };
+  const TracedRun plain = traced_o2({});
+  EXPECT_EQ(count_analyses(plain.trace), 0);
+  EXPECT_EQ(plain.counts.analyses, 0u);
+
+  const TracedRun with = traced_o2({.analyses = true});
+  ASSERT_GT(with.recorded.analyses, 0);
+  EXPECT_EQ(count_analyses(with.trace), with.recorded.analyses);
+  EXPECT_EQ(with.counts.analyses, static_cast<std::uint64_t>(with.recorded.analyses));
+  // Analyses nest inside the passes that asked for them.
+  const auto threads = spans_by_thread(with.trace, [](const nlohmann::json& e) {
+    return e.value("args", nlohmann::json::object()).contains("ir");
+  });
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_EQ(overlaps(threads.begin()->second), std::vector<std::string>{});
+}
+
+TEST(LlvmAdapter, SpansCarryTheCompileUnitsId) {
+  const TracedRun run = traced_o2({}, /*in_unit=*/true);
+  int spans = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
+    if (!is_pass_span(e)) continue;
+    ++spans;
+    EXPECT_EQ(e["args"].value("compile_id", ""), run.compile_id) << e.dump();
+  }
+  EXPECT_EQ(spans, run.recorded.runs);
+}
+
+TEST(LlvmAdapter, NoSessionRecordsNothing) {
+  llvm::PassInstrumentationCallbacks pic;
+  Recorded recorded;
+  record_independently(pic, recorded);
+  jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic);
+  ASSERT_FALSE(jitscope::active());
+  run_o2(pic);
+  EXPECT_GT(recorded.runs, 100);
+  const jitscope::llvm::Counts c = reg.counts();
+  EXPECT_EQ(c.passes + c.skipped + c.analyses + c.unmatched + c.dropped, 0u);
+}
+
+}  // namespace

@@ -1,0 +1,353 @@
+// jitscope::mlir against the real MLIR 16 (libMLIR): a module of functions
+// goes through builtin.module(func.func(canonicalize, cse, ...)) with the
+// adapter added beside an independent recorder instrumentation, on a
+// context with a 4-thread pool (the adaptor runs its pipelines there) and
+// single-threaded. The written trace is compared with what MLIR reported to
+// the recorder: pass runs, nesting per thread, the worker spans' parent and
+// compile unit, and a failing pass. Not covered: dynamic pipelines
+// (OpPassManager run from inside a pass) and crash reproducers.
+#include <jitscope/compile.hpp>
+#include <jitscope/mlir.hpp>
+
+#include "adapters/adapter_trace.hpp"
+#include "trace_support.hpp"
+
+#include <llvm/Support/ThreadPool.h>
+#include <llvm/Support/Threading.h>
+#include <mlir/Dialect/Arith/IR/Arith.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/IR/MLIRContext.h>
+#include <mlir/Parser/Parser.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassManager.h>
+#include <mlir/Transforms/Passes.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using jitscope::testing::overlaps;
+using jitscope::testing::shape;
+using jitscope::testing::spans_by_thread;
+using jitscope::testing::TraceSpan;
+
+constexpr int kFunctions = 24;
+
+std::string module_text(bool with_bad) {
+  std::string text;
+  for (int i = 0; i < kFunctions; ++i) {
+    const std::string name = with_bad && i == kFunctions / 2 ? "bad" : "f" + std::to_string(i);
+    text += "func.func @" + name +
+            "(%a: i32) -> i32 {\n"
+            "  %c0 = arith.constant 0 : i32\n"
+            "  %x = arith.addi %a, %c0 : i32\n"
+            "  %y = arith.addi %a, %c0 : i32\n"
+            "  %z = arith.muli %x, %y : i32\n"
+            "  return %z : i32\n"
+            "}\n";
+  }
+  return text;
+}
+
+// Fails on the function named "bad", as a pass that finds an error does.
+struct FailOnBadPass
+    : public mlir::PassWrapper<FailOnBadPass, mlir::OperationPass<mlir::func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FailOnBadPass)
+  llvm::StringRef getArgument() const override { return "test-fail-on-bad"; }
+  void runOnOperation() override {
+    if (getOperation().getName() == "bad") signalPassFailure();
+  }
+};
+
+// What MLIR itself reported, per thread (llvm::get_threadid()).
+struct Recorder : public mlir::PassInstrumentation {
+  std::mutex mutex;
+  std::map<std::uint64_t, std::vector<std::string>> shape;  // "name@depth" per run
+  std::map<std::uint64_t, int> depth;
+  std::map<std::string, int> runs_by_name;
+  std::set<std::uint64_t> threads_running_passes;
+  int runs = 0, failed = 0, analyses = 0, pipelines = 0;
+
+  void push(const std::string& name) {
+    const std::uint64_t tid = llvm::get_threadid();
+    shape[tid].push_back(name + "@" + std::to_string(depth[tid]++));
+  }
+  void runBeforePipeline(std::optional<mlir::OperationName>, const PipelineParentInfo&) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++pipelines;
+    push("pipeline");
+  }
+  void runAfterPipeline(std::optional<mlir::OperationName>, const PipelineParentInfo&) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    --depth[llvm::get_threadid()];
+  }
+  void runBeforePass(mlir::Pass* pass, mlir::Operation*) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++runs;
+    ++runs_by_name[pass->getName().str()];
+    threads_running_passes.insert(llvm::get_threadid());
+    push(pass->getName().str());
+  }
+  void runAfterPass(mlir::Pass*, mlir::Operation*) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    --depth[llvm::get_threadid()];
+  }
+  void runAfterPassFailed(mlir::Pass*, mlir::Operation*) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    --depth[llvm::get_threadid()];
+    ++failed;
+  }
+  void runBeforeAnalysis(llvm::StringRef, mlir::TypeID, mlir::Operation*) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++analyses;
+  }
+};
+
+struct Setup {
+  bool threaded = true;
+  bool with_bad = false;
+  bool in_unit = false;
+  jitscope::mlir::Options options;
+};
+
+struct TracedRun {
+  Recorder* recorder = nullptr;  // owned by `keep`
+  std::unique_ptr<Recorder> keep;
+  jitscope::mlir::Counts counts;
+  bool succeeded = false;
+  nlohmann::json trace;
+  jitscope::SessionStats stats;
+  std::string compile_id;
+  long main_tid = 0;
+};
+
+TracedRun traced_run(const Setup& setup) {
+  TracedRun run;
+  run.main_tid = static_cast<long>(llvm::get_threadid());
+  llvm::ThreadPool pool(llvm::hardware_concurrency(4));
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  if (setup.threaded) context.setThreadPool(pool);
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(module_text(setup.with_bad), &context);
+  EXPECT_TRUE(module);
+
+  mlir::PassManager pm(&context);
+  mlir::OpPassManager& functions = pm.nest<mlir::func::FuncOp>();
+  functions.addPass(mlir::createCanonicalizerPass());
+  functions.addPass(mlir::createCSEPass());
+  functions.addPass(std::make_unique<FailOnBadPass>());
+  run.keep = std::make_unique<Recorder>();
+  run.recorder = run.keep.get();
+  auto ours = jitscope::mlir::make_instrumentation(setup.options);
+  jitscope::mlir::Instrumentation* instrumentation = ours.get();
+  pm.addInstrumentation(std::move(ours));
+  // The recorder is owned by the pass manager too; `keep` gives up ownership.
+  pm.addInstrumentation(std::unique_ptr<mlir::PassInstrumentation>(run.keep.release()));
+
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_adapter"));
+  EXPECT_TRUE(session.status().ok()) << session.status().message();
+  if (setup.in_unit) {
+    jitscope::CompileUnit unit({.frame = "mlir_module", .graph = "module"});
+    run.compile_id = unit.id().str();
+    run.succeeded = mlir::succeeded(pm.run(*module));
+  } else {
+    run.succeeded = mlir::succeeded(pm.run(*module));
+  }
+  run.counts = instrumentation->counts();
+  run.stats = session.finish();
+  run.trace = jitscope::testing::load_trace(session.path());
+  // The recorder lives until `pm` dies at the end of this scope: copy out.
+  run.keep = std::make_unique<Recorder>();
+  run.keep->shape = run.recorder->shape;
+  run.keep->runs_by_name = run.recorder->runs_by_name;
+  run.keep->threads_running_passes = run.recorder->threads_running_passes;
+  run.keep->runs = run.recorder->runs;
+  run.keep->failed = run.recorder->failed;
+  run.keep->analyses = run.recorder->analyses;
+  run.keep->pipelines = run.recorder->pipelines;
+  run.recorder = run.keep.get();
+  return run;
+}
+
+nlohmann::json args_of(const nlohmann::json& e) {
+  return e.value("args", nlohmann::json::object());
+}
+bool is_pass_span(const nlohmann::json& e) {
+  const auto args = args_of(e);
+  return args.contains("op") && e["name"] != "pipeline" && !args.contains("analysis");
+}
+bool is_pass_or_pipeline(const nlohmann::json& e) {
+  return is_pass_span(e) || (e["name"] == "pipeline" && args_of(e).contains("parent_thread"));
+}
+
+TEST(MlirAdapter, OnePassSpanPerPassRunMlirReports) {
+  for (bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "threaded" : "single-threaded");
+    const TracedRun run = traced_run({.threaded = threaded});
+    ASSERT_TRUE(run.succeeded);
+    const Recorder& rec = *run.recorder;
+    ASSERT_EQ(rec.runs, 1 + 3 * kFunctions);  // the adaptor, then 3 passes per function
+    std::map<std::string, int> spans_by_name;
+    int spans = 0, analyses = 0, pipelines = 0;
+    for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
+      if (is_pass_span(e)) {
+        ++spans_by_name[e["name"].get<std::string>()];
+        ++spans;
+      }
+      if (args_of(e).value("analysis", false)) ++analyses;
+      if (e["name"] == "pipeline") ++pipelines;
+    }
+    EXPECT_EQ(spans, rec.runs);
+    EXPECT_EQ(spans_by_name, rec.runs_by_name);
+    EXPECT_EQ(run.counts.passes, static_cast<std::uint64_t>(rec.runs));
+    ASSERT_GT(rec.analyses, 0);  // cse asks for dominance
+    EXPECT_EQ(analyses, rec.analyses);
+    EXPECT_EQ(run.counts.analyses, static_cast<std::uint64_t>(rec.analyses));
+    EXPECT_EQ(pipelines, rec.pipelines);
+    EXPECT_EQ(run.counts.unmatched, 0u);
+    EXPECT_EQ(run.stats.spans_incomplete, 0u);
+    EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+  }
+}
+
+TEST(MlirAdapter, SpansNestPerThreadAsMlirRanThem) {
+  for (bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "threaded" : "single-threaded");
+    const TracedRun run = traced_run({.threaded = threaded, .options = {.analyses = false}});
+    ASSERT_TRUE(run.succeeded);
+    const auto threads = spans_by_thread(run.trace, is_pass_or_pipeline);
+    std::set<std::uint64_t> traced_threads;
+    for (const auto& [tid, spans] : threads) {
+      traced_threads.insert(static_cast<std::uint64_t>(tid));
+      EXPECT_EQ(overlaps(spans), std::vector<std::string>{}) << "tid " << tid;
+      // The same runs, in the same order, at the same depth, on the same thread.
+      EXPECT_EQ(shape(spans), run.recorder->shape.at(static_cast<std::uint64_t>(tid)))
+          << "tid " << tid;
+    }
+    EXPECT_EQ(traced_threads, run.recorder->threads_running_passes);
+    if (!threaded) {
+      EXPECT_EQ(threads.size(), 1u);
+    }
+  }
+}
+
+TEST(MlirAdapter, WorkerSpansAreTiedToTheirParent) {
+  for (bool in_unit : {true, false}) {
+    SCOPED_TRACE(in_unit ? "in a compile unit" : "no unit");
+    const TracedRun run = traced_run({.threaded = true, .in_unit = in_unit});
+    ASSERT_TRUE(run.succeeded);
+    const auto threads = spans_by_thread(run.trace, is_pass_or_pipeline);
+    ASSERT_TRUE(threads.count(run.main_tid));
+    // The adaptor on the host's thread: the parent of every pipeline.
+    const TraceSpan* adaptor = nullptr;
+    for (const TraceSpan& s : threads.at(run.main_tid)) {
+      if (s.depth == 0) adaptor = &s;
+    }
+    ASSERT_NE(adaptor, nullptr);
+    int worker_pipelines = 0, worker_passes = 0;
+    for (const auto& [tid, spans] : threads) {
+      if (tid == run.main_tid) continue;
+      for (const TraceSpan& s : spans) {
+        if (in_unit) {
+          EXPECT_EQ(s.args.value("compile_id", ""), run.compile_id) << s.name;
+        } else {
+          EXPECT_FALSE(s.args.contains("compile_id")) << s.name;
+        }
+        if (s.name != "pipeline") {
+          ++worker_passes;
+          EXPECT_GT(s.depth, 0) << s.name << ": a worker's pass outside any pipeline";
+          continue;
+        }
+        ++worker_pipelines;
+        EXPECT_EQ(s.depth, 0);
+        EXPECT_EQ(s.args.value("threaded", false), true);
+        EXPECT_EQ(s.args.value("parent_thread", 0L), run.main_tid);
+        EXPECT_EQ(s.args.value("parent_pass", ""), adaptor->name);
+        EXPECT_EQ(s.args.value("op", ""), "func.func");
+        EXPECT_LE(adaptor->begin_ns, s.begin_ns);
+        EXPECT_GE(adaptor->end_ns, s.end_ns);
+      }
+    }
+    EXPECT_GT(worker_pipelines, 0) << "no pipeline ran on a worker thread";
+    EXPECT_EQ(worker_passes, 3 * worker_pipelines);
+    EXPECT_EQ(run.counts.attached, in_unit ? static_cast<std::uint64_t>(worker_pipelines) : 0u);
+  }
+}
+
+TEST(MlirAdapter, FailingPassIsMarked) {
+  for (bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "threaded" : "single-threaded");
+    const TracedRun run = traced_run({.threaded = threaded, .with_bad = true, .in_unit = true});
+    ASSERT_FALSE(run.succeeded);
+    ASSERT_EQ(run.recorder->failed, 2);  // the pass on @bad, then its adaptor
+    EXPECT_EQ(run.counts.failed, 2u);
+    const auto threads = spans_by_thread(run.trace, is_pass_or_pipeline);
+    int failed_pass = 0, failed_pipeline = 0, failed_adaptor = 0, failed_other = 0;
+    for (const auto& [tid, spans] : threads) {
+      EXPECT_EQ(overlaps(spans), std::vector<std::string>{}) << "tid " << tid;
+      for (std::size_t i = 0; i < spans.size(); ++i) {
+        const TraceSpan& s = spans[i];
+        if (!s.args.value("failed", false)) continue;
+        if (s.args.value("ir_name", "") == "bad" &&
+            s.args.value("pass", "") == "test-fail-on-bad") {
+          ++failed_pass;
+        } else if (s.name == "pipeline") {
+          ++failed_pipeline;
+          // It contains the failed pass: the pipeline it ended.
+          bool contains_failed_pass = false;
+          for (const TraceSpan& inner : spans) {
+            contains_failed_pass |= inner.args.value("ir_name", "") == "bad" &&
+                                    inner.args.value("failed", false) &&
+                                    inner.begin_ns >= s.begin_ns && inner.end_ns <= s.end_ns;
+          }
+          EXPECT_TRUE(contains_failed_pass);
+        } else if (tid == run.main_tid && s.depth == 0) {
+          ++failed_adaptor;
+        } else {
+          ++failed_other;
+        }
+      }
+      // Pipelines never nest on a worker: none was left open by the failure.
+      if (threaded && tid != run.main_tid) {
+        for (const TraceSpan& s : spans) {
+          if (s.name == "pipeline") {
+            EXPECT_EQ(s.depth, 0);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(failed_pass, 1);
+    EXPECT_EQ(failed_pipeline, 1);
+    EXPECT_EQ(failed_adaptor, 1);
+    EXPECT_EQ(failed_other, 0);
+    EXPECT_EQ(run.stats.spans_incomplete, 0u);
+    EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+    EXPECT_EQ(run.counts.unmatched, 0u);
+  }
+}
+
+TEST(MlirAdapter, NoSessionRecordsNothing) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(module_text(true), &context);
+  ASSERT_TRUE(module);
+  mlir::PassManager pm(&context);
+  pm.nest<mlir::func::FuncOp>().addPass(std::make_unique<FailOnBadPass>());
+  auto ours = jitscope::mlir::make_instrumentation();
+  jitscope::mlir::Instrumentation* instrumentation = ours.get();
+  pm.addInstrumentation(std::move(ours));
+  ASSERT_FALSE(jitscope::active());
+  EXPECT_TRUE(mlir::failed(pm.run(*module)));
+  const jitscope::mlir::Counts c = instrumentation->counts();
+  EXPECT_EQ(c.passes + c.failed + c.analyses + c.pipelines + c.attached + c.unmatched + c.dropped,
+            0u);
+}
+
+}  // namespace
