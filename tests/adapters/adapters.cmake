@@ -19,3 +19,13 @@ if(TARGET jitscope_mlir)
            COMMAND adapters_consumer "${CMAKE_CURRENT_BINARY_DIR}/tmp/adapters_consumer.json")
   set_tests_properties(adapters_consumer_no_exceptions PROPERTIES LABELS "unit;adapters")
 endif()
+
+# The installed adapters as package components, for a find_package consumer
+# (label: package; not under the sanitizers, as find_package_consumer).
+if(TARGET jitscope_mlir AND NOT CMAKE_CXX_FLAGS MATCHES "sanitize")
+  add_test(NAME find_package_adapters_consumer
+           COMMAND bash "${CMAKE_CURRENT_SOURCE_DIR}/find_package/run_adapters.sh"
+                   "${PROJECT_BINARY_DIR}" "${CMAKE_CURRENT_BINARY_DIR}/find_package_adapters"
+                   "${CMAKE_CURRENT_SOURCE_DIR}/find_package/adapters" "${CMAKE_CURRENT_SOURCE_DIR}")
+  set_tests_properties(find_package_adapters_consumer PROPERTIES LABELS "package;adapters")
+endif()
