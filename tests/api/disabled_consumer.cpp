@@ -164,6 +164,17 @@ void compile_calls() {
     EXPECT(!jitscope::toplevel_event().found());
     by_name.end();
     keyed_args.end();
+    jitscope::PhaseHandle handle = jitscope::begin_phase(key, {{"n", 1}});
+    jitscope::PhaseHandle by_name_handle = jitscope::begin_phase("by_name");
+    EXPECT(!handle.open() && !by_name_handle.open() && !handle.event().found());
+    handle.end();
+    jitscope::ThreadAttachment attachment = jitscope::attach_thread(ref);
+    EXPECT(!attachment.attached());
+    attachment.detach();
+    jitscope::Span first("first");
+    jitscope::Span moved(std::move(first));
+    EXPECT(!moved.recording());
+    EXPECT(!unit.is_open());
 
     jitscope::WaitCounter waits("pool");
     {

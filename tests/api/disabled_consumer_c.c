@@ -1,5 +1,6 @@
 /* The C API compiled out (JITSCOPE_DISABLE), from C: every call once. Part
  * of disabled_consumer (disabled_consumer.cpp runs it). */
+#include <jitscope/compile.h>
 #include <jitscope/jitscope.h>
 
 #include <stdio.h>
@@ -39,6 +40,32 @@ int c_api_failures(void) {
   if (jitscope_note_child_process(42, "child.json", NULL) != -1) {
     fprintf(stderr, "FAILED: C jitscope_note_child_process must return -1\n");
     ++failures;
+  }
+  {
+    jitscope_span s = jitscope_span_open("c_span");
+    jitscope_span d = jitscope_span_open_copy("dynamic", 7);
+    jitscope_unit_options o;
+    jitscope_unit* unit;
+    unsigned frame = 1, attempt = 1;
+    jitscope_span_close(&d);
+    jitscope_span_close(&s);
+    jitscope_unit_options_init(&o);
+    jitscope_unit_options_init(NULL);
+    unit = jitscope_unit_open(&o);
+    jitscope_unit_compile_id(unit, &frame, &attempt);
+    jitscope_unit_fail(unit, "t", "r");
+    jitscope_unit_cache_hit(unit, "k", NULL);
+    jitscope_unit_cache_miss(unit, "k", NULL);
+    jitscope_attachment_detach(jitscope_unit_attach(unit));
+    jitscope_phase_end(jitscope_phase_begin(jitscope_phase_key_get("p", "p_us", 0)));
+    if (unit != NULL || frame != 0 || attempt != 0 || o.is_forward != 1 ||
+        jitscope_unit_set_int(unit, "k", 1) != 0 || jitscope_unit_set_double(unit, "k", 1) != 0 ||
+        jitscope_unit_set_string(unit, "k", "v") != 0 ||
+        jitscope_unit_increment(unit, "k", 1) != 0) {
+      fprintf(stderr, "FAILED: C compile API compiled out\n");
+      ++failures;
+    }
+    jitscope_unit_close(unit);
   }
   if (jitscope_stop() != 0) {
     fprintf(stderr, "FAILED: C jitscope_stop must return 0\n");

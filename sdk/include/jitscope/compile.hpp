@@ -87,8 +87,13 @@ struct EventFrame {
   std::uint32_t session = 0;  // session word at open; 0: no trace slice
   bool column_depth_counted = false;
   bool attached = false;          // a unit frame made by UnitScope on another thread
-  std::uint32_t column_base = 0;  // unit frames: the thread's column-phase depth at open
+  std::uint32_t column_base = 0;  // the thread's column-phase depth at open
   bool open = false;
+  const void* owner = nullptr;  // the thread whose event stack it is on
+  // Exclusive columns: time of the column phases inside it, and the part of
+  // this phase's time an outer phase that ended first already counted.
+  std::uint64_t nested_column_ns = 0;
+  std::uint64_t counted_by_outer_ns = 0;
 };
 }  // namespace jitscope::detail
 
@@ -269,7 +274,10 @@ class JITSCOPE_API CompileUnit {
   Status add_to_set(std::string_view key, const FieldValue& value) noexcept;
 
   CompileUnitRef ref() const noexcept;
-  // Closes now (idempotent); the destructor calls it.
+  // Opened and not yet closed.
+  bool is_open() const noexcept { return frame_.open; }
+  // Closes now (idempotent); the destructor calls it. On the thread that
+  // opened it (elsewhere: refused, said once, the unit stays open).
   void close() noexcept;
 
  private:
@@ -291,6 +299,7 @@ class JITSCOPE_API UnitScope {
   UnitScope& operator=(const UnitScope&) = delete;
 
  private:
+  friend class ThreadAttachment;
   std::shared_ptr<detail::UnitState> state_;
   detail::EventFrame frame_;
 };
@@ -310,6 +319,12 @@ struct PhaseOptions {
   // Also a compile event: trace category "compile_event", listed with its
   // data in the unit record's compile_events.
   bool compile_event = false;
+  // The column gets the phase's self time: its duration less that of the
+  // column phases opened inside it on this thread. For nested phases that
+  // share a column (a pass manager's adaptors around its passes), so that
+  // the column sums to wall time instead of counting nesting levels twice.
+  // duration_us and compile_times still see the whole duration.
+  bool exclusive = false;
 };
 
 // A phase's identity, registered once (a namespace-scope or function-local
@@ -327,8 +342,11 @@ class JITSCOPE_API PhaseKey {
   Status status_;
 };
 
-// RAII: a timed phase (dynamo_timed). Phases and units on a thread must end
-// in reverse order of opening, on that thread (RAII on the stack does both).
+// RAII: a timed phase (dynamo_timed). A phase or unit ends on the thread
+// that opened it (an end elsewhere is refused with one `jitscope:` line);
+// ending one before those opened inside it is allowed (each keeps its own
+// duration and unit). For a phase begun and ended in separate callbacks,
+// see begin_phase().
 class JITSCOPE_API Phase {
  public:
   explicit Phase(const PhaseKey& key) noexcept {
@@ -349,9 +367,93 @@ class JITSCOPE_API Phase {
   EventRef event() noexcept;
 
  private:
+  friend class PhaseHandle;
   void open(detail::PhaseStats* stats, const Arg* args, std::size_t count) noexcept;
   detail::EventFrame frame_;
 };
+
+// ---- begun in one callback, ended in another --------------------------------
+//
+// For hooks shaped as before/after callbacks (a pass manager's
+// instrumentation, a JIT's compile-start and compile-done events): the
+// handles are move-only values to keep in per-thread state. Each ends on
+// the thread that began it, in any order; dropping a handle ends it. An
+// end on another thread is refused with one `jitscope:` line and the phase
+// stays open where it began (its memory is kept: never freed under the
+// thread that still links it). Cost: a phase plus one allocation.
+
+class JITSCOPE_API PhaseHandle {
+ public:
+  PhaseHandle() = default;
+  PhaseHandle(PhaseHandle&& other) noexcept : phase_(other.phase_) { other.phase_ = nullptr; }
+  PhaseHandle& operator=(PhaseHandle&& other) noexcept {
+    if (this != &other) {
+      end();
+      phase_ = other.phase_;
+      other.phase_ = nullptr;
+    }
+    return *this;
+  }
+  PhaseHandle(const PhaseHandle&) = delete;
+  PhaseHandle& operator=(const PhaseHandle&) = delete;
+  ~PhaseHandle() { end(); }
+
+  // Ends the phase (idempotent). On the thread that began it.
+  void end() noexcept;
+  bool open() const noexcept { return phase_ != nullptr; }
+  // The phase as an event, for data (see Phase::event).
+  EventRef event() noexcept;
+
+ private:
+  friend JITSCOPE_API PhaseHandle begin_phase(const PhaseKey&, std::initializer_list<Arg>) noexcept;
+  friend JITSCOPE_API PhaseHandle begin_phase(std::string_view, const PhaseOptions&) noexcept;
+  // Owns `phase` if it opened; frees it otherwise.
+  void adopt(Phase* phase) noexcept;
+  Phase* phase_ = nullptr;
+};
+
+// Begins a phase that ends with its handle. Not open (open() false) only
+// when out of memory or the key is unusable.
+JITSCOPE_API PhaseHandle begin_phase(const PhaseKey& key,
+                                     std::initializer_list<Arg> args = {}) noexcept;
+// Looks the key up by name (a lock and a map lookup): prefer a PhaseKey.
+JITSCOPE_API PhaseHandle begin_phase(std::string_view key,
+                                     const PhaseOptions& options = {}) noexcept;
+
+// Makes a unit current on the calling thread until detach() (UnitScope
+// without the scope): for pass-manager worker threads that pick up work of
+// a unit opened elsewhere.
+class JITSCOPE_API ThreadAttachment {
+ public:
+  ThreadAttachment() = default;
+  ThreadAttachment(ThreadAttachment&& other) noexcept : scope_(other.scope_) {
+    other.scope_ = nullptr;
+  }
+  ThreadAttachment& operator=(ThreadAttachment&& other) noexcept {
+    if (this != &other) {
+      detach();
+      scope_ = other.scope_;
+      other.scope_ = nullptr;
+    }
+    return *this;
+  }
+  ThreadAttachment(const ThreadAttachment&) = delete;
+  ThreadAttachment& operator=(const ThreadAttachment&) = delete;
+  ~ThreadAttachment() { detach(); }
+
+  // Ends the attachment (idempotent). On the thread that attached.
+  void detach() noexcept;
+  bool attached() const noexcept { return scope_ != nullptr; }
+
+ private:
+  friend JITSCOPE_API ThreadAttachment attach_thread(const CompileUnitRef&) noexcept;
+  // Owns `scope` if it attached; frees it otherwise.
+  void adopt(UnitScope* scope) noexcept;
+  UnitScope* scope_ = nullptr;
+};
+
+// Attaches the calling thread to `unit` (an invalid ref: nothing attached).
+JITSCOPE_API ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept;
 
 // ---- event data on open phases and units (CompileEventLogger) -----------
 
@@ -384,6 +486,7 @@ class JITSCOPE_API EventRef {
   friend JITSCOPE_API EventRef event(std::string_view name) noexcept;
   friend JITSCOPE_API EventRef toplevel_event() noexcept;
   friend class Phase;
+  friend class PhaseHandle;
   detail::EventFrame* frame_ = nullptr;
   std::string error_;
 };
@@ -452,6 +555,8 @@ struct PhaseTimes {
   std::uint64_t total_ns = 0;
   std::uint64_t max_ns = 0;
   std::uint64_t outermost_ns = 0;  // runs that were outermost column phases (duration_us)
+  bool exclusive = false;          // its column gets self_ns (PhaseOptions::exclusive)
+  std::uint64_t self_ns = 0;       // total less the column phases inside its runs
 };
 inline constexpr std::size_t kMaxDurationsPerKey = 1 << 16;
 // Every phase key with at least one run, in first-run order.
@@ -462,7 +567,8 @@ enum class TableFormat : std::uint8_t { kText, kCsv };
 // total, mean and max.
 JITSCOPE_API std::string compile_times(TableFormat format = TableFormat::kText,
                                        bool aggregate = false);
-// Total seconds per column phase, and the total of outermost column phases.
+// Total seconds per column phase (self time for exclusive ones), and the
+// total of outermost column phases.
 JITSCOPE_API std::string cumulative_time_report(TableFormat format = TableFormat::kText);
 
 // Forgets phase times, frames, the graph counter, recent records and the

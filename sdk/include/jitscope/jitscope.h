@@ -10,6 +10,8 @@
  *   jitscope_span_begin_copy(name, len);   // runtime name: copied
  *   jitscope_span_end();                   // closes the innermost span
  *   jitscope_span_end();
+ *   jitscope_span s = jitscope_span_open("pass");  // ended by handle:
+ *   jitscope_span_close(&s);                       //   any order
  *   jitscope_stop();
  *
  * Every call is safe with NULL pointers and without a session (it does
@@ -56,6 +58,11 @@ typedef struct jitscope_config {
   unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
 } jitscope_config;
 
+/* An open span's handle (jitscope_span_open); opaque: copy it, zero it. */
+typedef struct jitscope_span {
+  unsigned words[4];
+} jitscope_span;
+
 #if defined(JITSCOPE_DISABLE)
 #include <jitscope/detail/disabled_c_api.h>
 #else
@@ -72,6 +79,13 @@ JITSCOPE_API const char* jitscope_last_error(void);
 JITSCOPE_API void jitscope_span_begin(const char* static_name);
 JITSCOPE_API void jitscope_span_begin_copy(const char* name, size_t len);
 JITSCOPE_API void jitscope_span_end(void);
+/* A span ended by handle, for hooks that begin it in one callback and end
+ * it in another: ends exactly that span (spans opened inside it and still
+ * open end with it, marked), on the thread that opened it. Closing twice,
+ * or a zeroed handle, does nothing. */
+JITSCOPE_API jitscope_span jitscope_span_open(const char* static_name);
+JITSCOPE_API jitscope_span jitscope_span_open_copy(const char* name, size_t len);
+JITSCOPE_API void jitscope_span_close(jitscope_span* span);
 JITSCOPE_API void jitscope_instant(const char* static_name);
 JITSCOPE_API void jitscope_counter(const char* static_name, double value);
 JITSCOPE_API void jitscope_thread_name(const char* name);

@@ -50,8 +50,10 @@
 // Arg keys must be string literals; string arg values are always copied.
 //
 // Threads: spans on one thread nest (RAII gives this). An end() out of
-// order also ends the spans opened inside it (counted in the stats). Nothing here
-// throws, allocates after a thread's first event, locks, or does I/O.
+// order also ends the spans opened inside it (counted in the stats). A Span
+// moves, for hooks that begin it in one callback and end it in another
+// (docs/api.md); it ends on the thread that began it. Nothing here throws,
+// allocates after a thread's first event, locks, or does I/O.
 #pragma once
 
 #include <jitscope/detail/export.hpp>
@@ -265,7 +267,7 @@ struct Arg {
   Arg(char (&k)[N], const T& v) = delete;
 };
 
-// RAII span: begins in the constructor, ends in the destructor or end().
+// A span: begins in the constructor, ends in end() or the destructor.
 class Span {
  public:
   // Static name: a string literal, stored by pointer (the fast path).
@@ -297,6 +299,19 @@ class Span {
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
+  // Movable, for hooks that begin a span in one callback and end it in
+  // another (a pass manager's before/after pass): keep it in a per-thread
+  // stack or map, end() it by handle. It must end on the thread that began
+  // it; ends out of order are fine (see "Threads" above).
+  Span(Span&& other) noexcept : token_(other.token_) { other.token_.session = 0; }
+  Span& operator=(Span&& other) noexcept {
+    if (this != &other) {
+      end();
+      token_ = other.token_;
+      other.token_.session = 0;
+    }
+    return *this;
+  }
   JITSCOPE_ALWAYS_INLINE ~Span() { end(); }
 
   // Adds an arg while the span is open; ignored once it has ended.

@@ -2,6 +2,7 @@
 #include <jitscope/jitscope.h>
 #include <jitscope/jitscope.hpp>
 
+#include "api/c_last_error.hpp"
 #include "base/boundary.hpp"
 #include "base/log.hpp"
 #include "ring/thread_registry.hpp"
@@ -28,14 +29,14 @@ long long raw_enum(const E& field) noexcept {
   return static_cast<long long>(static_cast<std::make_signed_t<std::underlying_type_t<E>>>(value));
 }
 
-void set_last_error(const jitscope::Status& st) noexcept {
+}  // namespace
+
+void jitscope_set_c_last_error(const jitscope::Status& st) noexcept {
   const std::string& msg = st.message();
   const std::size_t n = st.ok() ? 0 : std::min(msg.size(), sizeof t_last_error - 1);
   std::memcpy(t_last_error, msg.data(), n);
   t_last_error[n] = '\0';
 }
-
-}  // namespace
 
 extern "C" {
 
@@ -90,13 +91,13 @@ int jitscope_start(const jitscope_config* cfg) {
     if (result) result = jitscope::start(config);
     return result;
   });
-  set_last_error(st);
+  jitscope_set_c_last_error(st);
   return st ? 0 : -1;
 }
 
 int jitscope_stop(void) {
   const jitscope::Status st = jitscope::stop();
-  set_last_error(st);
+  jitscope_set_c_last_error(st);
   return st ? 0 : -1;
 }
 
@@ -117,6 +118,42 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
     jitscope::detail::begin_dynamic(s, jitscope::detail::read_clock(s),
                                     std::string_view(name, len));
   }
+}
+
+static_assert(sizeof(jitscope_span) == sizeof(jitscope::detail::SpanToken));
+
+namespace {
+jitscope_span to_c(const jitscope::detail::SpanToken& token) noexcept {
+  return {{token.session, token.serial, token.index, token.recorded}};
+}
+}  // namespace
+
+jitscope_span jitscope_span_open(const char* static_name) {
+  jitscope::detail::SpanToken token;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (static_name != nullptr && s != 0) {
+    token = jitscope::detail::begin_static(s, jitscope::detail::read_clock(s), static_name);
+  }
+  return to_c(token);
+}
+
+jitscope_span jitscope_span_open_copy(const char* name, size_t len) {
+  jitscope::detail::SpanToken token;
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (name != nullptr && s != 0) {
+    token = jitscope::detail::begin_dynamic(s, jitscope::detail::read_clock(s),
+                                            std::string_view(name, len));
+  }
+  return to_c(token);
+}
+
+void jitscope_span_close(jitscope_span* span) {
+  if (span == nullptr) return;
+  const jitscope::detail::SpanToken token{span->words[0], span->words[1], span->words[2],
+                                          span->words[3]};
+  *span = jitscope_span{};
+  if (token.session != 0)
+    jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session));
 }
 
 // The C API's end has no token: an untracked one (serial 0) ends the
@@ -167,7 +204,7 @@ int jitscope_note_child_process(int pid, const char* trace_path, const char* lab
       trace_path == nullptr
           ? jitscope::Status::error("note_child_process: trace path is NULL")
           : jitscope::note_child_process(pid, trace_path, label == nullptr ? "" : label);
-  set_last_error(st);
+  jitscope_set_c_last_error(st);
   return st ? 0 : -1;
 }
 

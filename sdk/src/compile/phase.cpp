@@ -62,6 +62,7 @@ PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options,
     stats->key.assign(key.data(), key.size());
     if (problem.empty()) stats->column.assign(options.column.data(), options.column.size());
     stats->compile_event = options.compile_event;
+    stats->exclusive = problem.empty() && !options.column.empty() && options.exclusive;
     stats->record_flags =
         static_cast<std::uint8_t>(kFlagPhase | (options.compile_event ? kFlagCompileEvent : 0));
     PhaseStats* raw = stats.get();
@@ -71,19 +72,34 @@ PhaseStats* find_or_add_phase(std::string_view key, const PhaseOptions& options,
     return raw;
   }
   PhaseStats* existing = it->second.get();
+  const bool exclusive = !options.column.empty() && options.exclusive;
   if (problem.empty() &&
-      (existing->column != options.column || existing->compile_event != options.compile_event)) {
-    problem =
-        "phase '" + std::string(key) + "' was first registered with column '" + existing->column +
-        "' and compile_event=" + (existing->compile_event ? "true" : "false") + "; those stay";
+      (existing->column != options.column || existing->compile_event != options.compile_event ||
+       existing->exclusive != exclusive)) {
+    problem = "phase '" + std::string(key) + "' was first registered with column '" +
+              existing->column +
+              "', compile_event=" + (existing->compile_event ? "true" : "false") +
+              " and exclusive=" + (existing->exclusive ? "true" : "false") + "; those stay";
   }
   if (status) *status = problem.empty() ? Status() : Status::error(problem);
   return existing;
 }
 
 void push_frame(EventFrame& frame) noexcept {
+  frame.owner = &t_compile;
   frame.below = t_compile.top;
   t_compile.top = &frame;
+}
+
+bool on_owning_thread(const EventFrame& frame, std::string_view what) noexcept {
+  if (frame.owner == &t_compile) [[likely]]
+    return true;
+  guarded("refusing an end on another thread", [&] {
+    log_unique(std::string(what) +
+               " on a thread other than the one that opened it: refused (it stays open there "
+               "until that thread ends it)");
+  });
+  return false;
 }
 
 void pop_frame(EventFrame& frame) noexcept {
@@ -138,7 +154,7 @@ void reset_phase_times() noexcept {
     std::lock_guard<SpinLock> guard(p->lock);
     p->durations_ns.clear();
     p->durations_ns.shrink_to_fit();
-    p->count = p->total_ns = p->max_ns = p->outermost_ns = 0;
+    p->count = p->total_ns = p->max_ns = p->outermost_ns = p->self_ns = 0;
   }
 }
 
@@ -152,12 +168,14 @@ std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
   log_unique("listing a phase's duration failed: out of memory");
 }
 
-void record_duration(PhaseStats& p, std::uint64_t ns, bool outermost) noexcept {
+void record_duration(PhaseStats& p, std::uint64_t ns, std::uint64_t self_ns,
+                     bool outermost) noexcept {
   bool listed = true;
   {
     std::lock_guard<SpinLock> guard(p.lock);
     ++p.count;
     p.total_ns += ns;
+    p.self_ns += self_ns;
     if (outermost) p.outermost_ns += ns;
     p.max_ns = std::max(p.max_ns, ns);
     if (p.durations_ns.size() < kMaxDurationsPerKey) {
@@ -170,26 +188,53 @@ void record_duration(PhaseStats& p, std::uint64_t ns, bool outermost) noexcept {
   if (!listed) say_duration_not_listed();  // cold: the branch is laid out as unlikely
 }
 
-// A column phase's µs go to the current unit, else to the runtime record.
+// A column phase's µs go to the current unit, else to the runtime record:
+// `column_ns` to its column, `duration_ns` (outermost phases) to duration_us.
 void charge_phase(UnitState* unit, bool attached, const PhaseStats& p, std::uint64_t ns,
-                  bool outermost, CompileEvent* event) {
-  const std::uint64_t us = ns / 1000;
+                  std::uint64_t column_ns, std::uint64_t duration_ns, CompileEvent* event) {
+  const std::uint64_t column_us = column_ns / 1000;
+  const std::uint64_t duration_us = duration_ns / 1000;
   // The common case, a column phase in a unit, takes no lock.
   if (unit != nullptr && event == nullptr &&
-      charge_unit_column(*unit, p, us, outermost, attached)) {
+      charge_unit_column(*unit, p, column_us, duration_us, attached)) {
     return;
   }
   if (unit != nullptr) {
     std::lock_guard<std::mutex> lock(unit->mutex);
     if (unit->closed) return;  // attached after the unit closed: too late for its record
-    if (!p.column.empty()) charge_column(unit->record, p.column, us, outermost);
+    if (!p.column.empty()) charge_column(unit->record, p.column, column_us, duration_us);
     if (event != nullptr) add_compile_event(unit->record, std::move(*event));
     return;
   }
-  with_runtime_record(us, [&](CompileRecord& r) {
-    if (!p.column.empty()) charge_column(r, p.column, us, outermost);
+  with_runtime_record(ns / 1000, [&](CompileRecord& r) {
+    if (!p.column.empty()) charge_column(r, p.column, column_us, duration_us);
     if (event != nullptr) add_compile_event(r, std::move(*event));
   });
+}
+
+// The column phase a column phase ending now was opened inside (the nearest
+// open one below it on this thread), whose self time excludes it.
+EventFrame* enclosing_column_phase(EventFrame* below) noexcept {
+  for (EventFrame* g = below; g != nullptr; g = g->below) {
+    if (g->phase != nullptr && g->column_depth_counted) return g;
+  }
+  return nullptr;
+}
+
+// Column phase `f` ends before column phases opened inside it (an end out of
+// order): the part of their time inside `f` so far is nested in `f`, and is
+// not counted again by the phase they will end inside.
+void hand_over_open_children(EventFrame& f) noexcept {
+  for (EventFrame* g = t_compile.top; g != nullptr && g != &f; g = g->below) {
+    if (g->phase == nullptr || !g->column_depth_counted || enclosing_column_phase(g->below) != &f) {
+      continue;
+    }
+    const std::uint64_t now = read_phase_clock(g->session);
+    const std::uint64_t so_far =
+        tick_delta_to_ns(g->session, now >= g->begin_ticks ? now - g->begin_ticks : 0);
+    f.nested_column_ns += so_far;
+    g->counted_by_outer_ns = so_far;
+  }
 }
 
 }  // namespace
@@ -225,6 +270,8 @@ void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept
   EventFrame& f = frame_;
   f.phase = stats;
   f.name = stats->key.c_str();
+  f.nested_column_ns = 0;
+  f.counted_by_outer_ns = 0;
   const std::uint32_t s = session_word();
   f.session = s;
   f.begin_ticks = read_phase_clock(s);
@@ -235,7 +282,7 @@ void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept
     }
   }
   if (!stats->column.empty()) {
-    ++t_compile.column_depth;
+    f.column_base = t_compile.column_depth++;
     f.column_depth_counted = true;
   }
   push_frame(f);
@@ -244,7 +291,7 @@ void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept
 
 void Phase::end() noexcept {
   EventFrame& f = frame_;
-  if (!f.open) return;
+  if (!f.open || !on_owning_thread(f, "ending a phase")) return;
   f.open = false;
   const std::uint64_t end_ticks = read_phase_clock(f.session);
   PhaseStats& p = *f.phase;
@@ -252,6 +299,7 @@ void Phase::end() noexcept {
   // Only a span that began (token.session != 0) ends: an end without its
   // begin would close another span (or pop another NVTX range).
   if (f.token.session != 0) end_span(f.token, end_ticks);
+  if (f.column_depth_counted && t_compile.top != &f) hand_over_open_children(f);
   pop_frame(f);
   const std::uint64_t ns =
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
@@ -266,13 +314,20 @@ void Phase::end() noexcept {
       if (g->unit != nullptr) unit_frame = g;
     }
   }
+  std::uint64_t self_ns = ns;
   if (f.column_depth_counted) {
-    // Outermost within the unit (a column phase around the unit is outside it).
-    const std::uint32_t depth = --t_compile.column_depth;
-    outermost = unit_frame == nullptr ? depth == 0
-                                      : depth == unit_frame->column_base && !unit_frame->attached;
+    // Outermost within the unit (a column phase around the unit is outside
+    // it), by the depth it opened at: right also when ends come out of order.
+    --t_compile.column_depth;
+    outermost = unit_frame == nullptr
+                    ? f.column_base == 0
+                    : f.column_base == unit_frame->column_base && !unit_frame->attached;
+    self_ns = ns - std::min(ns, f.nested_column_ns);
+    if (EventFrame* outer = enclosing_column_phase(f.below)) {
+      outer->nested_column_ns += ns - std::min(ns, f.counted_by_outer_ns);
+    }
   }
-  record_duration(p, ns, outermost);
+  record_duration(p, ns, self_ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
     // Failing, the trace and the per-key times are kept.
     guarded("adding a phase to its compile record", [&] {
@@ -287,7 +342,8 @@ void Phase::end() noexcept {
         ev = &event;
       }
       charge_phase(unit_frame != nullptr ? unit_frame->unit : nullptr,
-                   unit_frame != nullptr && unit_frame->attached, p, ns, outermost, ev);
+                   unit_frame != nullptr && unit_frame->attached, p, ns, p.exclusive ? self_ns : ns,
+                   outermost ? ns : 0, ev);
     });
   }
   delete f.data;
@@ -321,6 +377,8 @@ std::vector<PhaseTimes> phase_times() {
     t.total_ns = p->total_ns;
     t.max_ns = p->max_ns;
     t.outermost_ns = p->outermost_ns;
+    t.exclusive = p->exclusive;
+    t.self_ns = p->self_ns;
     out.push_back(std::move(t));
   }
   return out;
@@ -414,7 +472,7 @@ std::string cumulative_time_report(TableFormat format) {
   rows.push_back({"phase", "column", "total_s"});
   for (const PhaseTimes& t : times) {
     if (t.column.empty()) continue;
-    rows.push_back({t.key, t.column, seconds(t.total_ns, 6)});
+    rows.push_back({t.key, t.column, seconds(t.exclusive ? t.self_ns : t.total_ns, 6)});
   }
   // Outermost column phases only, so nested phases are not counted twice.
   std::uint64_t outermost_ns = 0;

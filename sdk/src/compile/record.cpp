@@ -130,20 +130,20 @@ RuntimeState& runtime_state() noexcept { return immortal<RuntimeState>(); }
 
 std::uint64_t unix_us_now() noexcept { return realtime_ns() / 1000; }
 
-void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
-                   bool outermost) {
-  record.columns[column] += us;
-  if (outermost) record.duration_us += us;
+void charge_column(CompileRecord& record, const std::string& column, std::uint64_t column_us,
+                   std::uint64_t duration_us) {
+  record.columns[column] += column_us;
+  record.duration_us += duration_us;
 }
 
-bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us, bool outermost,
-                        bool attached) noexcept {
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t column_us,
+                        std::uint64_t duration_us, bool attached) noexcept {
   if (!attached) {
     for (UnitState::OwnerSlot& slot : unit.owner_slots) {
       if (slot.phase == nullptr) slot.phase = &phase;
       if (slot.phase != &phase) continue;
-      slot.us += us;
-      if (outermost) unit.owner_duration_us += us;
+      slot.us += column_us;
+      unit.owner_duration_us += duration_us;
       return true;
     }
     return false;
@@ -159,7 +159,7 @@ bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t 
     if (owner != &phase) continue;
     // relaxed: an independent sum, read once at close with an exchange; a
     // charge that lands after that is too late for the record anyway.
-    slot.us.fetch_add(us, std::memory_order_relaxed);
+    slot.us.fetch_add(column_us, std::memory_order_relaxed);
     return true;  // attached threads never add to duration_us
   }
   return false;

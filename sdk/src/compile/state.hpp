@@ -58,6 +58,8 @@ struct PhaseStats {
   std::uint64_t total_ns = 0;
   std::uint64_t max_ns = 0;
   std::uint64_t outermost_ns = 0;  // runs that were outermost column phases
+  std::uint64_t self_ns = 0;       // total less the column phases inside its runs
+  bool exclusive = false;          // the column gets self time (PhaseOptions::exclusive)
 };
 
 // The registry of phase keys: entries are never freed (their names are
@@ -123,10 +125,17 @@ struct CompileThread {
 };
 extern constinit thread_local CompileThread t_compile;
 
+// Links `frame` on top of this thread's stack; the frame remembers the thread.
 void push_frame(EventFrame& frame) noexcept;
+// True if `frame` is on this thread's stack (pushed here); otherwise says
+// once that `what` was refused, and false: a frame is only ever unlinked
+// by its own thread.
+bool on_owning_thread(const EventFrame& frame, std::string_view what) noexcept;
 // Unlinks `frame` wherever it is (normally the top).
 void pop_frame(EventFrame& frame) noexcept;
 EventFrame* outermost_frame() noexcept;
+// Ends a unit frame (a unit's own or an attachment's) on its owning thread.
+void leave_unit(EventFrame& frame) noexcept;
 // The innermost unit frame on this thread and its unit, or nullptr.
 EventFrame* current_unit_frame() noexcept;
 UnitState* current_unit_state() noexcept;
@@ -155,15 +164,16 @@ inline constexpr std::string_view kExplainingLookup = "explaining why no event w
 // Adds a column phase's µs to the unit's slots (`attached`: from a thread
 // other than the unit's own); false if the slots are all taken by other
 // phases (then charge the record under the mutex).
-bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t us, bool outermost,
-                        bool attached) noexcept;
+bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t column_us,
+                        std::uint64_t duration_us, bool attached) noexcept;
 // Moves the slots into unit.record; on the unit's own thread, with unit.mutex held, at close.
 void merge_unit_columns(UnitState& unit);
 
 // ---- records (record.cpp) ----
-// Adds a phase's µs: to `column` and, when outermost, to duration_us.
-void charge_column(CompileRecord& record, const std::string& column, std::uint64_t us,
-                   bool outermost);
+// Adds a phase's µs to `column`, and `duration_us` (0 unless it was an
+// outermost column phase) to the record's duration.
+void charge_column(CompileRecord& record, const std::string& column, std::uint64_t column_us,
+                   std::uint64_t duration_us);
 void add_compile_event(CompileRecord& record, CompileEvent event);
 void add_wait(CompileRecord& record, const std::string& name, std::uint64_t us);
 // The runtime record, under its lock, for something that took `span_us` up

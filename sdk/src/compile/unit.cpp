@@ -105,8 +105,10 @@ void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
   frame.open = true;
 }
 
+}  // namespace
+
 void leave_unit(EventFrame& frame) noexcept {
-  if (!frame.open) return;
+  if (!frame.open || !on_owning_thread(frame, "leaving a compile unit")) return;
   frame.open = false;
   if (frame.data != nullptr) flush_frame_data(frame);
   if (frame.token.session != 0) end_span(frame.token, read_clock(frame.token.session));
@@ -114,8 +116,6 @@ void leave_unit(EventFrame& frame) noexcept {
   delete frame.data;
   frame.data = nullptr;
 }
-
-}  // namespace
 
 UnitState::UnitState() noexcept {
   UnitRegistry& reg = units();
@@ -353,7 +353,7 @@ CompileUnitRef CompileUnit::ref() const noexcept {
 }
 
 void CompileUnit::close() noexcept {
-  if (!state_ || !frame_.open) return;
+  if (!state_ || !frame_.open || !on_owning_thread(frame_, "closing a compile unit")) return;
   UnitState& s = *state_;
   const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
   CompileRecord done;

@@ -77,6 +77,24 @@ inline Phase::Phase(std::string_view key, const PhaseOptions& options) noexcept 
 inline void Phase::end() noexcept {}
 inline EventRef Phase::event() noexcept { return {}; }
 
+inline void PhaseHandle::adopt(Phase* phase) noexcept { static_cast<void>(phase); }
+inline void PhaseHandle::end() noexcept {}
+inline EventRef PhaseHandle::event() noexcept { return {}; }
+inline PhaseHandle begin_phase(const PhaseKey& key, std::initializer_list<Arg> args) noexcept {
+  static_cast<void>(key), static_cast<void>(args);
+  return {};
+}
+inline PhaseHandle begin_phase(std::string_view key, const PhaseOptions& options) noexcept {
+  static_cast<void>(key), static_cast<void>(options);
+  return {};
+}
+inline void ThreadAttachment::adopt(UnitScope* scope) noexcept { static_cast<void>(scope); }
+inline void ThreadAttachment::detach() noexcept {}
+inline ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
+  static_cast<void>(unit);
+  return {};
+}
+
 inline Status EventRef::set(DataLevel level, std::string_view key, const FieldValue& value,
                             bool overwrite) const noexcept {
   static_cast<void>(level), static_cast<void>(key), static_cast<void>(value);

@@ -1,0 +1,79 @@
+// Phases and attachments begun in one callback and ended in another
+// (compile.hpp, "begun in one callback"): the RAII objects on the heap,
+// owned by move-only handles.
+#include "base/boundary.hpp"
+#include "base/log.hpp"
+#include "compile/state.hpp"
+
+#include <new>
+
+namespace jitscope {
+
+using namespace detail;
+
+void PhaseHandle::adopt(Phase* phase) noexcept {
+  if (phase == nullptr) {
+    log_unique("beginning a phase by handle: out of memory (the phase is not timed)");
+    return;
+  }
+  if (!phase->frame_.open) {  // an unusable key: said when it was registered
+    delete phase;
+    return;
+  }
+  phase_ = phase;
+}
+
+PhaseHandle begin_phase(const PhaseKey& key, std::initializer_list<Arg> args) noexcept {
+  PhaseHandle handle;
+  if constexpr (kCompiledIn) handle.adopt(new (std::nothrow) Phase(key, args));
+  return handle;
+}
+
+PhaseHandle begin_phase(std::string_view key, const PhaseOptions& options) noexcept {
+  PhaseHandle handle;
+  if constexpr (kCompiledIn) handle.adopt(new (std::nothrow) Phase(key, options));
+  return handle;
+}
+
+void PhaseHandle::end() noexcept {
+  if (phase_ == nullptr) return;
+  phase_->end();
+  // Refused on another thread, the frame stays linked on the thread that
+  // began it: its memory is kept, never freed under that thread.
+  if (!phase_->frame_.open) delete phase_;
+  phase_ = nullptr;
+}
+
+EventRef PhaseHandle::event() noexcept {
+  if (phase_ != nullptr) return phase_->event();
+  EventRef ref;
+  guarded(kExplainingLookup, [&] { ref.error_ = "the phase handle holds no open phase"; });
+  return ref;
+}
+
+void ThreadAttachment::adopt(UnitScope* scope) noexcept {
+  if (scope == nullptr) {
+    log_unique("attaching a thread to a compile unit: out of memory (not attached)");
+  } else if (!scope->frame_.open) {
+    delete scope;  // refused (said by UnitScope)
+  } else {
+    scope_ = scope;
+  }
+}
+
+ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
+  ThreadAttachment attachment;
+  if constexpr (kCompiledIn) {
+    if (unit.valid()) attachment.adopt(new (std::nothrow) UnitScope(unit));
+  }
+  return attachment;
+}
+
+void ThreadAttachment::detach() noexcept {
+  if (scope_ == nullptr) return;
+  leave_unit(scope_->frame_);
+  if (!scope_->frame_.open) delete scope_;  // else kept: see PhaseHandle::end
+  scope_ = nullptr;
+}
+
+}  // namespace jitscope
