@@ -249,6 +249,41 @@ TEST(LlvmAdapter, SpansCarryTheCompileUnitsId) {
   EXPECT_EQ(spans, run.recorded.runs);
 }
 
+TEST(LlvmAdapter, ColumnChargesTheUnitWithTheWallTimeInPasses) {
+  const TracedRun run = traced_o2({.column = "llvm_passes_us"}, /*in_unit=*/true);
+  const std::vector<jitscope::CompileRecord> records = jitscope::recent_compile_records();
+  ASSERT_FALSE(records.empty());
+  const jitscope::CompileRecord& record = records.back();
+  ASSERT_EQ(record.compile_id.str(), run.compile_id);
+  ASSERT_TRUE(record.columns.count("llvm_passes_us"));
+  const std::uint64_t column_us = record.columns.at("llvm_passes_us");
+  // One "llvm_passes" phase around each outermost pass span, and the column
+  // is their total: the outermost spans' time, nothing counted twice.
+  const auto threads = spans_by_thread(run.trace, [](const nlohmann::json& e) {
+    return is_pass_span(e) || e["name"] == "llvm_passes";
+  });
+  ASSERT_EQ(threads.size(), 1u);
+  long long phases_ns = 0;
+  int phases = 0, outermost = 0;
+  for (const auto& s : threads.begin()->second) {
+    if (s.name == "llvm_passes") {
+      EXPECT_EQ(s.depth, 0);  // never nested: nothing counted twice
+      phases_ns += s.end_ns - s.begin_ns;
+      ++phases;
+    } else if (s.depth == 1) {
+      ++outermost;
+    } else {
+      EXPECT_GT(s.depth, 1) << s.name << " outside the column phases";
+    }
+  }
+  EXPECT_GT(outermost, 10);
+  EXPECT_EQ(phases, outermost);  // one phase per outermost pass run
+  // The column is the phases' time, to a µs each (rounding).
+  const double phases_us = static_cast<double>(phases_ns) / 1000.0;
+  EXPECT_NEAR(static_cast<double>(column_us), phases_us, phases + 1.0);
+  EXPECT_LE(column_us, record.end_time_us - record.start_time_us);
+}
+
 TEST(LlvmAdapter, NoSessionRecordsNothing) {
   llvm::PassInstrumentationCallbacks pic;
   Recorded recorded;

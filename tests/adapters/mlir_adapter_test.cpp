@@ -333,6 +333,41 @@ TEST(MlirAdapter, FailingPassIsMarked) {
   }
 }
 
+TEST(MlirAdapter, ColumnIsTheHostsWallTimeNotTheWorkersSum) {
+  const TracedRun run =
+      traced_run({.threaded = true, .in_unit = true, .options = {.column = "mlir_passes_us"}});
+  ASSERT_TRUE(run.succeeded);
+  const std::vector<jitscope::CompileRecord> records = jitscope::recent_compile_records();
+  ASSERT_FALSE(records.empty());
+  const jitscope::CompileRecord& record = records.back();
+  ASSERT_EQ(record.compile_id.str(), run.compile_id);
+  ASSERT_TRUE(record.columns.count("mlir_passes_us"));
+  const std::uint64_t column_us = record.columns.at("mlir_passes_us");
+  // The phase is on the host's thread only, around the adaptor.
+  const auto threads = spans_by_thread(run.trace, [](const nlohmann::json& e) {
+    return is_pass_or_pipeline(e) || e["name"] == "mlir_passes";
+  });
+  const TraceSpan* phase = nullptr;
+  const TraceSpan* adaptor = nullptr;
+  for (const auto& [tid, spans] : threads) {
+    for (const TraceSpan& s : spans) {
+      if (s.name == "mlir_passes") {
+        EXPECT_EQ(tid, run.main_tid);
+        EXPECT_EQ(phase, nullptr) << "more than one mlir_passes phase";
+        phase = &s;
+      } else if (tid == run.main_tid && s.depth == 1) {
+        adaptor = &s;
+      }
+    }
+  }
+  ASSERT_NE(phase, nullptr);
+  ASSERT_NE(adaptor, nullptr);  // inside the phase (depth 1)
+  // The column is the phase's time (to a µs): wall time, though four
+  // workers ran pipelines inside it.
+  const double phase_us = static_cast<double>(phase->end_ns - phase->begin_ns) / 1000.0;
+  EXPECT_NEAR(static_cast<double>(column_us), phase_us, 2.0);
+}
+
 TEST(MlirAdapter, NoSessionRecordsNothing) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();

@@ -42,6 +42,7 @@
 // Builds with -fno-exceptions and -fno-rtti (LLVM's own flags).
 #pragma once
 
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <llvm/ADT/Any.h>
@@ -51,6 +52,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #if !defined(JITSCOPE_DISABLE)
@@ -70,6 +72,10 @@ struct Options {
   bool analyses = false;         // spans for the analyses computed, too
   bool skipped_instants = true;  // an instant per skipped pass (always counted)
   bool ir_names = true;          // the "ir_name" arg (copies a name per span)
+  // A metrics column ("llvm_passes_us") of the compile unit current on the
+  // thread: each outermost pass run on a thread is an exclusive phase
+  // charging it (compile.hpp), so it sums to the wall time in passes.
+  std::string_view column = {};
 };
 
 // What one registration recorded (all zero when compiled out).
@@ -147,7 +153,7 @@ inline std::string_view view_of(::llvm::StringRef s) noexcept { return {s.data()
 struct CallbackState {
   enum Kind : std::uint32_t { kPass = 1, kAnalysis = 2 };
 
-  explicit CallbackState(const Options& o) noexcept : options(o) {}
+  explicit CallbackState(const Options& o) : options(o), column(o.column) {}
 
   // A pass or analysis begins: its span goes on this thread's stack.
   void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
@@ -158,12 +164,13 @@ struct CallbackState {
       frame.key = reinterpret_cast<std::uintptr_t>(name.data());
       frame.key2 = name.size();
       const IrUnit unit = describe_ir(ir);
-      frame.span =
-          std::make_unique<Span>(view_of(name), std::initializer_list<Arg>{{"ir", unit.kind}});
+      detail::AdapterStacks::Frames& frames = detail::this_thread_adapter_stacks().get(id);
+      if (frames.empty()) frame.phase = detail::begin_column_phase(column);
+      frame.span.emplace(view_of(name), std::initializer_list<Arg>{{"ir", unit.kind}});
       if (options.ir_names) frame.span->arg("ir_name", view_of(unit.name));
       if (unit.functions != 0) frame.span->arg("functions", unit.functions);
       if (kind == kAnalysis) frame.span->arg("analysis", true);
-      detail::this_thread_adapter_stacks().get(id).push_back(std::move(frame));
+      frames.push_back(std::move(frame));
     });
     if (!ok) {
       dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
@@ -203,6 +210,7 @@ struct CallbackState {
   }
 
   const Options options;
+  const std::string column;  // options.column's text, owned
   const std::uint64_t id = detail::new_adapter_id();
   std::atomic<std::uint64_t> passes{0}, invalidated{0}, skipped{0}, analyses{0}, unmatched{0},
       dropped{0};

@@ -76,6 +76,11 @@ struct Options {
   bool analyses = true;   // spans for the analyses computed, too
   bool locations = true;  // the "location" arg (prints the op's location)
   bool pipelines = true;  // "pipeline" spans (workers attach to units either way)
+  // A metrics column ("mlir_passes_us") of the compile unit current on the
+  // host's thread: each top-level pass run there is an exclusive phase
+  // charging it. Workers add nothing (their time is inside the parent's),
+  // so the column is wall time, never CPU time summed over threads.
+  std::string_view column = {};
 };
 
 // What one instrumentation recorded (all zero when compiled out).
@@ -91,7 +96,8 @@ struct Counts {
 
 class Instrumentation final : public ::mlir::PassInstrumentation {
  public:
-  explicit Instrumentation(const Options& options = {}) noexcept : options_(options) {}
+  explicit Instrumentation(const Options& options = {})
+      : options_(options), column_(options.column) {}
   Counts counts() const noexcept;
 
   void runBeforePipeline(std::optional<::mlir::OperationName> name,
@@ -126,6 +132,7 @@ class Instrumentation final : public ::mlir::PassInstrumentation {
       unmatched_{0}, dropped_{0};
 #endif
   const Options options_;
+  const std::string column_;  // options_.column's text, owned
 };
 
 // The instrumentation for PassManager::addInstrumentation. Keep a raw
@@ -171,14 +178,17 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
   if (!::jitscope::active()) return;
   const bool ok = detail::adapter_guarded([&] {
     Frames& frames = detail::this_thread_adapter_stacks().get(id_);
-    // A top-level pass on the host's thread: the unit current here is what
-    // the workers of its adaptors attach to.
-    if (frames.empty()) remember_thread_unit(::llvm::get_threadid());
     detail::AdapterFrame frame;
+    // A top-level pass on the host's thread: the unit current here is what
+    // the workers of its adaptors attach to, and what the column charges.
+    if (frames.empty()) {
+      remember_thread_unit(::llvm::get_threadid());
+      frame.phase = detail::begin_column_phase(column_);
+    }
     frame.kind = kind;
     frame.key = key;
     frame.key2 = reinterpret_cast<std::uintptr_t>(op);
-    frame.span = std::make_unique<Span>(name);
+    frame.span.emplace(name);
     Span& span = *frame.span;
     if (pass != nullptr && !pass->getArgument().empty()) {
       span.arg("pass", view_of(pass->getArgument()));
@@ -292,12 +302,12 @@ inline void Instrumentation::runBeforePipeline(std::optional<::mlir::OperationNa
     if (threaded) {
       CompileUnitRef unit = unit_of_thread(parent.parentThreadID);
       if (unit.valid()) {
-        frame.attachment = std::make_unique<UnitScope>(unit);
-        attached_.fetch_add(1, std::memory_order_relaxed);
+        frame.attachment = attach_thread(unit);
+        if (frame.attachment.attached()) attached_.fetch_add(1, std::memory_order_relaxed);
       }
     }
     if (options_.pipelines) {
-      frame.span = std::make_unique<Span>("pipeline");
+      frame.span.emplace("pipeline");
       frame.span->arg("op", name ? view_of(name->getStringRef()) : std::string_view("any"));
       if (parent.parentPass != nullptr) {
         frame.span->arg("parent_pass", view_of(parent.parentPass->getName()));

@@ -10,7 +10,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,10 +40,11 @@ struct AdapterFrame {
   std::uint32_t kind = 0;   // the adapter's own enum
   std::uintptr_t key = 0;   // what its end callback is matched by (a pass, a name)
   std::uintptr_t key2 = 0;  // (the IR unit, a name's length, a parent thread)
-  // Declared before the span so that it is destroyed after it: the span
-  // ends while the unit is still attached, and carries its compile_id.
-  std::unique_ptr<UnitScope> attachment;
-  std::unique_ptr<Span> span;
+  // Destroyed in reverse order: the span ends, then the column phase around
+  // it, then the attachment (both carry the attached unit's compile_id).
+  ThreadAttachment attachment;  // a worker's pipeline: the parent's unit
+  PhaseHandle phase;            // an outermost run with Options::column
+  std::optional<Span> span;
 
   bool matches(std::uint32_t k, std::uintptr_t a, std::uintptr_t b) const noexcept {
     return kind == k && key == a && key2 == b;
@@ -96,6 +98,20 @@ inline std::uint64_t new_adapter_id() noexcept {
   return last.fetch_add(1, std::memory_order_relaxed) + 1;  // relaxed: uniqueness only
 }
 
+// The column phase around an outermost run: its time goes into `column` of
+// the unit current on this thread. Exclusive, so that column phases the
+// host opens inside a pass are not counted twice. Its trace slice is named
+// by the column without "_us" ("llvm_passes" for "llvm_passes_us").
+inline PhaseHandle begin_column_phase(std::string_view column) noexcept {
+  if (column.empty()) return {};
+  std::string_view key = column;
+  if (key.size() > 3 && key.substr(key.size() - 3) == "_us") key.remove_suffix(3);
+  PhaseOptions options;
+  options.column = column;
+  options.exclusive = true;
+  return begin_phase(key, options);
+}
+
 // The innermost frame that matches, or -1.
 inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint32_t kind,
                                  std::uintptr_t key, std::uintptr_t key2) noexcept {
@@ -108,7 +124,7 @@ inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint3
 // Ends frame `index` and pops it with every frame above it. Those above
 // never saw their end callback (a pass that bailed out): jitscope ends
 // their spans with this one, marks them "jitscope_ended_with_outer" and
-// counts them, so they end first here only in the sense of being popped.
+// counts them; popping them only ends their phases and attachments.
 inline void end_frames_from(AdapterStacks::Frames& frames, std::size_t index) noexcept {
   if (index >= frames.size()) return;
   if (frames[index].span) frames[index].span->end();
