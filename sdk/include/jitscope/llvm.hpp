@@ -21,7 +21,10 @@
 //   - a pass LLVM skipped (optnone, -opt-bisect-limit): an instant
 //     "llvm_pass_skipped" with args "pass", "ir", "ir_name", and Counts::skipped;
 //   - with Options::analyses, each analysis computed: a span named by the
-//     analysis with "analysis": true.
+//     analysis with "analysis": true;
+//   - with Options::column ("llvm_passes_us"), each outermost pass run on a
+//     thread inside an exclusive column phase: the current unit's column is
+//     the wall time in passes.
 // Inside a jitscope CompileUnit the spans carry its compile_id (compile.hpp).
 //
 // Cost: with no session, each callback is one relaxed load and a branch (the

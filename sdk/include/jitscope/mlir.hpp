@@ -22,7 +22,10 @@
 //     "parent_thread" (the spawning thread's id: the trace's tid on Linux) and
 //     "threaded" (true when it runs on another thread than its parent);
 //   - with Options::analyses, each analysis computed: a span named by the
-//     analysis with "analysis": true.
+//     analysis with "analysis": true;
+//   - with Options::column ("mlir_passes_us"), each top-level pass run on
+//     the host's thread inside an exclusive column phase: the current
+//     unit's column is the wall time in passes (workers charge nothing).
 //
 // Threads: with multithreading on (MLIRContext's default), the adaptor's
 // pipelines run on the context's thread pool. Their spans land on the worker
