@@ -66,46 +66,54 @@ struct FailOnBadPass
 };
 
 // What MLIR itself reported, per thread (llvm::get_threadid()).
-struct Recorder : public mlir::PassInstrumentation {
-  std::mutex mutex;
+struct Recorded {
   std::map<std::uint64_t, std::vector<std::string>> shape;  // "name@depth" per run
   std::map<std::uint64_t, int> depth;
   std::map<std::string, int> runs_by_name;
   std::set<std::uint64_t> threads_running_passes;
   int runs = 0, failed = 0, analyses = 0, pipelines = 0;
+};
+
+// The independent instrumentation. The pass manager owns it; what it
+// recorded outlives both in the shared Recorded.
+struct Recorder : public mlir::PassInstrumentation {
+  explicit Recorder(std::shared_ptr<Recorded> into) : r(std::move(into)) {}
+  std::shared_ptr<Recorded> r;
+  std::mutex mutex;
 
   void push(const std::string& name) {
     const std::uint64_t tid = llvm::get_threadid();
-    shape[tid].push_back(name + "@" + std::to_string(depth[tid]++));
+    r->shape[tid].push_back(name + "@" + std::to_string(r->depth[tid]++));
   }
+  void pop() { --r->depth[llvm::get_threadid()]; }
   void runBeforePipeline(std::optional<mlir::OperationName>, const PipelineParentInfo&) override {
     std::lock_guard<std::mutex> lock(mutex);
-    ++pipelines;
+    ++r->pipelines;
     push("pipeline");
   }
   void runAfterPipeline(std::optional<mlir::OperationName>, const PipelineParentInfo&) override {
     std::lock_guard<std::mutex> lock(mutex);
-    --depth[llvm::get_threadid()];
+    pop();
   }
   void runBeforePass(mlir::Pass* pass, mlir::Operation*) override {
     std::lock_guard<std::mutex> lock(mutex);
-    ++runs;
-    ++runs_by_name[pass->getName().str()];
-    threads_running_passes.insert(llvm::get_threadid());
+    ++r->runs;
+    ++r->runs_by_name[pass->getName().str()];
+    r->threads_running_passes.insert(llvm::get_threadid());
     push(pass->getName().str());
   }
   void runAfterPass(mlir::Pass*, mlir::Operation*) override {
     std::lock_guard<std::mutex> lock(mutex);
-    --depth[llvm::get_threadid()];
+    pop();
   }
   void runAfterPassFailed(mlir::Pass*, mlir::Operation*) override {
     std::lock_guard<std::mutex> lock(mutex);
-    --depth[llvm::get_threadid()];
-    ++failed;
+    pop();
+    ++r->failed;
   }
   void runBeforeAnalysis(llvm::StringRef, mlir::TypeID, mlir::Operation*) override {
     std::lock_guard<std::mutex> lock(mutex);
-    ++analyses;
+    ++r->analyses;
   }
 };
 
@@ -117,8 +125,7 @@ struct Setup {
 };
 
 struct TracedRun {
-  Recorder* recorder = nullptr;  // owned by `keep`
-  std::unique_ptr<Recorder> keep;
+  std::shared_ptr<const Recorded> recorder;
   jitscope::mlir::Counts counts;
   bool succeeded = false;
   nlohmann::json trace;
@@ -143,13 +150,12 @@ TracedRun traced_run(const Setup& setup) {
   functions.addPass(mlir::createCanonicalizerPass());
   functions.addPass(mlir::createCSEPass());
   functions.addPass(std::make_unique<FailOnBadPass>());
-  run.keep = std::make_unique<Recorder>();
-  run.recorder = run.keep.get();
+  auto recorded = std::make_shared<Recorded>();
+  run.recorder = recorded;
   auto ours = jitscope::mlir::make_instrumentation(setup.options);
   jitscope::mlir::Instrumentation* instrumentation = ours.get();
   pm.addInstrumentation(std::move(ours));
-  // The recorder is owned by the pass manager too; `keep` gives up ownership.
-  pm.addInstrumentation(std::unique_ptr<mlir::PassInstrumentation>(run.keep.release()));
+  pm.addInstrumentation(std::make_unique<Recorder>(recorded));
 
   jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_adapter"));
   EXPECT_TRUE(session.status().ok()) << session.status().message();
@@ -163,16 +169,6 @@ TracedRun traced_run(const Setup& setup) {
   run.counts = instrumentation->counts();
   run.stats = session.finish();
   run.trace = jitscope::testing::load_trace(session.path());
-  // The recorder lives until `pm` dies at the end of this scope: copy out.
-  run.keep = std::make_unique<Recorder>();
-  run.keep->shape = run.recorder->shape;
-  run.keep->runs_by_name = run.recorder->runs_by_name;
-  run.keep->threads_running_passes = run.recorder->threads_running_passes;
-  run.keep->runs = run.recorder->runs;
-  run.keep->failed = run.recorder->failed;
-  run.keep->analyses = run.recorder->analyses;
-  run.keep->pipelines = run.recorder->pipelines;
-  run.recorder = run.keep.get();
   return run;
 }
 
@@ -192,7 +188,7 @@ TEST(MlirAdapter, OnePassSpanPerPassRunMlirReports) {
     SCOPED_TRACE(threaded ? "threaded" : "single-threaded");
     const TracedRun run = traced_run({.threaded = threaded});
     ASSERT_TRUE(run.succeeded);
-    const Recorder& rec = *run.recorder;
+    const Recorded& rec = *run.recorder;
     ASSERT_EQ(rec.runs, 1 + 3 * kFunctions);  // the adaptor, then 3 passes per function
     std::map<std::string, int> spans_by_name;
     int spans = 0, analyses = 0, pipelines = 0;
