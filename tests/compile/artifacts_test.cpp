@@ -48,7 +48,10 @@ TEST(Artifacts, NamedByCompileIdListedInTheRecordWithSizeAndHash) {
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok());
   const std::string ptx = ".version 7.8\n.target sm_90\n";
-  const std::string bytes("\x7f" "ELF\0\x01", 6);
+  const std::string bytes(
+      "\x7f"
+      "ELF\0\x01",
+      6);
   {
     CompileUnit first({.frame = "saxpy"});
     EXPECT_TRUE(first.artifact("ptx", ptx, "ptx").ok());
@@ -57,7 +60,7 @@ TEST(Artifacts, NamedByCompileIdListedInTheRecordWithSizeAndHash) {
     EXPECT_TRUE(first.artifact("mlir after/lower", "module {}").ok());  // '/', ' ' -> '_'
   }
   {
-    CompileUnit again({.frame = "saxpy"});  // [0/1]
+    CompileUnit again({.frame = "saxpy"});            // [0/1]
     EXPECT_TRUE(again.artifact("log", "", "").ok());  // empty content, no extension
   }
   const SessionStats stats = session.finish();
@@ -112,7 +115,7 @@ TEST(Artifacts, PastTheBoundTheyAreCountedNotWrittenAndSaidOnce) {
     results.push_back(unit.artifact("a", std::string(60, 'a')));
     results.push_back(unit.artifact("b", std::string(60, 'b')));  // 120 > 100
     results.push_back(unit.artifact("c", std::string(40, 'c')));  // 100: fits exactly
-    results.push_back(unit.artifact("d", "d"));                    // 101
+    results.push_back(unit.artifact("d", "d"));                   // 101
   }
   const SessionStats stats = session.finish();
   ASSERT_EQ(results.size(), 4u);

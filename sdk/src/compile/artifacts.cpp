@@ -38,8 +38,8 @@ ArtifactState& state() noexcept { return immortal<ArtifactState>(); }
 std::string file_part(std::string_view text, std::string_view fallback) {
   std::string out;
   for (char c : text.substr(0, 64)) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
     out.push_back(keep ? c : '_');
   }
   if (out.empty() || out == "." || out == "..") out = fallback;
