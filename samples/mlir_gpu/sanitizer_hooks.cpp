@@ -2,8 +2,10 @@
 // Debian libLLVM, libMLIR and libnvJitLink are not instrumented, so TSan
 // cannot see the synchronization inside them (MLIR's uniquer and thread
 // pool, LLVM's lazily built statics) and may report their own accesses as
-// races. Theirs to have; ours are still checked. This hook is TSan's
-// documented way for a program to carry its suppressions (as nvrtc_jit's).
+// races. Theirs to have; ours are still checked. None was reported here (the
+// tests and 3 runs of 24 kernels on 4 threads under --preset tsan): a guard,
+// as nvrtc_jit's hooks are for NVRTC, where CI did see one. This hook is
+// TSan's documented way for a program to carry its suppressions.
 #if defined(__SANITIZE_THREAD__)
 #define MLIR_GPU_TSAN 1
 #elif defined(__has_feature)
