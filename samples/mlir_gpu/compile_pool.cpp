@@ -70,6 +70,12 @@ void compile(jitscope::CompileUnit& unit, const BuildSettings& s, llvm::TargetMa
     error = s.mlir->lower(*module);
   }
   if (error) return fail(unit, out, "mlir_lower", error.error, error.log);
+  if (jitscope::active()) {  // the NVVM-dialect module, as the next stage reads it
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    (void)unit.artifact("mlir_lowered", os.str(), "mlir");
+  }
 
   llvm::LLVMContext llvm_context;  // per kernel: LLVM contexts are not shared across threads
   std::unique_ptr<llvm::Module> ir;
@@ -90,6 +96,7 @@ void compile(jitscope::CompileUnit& unit, const BuildSettings& s, llvm::TargetMa
     llvm::raw_string_ostream os(text);
     ir->print(os, nullptr);
     record("llvm_ir_bytes", os.str().size());
+    (void)unit.artifact("llvm_ir", os.str(), "ll");  // after O3
   }
   {
     JITSCOPE_PHASE("nvptx_codegen", {.column = "nvptx_codegen_us"});
@@ -103,6 +110,8 @@ void compile(jitscope::CompileUnit& unit, const BuildSettings& s, llvm::TargetMa
   }
   if (!link.error.empty()) return fail(unit, out, "nvjitlink", link.error, link.log);
   out.cubin = std::move(link.cubin);
+  (void)unit.artifact("ptx", out.ptx, "ptx");
+  (void)unit.artifact("cubin", std::string_view(out.cubin.data(), out.cubin.size()), "cubin");
 }
 
 void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine& tm,
@@ -118,6 +127,8 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
   }
   record("mlir_bytes", out.mlir.size());
   record("mlir_hash", fnv1a_hex(out.mlir.data(), out.mlir.size()));
+  // Under the session's artifacts folder; off without a metrics file.
+  (void)unit.artifact("mlir", out.mlir, "mlir");
 
   const std::string key = s.toolchain + "\nkernel " + k.name + "\n" + out.mlir;
   const std::string key_hash = DiskCache::key_hash(key);

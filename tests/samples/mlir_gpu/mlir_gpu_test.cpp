@@ -330,6 +330,18 @@ TEST_F(Compile, RecordsCarryPhasesSizesAndHashes) {
     EXPECT_NE(ptx.find(".entry " + kernel + "("), std::string::npos);
     EXPECT_NE(ptx.find(".target sm_90"), std::string::npos);
     EXPECT_EQ(line.find("fail_type"), line.end());
+    // The unit's artifacts: the source MLIR and the PTX are the files above;
+    // the lowered MLIR is in the NVVM dialect, the LLVM IR targets NVPTX.
+    std::map<std::string, std::string> artifact;
+    for (const json& a : line.value("artifacts", json::array())) {
+      artifact[str(a, "kind")] = read_text(str(a, "path"));
+      EXPECT_EQ(fnv1a_hex(artifact[str(a, "kind")]), str(a, "fnv1a")) << str(a, "kind");
+    }
+    EXPECT_EQ(artifact["mlir"], mlir);
+    EXPECT_EQ(artifact["ptx"], ptx);
+    EXPECT_NE(artifact["mlir_lowered"].find("nvvm."), std::string::npos);
+    EXPECT_NE(artifact["llvm_ir"].find("nvptx64-nvidia-cuda"), std::string::npos);
+    EXPECT_EQ(artifact["cubin"].size(), fs::file_size(out / (kernel + ".cubin")));
   }
   EXPECT_EQ(kernels, kKernelNames);
 }
