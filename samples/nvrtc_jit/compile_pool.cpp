@@ -65,6 +65,9 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
   }
   out.source_bytes = source.size();
   record("source_bytes", out.source_bytes);
+  // What this compile read and produced, under the session's artifacts
+  // folder (off without a metrics file: the Status is not an error here).
+  (void)unit.artifact("source", source, "cu");
 
   std::string key;
   if (s.cache != nullptr) {
@@ -105,8 +108,12 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
       ltoir = compile_to_ltoir(*s.toolchain, source, k.name + ".cu");
       out.nvrtc_ms = ms_since(t0);
     }
+    // NVRTC's log holds its warnings too: kept whatever the result.
+    if (!ltoir.log.empty()) (void)unit.artifact("nvrtc_log", ltoir.log, "log");
     if (!ltoir.ok) return fail(unit, out, "nvrtc", ltoir.error, ltoir.log);
     out.ltoir_bytes = ltoir.bytes.size();
+    // -dlto: NVRTC emits LTO-IR, not PTX; the cubin is what runs.
+    (void)unit.artifact("ltoir", std::string_view(ltoir.bytes.data(), ltoir.bytes.size()), "ltoir");
     BuildOutput cubin;
     {
       JITSCOPE_PHASE("nvjitlink", {.column = "nvjitlink_time_us"});
@@ -114,7 +121,9 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
       cubin = link_to_cubin(*s.toolchain, ltoir.bytes, k.name + ".ltoir");
       out.nvjitlink_ms = ms_since(t0);
     }
+    if (!cubin.log.empty()) (void)unit.artifact("nvjitlink_log", cubin.log, "log");
     if (!cubin.ok) return fail(unit, out, "nvjitlink", cubin.error, cubin.log);
+    (void)unit.artifact("cubin", std::string_view(cubin.bytes.data(), cubin.bytes.size()), "cubin");
     out.cubin = std::move(cubin.bytes);
     if (s.cache != nullptr) {
       JITSCOPE_PHASE("cache store", {.column = "cache_store_us"});

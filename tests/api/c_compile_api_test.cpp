@@ -35,6 +35,8 @@ TEST(CCompileApi, AJitsHooksInCRecordUnitsPhasesAndWorkers) {
     EXPECT_EQ(r["occupancy"], 0.5);
     EXPECT_EQ(r["arch"], "sm_90");
     EXPECT_EQ(r["caches"]["cache"]["misses"], 1) << r.dump();
+    ASSERT_EQ(r["artifacts"].size(), 1u) << r.dump();
+    EXPECT_EQ(read_file(r["artifacts"][0]["path"]), ".version 7.8");
     EXPECT_GE(r["c_codegen_us"].get<long>(), 2000);
   }
   // The 2 ms between the hooks, charged once: exclusive phases of one column,

@@ -72,6 +72,10 @@ JITSCOPE_API int jitscope_unit_set_int(jitscope_unit* unit, const char* key, lon
 JITSCOPE_API int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value);
 JITSCOPE_API int jitscope_unit_set_string(jitscope_unit* unit, const char* key, const char* value);
 JITSCOPE_API int jitscope_unit_increment(jitscope_unit* unit, const char* key, long long by);
+/* Writes `len` bytes as an artifact of the unit (CompileUnit::artifact);
+ * extension NULL: "txt". */
+JITSCOPE_API int jitscope_unit_artifact(jitscope_unit* unit, const char* kind, const void* data,
+                                        size_t len, const char* extension);
 
 /* Makes `unit` current on the calling thread until detached (a worker
  * thread doing the unit's work). Attach while the unit is open. NULL when

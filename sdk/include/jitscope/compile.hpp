@@ -165,6 +165,14 @@ struct CompileEvent {
   Fields fields;  // data added at kCompileEvent or kMetric level
 };
 
+// A file recorded for a unit (CompileUnit::artifact), as listed in its record.
+struct ArtifactEntry {
+  std::string kind;  // "ptx", "llvm_ir", "log", ...
+  std::string path;  // absolute
+  std::uint64_t bytes = 0;
+  std::string fnv1a;  // 64-bit FNV-1a of the content, 16 hex digits
+};
+
 // One line of the metrics file (JSON lines; fields in docs/compile-units.md).
 struct JITSCOPE_API CompileRecord {
   bool is_runtime = false;  // phases outside any unit (no compile id unless given)
@@ -185,6 +193,7 @@ struct JITSCOPE_API CompileRecord {
   std::map<std::string, WaitTotals> waits;
   std::vector<CompileEvent> compile_events;
   std::uint64_t compile_events_dropped = 0;  // beyond kMaxCompileEventsPerRecord
+  std::vector<ArtifactEntry> artifacts;      // in the order recorded
   Fields fields;                             // added at the kMetric level
 
   // The JSON object written as one metrics line (no newline).
@@ -265,6 +274,17 @@ class JITSCOPE_API CompileUnit {
   // Cache traffic for the record: <cache>_hits / _misses and the keys.
   void cache_hit(std::string_view key, std::string_view cache = "cache") noexcept;
   void cache_miss(std::string_view key, std::string_view cache = "cache") noexcept;
+
+  // Writes `content` (text or bytes) now, as a file of the session's
+  // artifacts folder (Config::artifacts_dir): <compile id>/<kind>.<extension>
+  // ("3_1/ptx.ptx"; a kind recorded again gets ".1", ".2" ...), and lists it
+  // in the record. Written at the call, so it survives a crash of the host.
+  // An error without a session, with artifacts off, past the session's
+  // max_artifact_bytes (counted, said once) or when the write fails. Kind
+  // and extension keep [A-Za-z0-9._-]; other bytes become '_'. Cold: I/O on
+  // the calling thread.
+  Status artifact(std::string_view kind, std::string_view content,
+                  std::string_view extension = "txt") noexcept;
 
   // Metric-level data straight on this unit's record. Keys ending in "_us"
   // are columns: integers only, increment adds µs; phases' µs in the same

@@ -94,6 +94,7 @@ inline constexpr std::size_t kMaxRingCapacity = std::size_t{1} << 24;
 inline constexpr std::chrono::milliseconds kDefaultFlushInterval{100};
 // The smallest trace cap or rotation size: room for the metadata and the stats.
 inline constexpr std::uint64_t kMinTraceBytes = std::uint64_t{64} << 10;
+inline constexpr std::uint64_t kDefaultMaxArtifactBytes = std::uint64_t{256} << 20;
 
 // Result of a cold-path call: ok, or a one-line reason.
 class Status {
@@ -169,6 +170,13 @@ struct Config {
   // Start a new numbered file (trace.1.json, trace.2.json, ...) once one
   // reaches this many bytes; each is a whole trace. 0: one file.
   std::uint64_t rotate_bytes = 0;
+  // Compile artifacts (CompileUnit::artifact): the folder they go in, made
+  // at start. Empty: "<metrics_path>.artifacts" beside the metrics file, or
+  // none without a metrics file.
+  std::string artifacts_dir;
+  // Their bound in bytes, all of the session's together; past it an
+  // artifact is counted, not written. 0: artifacts off.
+  std::uint64_t max_artifact_bytes = kDefaultMaxArtifactBytes;
 
   // Fills `out` from the JITSCOPE_* variables (docs/configuration.md). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -202,6 +210,10 @@ struct SessionStats {
   bool write_failed = false;                  // an I/O error stopped the output early
   std::uint64_t events_over_cap = 0;          // events not written: max_trace_bytes reached
   std::uint64_t trace_files = 0;              // files written (more than 1 with rotate_bytes)
+  std::string artifacts_dir;                  // empty: artifacts off
+  std::uint64_t artifacts_written = 0;        // files written by CompileUnit::artifact
+  std::uint64_t artifact_bytes = 0;           // their bytes
+  std::uint64_t artifacts_over_cap = 0;       // not written: max_artifact_bytes reached
 };
 
 // Starts a session. Fails (no session, one `jitscope:` line on stderr) if one

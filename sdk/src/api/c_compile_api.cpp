@@ -127,6 +127,15 @@ int jitscope_unit_increment(jitscope_unit* unit, const char* key, long long by) 
   return with_unit(unit, key, [&](jitscope::CompileUnit& u) { return u.increment(key, by); });
 }
 
+int jitscope_unit_artifact(jitscope_unit* unit, const char* kind, const void* data, size_t len,
+                           const char* extension) {
+  if (data == nullptr && len != 0) return result(jitscope::Status::error("data is NULL"));
+  return with_unit(unit, kind, [&](jitscope::CompileUnit& u) {
+    return u.artifact(kind, std::string_view(static_cast<const char*>(data), len),
+                      extension != nullptr ? extension : "txt");
+  });
+}
+
 jitscope_attachment* jitscope_unit_attach(jitscope_unit* unit) {
   if (unit == nullptr) return nullptr;
   auto* a = new (std::nothrow) jitscope_attachment;

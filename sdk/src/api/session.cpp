@@ -7,7 +7,9 @@
 #include "base/immortal.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
+#include "base/paths.hpp"
 #include "clock/clock.hpp"
+#include "compile/artifacts.hpp"
 #include "compile/state.hpp"
 #include "cupti/cupti.hpp"
 #include "flush/crash_handler.hpp"
@@ -42,6 +44,7 @@ struct ControlMutexTag;
 std::mutex& control_mutex() noexcept { return immortal<std::mutex, ControlMutexTag>(); }
 Flusher* g_current = nullptr;     // guarded by control_mutex()
 bool g_current_from_env = false;  // guarded by control_mutex(): JITSCOPE_TRACE started it
+std::string g_artifacts_dir;      // guarded by control_mutex(): the session's, "" if off
 std::uint32_t g_generation = 0;
 // Set by the autostart around its start() call, on the loading thread.
 thread_local bool t_starting_from_env = false;
@@ -228,6 +231,12 @@ Status start(const Config& config) noexcept {
           throw;
         }
         set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
+        // Beside the metrics file by default, which an exec may have moved.
+        g_artifacts_dir = begin_artifacts(!config.artifacts_dir.empty() ? config.artifacts_dir
+                                          : session_config.metrics_path.empty()
+                                              ? std::string()
+                                              : session_config.metrics_path + ".artifacts",
+                                          config.max_artifact_bytes);
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
         // release: a thread that sees this word also sees the params above.
@@ -248,13 +257,8 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
     JsonWriter w(event);
     begin_process_metadata(w, "jitscope_child", ::getpid());
     w.member("pid", static_cast<std::int64_t>(pid));
-    // Absolute, so that a reader finds it whatever its own folder: a
-    // relative path means the caller's working directory here.
-    std::string path(trace_path);
-    if (!path.empty() && path.front() != '/') {
-      char cwd[4096];
-      if (::getcwd(cwd, sizeof cwd) != nullptr) path = std::string(cwd) + "/" + path;
-    }
+    // A relative path means the caller's working directory here.
+    const std::string path = absolute_path(trace_path);
     w.member("trace", std::string_view(path));
     w.member("label", label);
     w.end_object();
@@ -283,9 +287,15 @@ Status stop(SessionStats* stats) noexcept {
     session->write_metrics();  // records that closed during the final drain
     set_metrics_output(false);
     session->close_metrics();
+    const ArtifactTotals artifacts = end_artifacts();
     ThreadRegistry::instance().reap_retired();  // threads that exited since the last drain
     print_compile_times(session->config().compile_times);
-    const SessionStats s = session->stats();
+    SessionStats s = session->stats();
+    s.artifacts_dir = std::move(g_artifacts_dir);
+    g_artifacts_dir.clear();
+    s.artifacts_written = artifacts.written;
+    s.artifact_bytes = artifacts.bytes;
+    s.artifacts_over_cap = artifacts.over_cap;
     if (stats != nullptr) *stats = s;
     if (s.spans_ended_out_of_order != 0) {
       log_line(std::to_string(s.spans_ended_out_of_order) +

@@ -23,7 +23,7 @@ const char* type_name(FieldValue::Type t) noexcept {
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // Keys the SDK writes itself into a record.
-constexpr std::array<std::string_view, 17> kReservedKeys = {"compile_id",
+constexpr std::array<std::string_view, 18> kReservedKeys = {"compile_id",
                                                             "frame_id",
                                                             "attempt",
                                                             "name",
@@ -39,7 +39,8 @@ constexpr std::array<std::string_view, 17> kReservedKeys = {"compile_id",
                                                             "caches",
                                                             "waits",
                                                             "compile_events",
-                                                            "compile_events_dropped"};
+                                                            "compile_events_dropped",
+                                                            "artifacts"};
 
 // Args jitscope writes on slices; event data must not shadow them.
 constexpr std::array<std::string_view, 3> kReservedSliceArgs = {"compile_id", "incomplete",

@@ -96,6 +96,19 @@ std::string CompileRecord::to_json() const {
     w.end_array();
   }
   if (compile_events_dropped != 0) w.member("compile_events_dropped", compile_events_dropped);
+  if (!artifacts.empty()) {
+    w.key("artifacts");
+    w.begin_array();
+    for (const ArtifactEntry& a : artifacts) {
+      w.begin_object();
+      w.member("kind", std::string_view(a.kind));
+      w.member("path", std::string_view(a.path));
+      w.member("bytes", a.bytes);
+      w.member("fnv1a", std::string_view(a.fnv1a));
+      w.end_object();
+    }
+    w.end_array();
+  }
   detail::write_fields(w, fields);
   w.end_object();
   return out;

@@ -4,6 +4,7 @@
 #include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
+#include "compile/artifacts.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
 
@@ -344,6 +345,12 @@ Status CompileUnit::increment(std::string_view key, std::int64_t by) noexcept {
 }
 Status CompileUnit::add_to_set(std::string_view key, const FieldValue& value) noexcept {
   return metric_op(state_.get(), FieldOp::kAddToSet, key, value, false);
+}
+
+Status CompileUnit::artifact(std::string_view kind, std::string_view content,
+                             std::string_view extension) noexcept {
+  if (!state_) return Status::error("the compile unit was not opened");
+  return record_artifact(*state_, kind, content, extension);
 }
 
 CompileUnitRef CompileUnit::ref() const noexcept {

@@ -43,6 +43,8 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
     {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
     {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
+    {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},
+    {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
 };
 
 bool parse_uint(const char* text, std::uint64_t& out) {
@@ -287,6 +289,16 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
     }
     if (const char* v = std::getenv("JITSCOPE_ROTATE_SIZE")) {
       if (Status st = parse_trace_size("JITSCOPE_ROTATE_SIZE", v, cfg.rotate_bytes); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_ARTIFACTS")) {
+      if (Status st = parse_nonempty("JITSCOPE_ARTIFACTS", v, cfg.artifacts_dir); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_MAX_ARTIFACT_SIZE")) {
+      if (!parse_size(v, cfg.max_artifact_bytes)) {
+        return Status::error(std::string("JITSCOPE_MAX_ARTIFACT_SIZE='") + v +
+                             "' is not a byte count (digits with an optional K, M or G; 0: "
+                             "artifacts off)");
+      }
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -5,6 +5,7 @@
 #include "flush/trace_format.hpp"
 
 #include "base/json_writer.hpp"
+#include "compile/artifacts.hpp"
 #include "flush/gpu_trace.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -124,6 +125,14 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
   // The file lacks events since then (SessionStats::write_failed); the
   // counts above are of events made, not of those in the file.
   if (sink_.failed()) w.member("write_failed", true);
+  if (const ArtifactTotals a = artifact_totals(); a.written != 0 || a.over_cap != 0) {
+    w.key("artifacts");
+    w.begin_object();
+    w.member("written", a.written);
+    w.member("bytes", a.bytes);
+    w.member("over_cap", a.over_cap);
+    w.end_object();
+  }
   w.key("nvtx_capture");
   w.begin_object();
   w.member("ranges", nvtx.ranges);

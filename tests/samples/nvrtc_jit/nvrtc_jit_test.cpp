@@ -335,6 +335,22 @@ TEST_F(Compile, FreshCacheCompilesEveryKernel) {
     EXPECT_FALSE(str(line, "family").empty());
     EXPECT_FALSE(str(line, "variant").empty());
     EXPECT_EQ(line.find("fail_type"), line.end());
+    // Its source, LTO-IR and cubin as artifacts named by its compile id, the
+    // same bytes as the record's sizes say.
+    std::map<std::string, json> artifacts;
+    for (const json& a : line.value("artifacts", json::array())) artifacts[str(a, "kind")] = a;
+    const std::string id = str(line, "compile_id");
+    const std::string folder = "/" + id.substr(0, id.find('/')) + "_" + id.substr(id.find('/') + 1);
+    for (const auto& [kind, size_field] :
+         {std::pair<std::string, std::string>{"source", "source_bytes"},
+          {"ltoir", "ltoir_bytes"},
+          {"cubin", "cubin_bytes"}}) {
+      ASSERT_EQ(artifacts.count(kind), 1u) << kind;
+      const std::string path = str(artifacts[kind], "path");
+      EXPECT_NE(path.find(r.metrics.string() + ".artifacts" + folder + "/"), std::string::npos)
+          << path;
+      EXPECT_EQ(fs::file_size(path), line.value(size_field, 0u)) << path;
+    }
   }
   EXPECT_EQ(metric_kernels, kKernelNames);
 }

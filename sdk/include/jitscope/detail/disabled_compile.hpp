@@ -56,6 +56,11 @@ inline Status CompileUnit::add_to_set(std::string_view key, const FieldValue& va
   static_cast<void>(key), static_cast<void>(value);
   return {};
 }
+inline Status CompileUnit::artifact(std::string_view kind, std::string_view content,
+                                    std::string_view extension) noexcept {
+  static_cast<void>(kind), static_cast<void>(content), static_cast<void>(extension);
+  return {};
+}
 inline CompileUnitRef CompileUnit::ref() const noexcept { return {}; }
 inline void CompileUnit::close() noexcept {}
 

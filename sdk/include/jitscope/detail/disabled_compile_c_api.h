@@ -68,6 +68,15 @@ static inline int jitscope_unit_increment(jitscope_unit* unit, const char* key, 
   (void)by;
   return 0;
 }
+static inline int jitscope_unit_artifact(jitscope_unit* unit, const char* kind, const void* data,
+                                         size_t len, const char* extension) {
+  (void)unit;
+  (void)kind;
+  (void)data;
+  (void)len;
+  (void)extension;
+  return 0;
+}
 static inline jitscope_attachment* jitscope_unit_attach(jitscope_unit* unit) {
   (void)unit;
   return NULL;

@@ -1,0 +1,210 @@
+// One kernel's build as one compile unit, on a pool of threads (see compile_pool.hpp).
+#include "compile_pool.hpp"
+
+#include "disk_cache.hpp"
+#include "llvm_backend.hpp"
+#include "mlir_lowering.hpp"
+#include "nvjitlink_link.hpp"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <jitscope/compile.hpp>
+#include <jitscope/jitscope.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace mlir_gpu {
+namespace {
+
+// A field of the open unit's record and of its trace slice (the unit is the
+// outermost event on this thread). Skipped without a session: there is no
+// metrics file to write it to.
+void record(std::string_view key, const jitscope::FieldValue& value) {
+  if (!jitscope::active()) return;
+  const jitscope::Status st =
+      jitscope::toplevel_event().set(jitscope::DataLevel::kMetric, key, value, /*overwrite=*/true);
+  if (!st) {
+    std::fprintf(stderr, "mlir_gpu: warning: record field %.*s refused: %s\n",
+                 static_cast<int>(key.size()), key.data(), st.message().c_str());
+  }
+}
+
+// Says why the kernel failed, with the tool's log, as one write.
+void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
+          const std::string& error, const std::string& log) {
+  out.ok = false;
+  out.error = error;
+  unit.fail(stage, error);
+  std::string text = "mlir_gpu: kernel " + out.spec.name + " failed: " + error + "\n";
+  std::string_view trimmed = log;
+  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.remove_suffix(1);
+  if (!trimmed.empty()) {
+    text += "---- " + std::string(stage) + " log ----\n" + std::string(trimmed) + "\n----\n";
+  }
+  std::fputs(text.c_str(), stderr);
+}
+
+// MLIR text to a cubin: the stages of a cache miss, each a phase.
+void compile(jitscope::CompileUnit& unit, const BuildSettings& s, llvm::TargetMachine& tm,
+             BuiltKernel& out) {
+  const std::string& name = out.spec.name;
+  StepError error;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  {
+    JITSCOPE_PHASE("mlir_parse", {.column = "mlir_parse_us"});
+    module = s.mlir->parse(out.mlir, name + ".mlir", &error);
+  }
+  if (error) return fail(unit, out, "mlir_parse", error.error, error.log);
+  {
+    JITSCOPE_PHASE("mlir_lower", {.column = "mlir_lower_us"});
+    error = s.mlir->lower(*module);
+  }
+  if (error) return fail(unit, out, "mlir_lower", error.error, error.log);
+  if (jitscope::active()) {  // the NVVM-dialect module, as the next stage reads it
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    (void)unit.artifact("mlir_lowered", os.str(), "mlir");
+  }
+
+  llvm::LLVMContext llvm_context;  // per kernel: LLVM contexts are not shared across threads
+  std::unique_ptr<llvm::Module> ir;
+  {
+    JITSCOPE_PHASE("llvm_translate", {.column = "llvm_translate_us"});
+    ir = s.mlir->translate(*module, name, llvm_context, &error);
+  }
+  if (error) return fail(unit, out, "llvm_translate", error.error, error.log);
+  module = nullptr;  // the MLIR module is done with: free it before codegen
+  std::string why;
+  {
+    JITSCOPE_PHASE("llvm_opt", {.column = "llvm_opt_us"});
+    why = optimize_o3(*ir, tm);
+  }
+  if (!why.empty()) return fail(unit, out, "llvm_opt", why, {});
+  if (jitscope::active()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    ir->print(os, nullptr);
+    record("llvm_ir_bytes", os.str().size());
+    (void)unit.artifact("llvm_ir", os.str(), "ll");  // after O3
+  }
+  {
+    JITSCOPE_PHASE("nvptx_codegen", {.column = "nvptx_codegen_us"});
+    why = emit_ptx(*ir, tm, &out.ptx);
+  }
+  if (!why.empty()) return fail(unit, out, "nvptx_codegen", why, {});
+  LinkResult link;
+  {
+    JITSCOPE_PHASE("nvjitlink", {.column = "nvjitlink_us"});
+    link = link_ptx(out.ptx, name + ".ptx");
+  }
+  if (!link.error.empty()) return fail(unit, out, "nvjitlink", link.error, link.log);
+  out.cubin = std::move(link.cubin);
+  (void)unit.artifact("ptx", out.ptx, "ptx");
+  (void)unit.artifact("cubin", std::string_view(out.cubin.data(), out.cubin.size()), "cubin");
+}
+
+void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine& tm,
+               BuiltKernel& out) {
+  out.spec = k;
+  jitscope::CompileUnit unit({.frame = k.name, .graph = family_name(k.family)});
+  record("kernel", k.name);
+  record("family", family_name(k.family));
+  record("variant", k.variant);
+  {
+    JITSCOPE_PHASE("generate", {.column = "generate_us"});
+    out.mlir = render_mlir(k, k.name == s.inject_error);
+  }
+  record("mlir_bytes", out.mlir.size());
+  record("mlir_hash", fnv1a_hex(out.mlir.data(), out.mlir.size()));
+  // Under the session's artifacts folder; off without a metrics file.
+  (void)unit.artifact("mlir", out.mlir, "mlir");
+
+  const std::string key = s.toolchain + "\nkernel " + k.name + "\n" + out.mlir;
+  const std::string key_hash = DiskCache::key_hash(key);
+  if (s.cache != nullptr) {
+    CachedKernel cached;
+    {
+      JITSCOPE_PHASE("cache lookup", {.column = "cache_lookup_us"});
+      out.cache_hit = s.cache->load(k.name, key, &cached);
+    }
+    if (out.cache_hit) {
+      unit.cache_hit(key_hash, "disk_cache");
+      out.ptx = std::move(cached.ptx);
+      out.cubin = std::move(cached.cubin);
+    } else {
+      unit.cache_miss(key_hash, "disk_cache");
+      out.cache_miss = true;
+    }
+    record("cache", out.cache_hit ? "hit" : "miss");
+    record("cache_key", key_hash);
+  } else {
+    record("cache", "off");
+  }
+
+  if (!out.cache_hit) {
+    compile(unit, s, tm, out);
+    if (!out.error.empty()) return;
+    if (s.cache != nullptr) {
+      JITSCOPE_PHASE("cache store", {.column = "cache_store_us"});
+      (void)s.cache->store(k.name, key, {out.ptx, out.cubin});  // a failure is said once
+    }
+  }
+  record("ptx_bytes", out.ptx.size());
+  record("ptx_hash", fnv1a_hex(out.ptx.data(), out.ptx.size()));
+  record("cubin_bytes", out.cubin.size());
+  out.ok = true;
+}
+
+}  // namespace
+
+std::vector<BuiltKernel> build_all(const std::vector<KernelSpec>& kernels, int threads,
+                                   const BuildSettings& settings) {
+  std::vector<BuiltKernel> built(kernels.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&](int w) {
+    JITSCOPE_THREAD_NAME("compile worker " + std::to_string(w));
+    static_cast<void>(w);  // unused when JITSCOPE_DISABLE compiles the name out
+    std::string tm_error;
+    // One TargetMachine per thread: it is not thread-safe.
+    const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(&tm_error);
+    // relaxed: the counter only hands out indices; join() publishes the results.
+    for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < kernels.size();
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      BuiltKernel& out = built[i];
+      if (!tm) {
+        out.spec = kernels[i];
+        out.error = tm_error;
+        std::fprintf(stderr, "mlir_gpu: kernel %s failed: %s\n", kernels[i].name.c_str(),
+                     tm_error.c_str());
+        continue;
+      }
+      try {
+        build_one(kernels[i], settings, *tm, out);
+      } catch (const std::exception& e) {  // out of memory in a string: fail the kernel, go on
+        out.ok = false;
+        out.error = std::string("exception: ") + e.what();
+        std::fprintf(stderr, "mlir_gpu: kernel %s failed: %s\n", kernels[i].name.c_str(),
+                     out.error.c_str());
+      }
+    }
+  };
+  const int count = std::max(1, std::min<int>(threads, static_cast<int>(kernels.size())));
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(count));
+  for (int w = 0; w < count; ++w) pool.emplace_back(worker, w);
+  for (std::thread& t : pool) t.join();
+  return built;
+}
+
+}  // namespace mlir_gpu

@@ -1,0 +1,39 @@
+// The LLVM half of the compiler: O3 with the new pass manager, then PTX from
+// the NVPTX backend, for one target (sm_90, PTX ISA 7.8: the newest LLVM 16
+// knows; ptxas of CUDA 12 and 13 accept it).
+//
+// The NVPTX target is registered once per process (std::call_once); each
+// compile thread makes its own TargetMachine, which is not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace mlir_gpu {
+
+struct NvptxTarget {
+  static constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+  static constexpr const char* kCpu = "sm_90";
+  static constexpr const char* kFeatures = "+ptx78";
+};
+
+// LLVM's version ("16.0.6") and the target, for cache keys and the summary.
+std::string llvm_description();
+
+// A TargetMachine for NvptxTarget at O3, or null and why in *error.
+std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error);
+
+// Sets the module's triple and data layout for `tm`, then runs
+// buildPerModuleDefaultPipeline(O3) with a span per pass. Empty, or why not.
+std::string optimize_o3(llvm::Module& module, llvm::TargetMachine& tm);
+
+// The module as PTX text (legacy codegen pass manager: one span for it all,
+// the phase around it). Empty, or why not.
+std::string emit_ptx(llvm::Module& module, llvm::TargetMachine& tm, std::string* ptx);
+
+}  // namespace mlir_gpu
