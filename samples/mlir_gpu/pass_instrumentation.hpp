@@ -1,8 +1,6 @@
-// Per-pass spans for both pass managers: one jitscope span per MLIR pass and
-// per LLVM new-PM pass, named after the pass, on the thread that runs it.
-//
-// A stand-in: when the adapters land, these two calls become
-// jitscope::mlir::make_instrumentation and jitscope::llvm::register_callbacks.
+// Per-pass spans for both pass managers: one jitscope span per MLIR pass
+// (and analysis) and per LLVM new-PM pass, named after the pass, on the
+// thread that runs it (jitscope::mlir and jitscope::llvm).
 #pragma once
 
 namespace mlir {

@@ -62,12 +62,21 @@ const std::set<std::string> kKernelNames = {"axpy_u1_b256",    "axpy_u2_b256",  
                                             "matmul_t16_s256", "matmul_t8_s256", "matmul_t32_s256"};
 const std::vector<std::string> kCompilePhases = {"mlir_parse", "mlir_lower",    "llvm_translate",
                                                  "llvm_opt",   "nvptx_codegen", "nvjitlink"};
-const std::vector<std::string> kMlirPasses = {"convert-scf-to-cf",
-                                              "convert-gpu-to-nvvm",
-                                              "convert-arith-to-llvm",
-                                              "canonicalize",
-                                              "cse",
-                                              "reconcile-unrealized-casts"};
+// The lowering pipeline's passes as jitscope::mlir names them (MLIR's
+// Pass::getName(), as -mlir-timing does), with their pipeline argument.
+const std::vector<std::string> kMlirPasses = {"SCFToControlFlow",
+                                              "ConvertGpuOpsToNVVMOps",
+                                              "ArithToLLVMConversionPass",
+                                              "Canonicalizer",
+                                              "CSE",
+                                              "ReconcileUnrealizedCasts"};
+const std::map<std::string, std::string> kMlirPassArguments = {
+    {"SCFToControlFlow", "convert-scf-to-cf"},
+    {"ConvertGpuOpsToNVVMOps", "convert-gpu-to-nvvm"},
+    {"ArithToLLVMConversionPass", "convert-arith-to-llvm"},
+    {"Canonicalizer", "canonicalize"},
+    {"CSE", "cse"},
+    {"ReconcileUnrealizedCasts", "reconcile-unrealized-casts"}};
 // A few of O3's passes that run on every kernel (LLVM 16).
 const std::vector<std::string> kLlvmPasses = {"InstCombinePass", "SROAPass", "GVNPass",
                                               "SimplifyCFGPass", "NVVMReflectPass"};
@@ -283,7 +292,10 @@ TEST_F(Compile, EveryPassIsASpanInsideItsPhase) {
     ASSERT_EQ(lower.size(), 1u);
     ASSERT_EQ(opt.size(), 1u);
     for (const std::string& pass : kMlirPasses) {
-      EXPECT_EQ(within(trace, *lower[0], "jitscope", pass).size(), 1u) << pass;
+      const std::vector<const json*> runs = within(trace, *lower[0], "jitscope", pass);
+      ASSERT_EQ(runs.size(), 1u) << pass;
+      EXPECT_EQ(runs[0]->at("args").value("pass", ""), kMlirPassArguments.at(pass));
+      EXPECT_EQ(runs[0]->at("args").value("op", ""), "gpu.module");
     }
     for (const std::string& pass : kLlvmPasses) {
       EXPECT_GE(within(trace, *opt[0], "jitscope", pass).size(), 1u) << pass;
