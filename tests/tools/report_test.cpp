@@ -341,9 +341,12 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const Result csv = report({path, "--format", "csv"});
   ASSERT_EQ(csv.code, 0) << csv.err;
   for (const char* s :
-       {"# header\nfield,value\n", "# compile_times\nname,count,total_ns,mean_ns,min_ns,max_ns\n",
-        "aten::mm,1,50250,50250,50250,50250\n", "# phases\n", "# units\n", "# unit_phases\n",
-        "# top_spans\n", "# gpu\n", "\"gemm [\"\"]}\""}) {
+       {"# header\nfield,value\n",
+        "# "
+        "compile_times\nname,count,total_ns,mean_ns,min_ns,max_ns,p50_ns,p90_ns,p99_ns,stddev_ns\n",
+        "aten::mm,1,50250,50250,50250,50250,50250,50250,50250,0\n", "# phases\n", "# unit_walls\n",
+        "\nunits,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,max_ns,stddev_ns\n", "# units\n",
+        "# unit_phases\n", "# top_spans\n", "# gpu\n", "\"gemm [\"\"]}\""}) {
     EXPECT_NE(csv.out.find(s), std::string::npos) << s << "\n" << csv.out;
   }
   const Result md = report({path, "--format", "markdown"});
@@ -363,8 +366,9 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "units", "top_spans",
-                                         "gpu"}));
+  // The units section is two keys: unit_walls (the spread) and units (the rows).
+  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "units",
+                                         "top_spans", "gpu"}));
 
   const std::string out = temp_path("report_output");
   const Result to_file = report({path, "--output", out, "-f", "json"});

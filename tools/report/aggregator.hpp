@@ -1,7 +1,8 @@
 // Folds decoded trace events into a Report: per-name totals, self times,
 // compile units, the slowest spans, GPU attribution, the header.
 //
-// Memory is bounded by what is distinct (names, threads, processes, compile
+// Memory is bounded by what is distinct (names, each with a bounded
+// Distribution of its durations for percentiles, threads, processes, compile
 // units, the top-N heap, the open B/E stacks) plus one self-time run
 // (self_time.hpp: spans past it wait in a temporary file), never by the
 // number of events.

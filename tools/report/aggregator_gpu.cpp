@@ -21,6 +21,7 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
     return;
   }
   ++gpu_.kernels;
+  names_[name_id(ev.name)].gpu_kernel = true;
   gpu_.kernel_ns = sat_add(gpu_.kernel_ns, dur);
   // Its compile_id and compiled_by_id name units of the host process.
   const Id host = host_pid(owned(ev.has_pid, ev.pid));

@@ -43,6 +43,7 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
     n.total = sat_add(n.total, dur);
     n.min = std::min(n.min, dur);
     n.max = std::max(n.max, dur);
+    n.durations.add(dur);
     if (unit != kNone && !gpu_side) {
       UnitStats& u = units_[unit];
       PhaseAgg& p = u.phases[name_index];
@@ -88,7 +89,9 @@ void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
 void Aggregator::name_rows(Report& r) const {
   for (const NameStats& n : names_) {
     if (n.count == 0) continue;
-    r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self});
+    const Summary d = n.durations.summary();
+    r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self, d.p50_ns, d.p90_ns,
+                              d.p99_ns, d.stddev_ns, n.gpu_kernel});
   }
   std::sort(r.names.begin(), r.names.end(), [](const NameRow& a, const NameRow& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;

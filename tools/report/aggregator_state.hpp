@@ -7,6 +7,7 @@
 #pragma once
 
 #include "aggregator.hpp"
+#include "distribution.hpp"
 #include "report_data.hpp"
 #include "self_time.hpp"
 
@@ -119,6 +120,8 @@ struct Aggregator::NameStats {
   std::uint64_t count = 0;
   std::int64_t total = 0, min = std::numeric_limits<std::int64_t>::max(),
                max = std::numeric_limits<std::int64_t>::min(), self = 0;
+  Distribution durations;   // percentiles and stddev, in bounded memory
+  bool gpu_kernel = false;  // seen as a kernel on a GPU track
 };
 
 struct Aggregator::PhaseAgg {

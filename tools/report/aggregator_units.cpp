@@ -5,6 +5,7 @@
 #include "aggregator.hpp"
 
 #include "aggregator_state.hpp"
+#include "distribution.hpp"
 #include "metrics.hpp"
 
 #include <algorithm>
@@ -68,6 +69,17 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     }
     r.units.push_back(std::move(row));
   }
+  Distribution walls;  // the units' wall times (their metrics duration without a slice)
+  for (const UnitRow& u : r.units) {
+    if (u.in_trace) {
+      walls.add(u.wall_ns);
+    } else if (u.metrics && u.metrics->duration_ns) {
+      walls.add(*u.metrics->duration_ns);
+    }
+  }
+  const Summary w = walls.summary();
+  r.unit_walls = UnitWallSummary{w.count,  w.total_ns, w.mean_ns, w.min_ns,   w.max_ns,
+                                 w.p50_ns, w.p90_ns,   w.p99_ns,  w.stddev_ns};
   std::sort(r.units.begin(), r.units.end(), [](const UnitRow& a, const UnitRow& b) {
     const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
     return ka != kb ? ka < kb : pid_less(a.pid, b.pid);

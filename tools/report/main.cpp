@@ -3,13 +3,21 @@
 //
 //   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown]
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
+//   jitscope-report --baseline BASE [--baseline BASE...] NEW [NEW...]
+//                   [--metrics FILE...] [--baseline-metrics FILE...]
+//                   [--threshold PCT] [--min-change-ms MS] [--fail-if-slower PCT]
+//                   [--format ...] [--section ...] [--output FILE]
+//
+// With --baseline it compares runs (compare.hpp): the i-th --metrics goes
+// with the i-th NEW trace, the i-th --baseline-metrics with the i-th BASE.
 //
 // Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated
 // inside the object form, an event over 256 MiB, a bad metrics line) or an
-// unwritable output, 2 bad usage. Errors are one line on stderr:
-// "jitscope-report: error: ...". What the reader repairs (a BOM, a trailing
-// ',', an array cut inside its last event, invalid UTF-8) is a header
-// warning, not an error.
+// unwritable output, 2 bad usage, 3 a comparison with --fail-if-slower found
+// a key slower beyond it (after the report is written). Errors are one line
+// on stderr: "jitscope-report: error: ...". What the reader repairs (a BOM,
+// a trailing ',', an array cut inside its last event, invalid UTF-8) is a
+// header warning, not an error.
 //
 // Compile units are keyed by (pid, compile_id): compile ids restart in every
 // process, so a merged multi-process trace keeps one row per process (a pid
@@ -27,6 +35,7 @@
 // leaves FILE as it was; a device or FIFO (e.g. /dev/stdout) written in
 // place; a symbolic link followed (the link stays); a directory refused.
 #include "aggregator.hpp"
+#include "compare.hpp"
 #include "metrics.hpp"
 #include "render.hpp"
 
@@ -41,10 +50,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,10 +63,48 @@ namespace {
 
 constexpr int kBadInput = 1;
 constexpr int kUsage = 2;
+constexpr int kRegression = 3;  // --fail-if-slower: a key is slower beyond it
+
+std::string pct_text(double pct) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", pct);
+  return buf;
+}
 
 int error(const std::string& what, int code = kBadInput) {
   std::fprintf(stderr, "jitscope-report: error: %s\n", what.c_str());
   return code;
+}
+
+// One trace (and its metrics file, when `metrics_path` is not empty) read
+// into *out; false with *why on bad input.
+bool read_report(const std::string& trace, const std::string& metrics_path,
+                 const jitscope::report::Aggregator::Options& opt, jitscope::report::Report* out,
+                 std::string* why) {
+  using namespace jitscope;
+  report::MetricsFile metrics;
+  if (!metrics_path.empty() && !report::read_metrics(metrics_path, &metrics, why)) return false;
+  report::Aggregator agg(opt);
+  tools::TraceReader reader;
+  tools::EventDecoder decoder;
+  tools::DecodedEvent ev;
+  const std::string label = trace == "-" ? "<stdin>" : trace;
+  const bool ok = reader.read(
+      trace,
+      [&](const tools::RawEvent& raw) {
+        if (!decoder.decode(raw, &ev, why)) {
+          *why = label + ": " + *why;
+          return false;
+        }
+        agg.add(ev, decoder);
+        return true;
+      },
+      nullptr, why);
+  if (!ok) return false;
+  *out = agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
+                    decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics,
+                    reader.repairs());
+  return true;
 }
 
 int run(int argc, char** argv) {
@@ -63,18 +112,51 @@ int run(int argc, char** argv) {
   CLI::App app{
       "jitscope-report: compile-time tables from a Chrome trace-event JSON file (jitscope, "
       "clang -ftime-trace, PyTorch profiler), read as a stream.\n"
-      "Sections: header, compile_times (count/total/mean/min/max per span name), phases "
+      "Sections: header, compile_times (count/total/mean/min/max/p50/p90/p99/stddev per span "
+      "name), phases "
       "(inclusive and self time per name), units (per compile unit: wall time, time per phase, "
       "--metrics records), top_spans (the slowest spans), gpu (kernels per compile unit that "
-      "built them, compile-to-first-launch latency).",
+      "built them, compile-to-first-launch latency).\n"
+      "Compare runs: --baseline BASE [--baseline BASE2...] NEW [NEW2...]: per span name, compile "
+      "unit (by name) and GPU kernel, what is slower or faster beyond the baseline runs' spread, "
+      "added or removed (docs/tools.md, 'Comparing runs'); --fail-if-slower PCT exits 3 on a "
+      "regression.",
       "jitscope-report"};
-  std::string trace, metrics_path, format = "table", output;
+  std::string format = "table", output;
+  std::vector<std::string> traces, metrics_paths, baselines, base_metrics;
+  report::CompareOptions copt;
+  double min_change_ms = 1.0, fail_pct = 0;
   std::size_t top = 10;
   std::vector<std::string> sections;
-  app.add_option("TRACE", trace, "the trace: a Chrome trace-event JSON file, '-' for stdin")
+  app.add_option("TRACE", traces,
+                 "the trace: a Chrome trace-event JSON file, '-' for stdin; with --baseline, the "
+                 "new runs' traces")
       ->required();
-  app.add_option("--metrics", metrics_path,
-                 "jitscope's metrics file (JITSCOPE_METRICS, JSON lines) to join per compile unit");
+  app.add_option("--metrics", metrics_paths,
+                 "jitscope's metrics file (JITSCOPE_METRICS, JSON lines) to join per compile unit; "
+                 "with --baseline, one per new trace, in order")
+      ->allow_extra_args(false);
+  auto* base_opt =
+      app.add_option("--baseline", baselines,
+                     "compare: a baseline run's trace (repeat for several runs); TRACE... are "
+                     "the new runs")
+          ->allow_extra_args(false);
+  auto* base_metrics_opt =
+      app.add_option("--baseline-metrics", base_metrics,
+                     "compare: a baseline run's metrics file, one per --baseline, in order")
+          ->allow_extra_args(false);
+  auto* threshold_opt =
+      app.add_option("--threshold", copt.threshold_pct,
+                     "compare: flag a change beyond the baseline's spread by more than PCT % "
+                     "(default 10)")
+          ->check(CLI::Range(0.0, 1e9));
+  auto* min_change_opt = app.add_option("--min-change-ms", min_change_ms,
+                                        "compare: and by at least MS milliseconds (default 1)")
+                             ->check(CLI::Range(0.0, 1e9));
+  auto* fail_opt = app.add_option("--fail-if-slower", fail_pct,
+                                  "compare: exit 3 when a name, unit or kernel is slower than "
+                                  "PCT % beyond the baseline's spread (and --min-change-ms)")
+                       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--format,-f", format, "table (default), csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
   app.add_option("--top,-n", top, "how many of the slowest spans to list (default 10)")
@@ -95,6 +177,33 @@ int run(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     return error(std::string(e.what()) + " (run with --help for usage)", kUsage);
   }
+  const bool comparing = base_opt->count() > 0;
+  if (!comparing) {
+    for (const CLI::Option* o : {base_metrics_opt, threshold_opt, min_change_opt, fail_opt}) {
+      if (o->count() > 0)
+        return error(o->get_name() + " compares runs: it needs --baseline", kUsage);
+    }
+    if (traces.size() > 1)
+      return error("one TRACE (several are for comparing runs, with --baseline)", kUsage);
+    if (metrics_paths.size() > 1)
+      return error("one --metrics (several are for comparing runs, with --baseline)", kUsage);
+  } else {
+    if (metrics_paths.size() > traces.size())
+      return error("more --metrics than new traces (one per new trace, in order)", kUsage);
+    if (base_metrics.size() > baselines.size())
+      return error("more --baseline-metrics than --baseline traces (one per baseline, in order)",
+                   kUsage);
+    if (std::count(traces.begin(), traces.end(), "-") +
+            std::count(baselines.begin(), baselines.end(), "-") >
+        1)
+      return error("'-' (stdin) can be one input only", kUsage);
+    copt.min_change_ns = static_cast<std::int64_t>(std::llround(min_change_ms * 1e6));
+    if (fail_opt->count() > 0) copt.fail_if_slower_pct = fail_pct;
+  }
+  report::CompareSections csec;
+  std::optional<report::Comparison> comparison;
+  report::Report r;
+  std::string why;
 
   report::Sections sec;
   if (!sections.empty()) {
@@ -113,39 +222,44 @@ int run(int argc, char** argv) {
   if (format == "json") fmt = report::Format::kJson;
   if (format == "markdown") fmt = report::Format::kMarkdown;
 
-  report::MetricsFile metrics;
-  std::string why;
-  if (!metrics_path.empty() && !report::read_metrics(metrics_path, &metrics, &why))
-    return error(why);
-
   report::Aggregator::Options opt;
   opt.top_n = top;
-  report::Aggregator agg(opt);
-  tools::TraceReader reader;
-  tools::EventDecoder decoder;
-  tools::DecodedEvent ev;
-  const std::string label = trace == "-" ? "<stdin>" : trace;
-  const bool ok = reader.read(
-      trace,
-      [&](const tools::RawEvent& raw) {
-        if (!decoder.decode(raw, &ev, &why)) {
-          why = label + ": " + why;
-          return false;
-        }
-        agg.add(ev, decoder);
-        return true;
-      },
-      nullptr, &why);
-  if (!ok) return error(why);
-  const report::Report r = agg.finish(label, reader.bytes_read(), reader.events(),
-                                      reader.unterminated(), decoder.fields_ignored(),
-                                      metrics_path.empty() ? nullptr : &metrics, reader.repairs());
+  if (!baselines.empty()) {
+    if (!sections.empty()) {
+      csec = report::CompareSections{false, false, false, false};
+      for (const std::string& s : sections) {
+        if (s == "header") csec.header = true;
+        if (s == "compile_times" || s == "phases") csec.names = true;
+        if (s == "units") csec.units = true;
+        if (s == "gpu") csec.kernels = true;
+      }
+    }
+    opt.top_n = 0;
+    std::vector<report::Report> base, next;
+    for (std::size_t i = 0; i < baselines.size(); ++i) {
+      base.emplace_back();
+      if (!read_report(baselines[i], i < base_metrics.size() ? base_metrics[i] : "", opt,
+                       &base.back(), &why))
+        return error(why);
+    }
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      next.emplace_back();
+      if (!read_report(traces[i], i < metrics_paths.size() ? metrics_paths[i] : "", opt,
+                       &next.back(), &why))
+        return error(why);
+    }
+    comparison = report::compare(base, next, copt);
+  } else {
+    if (!read_report(traces.front(), metrics_paths.empty() ? "" : metrics_paths.front(), opt, &r,
+                     &why))
+      return error(why);
+  }
   // stdout, or the file through OutputFile (a regular file by rename, a
   // device or FIFO in place, a link followed, a directory refused).
   tools::OutputFile file("the report");
   if (!output.empty() && !file.open(output, &why)) return error(why);
   bool written = true;
-  report::render(r, fmt, sec, [&](std::string_view piece) {
+  const report::Writer write = [&](std::string_view piece) {
     if (!written) return;
     if (output.empty()) {
       if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size()) {
@@ -155,13 +269,27 @@ int run(int argc, char** argv) {
     } else if (!file.write(piece, &why)) {
       written = false;
     }
-  });
+  };
+  if (comparison) {
+    report::render_comparison(*comparison, fmt, csec, write);
+  } else {
+    report::render(r, fmt, sec, write);
+  }
   if (written && output.empty() && std::fflush(stdout) != 0) {
     written = false;
     why = std::string("<stdout>: cannot write the report: ") + std::strerror(errno);
   }
   if (written && !output.empty() && !file.commit(&why)) written = false;
   if (!written) return error(why);
+  if (comparison && comparison->failing > 0) {
+    std::fprintf(stderr,
+                 "jitscope-report: regression: %llu of the compared names, units and kernels are "
+                 "slower than --fail-if-slower %s%% beyond the baseline (and by at least %s)\n",
+                 static_cast<unsigned long long>(comparison->failing),
+                 pct_text(*copt.fail_if_slower_pct).c_str(),
+                 report::human_ns(copt.min_change_ns).c_str());
+    return kRegression;
+  }
   return 0;
 }
 

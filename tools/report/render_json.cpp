@@ -119,6 +119,11 @@ void write_json(const Report& r, const Sections& sec, Emitter& em) {
       j.member("mean_ns", n.mean_ns());
       j.member("min_ns", n.min_ns);
       j.member("max_ns", n.max_ns);
+      j.member("p50_ns", n.p50_ns);
+      j.member("p90_ns", n.p90_ns);
+      j.member("p99_ns", n.p99_ns);
+      j.member("stddev_ns", n.stddev_ns);
+      j.member("gpu_kernel", n.gpu_kernel);
       j.end_object();
     }
     j.end_array();
@@ -137,6 +142,19 @@ void write_json(const Report& r, const Sections& sec, Emitter& em) {
     j.end_array();
   }
   if (sec.units) {
+    const UnitWallSummary& w = r.unit_walls;
+    j.key("unit_walls");
+    j.begin_object();
+    j.member("count", w.count);
+    j.member("total_ns", w.total_ns);
+    j.member("mean_ns", w.mean_ns);
+    j.member("min_ns", w.min_ns);
+    j.member("max_ns", w.max_ns);
+    j.member("p50_ns", w.p50_ns);
+    j.member("p90_ns", w.p90_ns);
+    j.member("p99_ns", w.p99_ns);
+    j.member("stddev_ns", w.stddev_ns);
+    j.end_object();
     j.key("units");
     j.begin_array();
     for (const UnitRow& u : r.units) {

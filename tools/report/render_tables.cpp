@@ -92,15 +92,17 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
   if (sec.compile_times) {
     Table tb{"compile_times",
              "Compile times (per span name)",
-             {"name", "count", col("total"), col("mean"), col("min"), col("max")},
-             {false, true, true, true, true, true},
+             {"name", "count", col("total"), col("mean"), col("min"), col("max"), col("p50"),
+              col("p90"), col("p99"), col("stddev")},
+             {false, true, true, true, true, true, true, true, true, true},
              {},
              {},
              "no spans in this trace",
              {}};
     for (const NameRow& n : r.names) {
       tb.rows.push_back({n.name, std::to_string(n.count), t(n.total_ns), t(n.mean_ns()),
-                         t(n.min_ns), t(n.max_ns)});
+                         t(n.min_ns), t(n.max_ns), t(n.p50_ns), t(n.p90_ns), t(n.p99_ns),
+                         t(n.stddev_ns)});
     }
     out.push_back(std::move(tb));
   }
@@ -156,6 +158,23 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
              {},
              "no spans inside compile units",
              {}};
+    {  // the spread of the units' wall times, one row
+      const UnitWallSummary& w = r.unit_walls;
+      Table walls{"unit_walls",
+                  "Compile unit wall times",
+                  {"units", col("total"), col("mean"), col("min"), col("p50"), col("p90"),
+                   col("p99"), col("max"), col("stddev")},
+                  std::vector<bool>(9, true),
+                  {},
+                  {},
+                  "no compile unit with a wall time (a slice, or a metrics duration)",
+                  {}};
+      if (w.count > 0) {
+        walls.rows.push_back({std::to_string(w.count), t(w.total_ns), t(w.mean_ns), t(w.min_ns),
+                              t(w.p50_ns), t(w.p90_ns), t(w.p99_ns), t(w.max_ns), t(w.stddev_ns)});
+      }
+      out.push_back(std::move(walls));
+    }
     const bool has_metrics = r.has_metrics;
     // Units are per (pid, compile id): a pid column when they come from more than one process.
     const bool pids = r.multi_process_units;
