@@ -43,6 +43,19 @@ if(JITSCOPE_BUILD_TOOLS OR JITSCOPE_BUILD_SAMPLES)
   endif()
 endif()
 
+# The tools read gzip'd traces (.json.gz) through zlib (zlib1g-dev). Without
+# it they build and read plain JSON; gzip input is then a clear error.
+set(JITSCOPE_TOOLS_HAVE_ZLIB OFF)
+if(JITSCOPE_BUILD_TOOLS AND JITSCOPE_HAS_TOOL_DEPS)
+  find_package(ZLIB QUIET)
+  if(ZLIB_FOUND)
+    set(JITSCOPE_TOOLS_HAVE_ZLIB ON)
+  else()
+    message(STATUS "jitscope: zlib not found: the tools read no gzip input (.json.gz) "
+                   "(apt-get install -y zlib1g-dev)")
+  endif()
+endif()
+
 # NVRTC and nvJitLink for the nvrtc_jit sample. CMake 3.25 has no
 # CUDA::nvJitLink target, so the library is found by name.
 set(JITSCOPE_HAS_NVRTC OFF)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 what="${1:-test}"
-packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev)
+packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev zlib1g-dev)
 if [ "$what" = "test" ]; then
   # LLVM 16 and MLIR 16 for the jitscope::llvm and jitscope::mlir adapters and their tests.
   packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3

@@ -3,7 +3,10 @@
 #
 # usage: bash bench/report/report_bench.sh [TRACE] [BYTES] [BUILD_DIR]
 #   TRACE      where to write the synthetic trace (default BUILD_DIR/report_bench.trace.json;
-#              kept if it exists with at least BYTES bytes, so reruns skip generating)
+#              kept if it exists with at least BYTES bytes, so reruns skip generating).
+#              A name ending in .gz: the plain trace is TRACE without .gz, gzip'd to TRACE
+#              (gzip -6, kept too), and the report reads the gzip'd one; throughput is
+#              then in MB of inflated JSON per second
 #   BYTES      its size (default 1073741824: 1 GiB)
 #   BUILD_DIR  the build with jitscope-report and jitscope_trace_gen (default build/release,
 #              else build/dev); set JITSCOPE_REPORT / JITSCOPE_TRACE_GEN to name the binaries
@@ -30,17 +33,24 @@ if [[ -z "$report" || ! -x "$report" || -z "$gen" || ! -x "$gen" ]]; then
 fi
 bytes="${2:-1073741824}"
 trace="${1:-${build}/report_bench.trace.json}"
+plain="${trace%.gz}"
 
 size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
-if (( $(size_of "$trace") < bytes )); then
-  echo "generating $trace ($bytes bytes) ..."
+if (( $(size_of "$plain") < bytes )); then
+  echo "generating $plain ($bytes bytes) ..."
   start=$(date +%s.%N)
-  "$gen" "$trace" "$bytes"
+  "$gen" "$plain" "$bytes"
   end=$(date +%s.%N)
-  awk -v s="$start" -v e="$end" -v b="$(size_of "$trace")" \
+  awk -v s="$start" -v e="$end" -v b="$(size_of "$plain")" \
     'BEGIN { printf "generated in %.2f s (%.0f MB/s)\n", e - s, b / (e - s) / 1e6 }'
+  [[ "$trace" == "$plain" ]] || rm -f "$trace"
 fi
-size=$(size_of "$trace")
+if [[ "$trace" != "$plain" && ! -s "$trace" ]]; then
+  echo "gzip'ing it to $trace ..."
+  gzip -6 -c "$plain" > "$trace"
+fi
+size=$(size_of "$plain")   # the JSON text's size (inflated, for a .gz)
+file_size=$(size_of "$trace")
 
 out="$(mktemp)"
 timing="$(mktemp)"
@@ -79,9 +89,10 @@ events=$(grep -o '"events":[0-9]*' "$out" | head -1 | cut -d: -f2)
 spans=$(grep -o '"spans":[0-9]*' "$out" | head -1 | cut -d: -f2)
 units=$(grep -o '"compile_id":"[^"]*","name":"[^"]*","in_trace"' "$out" | wc -l)
 awk -v size="$size" -v wall="$wall" -v rss="$rss_kb" -v ev="$events" -v sp="$spans" \
-    -v un="$units" -v user="$user" -v sys="$sys" -v trace="$trace" 'BEGIN {
+    -v un="$units" -v user="$user" -v sys="$sys" -v trace="$trace" -v fsize="$file_size" 'BEGIN {
   printf "trace:        %s\n", trace
   printf "trace size:   %.1f MiB (%d bytes)\n", size / 1048576, size
+  if (fsize != size) printf "gzip'"'"'d size:  %.1f MiB (%d bytes, %.1f%%)\n", fsize / 1048576, fsize, 100 * fsize / size
   printf "events:       %d (%d spans, %d compile units)\n", ev, sp, un
   printf "wall time:    %.2f s (user %s s, sys %s s)\n", wall, user, sys
   printf "throughput:   %.0f MB/s, %.2f M events/s\n", size / wall / 1e6, ev / wall / 1e6

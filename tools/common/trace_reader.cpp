@@ -1,16 +1,12 @@
 #include "trace_reader.hpp"
 
+#include "input_file.hpp"
 #include "json_scan.hpp"
 #include "utf8_repair.hpp"
 
 #include <simdjson.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +16,7 @@ namespace jitscope::tools {
 namespace {
 
 constexpr std::size_t kNoMark = std::numeric_limits<std::size_t>::max();
-constexpr std::uint64_t kUnknownSize = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kUnknownSize = InputFile::kUnknownSize;
 
 // "'x'" for a printable character, "byte 0xNN" otherwise.
 std::string describe(int c) {
@@ -33,26 +29,18 @@ std::string describe(int c) {
   return buf;
 }
 
-// Closes `fd` on scope exit unless it is stdin.
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd > 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 // One read() call: the buffer, the position, the top-level grammar.
 class TraceReader::Run {
  public:
-  Run(TraceReader& r, int fd, std::uint64_t size_hint, std::string label,
+  Run(TraceReader& r, InputFile& in, std::string label,
       const std::function<bool(const RawEvent&)>& on_event,
       const std::function<void(const TopLevelField&)>& on_field, std::string* error)
       : r_(r),
         buf_(r.buffer_),
-        fd_(fd),
-        size_hint_(size_hint),
+        in_(in),
+        size_hint_(in.size_hint()),
         label_(std::move(label)),
         on_event_(on_event),
         on_field_(on_field),
@@ -88,8 +76,9 @@ class TraceReader::Run {
 
   TraceReader& r_;
   std::vector<char>& buf_;
-  int fd_;
-  std::uint64_t size_hint_;  // a regular file's size, or kUnknownSize
+  InputFile& in_;            // the file or stdin, plain or gzip
+  std::uint64_t size_hint_;  // a plain regular file's size, or kUnknownSize
+  std::size_t unknown_size_read_ = std::size_t{64} << 10;  // the next read without a size hint
   std::string label_;
   const std::function<bool(const RawEvent&)>& on_event_;
   const std::function<void(const TopLevelField&)>& on_field_;
@@ -122,17 +111,19 @@ bool TraceReader::Run::fill() {
     const std::uint64_t left = size_hint_ > r_.bytes_read_ ? size_hint_ - r_.bytes_read_ : 0;
     to_read = static_cast<std::size_t>(
         std::min<std::uint64_t>(to_read, std::max<std::uint64_t>(left + 1, 4096)));
+  } else {
+    // No size known (stdin, a pipe, gzip): reads start at 64 KiB and double
+    // up to the chunk, so a small input does not get a whole chunk either.
+    to_read = std::min(to_read, unknown_size_read_);
+    unknown_size_read_ = std::min(unknown_size_read_ * 2, r_.chunk_size_);
   }
   const std::size_t want = end_ + to_read + kJsonPadding;
   if (buf_.size() < want)
     buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
-  ssize_t n;
-  do {
-    n = ::read(fd_, buf_.data() + end_, to_read);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    const int err = errno;
-    fail(end_offset(), std::string("read error: ") + std::strerror(err));
+  std::string why;
+  const long n = in_.read(buf_.data() + end_, to_read, &why);
+  if (n < 0) {  // a read error, or corrupt or cut-off gzip: at the end of the text so far
+    fail(end_offset(), why);
     return false;
   }
   if (n == 0) {
@@ -385,30 +376,15 @@ bool TraceReader::read(const std::string& path,
   bytes_read_ = 0;
   largest_event_ = 0;
   if (error != nullptr) error->clear();
-  const bool from_stdin = path == "-";
-  const std::string label = from_stdin ? "<stdin>" : path;
-  int fd = 0;
-  if (!from_stdin) {
-    do {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-      const int err = errno;
-      if (error != nullptr) *error = label + ": cannot open: " + std::strerror(err);
-      return false;
-    }
+  gzip_ = false;
+  InputFile in;
+  std::string why;
+  if (!in.open(path, &why)) {
+    if (error != nullptr) *error = why;
+    return false;
   }
-  FdGuard guard{fd};
-  struct stat st {};
-  std::uint64_t size_hint = kUnknownSize;
-  if (::fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      if (error != nullptr) *error = label + ": is a directory";
-      return false;
-    }
-    if (S_ISREG(st.st_mode)) size_hint = static_cast<std::uint64_t>(st.st_size);
-  }
-  Run run(*this, fd, size_hint, label, on_event, on_field, error);
+  gzip_ = in.compression() == InputFile::Compression::kGzip;
+  Run run(*this, in, in.label(), on_event, on_field, error);
   const bool ok = run.run();
   // Give back a huge buffer (one giant event) rather than keep it for the next read.
   if (buffer_.size() > 4 * (chunk_size_ + kJsonPadding)) std::vector<char>().swap(buffer_);

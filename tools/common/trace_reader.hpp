@@ -28,10 +28,18 @@
 //   inside an event (each maximal invalid subpart replaced by U+FFFD, the
 //   JSON writer's rule, so the event parses and names stay valid UTF-8).
 //
+// - Gzip'd input (`.json.gz`, what Kineto writes and Perfetto opens),
+//   known by its magic bytes 1f 8b whatever the name, stdin too, is read
+//   through zlib as a stream (input_file.hpp): concatenated members are one
+//   text; everything above applies to that text (a gzip'd trace cut inside
+//   its last event is the cut trace); a corrupt or cut-off gzip stream is an
+//   error.
+//
 // How it reads
-// - In chunks (16 MiB by default; less for a smaller regular file) with
-//   read(2): memory is one chunk plus the largest event (or the largest other
-//   top-level member), never the file. One event (or member) may be at most
+// - In chunks (16 MiB by default; less for a smaller plain regular file,
+//   and from 64 KiB doubling up for an input of unknown size) with read(2), or inflated into the
+//   same chunk from a 256 KiB compressed buffer: memory is one chunk plus the largest event (or the
+//   largest other top-level member), never the file. One event (or member) may be at most
 //   max_event_bytes() (256 MiB by default): a larger one is an error, so a
 //   hostile file cannot make the reader (and a decoder after it, ~8x the
 //   event) take gigabytes.
@@ -44,12 +52,16 @@
 //   VM, jitscope-like events of ~170 bytes); no allocation per event.
 //
 // Errors ("<path>: byte N: <what>", N = offset of the offending byte, or of
-// the end of input for truncations): empty input (a BOM alone too), not JSON / not a trace,
-// an event that is not an object, an event larger than max_event_bytes()
+// the end of input for truncations; in the inflated text for gzip): empty input (a BOM alone too),
+// not JSON / not a trace, an event that is not an object, an event larger than max_event_bytes()
 // ("byte N: an event larger than 256 MiB", N = where the event starts; "a
 // top-level member larger than ..." likewise), mismatched or too deeply nested brackets,
 // input ending inside the object form (its events array included), a missing
-// traceEvents array, garbage after the end, read errors. Open errors read
+// traceEvents array, garbage after the end, read errors; for gzip, "corrupt
+// gzip data at compressed byte C: <zlib's reason>", "the gzip stream is cut
+// off at compressed byte C (member M has no end)", "data after gzip member M
+// is not gzip (compressed byte C)", and, built without zlib, "<path>: gzip
+// input (it starts with 1f 8b), but the tools were built without zlib (...)". Open errors read
 // "<path>: cannot open: <reason>" / "<path>: is a directory".
 #pragma once
 
@@ -126,8 +138,10 @@ class TraceReader {
   bool unterminated() const noexcept { return unterminated_; }
   // Events handed to on_event (last read).
   std::uint64_t events() const noexcept { return events_; }
-  // Bytes read from the input (last read).
+  // Bytes of the trace's text read (last read): inflated, for gzip.
   std::uint64_t bytes_read() const noexcept { return bytes_read_; }
+  // The input was gzip (last read).
+  bool gzip() const noexcept { return gzip_; }
   // The largest event seen (last read), in bytes.
   std::size_t largest_event() const noexcept { return largest_event_; }
   // What the last read repaired or skipped.
@@ -138,6 +152,7 @@ class TraceReader {
   std::size_t chunk_size_ = kDefaultChunkSize;
   std::size_t max_event_bytes_ = kMaxEventBytes;
   bool unterminated_ = false;
+  bool gzip_ = false;
   std::uint64_t events_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::size_t largest_event_ = 0;

@@ -14,6 +14,9 @@
 // a symbolic link is followed (its target gets the merge, the link stays); a
 // directory is refused.
 //
+// Inputs may be gzip'd (.json.gz, known by their magic bytes; the reader
+// inflates them as a stream); the output is plain JSON.
+//
 // Exit: 0 merged; 1 an input or the output failed (one `jitscope-merge:
 // error:` line); 2 usage.
 #include "event_rewriter.hpp"
@@ -211,7 +214,7 @@ int main(int argc, char** argv) {
   std::string output;
   bool children = false, quiet = false;
   PlanOptions options;
-  app.add_option("inputs", inputs, "trace files, in rank order")
+  app.add_option("inputs", inputs, "trace files (plain or gzip'd JSON), in rank order")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", output,
