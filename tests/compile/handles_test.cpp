@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -26,11 +27,12 @@ class Handles : public ::testing::Test {
   void SetUp() override { reset_compile_state(); }
 };
 
-const PhaseTimes* times_of(const std::vector<PhaseTimes>& all, const std::string& key) {
+// A copy: phase_times() returns a temporary.
+std::optional<PhaseTimes> times_of(const std::vector<PhaseTimes>& all, const std::string& key) {
   for (const PhaseTimes& t : all) {
-    if (t.key == key) return &t;
+    if (t.key == key) return t;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 CompileRecord last_record() {
@@ -122,8 +124,8 @@ TEST_F(Handles, APhaseBegunInOneCallbackEndsInAnotherInItsUnit) {
   ASSERT_EQ(r.columns.count("handle_us"), 1u);
   EXPECT_GE(r.columns.at("handle_us"), 2000u);
   EXPECT_EQ(r.duration_us, r.columns.at("handle_us"));  // the outermost column phase
-  const PhaseTimes* t = times_of(phase_times(), "handle_phase");
-  ASSERT_NE(t, nullptr);
+  const std::optional<PhaseTimes> t = times_of(phase_times(), "handle_phase");
+  ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->count, 1u);
 
   const auto slices = slices_named(load_trace(session.path()), "handle_phase");
@@ -165,8 +167,8 @@ TEST_F(Handles, ADroppedHandleEndsItsPhase) {
   { PhaseHandle handle = begin_phase(kKey); }
   { PhaseHandle by_name = begin_phase("dropped_by_name"); }
   for (const char* key : {"dropped_phase", "dropped_by_name"}) {
-    const PhaseTimes* t = times_of(phase_times(), key);
-    ASSERT_NE(t, nullptr) << key;
+    const std::optional<PhaseTimes> t = times_of(phase_times(), key);
+    ASSERT_TRUE(t.has_value()) << key;
     EXPECT_EQ(t->count, 1u) << key;
   }
 }
@@ -198,7 +200,7 @@ TEST_F(Handles, AnEndOnAnotherThreadIsRefusedSaidOnceAndHurtsNothing) {
                       "opened it: refused"),
             std::string::npos)
       << text;
-  EXPECT_EQ(times_of(phase_times(), "wrong_thread_phase"), nullptr);  // never ended
+  EXPECT_FALSE(times_of(phase_times(), "wrong_thread_phase").has_value());  // never ended
   // This thread's own stack is untouched: its unit is still the current one.
   CompileId id;
   ASSERT_TRUE(current_compile_id(&id));
@@ -282,13 +284,13 @@ TEST_F(Handles, ExclusiveColumnsSumToWallTimeWhereInclusiveOnesCountNestingTwice
   EXPECT_GE(inclusive.columns.at("i_passes_us"), inclusive.duration_us + 4000);
 
   const std::vector<PhaseTimes> times = phase_times();
-  const PhaseTimes* adaptor = times_of(times, "x_adaptor");
-  ASSERT_NE(adaptor, nullptr);
+  const std::optional<PhaseTimes> adaptor = times_of(times, "x_adaptor");
+  ASSERT_TRUE(adaptor.has_value());
   EXPECT_TRUE(adaptor->exclusive);
   EXPECT_GE(adaptor->total_ns, adaptor->self_ns + 4'000'000);  // the passes' 2 x 2 ms
   EXPECT_GE(adaptor->self_ns, 2'000'000u);
-  const PhaseTimes* pass = times_of(times, "x_pass");
-  ASSERT_NE(pass, nullptr);
+  const std::optional<PhaseTimes> pass = times_of(times, "x_pass");
+  ASSERT_TRUE(pass.has_value());
   EXPECT_EQ(pass->self_ns, pass->total_ns);  // nothing inside it
   // The cumulative table shows self time for the exclusive adaptor.
   const std::string table = cumulative_time_report(TableFormat::kCsv);

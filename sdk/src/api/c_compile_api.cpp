@@ -7,6 +7,7 @@
 #include "base/boundary.hpp"
 #include "base/immortal.hpp"
 #include "base/log.hpp"
+#include "compile/state.hpp"
 
 #include <map>
 #include <memory>
@@ -81,7 +82,11 @@ void jitscope_unit_close(jitscope_unit* unit) {
   unit->unit.close();
   // Refused on another thread: the unit's frame stays linked on the thread
   // that opened it, so its memory is kept.
-  if (!unit->unit.is_open()) delete unit;
+  if (!unit->unit.is_open()) {
+    delete unit;
+  } else {
+    jitscope::detail::keep_refused(unit);
+  }
 }
 
 void jitscope_unit_compile_id(const jitscope_unit* unit, unsigned* frame, unsigned* attempt) {

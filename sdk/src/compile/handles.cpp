@@ -2,10 +2,30 @@
 // (compile.hpp, "begun in one callback"): the RAII objects on the heap,
 // owned by move-only handles.
 #include "base/boundary.hpp"
+#include "base/immortal.hpp"
 #include "base/log.hpp"
 #include "compile/state.hpp"
 
+#include <mutex>
 #include <new>
+#include <vector>
+
+namespace jitscope::detail {
+
+void keep_refused(const void* object) noexcept {
+  struct Kept {
+    std::mutex mutex;
+    std::vector<const void*> objects;
+  };
+  Kept& kept = immortal<Kept>();
+  // Failing (out of memory), it is kept all the same, unlisted.
+  guarded("keeping an object ended on the wrong thread", [&] {
+    std::lock_guard<std::mutex> lock(kept.mutex);
+    kept.objects.push_back(object);
+  });
+}
+
+}  // namespace jitscope::detail
 
 namespace jitscope {
 
@@ -40,7 +60,11 @@ void PhaseHandle::end() noexcept {
   phase_->end();
   // Refused on another thread, the frame stays linked on the thread that
   // began it: its memory is kept, never freed under that thread.
-  if (!phase_->frame_.open) delete phase_;
+  if (!phase_->frame_.open) {
+    delete phase_;
+  } else {
+    keep_refused(phase_);
+  }
   phase_ = nullptr;
 }
 
@@ -72,7 +96,11 @@ ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
 void ThreadAttachment::detach() noexcept {
   if (scope_ == nullptr) return;
   leave_unit(scope_->frame_);
-  if (!scope_->frame_.open) delete scope_;  // else kept: see PhaseHandle::end
+  if (!scope_->frame_.open) {
+    delete scope_;
+  } else {
+    keep_refused(scope_);  // see PhaseHandle::end
+  }
   scope_ = nullptr;
 }
 

@@ -131,6 +131,10 @@ void push_frame(EventFrame& frame) noexcept;
 // once that `what` was refused, and false: a frame is only ever unlinked
 // by its own thread.
 bool on_owning_thread(const EventFrame& frame, std::string_view what) noexcept;
+// An object whose end was refused on another thread: its frame stays
+// linked on the thread that opened it, so it is never freed. Kept on a list
+// for the process's life (reachable: a leak checker sees it is on purpose).
+void keep_refused(const void* object) noexcept;
 // Unlinks `frame` wherever it is (normally the top).
 void pop_frame(EventFrame& frame) noexcept;
 EventFrame* outermost_frame() noexcept;
