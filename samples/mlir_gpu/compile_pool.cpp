@@ -1,6 +1,7 @@
 // One kernel's build as one compile unit, on a pool of threads (see compile_pool.hpp).
 #include "compile_pool.hpp"
 
+#include "common/unit_report.hpp"
 #include "disk_cache.hpp"
 #include "llvm_backend.hpp"
 #include "mlir_lowering.hpp"
@@ -26,32 +27,17 @@
 namespace mlir_gpu {
 namespace {
 
-// A field of the open unit's record and of its trace slice (the unit is the
-// outermost event on this thread). Skipped without a session: there is no
-// metrics file to write it to.
+// The shared helpers (common/unit_report.hpp), with this sample's name.
 void record(std::string_view key, const jitscope::FieldValue& value) {
-  if (!jitscope::active()) return;
-  const jitscope::Status st =
-      jitscope::toplevel_event().set(jitscope::DataLevel::kMetric, key, value, /*overwrite=*/true);
-  if (!st) {
-    std::fprintf(stderr, "mlir_gpu: warning: record field %.*s refused: %s\n",
-                 static_cast<int>(key.size()), key.data(), st.message().c_str());
-  }
+  sample_common::record_field("mlir_gpu", key, value);
 }
 
-// Says why the kernel failed, with the tool's log, as one write.
 void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
           const std::string& error, const std::string& log) {
   out.ok = false;
   out.error = error;
   unit.fail(stage, error);
-  std::string text = "mlir_gpu: kernel " + out.spec.name + " failed: " + error + "\n";
-  std::string_view trimmed = log;
-  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.remove_suffix(1);
-  if (!trimmed.empty()) {
-    text += "---- " + std::string(stage) + " log ----\n" + std::string(trimmed) + "\n----\n";
-  }
-  std::fputs(text.c_str(), stderr);
+  sample_common::report_failure("mlir_gpu", out.spec.name, stage, error, log);
 }
 
 // MLIR text to a cubin: the stages of a cache miss, each a phase.

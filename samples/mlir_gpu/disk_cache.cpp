@@ -8,9 +8,11 @@
 //   <ptx><cubin>
 #include "disk_cache.hpp"
 
+#include "common/cache_dir.hpp"
+#include "common/fnv1a.hpp"
+
 #include <unistd.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -24,18 +26,8 @@ namespace {
 
 constexpr const char* kMagic = "mlir_gpu cache entry 1\n";
 
-std::uint64_t fnv1a(const char* data, std::size_t size, std::uint64_t h = 14695981039346656037ull) {
-  for (std::size_t i = 0; i < size; ++i) {
-    h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
+using sample_common::fnv1a;
+using sample_common::hex16;
 
 std::string sum_of(const std::string& ptx, const std::vector<char>& cubin) {
   return hex16(fnv1a(cubin.data(), cubin.size(), fnv1a(ptx.data(), ptx.size())));
@@ -84,12 +76,7 @@ std::string DiskCache::key_hash(const std::string& key_text) {
 }
 
 bool DiskCache::prepare() {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (!ec && std::filesystem::is_directory(dir_, ec)) return true;
-  warn_write_once("cannot create the cache directory " + dir_ + ": " +
-                  (ec ? ec.message() : std::string("not a directory")));
-  return false;
+  return sample_common::prepare_cache_dir("mlir_gpu", write_warned_, dir_);
 }
 
 std::string DiskCache::entry_path(const std::string& kernel, const std::string& hash) const {
@@ -142,9 +129,7 @@ bool DiskCache::store(const std::string& kernel, const std::string& key_text,
 }
 
 void DiskCache::warn_write_once(const std::string& why) {
-  // relaxed: only which thread prints matters, and exchange picks exactly one.
-  if (write_warned_.exchange(true, std::memory_order_relaxed)) return;
-  std::fprintf(stderr, "mlir_gpu: %s: compiled kernels are not cached in this run\n", why.c_str());
+  sample_common::warn_cache_write_once("mlir_gpu", write_warned_, why);
 }
 
 }  // namespace mlir_gpu

@@ -6,7 +6,7 @@
 // small integers in floats, so the GPU's sums are exact and compared with ==.
 #include "gpu_runner.hpp"
 
-#include "cuda_driver.hpp"
+#include "common/cuda_driver.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -17,8 +17,8 @@
 namespace mlir_gpu {
 namespace {
 
-using nvrtc_jit::cu_error;
-using nvrtc_jit::driver;
+using sample_common::cu_error;
+using sample_common::driver;
 
 std::int64_t elements(const MemrefArg& m) {
   std::int64_t n = 1;
@@ -62,7 +62,7 @@ std::string check_output(const KernelSpec& k, const std::vector<float>& out) {
 }
 
 std::string run_one(const BuiltKernel& b) {
-  const nvrtc_jit::Driver& d = driver();
+  const sample_common::Driver& d = driver();
   const KernelSpec& k = b.spec;
   CUmodule module = nullptr;
   if (const CUresult r = d.cuModuleLoadData(&module, b.cubin.data()); r != CUDA_SUCCESS)

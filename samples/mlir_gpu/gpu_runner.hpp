@@ -1,11 +1,11 @@
-// --run: loads each cubin with the CUDA driver (dlopen'ed, as in nvrtc_jit:
-// ../nvrtc_jit/cuda_driver.hpp), launches it once on inputs made here and
+// --run: loads each cubin with the CUDA driver (dlopen'ed, shared with
+// nvrtc_jit: ../common/cuda_driver.hpp), launches it once on inputs made here and
 // checks its output against the CPU. main.cpp opens the GPU (or says in one
 // line why there is none, and runs nothing).
 #pragma once
 
+#include "common/cuda_driver.hpp"
 #include "compile_pool.hpp"
-#include "cuda_driver.hpp"
 
 #include <string>
 #include <vector>

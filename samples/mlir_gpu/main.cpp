@@ -13,8 +13,9 @@
 //                      (gpu_runner), or one line saying why not
 //
 // Run with --help for the options.
+#include "common/cuda_driver.hpp"
+#include "common/trace_session.hpp"
 #include "compile_pool.hpp"
-#include "cuda_driver.hpp"
 #include "disk_cache.hpp"
 #include "gpu_runner.hpp"
 #include "kernel_catalog.hpp"
@@ -28,7 +29,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -38,53 +38,8 @@
 namespace mlir_gpu {
 namespace {
 
-std::string absolute(const std::string& path) {
-  if (path.empty()) return path;
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
-// The jitscope session: started here, unless JITSCOPE_TRACE started one
-// when the program loaded (then its files are used).
-class TraceSession {
- public:
-  TraceSession(const Options& o, bool gpu) {
-    if (jitscope::active()) {
-      const char* trace = std::getenv("JITSCOPE_TRACE");
-      const char* metrics = std::getenv("JITSCOPE_METRICS");
-      trace_ = absolute(trace != nullptr ? trace : "");
-      metrics_ = absolute(metrics != nullptr ? metrics : "");
-      return;
-    }
-    jitscope::Config cfg;
-    cfg.output_path = absolute(o.trace);
-    cfg.metrics_path = absolute(o.metrics);
-    cfg.process_name = "mlir_gpu";
-    cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event
-    // Without a GPU this program says so itself (--run): jitscope need not.
-    cfg.cupti = gpu ? jitscope::CuptiMode::kAuto : jitscope::CuptiMode::kOff;
-    if (jitscope::start(cfg)) {
-      trace_ = cfg.output_path;
-      metrics_ = cfg.metrics_path;
-    }  // else jitscope said why; the run goes on untraced
-  }
-  ~TraceSession() { (void)jitscope::stop(); }
-  TraceSession(const TraceSession&) = delete;
-  TraceSession& operator=(const TraceSession&) = delete;
-
-  const std::string& trace() const { return trace_; }
-  const std::string& metrics() const { return metrics_; }
-  jitscope::SessionStats stop() {
-    jitscope::SessionStats stats;
-    (void)jitscope::stop(&stats);
-    return stats;
-  }
-
- private:
-  std::string trace_;
-  std::string metrics_;
-};
+using sample_common::absolute;
+using sample_common::TraceSession;
 
 // Each kernel's .mlir, .ptx and .cubin in `dir`; false (said) on failure.
 bool write_outputs(const std::string& dir, const std::vector<BuiltKernel>& built) {
@@ -106,14 +61,14 @@ bool write_outputs(const std::string& dir, const std::vector<BuiltKernel>& built
 }
 
 int run(const Options& o) {
-  nvrtc_jit::Gpu gpu;
-  std::string no_gpu = o.run ? nvrtc_jit::open_gpu("sm_90", &gpu) : "";
+  sample_common::Gpu gpu;
+  std::string no_gpu = o.run ? sample_common::open_gpu("sm_90", &gpu) : "";
   struct GpuGuard {
-    nvrtc_jit::Gpu* gpu;
-    ~GpuGuard() { nvrtc_jit::close_gpu(gpu); }  // a no-op once closed
+    sample_common::Gpu* gpu;
+    ~GpuGuard() { sample_common::close_gpu(gpu); }  // a no-op once closed
   } gpu_guard{&gpu};
-  TraceSession session(o, o.run && no_gpu.empty());
-  if (o.run && no_gpu.empty()) no_gpu = nvrtc_jit::create_context(&gpu);  // CUPTI sees it made
+  TraceSession session(o.trace, o.metrics, "mlir_gpu", o.run && no_gpu.empty());
+  if (o.run && no_gpu.empty()) no_gpu = sample_common::create_context(&gpu);  // CUPTI sees it made
   JITSCOPE_THREAD_NAME("main");
   jitscope::set_model_name("mlir_gpu");
   DiskCache cache(absolute(o.cache_dir));
@@ -167,7 +122,7 @@ int run(const Options& o) {
   }
   // Stop before the context goes: CUPTI hands over its last records at stop.
   const jitscope::SessionStats stats = session.stop();
-  nvrtc_jit::close_gpu(&gpu);
+  sample_common::close_gpu(&gpu);
 
   if (!o.quiet) {
     std::printf("mlir_gpu: %d kernels, %s, %s\n", o.kernels, llvm_description().c_str(),

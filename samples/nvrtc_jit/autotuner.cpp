@@ -1,7 +1,7 @@
 // Autotuning and running the winners on the GPU (see autotuner.hpp).
 #include "autotuner.hpp"
 
-#include "cuda_driver.hpp"
+#include "common/cuda_driver.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -15,6 +15,10 @@
 
 namespace nvrtc_jit {
 namespace {
+
+using sample_common::cu_error;
+using sample_common::Driver;
+using sample_common::driver;
 
 constexpr int kElements = 1 << 22;  // elementwise and reduce inputs (16 MiB of floats)
 constexpr int kMatrixN = 512;       // matmul: n x n

@@ -1,6 +1,7 @@
 // One kernel's build as one compile unit, on a pool of threads (see compile_pool.hpp).
 #include "compile_pool.hpp"
 
+#include "common/unit_report.hpp"
 #include "disk_cache.hpp"
 #include "toolchain.hpp"
 
@@ -20,34 +21,28 @@
 namespace nvrtc_jit {
 namespace {
 
+using sample_common::cu_error;
+using sample_common::Driver;
+using sample_common::driver;
+using sample_common::use_gpu_on_this_thread;
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A field of the open unit's record and of its trace slice (the unit is the
-// outermost event on this thread). Skipped without a session: there is no
-// metrics file to write it to, and the JITSCOPE_DISABLE build pays nothing.
+// The shared helpers (common/unit_report.hpp), with this sample's name.
 void record(std::string_view key, const jitscope::FieldValue& value) {
-  if (!jitscope::active()) return;
-  const jitscope::Status st =
-      jitscope::toplevel_event().set(jitscope::DataLevel::kMetric, key, value, /*overwrite=*/true);
-  if (!st) {
-    std::fprintf(stderr, "nvrtc_jit: warning: record field %.*s refused: %s\n",
-                 static_cast<int>(key.size()), key.data(), st.message().c_str());
-  }
+  sample_common::record_field("nvrtc_jit", key, value);
 }
 
-// Says why the kernel failed, with the tool's log, as one write.
 void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
           const std::string& error, const std::string& log) {
   out.ok = false;
   out.error = error;
   unit.fail(stage, error);
-  std::string text = "nvrtc_jit: kernel " + out.spec.name + " failed: " + error + "\n";
-  if (!log.empty()) text += "---- " + std::string(stage) + " log ----\n" + log + "\n----\n";
-  std::fputs(text.c_str(), stderr);
+  sample_common::report_failure("nvrtc_jit", out.spec.name, stage, error, log);
 }
 
 void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {

@@ -15,7 +15,7 @@
 // cubin_bytes; cache traffic is in its caches.disk_cache.
 #pragma once
 
-#include "cuda_driver.hpp"
+#include "common/cuda_driver.hpp"
 #include "kernel_catalog.hpp"
 
 #include <cstdint>
@@ -44,11 +44,11 @@ struct BuiltKernel {
 
 struct BuildSettings {
   const Toolchain* toolchain = nullptr;
-  DiskCache* cache = nullptr;  // null: --no-cache
-  const Gpu* gpu = nullptr;    // null: compile only, load nothing
-  bool compile = true;         // false: the cubin must already be in the cache
-                               // (the parent, after its worker processes)
-  std::string inject_error;    // a kernel whose source gets a compile error
+  DiskCache* cache = nullptr;               // null: --no-cache
+  const sample_common::Gpu* gpu = nullptr;  // null: compile only, load nothing
+  bool compile = true;                      // false: the cubin must already be in the cache
+                                            // (the parent, after its worker processes)
+  std::string inject_error;                 // a kernel whose source gets a compile error
   std::string thread_label = "compile worker";
 };
 

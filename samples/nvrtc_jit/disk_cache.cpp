@@ -8,6 +8,8 @@
 //   <cubin>
 #include "disk_cache.hpp"
 
+#include "common/cache_dir.hpp"
+#include "common/fnv1a.hpp"
 #include "toolchain.hpp"
 
 #include <fcntl.h>
@@ -15,7 +17,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,19 +30,8 @@ namespace {
 constexpr const char* kMagic = "nvrtc_jit cache entry 1\n";
 constexpr std::size_t kMaxEntryBytes = std::size_t{256} << 20;  // a cubin here is ~10 KiB
 
-std::uint64_t fnv1a(const char* data, std::size_t size) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (std::size_t i = 0; i < size; ++i) {
-    h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex16(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
+using sample_common::fnv1a;
+using sample_common::hex16;
 
 // Reads a whole file; errno-style error in *err (0: ok).
 bool read_file(const std::string& path, std::string* out, int* err) {
@@ -137,12 +127,7 @@ std::string parse_entry(const std::string& text, const std::string& key_text, Ca
 }  // namespace
 
 bool DiskCache::prepare() {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (!ec && std::filesystem::is_directory(dir_, ec)) return true;
-  warn_write_once("cannot create the cache directory " + dir_ + ": " +
-                  (ec ? ec.message() : std::string("not a directory")));
-  return false;
+  return sample_common::prepare_cache_dir("nvrtc_jit", write_warned_, dir_);
 }
 
 std::string DiskCache::key_text(const Toolchain& tc, const std::string& kernel_name,
@@ -222,9 +207,7 @@ bool DiskCache::store(const std::string& kernel_name, const std::string& key_tex
 }
 
 void DiskCache::warn_write_once(const std::string& why) {
-  // relaxed: only which thread prints matters, and exchange picks exactly one.
-  if (write_warned_.exchange(true, std::memory_order_relaxed)) return;
-  std::fprintf(stderr, "nvrtc_jit: %s: compiled kernels are not cached in this run\n", why.c_str());
+  sample_common::warn_cache_write_once("nvrtc_jit", write_warned_, why);
 }
 
 }  // namespace nvrtc_jit

@@ -15,8 +15,9 @@
 // Without a CUDA driver or device it says so in one line and stops after
 // linking: NVRTC and nvJitLink need no GPU. Run with --help for the options.
 #include "autotuner.hpp"
+#include "common/cuda_driver.hpp"
+#include "common/trace_session.hpp"
 #include "compile_pool.hpp"
-#include "cuda_driver.hpp"
 #include "disk_cache.hpp"
 #include "kernel_catalog.hpp"
 #include "options.hpp"
@@ -29,7 +30,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -38,58 +38,12 @@
 namespace nvrtc_jit {
 namespace {
 
-std::string absolute(const std::string& path) {
-  if (path.empty()) return path;
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
-// The jitscope session: started here, unless JITSCOPE_TRACE started one
-// when the program loaded (then its files are used). The JITSCOPE_DISABLE
-// build starts none: it is the uninstrumented baseline of the overhead bench.
-class TraceSession {
- public:
-  TraceSession(const Options& o, const std::string& process_name, bool gpu) {
-#if defined(JITSCOPE_DISABLE)
-    (void)o, (void)process_name, (void)gpu;
-#else
-    if (jitscope::active()) {
-      const char* trace = std::getenv("JITSCOPE_TRACE");
-      const char* metrics = std::getenv("JITSCOPE_METRICS");
-      trace_ = absolute(trace != nullptr ? trace : "");
-      metrics_ = absolute(metrics != nullptr ? metrics : "");
-      return;
-    }
-    jitscope::Config cfg;
-    cfg.output_path = absolute(o.trace);
-    cfg.metrics_path = absolute(o.metrics);
-    cfg.process_name = process_name;
-    cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event
-    // Without a GPU this program has said so already: jitscope need not say it again.
-    cfg.cupti = gpu ? jitscope::CuptiMode::kAuto : jitscope::CuptiMode::kOff;
-    if (jitscope::start(cfg)) {
-      trace_ = cfg.output_path;
-      metrics_ = cfg.metrics_path;
-    }  // else jitscope said why; the run goes on untraced
-#endif
-  }
-  ~TraceSession() { (void)jitscope::stop(); }
-  TraceSession(const TraceSession&) = delete;
-  TraceSession& operator=(const TraceSession&) = delete;
-
-  const std::string& trace() const { return trace_; }
-  const std::string& metrics() const { return metrics_; }
-  jitscope::SessionStats stop() {
-    jitscope::SessionStats stats;
-    (void)jitscope::stop(&stats);
-    return stats;
-  }
-
- private:
-  std::string trace_;
-  std::string metrics_;
-};
+using sample_common::absolute;
+using sample_common::close_gpu;
+using sample_common::create_context;
+using sample_common::Gpu;
+using sample_common::open_gpu;
+using sample_common::TraceSession;
 
 using Clock = std::chrono::steady_clock;
 
@@ -121,7 +75,8 @@ Tally tally(const std::vector<BuiltKernel>& built) {
 int run_worker_process(const Options& o) {
   const Toolchain tc = make_toolchain(o.arch);
   DiskCache cache(absolute(o.cache_dir));
-  TraceSession session(o, "nvrtc_jit worker " + std::to_string(o.worker_index), /*gpu=*/false);
+  TraceSession session(o.trace, o.metrics, "nvrtc_jit worker " + std::to_string(o.worker_index),
+                       /*gpu=*/false);
   JITSCOPE_THREAD_NAME("main");
   jitscope::set_model_name("nvrtc_jit");
   if (!cache.prepare()) return 1;  // the parent reads the cubins from there: nothing to do
@@ -153,7 +108,7 @@ int run(const Options& o) {
     Gpu* gpu;
     ~GpuGuard() { close_gpu(gpu); }  // on early returns; a no-op once released
   } gpu_guard{&gpu};
-  TraceSession session(o, "nvrtc_jit", no_gpu.empty());
+  TraceSession session(o.trace, o.metrics, "nvrtc_jit", no_gpu.empty());
   if (no_gpu.empty()) no_gpu = create_context(&gpu);  // after start: CUPTI sees it created
   const bool use_gpu = no_gpu.empty();
   JITSCOPE_THREAD_NAME("main");

@@ -28,7 +28,7 @@
 //
 // Durations are real, so only nesting and presence are checked, never values.
 // Not covered: the GPU half on this machine (no driver); CUPTI attribution.
-#include "subprocess.hpp"
+#include "samples/sample_support.hpp"
 
 #include <elf.h>
 #include <gtest/gtest.h>
@@ -52,8 +52,7 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
+using namespace sample_support;  // NOLINT(google-build-using-namespace): test helpers
 
 constexpr int kKernels = 9;
 // make_kernels(9): axpy, reduce, matmul round robin (kernel_catalog.cpp).
@@ -81,22 +80,6 @@ const std::map<std::string, std::string> kMlirPassArguments = {
 const std::vector<std::string> kLlvmPasses = {"InstCombinePass", "SROAPass", "GVNPass",
                                               "SimplifyCFGPass", "NVVMReflectPass"};
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
-
 // The sample's own hash (disk_cache.cpp), recomputed here.
 std::string fnv1a_hex(const std::string& data) {
   std::uint64_t h = 14695981039346656037ull;
@@ -106,96 +89,11 @@ std::string fnv1a_hex(const std::string& data) {
   return buf;
 }
 
-fs::path test_dir(const std::string& name) {
-  const char* root = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
-  const fs::path dir =
-      fs::path(root != nullptr ? root : fs::temp_directory_path().string()) / ("mlir_gpu_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path test_dir(const std::string& name) { return sample_support::test_dir("mlir_gpu_", name); }
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-  fs::path trace, metrics;
-  std::string describe() const {
-    return "exit " + std::to_string(exit_code) + "\n--- stdout ---\n" + out + "--- stderr ---\n" +
-           err;
-  }
-};
-
-// Runs a program with its output in `dir`; no JITSCOPE_* variable leaks in.
-Result run_program(const fs::path& dir, const std::string& tag, std::vector<std::string> argv) {
-  Result r;
-  jitscope::testing::SpawnOptions options;
-  options.drop_env_prefixes = {"JITSCOPE_"};
-  options.cwd = dir.string();
-  jitscope::testing::Subprocess p = jitscope::testing::spawn(argv, (dir / tag).string(), options);
-  if (p.pid <= 0) {
-    r.err = p.spawn_error;
-    return r;
-  }
-  p.wait();
-  r.exit_code = p.exit_code;
-  r.out = p.out();
-  r.err = p.err();
-  return r;
-}
-
-Result run_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
-  const fs::path trace = dir / (tag + ".trace.json"), metrics = dir / (tag + ".metrics.jsonl");
-  std::vector<std::string> argv = {JITSCOPE_MLIR_GPU, "--trace", trace.string(), "--metrics",
-                                   metrics.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Result r = run_program(dir, tag, argv);
-  r.trace = trace;
-  r.metrics = metrics;
-  return r;
-}
-
-json load_trace(const fs::path& path) {
-  json t = json::parse(read_text(path));  // throws on a bad file: the test fails
-  if (!t.is_array()) throw std::runtime_error(path.string() + " is not a JSON array");
-  return t;
-}
-
-std::vector<json> load_metrics(const fs::path& path) {
-  std::vector<json> out;
-  for (const std::string& line : lines_of(read_text(path))) out.push_back(json::parse(line));
-  return out;
-}
-
-std::string str(const json& o, const char* key) {
-  const auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const json& args(const json& e) {
-  static const json kEmpty = json::object();
-  const auto it = e.find("args");
-  return it != e.end() && it->is_object() ? *it : kEmpty;
-}
-
-std::vector<const json*> slices(const json& trace, const std::string& cat,
-                                const std::string& name = {}) {
-  std::vector<const json*> out;
-  for (const json& e : trace) {
-    if (str(e, "ph") == "X" && str(e, "cat") == cat && (name.empty() || str(e, "name") == name)) {
-      out.push_back(&e);
-    }
-  }
-  return out;
-}
-
-std::map<std::string, const json*> units_by_kernel(const json& trace) {
-  std::map<std::string, const json*> out;
-  for (const json* u : slices(trace, "compile_unit")) {
-    const std::string kernel = str(args(*u), "kernel");
-    EXPECT_FALSE(kernel.empty()) << u->dump();
-    EXPECT_TRUE(out.emplace(kernel, u).second) << "two unit slices for " << kernel;
-  }
-  return out;
+SampleRun run_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
+  Started s = start_sample(JITSCOPE_MLIR_GPU, dir, tag, args);
+  return finish(s);
 }
 
 // `inner` lies inside `outer`: same thread, inside in time.
@@ -227,19 +125,13 @@ std::map<long long, std::string> thread_names(const json& trace) {
   return out;
 }
 
-const json* disk_cache(const json& line) {
-  const auto caches = line.find("caches");
-  if (caches == line.end() || !caches->contains("disk_cache")) return nullptr;
-  return &caches->at("disk_cache");
-}
-
 // ---- 9 kernels on 2 threads, then again from the cache -------------------------
 
 class Compile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new fs::path(test_dir("compile"));
-    first_ = new Result(
+    first_ = new SampleRun(
         run_sample(*dir_, "first",
                    {"--kernels", std::to_string(kKernels), "--threads", "2", "--cache-dir",
                     (*dir_ / "cache").string(), "--out-dir", (*dir_ / "out").string()}));
@@ -249,13 +141,13 @@ class Compile : public ::testing::Test {
     delete dir_;
   }
   static fs::path* dir_;
-  static Result* first_;
+  static SampleRun* first_;
 };
 fs::path* Compile::dir_ = nullptr;
-Result* Compile::first_ = nullptr;
+SampleRun* Compile::first_ = nullptr;
 
 TEST_F(Compile, EveryKernelIsAUnitWithItsPhases) {
-  const Result& r = *first_;
+  const SampleRun& r = *first_;
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(r.err, "") << r.describe();
   EXPECT_NE(r.out.find("cache:            0 hits, 9 misses"), std::string::npos) << r.out;
@@ -315,7 +207,7 @@ TEST_F(Compile, EveryPassIsASpanInsideItsPhase) {
 
 TEST_F(Compile, RecordsCarryPhasesSizesAndHashes) {
   ASSERT_EQ(first_->exit_code, 0) << first_->describe();
-  const std::vector<json> lines = load_metrics(first_->metrics);
+  const std::vector<json> lines = read_json_lines(first_->metrics);
   ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels));
   std::set<std::string> kernels;
   for (const json& line : lines) {
@@ -325,7 +217,7 @@ TEST_F(Compile, RecordsCarryPhasesSizesAndHashes) {
     for (const std::string& phase : kCompilePhases) {
       EXPECT_GT(line.value(phase == "nvjitlink" ? "nvjitlink_us" : phase + "_us", 0), 0) << phase;
     }
-    const json* disk = disk_cache(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr);
     EXPECT_EQ(disk->value("misses", -1), 1);
     const fs::path out = *dir_ / "out";
@@ -407,18 +299,19 @@ TEST_F(Compile, CubinsAreSm90ElfHoldingTheKernel) {
     const fs::path cubin = out / (kernel + ".cubin");
     EXPECT_EQ(check_cubin(read_text(cubin), kernel), "");
     if (!ptxas.empty()) {
-      const Result r = run_program(out, kernel + ".ptxas",
-                                   {ptxas, "-arch=sm_90", (out / (kernel + ".ptx")).string(), "-o",
-                                    (out / (kernel + ".ptxas.cubin")).string()});
+      const SampleRun r = run_program(out, kernel + ".ptxas",
+                                      {ptxas, "-arch=sm_90", (out / (kernel + ".ptx")).string(),
+                                       "-o", (out / (kernel + ".ptxas.cubin")).string()});
       EXPECT_EQ(r.exit_code, 0) << r.describe();
     }
     if (!cuobjdump.empty()) {
-      const Result r = run_program(out, kernel + ".cuobjdump", {cuobjdump, "-elf", cubin.string()});
+      const SampleRun r =
+          run_program(out, kernel + ".cuobjdump", {cuobjdump, "-elf", cubin.string()});
       EXPECT_EQ(r.exit_code, 0) << r.describe();
       EXPECT_NE(r.out.find(".text." + kernel), std::string::npos) << r.describe();
     }
     if (!nvdisasm.empty()) {
-      const Result r = run_program(out, kernel + ".nvdisasm", {nvdisasm, cubin.string()});
+      const SampleRun r = run_program(out, kernel + ".nvdisasm", {nvdisasm, cubin.string()});
       EXPECT_EQ(r.exit_code, 0) << r.describe();
       EXPECT_NE(r.out.find(kernel), std::string::npos) << r.describe();
     }
@@ -429,9 +322,9 @@ TEST_F(Compile, CubinsAreSm90ElfHoldingTheKernel) {
 
 TEST_F(Compile, SecondRunHitsTheCache) {
   ASSERT_EQ(first_->exit_code, 0) << first_->describe();
-  const Result r = run_sample(*dir_, "second",
-                              {"--kernels", std::to_string(kKernels), "--threads", "2",
-                               "--cache-dir", (*dir_ / "cache").string()});
+  const SampleRun r = run_sample(*dir_, "second",
+                                 {"--kernels", std::to_string(kKernels), "--threads", "2",
+                                  "--cache-dir", (*dir_ / "cache").string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_NE(r.out.find("cache:            9 hits, 0 misses"), std::string::npos) << r.out;
   const json trace = load_trace(r.trace);
@@ -444,14 +337,14 @@ TEST_F(Compile, SecondRunHitsTheCache) {
   for (const std::string& pass : kLlvmPasses) EXPECT_TRUE(slices(trace, "jitscope", pass).empty());
 
   std::map<std::string, std::string> first_ptx;
-  for (const json& line : load_metrics(first_->metrics)) {
+  for (const json& line : read_json_lines(first_->metrics)) {
     first_ptx[str(line, "kernel")] = str(line, "ptx_hash");
   }
-  const std::vector<json> lines = load_metrics(r.metrics);
+  const std::vector<json> lines = read_json_lines(r.metrics);
   ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels));
   for (const json& line : lines) {
     SCOPED_TRACE(line.dump());
-    const json* disk = disk_cache(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr);
     EXPECT_EQ(disk->value("hits", 0), 1);
     EXPECT_EQ(disk->value("misses", 0), 0);
@@ -466,9 +359,9 @@ TEST_F(Compile, ReportShowsPerPassCompileTimes) {
   ASSERT_EQ(first_->exit_code, 0) << first_->describe();
   const std::string report = JITSCOPE_REPORT;
   if (report.empty()) GTEST_SKIP() << "jitscope-report is not built";
-  const Result r = run_program(*dir_, "report",
-                               {report, first_->trace.string(), "--metrics",
-                                first_->metrics.string(), "-s", "compile_times"});
+  const SampleRun r = run_program(*dir_, "report",
+                                  {report, first_->trace.string(), "--metrics",
+                                   first_->metrics.string(), "-s", "compile_times"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   // "name   count  total  mean  min  max", one row per span name.
   std::vector<std::string> rows = {"mlir_parse", "mlir_lower",    "llvm_translate",
@@ -490,25 +383,19 @@ TEST_F(Compile, ReportShowsPerPassCompileTimes) {
 
 TEST(Errors, BadOptionsExitWithAMessage) {
   const fs::path dir = test_dir("bad_options");
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--kernels", "0"}, "--kernels"},
-      {{"--kernels", "25"}, "--kernels"},
-      {{"--threads", "0"}, "--threads"},
-      {{"--no-cache", "--cache-dir", "x"}, "--no-cache"},
-      {{"--inject-error", "no_such_kernel"}, "no_such_kernel"},
-      {{"--no-such-option"}, "--no-such-option"}};
-  for (const auto& [argv, mention] : cases) {
-    const Result r = run_sample(dir, "bad", argv);
-    SCOPED_TRACE(argv[0] + (argv.size() > 1 ? " " + argv[1] : ""));
-    EXPECT_EQ(r.exit_code, 2) << r.describe();
-    EXPECT_NE(r.err.find(mention), std::string::npos) << r.describe();
-    EXPECT_FALSE(fs::exists(r.trace)) << "no session for a bad command line";
-  }
+  const BadOptions cases = {{{"--kernels", "0"}, "--kernels"},
+                            {{"--kernels", "25"}, "--kernels"},
+                            {{"--threads", "0"}, "--threads"},
+                            {{"--no-cache", "--cache-dir", "x"}, "--no-cache"},
+                            {{"--inject-error", "no_such_kernel"}, "no_such_kernel"},
+                            {{"--no-such-option"}, "--no-such-option"}};
+  expect_each_rejected(
+      cases, [&](const std::vector<std::string>& argv) { return run_sample(dir, "bad", argv); });
 }
 
 TEST(Errors, KernelThatDoesNotParseFailsItsUnitNotTheRun) {
   const fs::path dir = test_dir("parse_error");
-  const Result r = run_sample(
+  const SampleRun r = run_sample(
       dir, "run",
       {"--kernels", "3", "--threads", "2", "--no-cache", "--inject-error", "reduce_b256_i1"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
@@ -520,7 +407,7 @@ TEST(Errors, KernelThatDoesNotParseFailsItsUnitNotTheRun) {
                                                   "of value '%zero_f' expects different type")))
       << r.describe();
   EXPECT_NE(r.err.find("1 of 3 kernels failed: reduce_b256_i1"), std::string::npos) << r.describe();
-  const std::vector<json> lines = load_metrics(r.metrics);
+  const std::vector<json> lines = read_json_lines(r.metrics);
   ASSERT_EQ(lines.size(), 3u);
   for (const json& line : lines) {
     if (str(line, "kernel") == "reduce_b256_i1") {
@@ -538,19 +425,19 @@ TEST(Errors, CorruptCacheEntryIsAMiss) {
   const fs::path dir = test_dir("corrupt");
   const std::vector<std::string> argv = {"--kernels", "2",           "--threads",
                                          "2",         "--cache-dir", (dir / "cache").string()};
-  const Result fill = run_sample(dir, "fill", argv);
+  const SampleRun fill = run_sample(dir, "fill", argv);
   ASSERT_EQ(fill.exit_code, 0) << fill.describe();
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(dir / "cache")) entries.push_back(e.path());
   ASSERT_EQ(entries.size(), 2u) << "one entry per kernel, no temporary file left";
   fs::resize_file(entries[0], fs::file_size(entries[0]) - 100);  // a torn write
 
-  const Result r = run_sample(dir, "corrupt", argv);
+  const SampleRun r = run_sample(dir, "corrupt", argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(lines_of(r.err).size(), 1u) << r.describe();
   EXPECT_NE(r.err.find("is corrupt"), std::string::npos) << r.describe();
   EXPECT_NE(r.out.find("1 hits, 1 misses"), std::string::npos) << r.out;
-  const Result again = run_sample(dir, "again", argv);  // rebuilt and stored again
+  const SampleRun again = run_sample(dir, "again", argv);  // rebuilt and stored again
   ASSERT_EQ(again.exit_code, 0) << again.describe();
   EXPECT_NE(again.out.find("2 hits, 0 misses"), std::string::npos) << again.describe();
 }
@@ -561,7 +448,7 @@ constexpr const char* kSkippedLine = "mlir_gpu: --run skipped: ";
 
 TEST(Run, OneLineWithoutAGpu) {
   const fs::path dir = test_dir("run");
-  const Result r = run_sample(dir, "run", {"--kernels", "3", "--run", "--no-cache"});
+  const SampleRun r = run_sample(dir, "run", {"--kernels", "3", "--run", "--no-cache"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   if (r.err.find(kSkippedLine) != std::string::npos) {
     EXPECT_EQ(lines_of(r.err).size(), 1u) << "only the skipped line\n" << r.describe();
@@ -573,7 +460,7 @@ TEST(Run, OneLineWithoutAGpu) {
 
 TEST(Gpu, RunsEveryKernel) {
   const fs::path dir = test_dir("gpu");
-  const Result r = run_sample(dir, "gpu", {"--kernels", "24", "--threads", "4", "--run"});
+  const SampleRun r = run_sample(dir, "gpu", {"--kernels", "24", "--threads", "4", "--run"});
   if (r.err.find(kSkippedLine) != std::string::npos) {
     // ctest's entry asks for exit 77 (reported as Skipped); run by hand, a gtest skip.
     if (std::getenv("MLIR_GPU_TEST_SKIP_EXIT") != nullptr) {

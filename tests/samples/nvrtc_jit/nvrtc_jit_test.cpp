@@ -26,7 +26,7 @@
 // "skipped" line or a GPU summary) but leave the GPU's work to Gpu.*.
 // --worker-timeout is not forced (it would need a worker that hangs).
 // Durations are real, so only their nesting is checked, never values.
-#include "subprocess.hpp"
+#include "samples/sample_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -53,8 +53,7 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-using nlohmann::json;
+using namespace sample_support;  // NOLINT(google-build-using-namespace): test helpers
 
 constexpr int kKernels = 16;
 // make_kernels(16): round robin over gelu, reduce, matmul, silu (kernel_catalog.cpp).
@@ -65,87 +64,15 @@ const std::set<std::string> kKernelNames = {
     "silu_v1_u1",     "silu_v2_u1",    "silu_v4_u1",     "silu_v1_u2"};
 constexpr const char* kSkippedLine = "load, autotune and run skipped";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
-
-int count_lines_with(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (const std::string& line : lines_of(text)) n += line.find(needle) != std::string::npos;
-  return n;
-}
-
-// A fresh directory for one test, under the build tree.
-fs::path test_dir(const std::string& name) {
-  const char* root = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
-  const fs::path dir =
-      fs::path(root != nullptr ? root : fs::temp_directory_path().string()) / ("nvrtc_jit_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-struct SampleRun {
-  int exit_code = -1;  // -1: killed or not started
-  std::string out, err;
-  fs::path trace, metrics;
-  // For failure messages.
-  std::string describe() const {
-    return "exit " + std::to_string(exit_code) + "\n--- stdout ---\n" + out + "--- stderr ---\n" +
-           err;
-  }
-};
-
-// Starts the sample in `dir` with `args` plus --trace/--metrics in that
-// folder; finish_sample() waits for it.
-struct Started {
-  SampleRun run;
-  jitscope::testing::Subprocess process;
-  pid_t pid = -1;
-};
+fs::path test_dir(const std::string& name) { return sample_support::test_dir("nvrtc_jit_", name); }
 
 Started start_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
-  Started s;
-  SampleRun& r = s.run;
-  r.trace = dir / (tag + ".trace.json");
-  r.metrics = dir / (tag + ".metrics.jsonl");
-  std::vector<std::string> argv = {JITSCOPE_NVRTC_JIT, "--trace", r.trace.string(), "--metrics",
-                                   r.metrics.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  jitscope::testing::SpawnOptions options;
-  // The sample reads no JITSCOPE_* variable of ours: make sure none leaks in.
-  options.drop_env_prefixes = {"JITSCOPE_"};
-  options.cwd = dir.string();  // the default cache dir lands here
-  s.process = jitscope::testing::spawn(argv, (dir / tag).string(), options);
-  s.pid = s.process.pid;
-  if (s.pid <= 0) r.err = s.process.spawn_error;
-  return s;
-}
-
-SampleRun finish_sample(Started& s) {
-  if (s.pid <= 0) return s.run;
-  s.process.wait();
-  s.run.exit_code = s.process.exit_code;
-  s.run.out = s.process.out();
-  s.run.err = s.process.err();
-  return s.run;
+  return sample_support::start_sample(JITSCOPE_NVRTC_JIT, dir, tag, args);
 }
 
 SampleRun run_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
   Started s = start_sample(dir, tag, std::move(args));
-  return finish_sample(s);
+  return finish(s);
 }
 
 // The running children of `parent` (from /proc/<pid>/stat's ppid field).
@@ -168,53 +95,12 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
-json load_trace(const fs::path& path) {
-  json t = json::parse(read_text(path));  // throws on a bad file: the test fails
-  if (!t.is_array()) throw std::runtime_error(path.string() + " is not a JSON array");
-  return t;
-}
-
 // The metrics file's lines: the compile records, or (gpu) only the lines
 // that CUPTI adds per unit at stop on a GPU machine ("record": "gpu").
 std::vector<json> load_metrics(const fs::path& path, bool gpu = false) {
   std::vector<json> out;
-  for (const std::string& line : lines_of(read_text(path))) {
-    json j = json::parse(line);
+  for (json& j : read_json_lines(path)) {
     if ((j.value("record", "") == "gpu") == gpu) out.push_back(std::move(j));
-  }
-  return out;
-}
-
-std::string str(const json& o, const char* key) {
-  const auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const json& args(const json& e) {
-  static const json kEmpty = json::object();
-  const auto it = e.find("args");
-  return it != e.end() && it->is_object() ? *it : kEmpty;
-}
-
-bool is_slice(const json& e, const char* cat, const std::string& name = {}) {
-  return str(e, "ph") == "X" && str(e, "cat") == cat && (name.empty() || str(e, "name") == name);
-}
-
-std::vector<const json*> slices(const json& trace, const char* cat, const std::string& name = {}) {
-  std::vector<const json*> out;
-  for (const json& e : trace) {
-    if (is_slice(e, cat, name)) out.push_back(&e);
-  }
-  return out;
-}
-
-// The unit slice of each kernel (args.kernel), failing on duplicates.
-std::map<std::string, const json*> units_by_kernel(const json& trace) {
-  std::map<std::string, const json*> out;
-  for (const json* u : slices(trace, "compile_unit")) {
-    const std::string kernel = str(args(*u), "kernel");
-    EXPECT_FALSE(kernel.empty()) << "a compile unit slice without args.kernel: " << u->dump();
-    EXPECT_TRUE(out.emplace(kernel, u).second) << "two unit slices for " << kernel;
   }
   return out;
 }
@@ -254,13 +140,6 @@ void expect_gpu_line_ok(const SampleRun& r) {
   }
   EXPECT_EQ(skipped, 1) << r.describe();
   EXPECT_EQ(lines_of(r.err).size(), 1u) << "only the skipped line on stderr\n" << r.describe();
-}
-
-const json* cache_counts(const json& line) {
-  const auto caches = line.find("caches");
-  if (caches == line.end() || !caches->is_object()) return nullptr;
-  const auto disk = caches->find("disk_cache");
-  return disk == caches->end() ? nullptr : &*disk;
 }
 
 // ---- 16 kernels on 2 threads, then again from the cache ---------------------
@@ -323,7 +202,7 @@ TEST_F(Compile, FreshCacheCompilesEveryKernel) {
     SCOPED_TRACE(line.dump());
     EXPECT_EQ(line.value("is_runtime", true), false);
     metric_kernels.insert(str(line, "kernel"));
-    const json* disk = cache_counts(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr);
     EXPECT_EQ(disk->value("misses", -1), 1);
     EXPECT_EQ(disk->value("hits", -1), 0);
@@ -375,7 +254,7 @@ TEST_F(Compile, SecondRunHitsTheCache) {
   ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels));
   int hits = 0, misses = 0;
   for (const json& line : lines) {
-    const json* disk = cache_counts(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr) << line.dump();
     hits += disk->value("hits", 0);
     misses += disk->value("misses", 0);
@@ -449,7 +328,7 @@ TEST(Processes, TwoWorkerProcesses) {
     ASSERT_TRUE(fs::exists(metrics)) << metrics;
     for (const json& line : load_metrics(metrics)) {
       ++worker_lines;
-      const json* disk = cache_counts(line);
+      const json* disk = disk_cache_counts(line);
       ASSERT_NE(disk, nullptr);
       EXPECT_EQ(disk->value("misses", 0), 1) << line.dump();
     }
@@ -462,7 +341,7 @@ TEST(Processes, TwoWorkerProcesses) {
   ASSERT_EQ(lines.size(), static_cast<std::size_t>(kKernels));
   std::set<std::string> loaded;
   for (const json& line : lines) {
-    const json* disk = cache_counts(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr) << line.dump();
     EXPECT_EQ(disk->value("hits", 0), 1) << line.dump();
     loaded.insert(str(line, "kernel"));
@@ -505,7 +384,7 @@ TEST(Processes, KilledWorkerProcessFailsTheRun) {
     if (victim < 0) usleep(2000);
   }
   const bool killed = victim > 0 && kill(victim, SIGKILL) == 0;
-  const SampleRun r = finish_sample(s);
+  const SampleRun r = finish(s);
   if (!killed) GTEST_SKIP() << "no worker process to kill (they finished first?)\n" << r.describe();
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   EXPECT_EQ(count_lines_with(r.err, "(pid " + std::to_string(victim) + ") was killed by signal 9"),
@@ -518,22 +397,16 @@ TEST(Processes, KilledWorkerProcessFailsTheRun) {
 
 TEST(Errors, BadOptionValuesExitWithAMessage) {
   const fs::path dir = test_dir("bad_options");
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--kernels", "0"}, "--kernels"},
-      {{"--kernels", "many"}, "--kernels"},
-      {{"--workers", "0"}, "--workers"},
-      {{"--arch", "sm_1"}, "--arch"},
-      {{"--processes", "1"}, "--processes"},
-      {{"--processes", "2", "--no-cache"}, "--no-cache"},
-      {{"--inject-compile-error", "no_such_kernel"}, "no_such_kernel"},
-      {{"--no-such-option"}, "--no-such-option"}};
-  for (const auto& [argv, mention] : cases) {
-    const SampleRun r = run_sample(dir, "bad", argv);
-    SCOPED_TRACE(argv[0] + (argv.size() > 1 ? " " + argv[1] : ""));
-    EXPECT_EQ(r.exit_code, 2) << r.describe();
-    EXPECT_NE(r.err.find(mention), std::string::npos) << r.describe();
-    EXPECT_FALSE(fs::exists(r.trace)) << "no session for a bad command line";
-  }
+  const BadOptions cases = {{{"--kernels", "0"}, "--kernels"},
+                            {{"--kernels", "many"}, "--kernels"},
+                            {{"--workers", "0"}, "--workers"},
+                            {{"--arch", "sm_1"}, "--arch"},
+                            {{"--processes", "1"}, "--processes"},
+                            {{"--processes", "2", "--no-cache"}, "--no-cache"},
+                            {{"--inject-compile-error", "no_such_kernel"}, "no_such_kernel"},
+                            {{"--no-such-option"}, "--no-such-option"}};
+  expect_each_rejected(
+      cases, [&](const std::vector<std::string>& argv) { return run_sample(dir, "bad", argv); });
 }
 
 TEST(Errors, CorruptCacheEntriesAreMisses) {
@@ -553,7 +426,7 @@ TEST(Errors, CorruptCacheEntriesAreMisses) {
   EXPECT_EQ(count_lines_with(r.err, "is corrupt"), 2) << r.describe();
   EXPECT_NE(r.out.find("0 hits, 2 misses"), std::string::npos) << r.out;
   for (const json& line : load_metrics(r.metrics)) {
-    const json* disk = cache_counts(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr) << line.dump();
     EXPECT_EQ(disk->value("misses", 0), 1) << line.dump();
   }
@@ -602,7 +475,7 @@ TEST(Errors, UnusableCacheDirectoryRunsUncached) {
   const std::vector<json> lines = load_metrics(r.metrics);
   EXPECT_EQ(lines.size(), 2u);
   for (const json& line : lines) {
-    const json* disk = cache_counts(line);
+    const json* disk = disk_cache_counts(line);
     ASSERT_NE(disk, nullptr) << line.dump();
     EXPECT_EQ(disk->value("misses", 0), 1) << line.dump();
   }

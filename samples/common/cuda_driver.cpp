@@ -1,12 +1,12 @@
 // The CUDA driver through dlopen (see cuda_driver.hpp).
-#include "cuda_driver.hpp"
+#include "common/cuda_driver.hpp"
 
 #include <dlfcn.h>
 
 #include <cstring>
 #include <string>
 
-namespace nvrtc_jit {
+namespace sample_common {
 namespace {
 
 template <class F>
@@ -170,4 +170,4 @@ bool use_gpu_on_this_thread(const Gpu& gpu, std::string* error) {
   return true;
 }
 
-}  // namespace nvrtc_jit
+}  // namespace sample_common

@@ -1,13 +1,13 @@
-// The CUDA driver, loaded with dlopen("libcuda.so.1"): the sample never
-// links libcuda, so it builds, starts and compiles on machines without one
-// (NVRTC and nvJitLink need no GPU). Types come from cuda.h.
+// The CUDA driver, loaded with dlopen("libcuda.so.1"): the samples never
+// link libcuda, so they build, start and compile on machines without one
+// (NVRTC, LLVM and nvJitLink need no GPU). Types come from cuda.h.
 #pragma once
 
 #include <cuda.h>
 
 #include <string>
 
-namespace nvrtc_jit {
+namespace sample_common {
 
 struct Driver {
   void* lib = nullptr;
@@ -69,4 +69,4 @@ void close_gpu(Gpu* gpu);
 // Makes the GPU's context current on the calling thread; false + error text.
 bool use_gpu_on_this_thread(const Gpu& gpu, std::string* error);
 
-}  // namespace nvrtc_jit
+}  // namespace sample_common
