@@ -339,7 +339,13 @@ TEST(TraceReaderGzip, BigGzipReadInBoundedMemory) {
   EXPECT_EQ(result[2], text_bytes);
   const long peak_mib = ru.ru_maxrss / 1024;  // ru_maxrss is in KiB
   std::printf("gzip'd %.0f MB of text: child peak RSS %ld MiB\n", text_bytes / 1e6, peak_mib);
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer's shadow memory multiplies the RSS of any process (136
+  // MiB seen here): the bound is checked in the other builds (dev, ASan).
+  std::printf("ThreadSanitizer build: the RSS bound is not checked\n");
+#else
   EXPECT_LT(peak_mib, 64) << "reading " << text_bytes << " bytes of gzip'd text";
+#endif
 }
 
 }  // namespace
