@@ -570,7 +570,7 @@ JITSCOPE_API CompileRecord runtime_record();
 struct PhaseTimes {
   std::string key;
   std::string column;                       // empty: none
-  std::vector<std::uint64_t> durations_ns;  // in order; the first kMaxDurationsPerKey
+  std::vector<std::uint64_t> durations_ns;  // in end order; the first kMaxDurationsPerKey
   std::uint64_t count = 0;
   std::uint64_t total_ns = 0;
   std::uint64_t max_ns = 0;

@@ -138,12 +138,16 @@ void lock_phases_for_fork() noexcept {
   PhaseRegistry& reg = phase_registry();
   reg.mutex.lock();
   // Registered phases are never freed, and none registers while the mutex is held.
-  for (PhaseStats* p : reg.in_order) p->lock.lock();
+  for (PhaseStats* p : reg.in_order) {
+    for (PhaseShard& shard : p->shards) shard.lock.lock();
+  }
 }
 
 void unlock_phases_after_fork() noexcept {
   PhaseRegistry& reg = phase_registry();
-  for (PhaseStats* p : reg.in_order) p->lock.unlock();
+  for (PhaseStats* p : reg.in_order) {
+    for (PhaseShard& shard : p->shards) shard.lock.unlock();
+  }
   reg.mutex.unlock();
 }
 
@@ -151,10 +155,13 @@ void reset_phase_times() noexcept {
   PhaseRegistry& reg = phase_registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   for (PhaseStats* p : reg.in_order) {
-    std::lock_guard<SpinLock> guard(p->lock);
-    p->durations_ns.clear();
-    p->durations_ns.shrink_to_fit();
-    p->count = p->total_ns = p->max_ns = p->outermost_ns = p->self_ns = 0;
+    for (PhaseShard& shard : p->shards) {
+      std::lock_guard<SpinLock> guard(shard.lock);
+      shard.runs.clear();
+      shard.runs.shrink_to_fit();
+      shard.count = shard.total_ns = shard.max_ns = shard.outermost_ns = shard.self_ns = 0;
+    }
+    p->listed_runs.store(0, std::memory_order_relaxed);
   }
 }
 
@@ -168,21 +175,40 @@ std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
   log_unique("listing a phase's duration failed: out of memory");
 }
 
-void record_duration(PhaseStats& p, std::uint64_t ns, std::uint64_t self_ns,
-                     bool outermost) noexcept {
+[[gnu::cold, gnu::noinline]] std::uint32_t assign_phase_shard() noexcept {
+  // Round robin: the first kPhaseShards threads to end a phase get a shard
+  // each; relaxed, as any spread is correct and only contention differs.
+  static std::atomic<std::uint32_t> next{0};
+  t_compile.phase_shard = next.fetch_add(1, std::memory_order_relaxed) % kPhaseShards;
+  return t_compile.phase_shard;
+}
+
+void record_duration(PhaseStats& p, std::uint64_t end_ticks, std::uint64_t ns,
+                     std::uint64_t self_ns, bool outermost) noexcept {
+  std::uint32_t index = t_compile.phase_shard;
+  if (index >= kPhaseShards) [[unlikely]]
+    index = assign_phase_shard();
+  PhaseShard& shard = p.shards[index];
   bool listed = true;
   {
-    std::lock_guard<SpinLock> guard(p.lock);
-    ++p.count;
-    p.total_ns += ns;
-    p.self_ns += self_ns;
-    if (outermost) p.outermost_ns += ns;
-    p.max_ns = std::max(p.max_ns, ns);
-    if (p.durations_ns.size() < kMaxDurationsPerKey) {
-      // Quiet here, said below: every thread ending this phase waits on the
-      // spin lock, so the line is written once it is released. Failing, the
+    std::lock_guard<SpinLock> guard(shard.lock);
+    ++shard.count;
+    shard.total_ns += ns;
+    shard.self_ns += self_ns;
+    if (outermost) shard.outermost_ns += ns;
+    shard.max_ns = std::max(shard.max_ns, ns);
+    // Each shard lists its first kMaxDurationsPerKey runs, so the merge in
+    // phase_times() holds the key's first kMaxDurationsPerKey in end order.
+    // relaxed: a count, read as a bound; the lock orders nothing with it.
+    if (shard.runs.size() < kMaxDurationsPerKey &&
+        p.listed_runs.load(std::memory_order_relaxed) < kMaxDurationsPerKey) {
+      // Quiet here, said below: threads sharing the shard wait on the spin
+      // lock, so the line is written once it is released. Failing, the
       // aggregates stay exact; the list is only shorter ("N more" in the table).
-      listed = guarded_quiet([&] { p.durations_ns.push_back(ns); });
+      listed = guarded_quiet([&] { shard.runs.push_back({end_ticks, ns}); });
+      if (listed && shard.runs.size() % kListedChunk == 0) {
+        p.listed_runs.fetch_add(kListedChunk, std::memory_order_relaxed);
+      }
     }
   }
   if (!listed) say_duration_not_listed();  // cold: the branch is laid out as unlikely
@@ -327,7 +353,7 @@ void Phase::end() noexcept {
       outer->nested_column_ns += ns - std::min(ns, f.counted_by_outer_ns);
     }
   }
-  record_duration(p, ns, self_ns, outermost);
+  record_duration(p, end_ticks, ns, self_ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
     // Failing, the trace and the per-key times are kept.
     guarded("adding a phase to its compile record", [&] {
@@ -366,19 +392,31 @@ std::vector<PhaseTimes> phase_times() {
   std::vector<PhaseTimes> out;
   PhaseRegistry& reg = phase_registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
+  std::vector<PhaseRun> runs;
   for (PhaseStats* p : reg.in_order) {
-    std::lock_guard<SpinLock> guard(p->lock);
-    if (p->count == 0) continue;
     PhaseTimes t;
+    runs.clear();
+    for (PhaseShard& shard : p->shards) {
+      std::lock_guard<SpinLock> guard(shard.lock);
+      t.count += shard.count;
+      t.total_ns += shard.total_ns;
+      t.max_ns = std::max(t.max_ns, shard.max_ns);
+      t.outermost_ns += shard.outermost_ns;
+      t.self_ns += shard.self_ns;
+      runs.insert(runs.end(), shard.runs.begin(), shard.runs.end());
+    }
+    if (t.count == 0) continue;
+    // By when they ended (stable: one thread's runs that end on the same
+    // tick keep their order), then the first kMaxDurationsPerKey.
+    std::stable_sort(runs.begin(), runs.end(), [](const PhaseRun& a, const PhaseRun& b) {
+      return a.end_ticks < b.end_ticks;
+    });
+    const std::size_t listed = std::min(runs.size(), kMaxDurationsPerKey);
+    t.durations_ns.reserve(listed);
+    for (std::size_t i = 0; i < listed; ++i) t.durations_ns.push_back(runs[i].ns);
     t.key = p->key;
     t.column = p->column;
-    t.durations_ns = p->durations_ns;
-    t.count = p->count;
-    t.total_ns = p->total_ns;
-    t.max_ns = p->max_ns;
-    t.outermost_ns = p->outermost_ns;
     t.exclusive = p->exclusive;
-    t.self_ns = p->self_ns;
     out.push_back(std::move(t));
   }
   return out;

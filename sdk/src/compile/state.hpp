@@ -46,21 +46,43 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
-struct PhaseStats {
-  std::string key;     // also the trace slice's static name: never changes or moves
-  std::string column;  // "*_us" or empty
-  bool compile_event = false;
-  std::uint8_t record_flags = 0;  // kFlagPhase, kFlagCompileEvent
+// One run of a phase, listed for compile_times(): when it ended (its
+// session's clock ticks, the order across shards) and how long it took.
+struct PhaseRun {
+  std::uint64_t end_ticks = 0;
+  std::uint64_t ns = 0;
+};
+
+// A share of one phase key's statistics. Each thread ends its runs into one
+// shard (CompileThread::phase_shard), so threads timing the same key do not
+// wait on one lock or bounce one cache line; queries add the shards up.
+struct alignas(64) PhaseShard {
   SpinLock lock;
   // Guarded by `lock`.
-  std::vector<std::uint64_t> durations_ns;
   std::uint64_t count = 0;
   std::uint64_t total_ns = 0;
   std::uint64_t max_ns = 0;
   std::uint64_t outermost_ns = 0;  // runs that were outermost column phases
   std::uint64_t self_ns = 0;       // total less the column phases inside its runs
-  bool exclusive = false;          // the column gets self time (PhaseOptions::exclusive)
+  std::vector<PhaseRun> runs;      // its first kMaxDurationsPerKey runs
 };
+inline constexpr std::uint32_t kPhaseShards = 8;
+
+struct PhaseStats {
+  std::string key;     // also the trace slice's static name: never changes or moves
+  std::string column;  // "*_us" or empty
+  bool compile_event = false;
+  std::uint8_t record_flags = 0;  // kFlagPhase, kFlagCompileEvent
+  bool exclusive = false;         // the column gets self time (PhaseOptions::exclusive)
+  // Runs listed in all shards, counted kListedChunk at a time (a shared
+  // write once per chunk, not per run): past kMaxDurationsPerKey no shard
+  // lists more, so the lists hold about kMaxDurationsPerKey runs in all.
+  // Those are still the key's first ones: every run ending after the count
+  // passed the bound ended after at least that many listed runs.
+  std::atomic<std::uint64_t> listed_runs{0};
+  PhaseShard shards[kPhaseShards];
+};
+inline constexpr std::uint64_t kListedChunk = 1024;
 
 // The registry of phase keys: entries are never freed (their names are
 // static names in the rings), so a PhaseStats* is valid for the process.
@@ -121,7 +143,8 @@ struct EventFrame::Data {
 // only, so it needs no TLS destructor and no initializer call.
 struct CompileThread {
   EventFrame* top = nullptr;
-  std::uint32_t column_depth = 0;  // open phases that have a column
+  std::uint32_t column_depth = 0;            // open phases that have a column
+  std::uint32_t phase_shard = kPhaseShards;  // PhaseStats::shards index; kPhaseShards: not yet
 };
 extern constinit thread_local CompileThread t_compile;
 
