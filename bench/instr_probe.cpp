@@ -4,37 +4,91 @@
 // flusher's thread what writing each event costs. Deterministic, so a
 // hot-path change is judged in instructions, not in this VM's noisy time.
 //
-// usage: jitscope_instr_probe FORM N     FORM: span | args | off
+// usage: jitscope_instr_probe FORM N
+//   FORM: span | args | args_macro | off | dynamic | instant | counter | phase
+//         | phase_off | floor
+// floor is the physical minimum for comparison: two TSC reads and one
+// 24-byte store into a thread-local array, with no session.
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
+#include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+namespace {
+
+struct FloorRecord {
+  std::uint64_t begin, end;
+  const char* name;
+};
+thread_local std::array<FloorRecord, 1024> t_floor;
+
+[[gnu::noinline]] void floor_op(long i) {
+#if defined(__x86_64__) || defined(__i386__)
+  const std::uint64_t b = __rdtsc();
+  const std::uint64_t e = __rdtsc();
+#else
+  const std::uint64_t b = jitscope::detail::monotonic_ns();
+  const std::uint64_t e = jitscope::detail::monotonic_ns();
+#endif
+  t_floor[static_cast<std::size_t>(i) & 1023] = {b, e, "x"};
+}
+
+constexpr std::string_view kForms[] = {"span",    "args",    "args_macro", "off",       "dynamic",
+                                       "instant", "counter", "phase",      "phase_off", "floor"};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s span|args|off N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FORM N (FORM: see the source)\n", argv[0]);
     return 2;
   }
   const std::string_view form = argv[1];
   const long n = std::atol(argv[2]);
-  if (form != "span" && form != "args" && form != "off") {
+  bool known = false;
+  for (std::string_view f : kForms) known = known || f == form;
+  if (!known) {
     std::fprintf(stderr, "unknown form %s\n", argv[1]);
     return 2;
   }
+  const bool session = form != "off" && form != "phase_off" && form != "floor";
   jitscope::Config config;
   config.output_path = "/dev/null";
   config.cupti = jitscope::CuptiMode::kOff;
   config.crash_handler = false;
   config.ring_capacity = 1 << 20;
   config.overflow = jitscope::OverflowPolicy::kBlock;  // every event is written
-  if (form != "off" && !jitscope::start(config).ok()) return 1;
+  if (session && !jitscope::start(config).ok()) return 1;
   // One loop per form: nothing else in the loop counts against it.
+  const std::string dynamic_name = "a name of 24 characters";
   if (form == "args") {
     for (long i = 0; i < n; ++i) jitscope::Span span("x", {{"a", i}, {"b", 2 * i}});
+  } else if (form == "args_macro") {
+    for (long i = 0; i < n; ++i) JITSCOPE_SPAN_ARGS("x", {"a", i}, {"b", 2 * i});
+  } else if (form == "dynamic") {
+    for (long i = 0; i < n; ++i) JITSCOPE_SPAN_DYN(dynamic_name);
+  } else if (form == "instant") {
+    for (long i = 0; i < n; ++i) JITSCOPE_INSTANT("x");
+  } else if (form == "counter") {
+    for (long i = 0; i < n; ++i) JITSCOPE_COUNTER("x", static_cast<double>(i));
+  } else if (form == "phase" || form == "phase_off") {
+    for (long i = 0; i < n; ++i) {
+      JITSCOPE_PHASE("x");  // two declarations: braces needed
+    }
+  } else if (form == "floor") {
+    for (long i = 0; i < n; ++i) floor_op(i);
   } else {
     for (long i = 0; i < n; ++i) JITSCOPE_SPAN("x");
   }
-  if (form != "off" && !jitscope::stop().ok()) return 1;
+  if (session && !jitscope::stop().ok()) return 1;
   return 0;
 }

@@ -2,6 +2,7 @@
 # Instructions per operation, counted by callgrind: (Ir(2N) - Ir(N)) / N on
 # the calling thread (the hot path) and on the flusher (writing the event).
 # usage: bench/instructions.sh [build dir] [N]   (defaults: build/dev 100000)
+# FORMS="span args" limits the forms (jitscope_instr_probe lists them all).
 # Needs valgrind (Debian: apt-get install valgrind).
 set -euo pipefail
 build="${1:-build/dev}"
@@ -19,10 +20,11 @@ totals() {
     if [ -f "$f" ]; then grep -m1 -E '^(summary|totals):' "$f" | awk '{printf "%s ", $2}'; else printf "0 "; fi
   done
 }
-printf "%-6s %14s %14s\n" form "caller Ir/op" "flusher Ir/op"
-for form in span args off; do
+printf "%-10s %14s %14s\n" form "caller Ir/op" "flusher Ir/op"
+forms="${FORMS:-floor span args args_macro off dynamic instant counter phase phase_off}"
+for form in $forms; do
   read -r c1 f1 <<<"$(totals "$form" "$n")"
   read -r c2 f2 <<<"$(totals "$form" $((2 * n)))"
   awk -v f="$form" -v c1="$c1" -v c2="$c2" -v f1="$f1" -v f2="$f2" -v n="$n" \
-    'BEGIN { printf "%-6s %14.1f %14.1f\n", f, (c2 - c1) / n, (f2 - f1) / n }'
+    'BEGIN { printf "%-10s %14.1f %14.1f\n", f, (c2 - c1) / n, (f2 - f1) / n }'
 done
