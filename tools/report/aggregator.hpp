@@ -90,7 +90,7 @@ class Aggregator final : private SelfTimeSink {
   // (the usual case), and of process ids by a number pid, in front of the
   // key-string indexes (which stay the authority: a miss or a collision
   // only costs the key path). Events alternate between host threads and GPU
-  // streams, so the one-entry last_* caches below miss half the time.
+  // streams, so the one-entry last-thread cache below misses half the time.
   struct NumberSlot {
     std::int64_t pid = 0, tid = 0;
     std::uint32_t id = UINT32_MAX;  // empty
