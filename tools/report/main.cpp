@@ -1,5 +1,6 @@
 // jitscope-report: compile-time tables from any Chrome trace-event JSON file
-// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed.
+// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed;
+// traces and metrics files plain or gzip'd (.json.gz, .jsonl.gz), or stdin.
 //
 //   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown]
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
