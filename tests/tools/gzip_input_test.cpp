@@ -4,6 +4,7 @@
 // their inputs) must be byte-identical: the report in every format, from a
 // file and from stdin, of one member or several; the merge of gzip'd
 // inputs (and of gzip'd and plain ones together) and its stderr; a gzip'd
+// --metrics file (and one on stdin) as the plain one; a gzip'd
 // trace cut inside its last event as the plain cut one (same warning, same
 // report, same merge); a cut-off and a corrupt gzip stream as one error
 // line with exit 1 from both tools, and no merge output left behind.
@@ -43,9 +44,11 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// A jitscope trace with compile units on two threads: its path.
-std::string sdk_trace(const std::string& stem, int units) {
+// A jitscope trace with compile units on two threads: its path. With
+// `metrics_path`, the session writes its metrics file there too.
+std::string sdk_trace(const std::string& stem, int units, const std::string& metrics_path = "") {
   jitscope::Config cfg = jitscope::testing::test_config(stem);
+  cfg.metrics_path = metrics_path;
   EXPECT_TRUE(jitscope::start(cfg));
   for (int g = 0; g < units; ++g) {
     jitscope::CompileUnit unit({.frame = g % 2 == 0 ? "f0" : "f1", .graph = "fwd"});
@@ -104,6 +107,40 @@ TEST(GzipInput, ReportIsByteIdenticalInEveryFormat) {
       expect_same(report({path, "--format", formats[i]}), want[i], what + ", " + formats[i]);
     expect_same(report({"-", "--format", "json"}, path), want_stdin, what + ", stdin");
   }
+}
+
+// --metrics reads through the traces' input path: a gzip'd metrics file
+// (one member, or several) and a metrics file on stdin give the report of
+// the plain file; a cut-off gzip'd one is one error line naming it.
+TEST(GzipInput, MetricsFileGzipOrStdinAsThePlainOne) {
+  const std::string metrics = temp_path("gzip_metrics.jsonl");
+  const std::string path = sdk_trace("gzip_metrics", 4, metrics);
+  const std::string plain = read_file(metrics);
+  ASSERT_NE(plain.find("\"compile_id\""), std::string::npos) << plain;
+  const Result want = report({path, "--metrics", metrics, "--format", "json"});
+  ASSERT_EQ(want.code, 0) << want.err;
+  ASSERT_NE(want.out.find("\"has_record\":true"), std::string::npos) << want.out;
+  expect_same(report({path, "--metrics", "-", "--format", "json"}, metrics), want, "stdin");
+  const std::size_t half = plain.size() / 2;
+  const std::vector<std::pair<std::string, std::string>> gzips = {
+      {"one member", gzip_member(plain)},
+      {"two members", gzip_member(plain.substr(0, half)) + gzip_member(plain.substr(half), 1)},
+  };
+  for (const auto& [what, gz] : gzips) {
+    put(metrics, gz);
+    expect_same(report({path, "--metrics", metrics, "--format", "json"}), want, what);
+    expect_same(report({path, "--metrics", "-", "--format", "json"}, metrics), want,
+                what + ", stdin");
+  }
+  const std::string gz = gzip_member(plain);
+  put(metrics, gz.substr(0, gz.size() / 2));
+  expect_error(report({path, "--metrics", metrics}), 1,
+               metrics + ": the gzip stream is cut off at compressed byte " +
+                   std::to_string(gz.size() / 2) + " (member 1 has no end)",
+               "cut off");
+  // stdin is read once: a trace and a metrics file cannot both be '-'.
+  expect_error(report({"-", "--metrics", "-"}, path), 2, "'-' (stdin) can be one input only",
+               "both on stdin");
 }
 
 TEST(GzipInput, MergeOfGzipInputsIsTheMergeOfThePlainOnes) {

@@ -401,6 +401,9 @@ TEST(ParseUsToNs, PlainDecimalsAreExact) {
       {"\"12.5\"", 12500},  // quoted numbers
       {" 7 \n", 7000},      // a raw token with its trailing whitespace
       {"007.5", 7500},
+      // More than 18 integer digits take the checked path: leading zeros are fine.
+      {"0000000000000000001.5", 1500},
+      {"00000000009223372036854775.807", std::numeric_limits<std::int64_t>::max()},
       {"1.5e3", 1500000},  // exponent forms, through double
       {"1E-3", 1},
       {"2.5e+0", 2500},
@@ -435,6 +438,8 @@ TEST(ParseUsToNs, RejectsWhatIsNotANumber) {
                         "null",
                         "9223372036854775.808",
                         "99999999999999999999",
+                        "18446744073709551616",  // 2^64: wraps to 0 without the check
+                        "999999999999999999",    // 18 digits of µs: beyond int64 ns
                         "1e300",
                         "-1e300",
                         "12a",

@@ -75,6 +75,13 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
     // A duplicate key ({"pid":"x","pid":1}) replaces the earlier value whole:
     // the last one wins, as for the other fields.
     *id = TraceId{};
+    // The usual case first: an int64 (a failed get_int64 does not consume
+    // the value, so the type's own path below reads it then).
+    if (v.get_int64().get(id->number) == simdjson::SUCCESS) {
+      *has = true;
+      return;
+    }
+    id->number = 0;
     *has = false;
     od::json_type t;
     if (v.type().get(t) != simdjson::SUCCESS) {

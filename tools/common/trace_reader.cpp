@@ -283,7 +283,7 @@ bool TraceReader::Run::hand_over(std::uint64_t offset) {
   mark_ = kNoMark;
   ++r_.events_;
   if (json.size() > r_.largest_event_) r_.largest_event_ = json.size();
-  if (!simdjson::validate_utf8(json.data(), json.size())) {
+  if (!is_ascii(json) && !simdjson::validate_utf8(json.data(), json.size())) {
     std::string& fixed = r_.repaired_;
     fixed.clear();
     r_.repairs_.invalid_utf8 += append_repaired_utf8(json, &fixed);
@@ -456,13 +456,19 @@ bool parse_us_to_ns(std::string_view t, std::int64_t* ns) {
       static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   const char* const int_start = p;
   std::uint64_t whole = 0;
-  bool overflow = false;
-  for (; p < end && is_digit(*p); ++p) {
-    const auto d = static_cast<std::uint64_t>(*p - '0');
-    if (whole > (kMax - d) / 10) overflow = true;
-    whole = whole * 10 + d;
-  }
+  for (; p < end && is_digit(*p); ++p) whole = whole * 10 + static_cast<std::uint64_t>(*p - '0');
   if (p == int_start) return false;
+  // Up to 18 digits cannot pass int64 (or wrap); only a longer integer part
+  // (leading zeros included) is read again with the overflow check per digit.
+  bool overflow = false;
+  if (p - int_start > 18) {
+    whole = 0;
+    for (const char* q = int_start; q < p; ++q) {
+      const auto d = static_cast<std::uint64_t>(*q - '0');
+      if (whole > (kMax - d) / 10) overflow = true;
+      whole = whole * 10 + d;
+    }
+  }
   std::uint64_t frac = 0;
   bool round_up = false;
   if (p < end && *p == '.') {

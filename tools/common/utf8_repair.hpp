@@ -7,11 +7,31 @@
 // simdjson::validate_utf8, so valid input never pays for it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace jitscope::tools {
+
+// true when every byte of `s` is ASCII (below 0x80), so it is valid UTF-8:
+// most events of most traces, which then skip simdjson::validate_utf8 (a
+// call through its CPU dispatch, and 3% of the report's time). 16 bytes at a
+// time, as two 64-bit words ORed together.
+inline bool is_ascii(std::string_view s) noexcept {
+  const char* p = s.data();
+  std::size_t n = s.size();
+  std::uint64_t any = 0;
+  for (; n >= 16; p += 16, n -= 16) {
+    std::uint64_t a, b;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, 8);
+    any |= a | b;
+  }
+  for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
+  return (any & 0x8080808080808080ull) == 0;
+}
 
 // Appends `in` to *out with its invalid subparts replaced; returns how many
 // were replaced.

@@ -208,7 +208,8 @@ int main(int argc, char** argv) {
       "Merges Chrome trace-event JSON traces (jitscope's, clang -ftime-trace) from several "
       "processes or machines into one timeline: pids kept apart per input, flow ids renumbered "
       "per input, clocks lined up from each trace's session metadata, processes labelled "
-      "[host, rank, pid].",
+      "[host, rank, pid]. Inputs may be gzip'd (.json.gz, known by their first bytes): they "
+      "are inflated as they are read; the output is plain JSON.",
       "jitscope-merge"};
   std::vector<std::string> inputs;
   std::string output;

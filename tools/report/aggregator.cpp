@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -19,6 +20,36 @@ namespace jitscope::report {
 
 Aggregator::Aggregator(Options opt) : opt_(opt), self_(opt.self_time_run_spans) {}
 Aggregator::~Aggregator() = default;
+
+// Names and keys are a few dozen bytes: 8-byte words multiplied in, then
+// mixed (std::hash's murmur is a library call at several times the cost).
+// Only lookups depend on it: rows are sorted, never in hash order.
+std::size_t Aggregator::SvHash::operator()(std::string_view s) const noexcept {
+  constexpr std::uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  std::uint64_t h = (s.size() + 1) * kMul;
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 32;
+  }
+  std::uint64_t tail = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    tail |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  }
+  h = (h ^ tail) * kMul;
+  h ^= h >> 29;
+  return static_cast<std::size_t>(h);
+}
+
+// The top `bits` bits of a multiplicative hash of the pair.
+std::size_t Aggregator::number_slot(std::int64_t pid, std::int64_t tid, int bits) noexcept {
+  std::uint64_t h = static_cast<std::uint64_t>(pid) * 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 29) ^ static_cast<std::uint64_t>(tid)) * 0xD6E8FEB86659FD93ull;
+  return static_cast<std::size_t>(h >> (64 - bits));
+}
 
 std::uint32_t Aggregator::name_id(std::string_view name) {
   if (auto it = names_index_.find(name); it != names_index_.end()) return it->second;
@@ -48,12 +79,20 @@ std::uint32_t Aggregator::unit_id(std::uint32_t thread, std::string_view compile
 }
 
 std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {
+  const bool numbers = ev.has_pid && ev.has_tid && !ev.pid.is_string && !ev.tid.is_string;
+  NumberSlot* slot = nullptr;
+  if (numbers) {
+    slot = &threads_by_number_[number_slot(ev.pid.number, ev.tid.number, 8)];
+    if (slot->id != kNone && slot->pid == ev.pid.number && slot->tid == ev.tid.number)
+      return slot->id;
+  }
   key_.clear();
   append_id(key_, ev.has_pid, ev.pid);
   append_id(key_, ev.has_tid, ev.tid);
-  if (last_thread_ != kNone && key_ == last_thread_key_) return last_thread_;
   std::uint32_t id;
-  if (auto it = threads_index_.find(key_); it != threads_index_.end()) {
+  if (last_thread_ != kNone && key_ == last_thread_key_) {
+    id = last_thread_;
+  } else if (auto it = threads_index_.find(key_); it != threads_index_.end()) {
     id = it->second;
   } else {
     id = static_cast<std::uint32_t>(threads_.size());
@@ -63,20 +102,26 @@ std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {
     t.tid = owned(ev.has_tid, ev.tid);
     threads_index_.emplace(key_, id);
   }
+  if (slot != nullptr) *slot = NumberSlot{ev.pid.number, ev.tid.number, id};
   last_thread_ = id;
   last_thread_key_ = key_;
   return id;
 }
 
 void Aggregator::note_process(const tools::DecodedEvent& ev) {
+  NumberSlot* slot = nullptr;
+  if (!ev.pid.is_string) {
+    slot = &processes_by_number_[number_slot(ev.pid.number, 0, 6)];
+    if (slot->id != kNone && slot->pid == ev.pid.number) return;
+  }
   key_.clear();
   append_id(key_, ev.has_pid, ev.pid);
-  if (key_ == last_process_key_) return;
-  last_process_key_ = key_;
-  if (processes_index_.find(key_) == processes_index_.end()) {
-    processes_index_.emplace(key_, static_cast<std::uint32_t>(process_names_.size()));
+  auto it = processes_index_.find(key_);
+  if (it == processes_index_.end()) {
+    it = processes_index_.emplace(key_, static_cast<std::uint32_t>(process_names_.size())).first;
     process_names_.emplace_back();
   }
+  if (slot != nullptr) *slot = NumberSlot{ev.pid.number, 0, it->second};
 }
 
 void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
@@ -124,10 +169,10 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       if (th.has_x && ev.ts_ns + dur < th.last_x_end) th.x_end_ordered = false;
       th.has_x = true;
       th.last_x_end = ev.ts_ns + dur;
-      span(t, ev.name, ev.cat, ev.ts_ns, dur,
-           ev.has_compile_id ? ev.compile_id : std::string_view(), ev.attached, gpu_side, order_++,
-           true);
-      if (gpu_side) gpu_slice(ev);
+      const std::uint32_t name = span(t, ev.name, ev.cat, ev.ts_ns, dur,
+                                      ev.has_compile_id ? ev.compile_id : std::string_view(),
+                                      ev.attached, gpu_side, order_++, true);
+      if (gpu_side) gpu_slice(ev, name);
       return;
     }
     case 'B': begin(thread_id(ev), ev); return;

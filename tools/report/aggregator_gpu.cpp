@@ -10,7 +10,7 @@
 
 namespace jitscope::report {
 
-void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
+void Aggregator::gpu_slice(const tools::DecodedEvent& ev, std::uint32_t kname) {
   const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
   if (!ev.has_grid) {
     if (ev.name.substr(0, 6) == "Memset") {
@@ -21,7 +21,7 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
     return;
   }
   ++gpu_.kernels;
-  names_[name_id(ev.name)].gpu_kernel = true;
+  names_[kname].gpu_kernel = true;
   gpu_.kernel_ns = sat_add(gpu_.kernel_ns, dur);
   // Its compile_id and compiled_by_id name units of the host process.
   const Id host = host_pid(owned(ev.has_pid, ev.pid));
@@ -30,7 +30,6 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev) {
     ++gpu_.kernels_unattributed;
     return;
   }
-  const std::uint32_t kname = name_id(ev.name);
   UnitStats& u = units_[unit_id(ev.has_pid, host, ev.compiled_by_id)];
   ++u.gpu_kernels;
   u.gpu_ns = sat_add(u.gpu_ns, dur);

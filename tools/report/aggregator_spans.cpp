@@ -10,9 +10,9 @@
 
 namespace jitscope::report {
 
-void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
-                      std::int64_t start, std::int64_t dur, std::string_view compile_id,
-                      bool attached, bool gpu_side, std::uint64_t order, bool from_x) {
+std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
+                               std::int64_t start, std::int64_t dur, std::string_view compile_id,
+                               bool attached, bool gpu_side, std::uint64_t order, bool from_x) {
   ++header_.spans;
   const std::uint64_t seq = seq_++;
   const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
@@ -75,6 +75,7 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
   ts.unit = (unit_slice || gpu_side) ? kNone : unit;
   ts.from_x = from_x ? 1 : 0;
   self_.add(ts);
+  return name_index;
 }
 
 void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {

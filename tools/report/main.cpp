@@ -1,5 +1,6 @@
 // jitscope-report: compile-time tables from any Chrome trace-event JSON file
-// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed.
+// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed;
+// traces and metrics files plain or gzip'd (.json.gz, .jsonl.gz), or stdin.
 //
 //   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown]
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
@@ -111,7 +112,8 @@ int run(int argc, char** argv) {
   using namespace jitscope;
   CLI::App app{
       "jitscope-report: compile-time tables from a Chrome trace-event JSON file (jitscope, "
-      "clang -ftime-trace, PyTorch profiler), read as a stream.\n"
+      "clang -ftime-trace, PyTorch profiler), read as a stream; .json.gz (gzip'd) traces and "
+      "metrics files are read directly.\n"
       "Sections: header, compile_times (count/total/mean/min/max/p50/p90/p99/stddev per span "
       "name), phases "
       "(inclusive and self time per name), units (per compile unit: wall time, time per phase, "
@@ -129,12 +131,13 @@ int run(int argc, char** argv) {
   std::size_t top = 10;
   std::vector<std::string> sections;
   app.add_option("TRACE", traces,
-                 "the trace: a Chrome trace-event JSON file, '-' for stdin; with --baseline, the "
-                 "new runs' traces")
+                 "the trace: a Chrome trace-event JSON file, plain or gzip'd (.json.gz, known by "
+                 "its first bytes), '-' for stdin; with --baseline, the new runs' traces")
       ->required();
   app.add_option("--metrics", metrics_paths,
-                 "jitscope's metrics file (JITSCOPE_METRICS, JSON lines) to join per compile unit; "
-                 "with --baseline, one per new trace, in order")
+                 "jitscope's metrics file (JITSCOPE_METRICS, JSON lines; plain or gzip'd, "
+                 ".jsonl.gz) to join per compile unit; with --baseline, one per new trace, in "
+                 "order")
       ->allow_extra_args(false);
   auto* base_opt =
       app.add_option("--baseline", baselines,
@@ -193,13 +196,16 @@ int run(int argc, char** argv) {
     if (base_metrics.size() > baselines.size())
       return error("more --baseline-metrics than --baseline traces (one per baseline, in order)",
                    kUsage);
-    if (std::count(traces.begin(), traces.end(), "-") +
-            std::count(baselines.begin(), baselines.end(), "-") >
-        1)
-      return error("'-' (stdin) can be one input only", kUsage);
     copt.min_change_ns = static_cast<std::int64_t>(std::llround(min_change_ms * 1e6));
     if (fail_opt->count() > 0) copt.fail_if_slower_pct = fail_pct;
   }
+  // stdin can be read once: by one trace or one metrics file.
+  if (std::count(traces.begin(), traces.end(), "-") +
+          std::count(baselines.begin(), baselines.end(), "-") +
+          std::count(metrics_paths.begin(), metrics_paths.end(), "-") +
+          std::count(base_metrics.begin(), base_metrics.end(), "-") >
+      1)
+    return error("'-' (stdin) can be one input only", kUsage);
   report::CompareSections csec;
   std::optional<report::Comparison> comparison;
   report::Report r;

@@ -1,12 +1,8 @@
 #include "metrics.hpp"
 
 #include <simdjson.h>
-
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <input_file.hpp>
+#include <line_reader.hpp>
 
 namespace jitscope::report {
 namespace {
@@ -36,24 +32,19 @@ std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
 }  // namespace
 
 bool read_metrics(const std::string& path, MetricsFile* out, std::string* error) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    *error = path + ": is a directory";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
+  // Through InputFile, as a trace is: a file or stdin ("-"), plain or gzip.
+  tools::InputFile in;
+  if (!in.open(path, error)) return false;
+  tools::LineReader lines(in);
   simdjson::dom::parser parser;
   std::string line;
   std::uint64_t n = 0;
   auto fail = [&](const std::string& what) {
-    *error = path + ": line " + std::to_string(n) + ": " + what;
+    *error = in.label() + ": line " + std::to_string(n) + ": " + what;
     return false;
   };
-  while (std::getline(in, line)) {
+  std::string read_error;
+  while (lines.next(&line, &read_error)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++out->lines;
@@ -130,8 +121,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
       }
     }
   }
-  if (in.bad()) {
-    *error = path + ": read error: " + std::strerror(errno);
+  if (!read_error.empty()) {
+    *error = in.label() + ": " + read_error;
     return false;
   }
   return true;

@@ -22,7 +22,8 @@ struct MetricsFile {
 // line that is not a JSON object, a record without a usable compile_id, or
 // a duration_us that is not a number of µs fitting in int64 ns (other *_us
 // columns that do not fit are left out).
-// Blank lines are skipped.
+// Blank lines are skipped. Read through InputFile, as a trace is: "-" is
+// stdin, and gzip'd input (metrics.jsonl.gz) is inflated as it is read.
 bool read_metrics(const std::string& path, MetricsFile* out, std::string* error);
 
 }  // namespace jitscope::report

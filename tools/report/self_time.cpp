@@ -16,12 +16,18 @@ namespace {
 
 // The nesting order: by thread; earlier start first; on equal starts the
 // longer (the parent) first; on identical intervals the earlier-written.
-bool before(const TimedSpan& a, const TimedSpan& b) noexcept {
-  if (a.thread != b.thread) return a.thread < b.thread;
-  if (a.start != b.start) return a.start < b.start;
-  if (a.end != b.end) return a.end > b.end;
-  return a.order < b.order;
-}
+// (A function object, not a function: std::sort inlines it, where a function
+// pointer costs a call per comparison, a third of the sort's time.)
+// `order` is unique, so the order is total: any sort gives the same result.
+struct Before {
+  bool operator()(const TimedSpan& a, const TimedSpan& b) const noexcept {
+    if (a.thread != b.thread) return a.thread < b.thread;
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.order < b.order;
+  }
+};
+constexpr Before before{};
 
 constexpr std::size_t kBlockSpans = 512;  // read from the temporary file at a time (20 KiB)
 
