@@ -166,7 +166,12 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     m.fields.clear();
     m.cache_hits = m.cache_misses = 0;
     for (auto [key, value] : obj) {
-      m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
+      // Fields the members above hold as they were are not kept twice.
+      const bool held =
+          (value.is_string() && (key == "compile_id" || key == "name" || key == "fail_type" ||
+                                 key == "fail_reason" || key == "recompile_reason")) ||
+          key == "duration_us" || key == "artifacts";
+      const std::size_t columns_before = m.columns_ns.size();
       if (key == "artifacts") {
         read_artifacts(value, &m.artifacts);
       } else if (key == "duration_us") {
@@ -192,6 +197,9 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
           m.cache_misses = sat_add(m.cache_misses, row.misses);
           m.caches.push_back(std::move(row));
         }
+      }
+      if (!held && m.columns_ns.size() == columns_before) {  // not a column now in columns_ns
+        m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
       }
     }
   }

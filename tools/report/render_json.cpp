@@ -95,12 +95,12 @@ void json_unit_metrics(detail::JsonWriter& j, const UnitMetrics& m, const JsonOp
     j.end_object();
   }
   j.end_array();
-  // The record's fields as they were (compact JSON), and the user's own among them.
-  for (const bool user_only : {false, true}) {
-    j.key(user_only ? "context" : "fields");
+  // The record's other fields (compact JSON): jitscope's, then the user's own.
+  for (const bool user : {false, true}) {
+    j.key(user ? "context" : "fields");
     j.begin_object();
     for (const RecordField& f : m.fields) {
-      if (user_only && !f.user) continue;
+      if (f.user != user) continue;
       j.key(f.key);
       j.raw(f.json);
     }
