@@ -1,6 +1,7 @@
 #include "metrics.hpp"
 
 #include "base/json_writer.hpp"
+#include "base/record_keys.hpp"
 
 #include <simdjson.h>
 
@@ -35,32 +36,12 @@ std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
   return {};
 }
 
-// The fields jitscope writes in a compile record (docs/compile-units.md,
-// "The metrics record"); any other is the user's context.
+// The fields jitscope writes in a compile record (base/record_keys.hpp,
+// with "record" of a GPU line and the *_us phase columns); any other is the
+// user's context.
 bool jitscope_field(std::string_view key) {
-  static constexpr std::string_view kKnown[] = {"compile_id",
-                                                "frame_id",
-                                                "attempt",
-                                                "name",
-                                                "is_runtime",
-                                                "is_forward",
-                                                "start_time_us",
-                                                "end_time_us",
-                                                "duration_us",
-                                                "recompile_reason",
-                                                "recompile_user_contexts",
-                                                "fail_type",
-                                                "fail_reason",
-                                                "caches",
-                                                "waits",
-                                                "compile_events",
-                                                "compile_events_dropped",
-                                                "artifacts",
-                                                "record"};
-  for (std::string_view k : kKnown) {
-    if (key == k) return true;
-  }
-  return key.size() > 3 && key.substr(key.size() - 3) == "_us";  // a phase column
+  return detail::is_record_key(key) || key == "record" ||
+         (key.size() > 3 && key.substr(key.size() - 3) == "_us");
 }
 
 // The value as compact JSON; past kMaxFieldJson bytes, a JSON string of its start and "…".
