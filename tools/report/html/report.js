@@ -167,7 +167,7 @@ function buildPage(doc, win) {
     sortBy(key) {
       const col = this.columns.find((c) => c.key === key);
       if (!col) return;
-      this.sortDir = this.sortKey === key ? -this.sortDir : col.num ? -1 : 1;
+      this.sortDir = this.sortKey === key ? -this.sortDir : 1;  // first click: ascending
       this.sortKey = key;
       const values = this.rows.map((r) => col.sort(r));
       const dir = this.sortDir;
