@@ -12,6 +12,7 @@
 // the DOM contract is its own suite, docs/report-html.md), load time (a
 // measurement, not a pass/fail: docs/report-html.md has the numbers).
 #include "render.hpp"
+#include "render_internal.hpp"
 #include "report_support.hpp"
 #include "trace_support.hpp"
 
@@ -283,6 +284,29 @@ TEST(HtmlReport, NamesCannotEndTheDataBlock) {
     ++scripts;
   EXPECT_EQ(scripts, 2u);
   EXPECT_EQ(page.substr(page.size() - 26), "</script>\n</body>\n</html>\n");
+}
+
+// The escaper in process: the same output however the JSON is cut into
+// pieces (a U+2028's bytes split between two), every '<' and U+2028/2029
+// escaped, other bytes (U+2027, a lone E2 at the end) as they were.
+TEST(HtmlReport, ScriptSafeJsonAnyPieceBoundary) {
+  const std::string in = "{\"a\":\"x</script>\u2028y\u2029z\u2027\xe2\x80\"}\xe2";
+  const std::string want = "{\"a\":\"x\\u003c/script>\\u2028y\\u2029z\u2027\xe2\x80\"}\xe2";
+  for (std::size_t cut1 = 0; cut1 <= in.size(); ++cut1) {
+    for (std::size_t cut2 = cut1; cut2 <= in.size(); ++cut2) {
+      std::string out;
+      const jitscope::report::Writer collect = [&out](std::string_view p) { out.append(p); };
+      {
+        jitscope::report::Emitter em(collect);
+        jitscope::report::ScriptSafeJson safe(em);
+        safe.write(std::string_view(in).substr(0, cut1));
+        safe.write(std::string_view(in).substr(cut1, cut2 - cut1));
+        safe.write(std::string_view(in).substr(cut2));
+        safe.finish();
+      }
+      ASSERT_EQ(out, want) << "cut at " << cut1 << " and " << cut2;
+    }
+  }
 }
 
 TEST(HtmlReport, HistogramBinsHoldEveryDuration) {
