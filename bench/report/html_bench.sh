@@ -7,26 +7,16 @@
 # usage: bash bench/report/html_bench.sh [UNITS] [RUNS] [BUILD_DIR]
 #   UNITS      compile units (default 10000)
 #   RUNS       page loads (default 5)
-#   BUILD_DIR  with jitscope-report and jitscope_trace_gen (default build/dev, else build/release)
+#   BUILD_DIR  with jitscope-report and jitscope_trace_gen (default build/release, else build/dev)
 # Needs chromium (Debian: /usr/bin/chromium).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
 units="${1:-10000}"
 runs="${2:-5}"
-build="${3:-}"
-if [[ -z "$build" ]]; then
-  for b in "$root/build/dev" "$root/build/release"; do
-    if [[ -x "$b/tools/report/jitscope-report" && -x "$b/bench/report/jitscope_trace_gen" ]]; then build="$b"; break; fi
-  done
-fi
-report="$build/tools/report/jitscope-report"
-gen="$build/bench/report/jitscope_trace_gen"
-if [[ ! -x "$report" || ! -x "$gen" ]]; then
-  echo "html_bench: build jitscope-report and jitscope_trace_gen first (or give BUILD_DIR)" >&2
-  exit 2
-fi
+# shellcheck source=find_tools.sh
+source "$here/find_tools.sh"
+find_report_tools "${3:-}" html_bench
 browser="$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)"
 if [[ -z "$browser" ]]; then
   echo "html_bench: no chromium found" >&2
