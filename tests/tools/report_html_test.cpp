@@ -26,6 +26,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -354,6 +355,41 @@ TEST(HtmlReport, HistogramBinsHoldEveryDuration) {
       if (low >= 4) EXPECT_LE(high - low + 1, low / 4) << row["name"];
     }
   }
+}
+
+TEST(HtmlReport, WaterfallKeepsTheLongestSpansByStart) {
+  // A unit with 300 phase spans of distinct durations, each longer than the
+  // one before (so keeping the first 128 would be wrong), on two threads.
+  const int n = 300;
+  std::string events =
+      R"([{"ph":"X","cat":"compile_unit","name":"[0/0] big","pid":1,"tid":1,"ts":0,)"
+      R"("dur":10000,"args":{"compile_id":"0/0"}})";
+  std::vector<std::tuple<long long, long long, int>> spans;  // start, dur, tid
+  for (int i = 0; i < n; ++i) {
+    const long long dur = 1000 + i, start = 1000 + i * 20;
+    const int tid = 1 + i % 2;
+    spans.emplace_back(start, dur, tid);
+    events += R"(,{"ph":"X","name":"p)" + std::to_string(i) + R"(","pid":1,"tid":)" +
+              std::to_string(tid) + R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
+              R"(,"args":{"compile_id":"0/0"}})";
+  }
+  events += "]";
+  const std::string trace = write_temp("html_wf", events);
+  const json data = page_data(html_report({trace}, temp_path("html_wf") + ".html"));
+  const json& u = data["units"][0];
+  EXPECT_EQ(u["spans_total"], n);
+  ASSERT_EQ(u["spans"].size(), 128u);  // UnitRow::kMaxSpans
+  // The 128 longest are the last 128 written, and they come by start.
+  for (std::size_t i = 0; i < 128; ++i) {
+    const std::size_t k = n - 128 + i;
+    const auto& [start, dur, tid] = spans[k];
+    const json& s = u["spans"][i];
+    EXPECT_EQ(s[0], "p" + std::to_string(k));
+    EXPECT_EQ(s[1].get<long long>(), start) << i;  // the unit starts at 0
+    EXPECT_EQ(s[2].get<long long>(), dur) << i;
+    EXPECT_EQ(u["lanes"][s[3].get<std::size_t>()]["tid"], tid) << i;
+  }
+  EXPECT_EQ(u["lanes"][0]["tid"], 1);  // its own slice's thread first
 }
 
 // ---- the page around the data ----
