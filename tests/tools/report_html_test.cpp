@@ -212,6 +212,44 @@ TEST(HtmlReport, SdkTraceUnitsMetricsAndArtifacts) {
             "file://" + fs::path(art["path"].get<std::string>()).lexically_normal().string());
 }
 
+#ifdef JITSCOPE_PASS_PIPELINE
+// The pass_pipeline sample's own user fields are the units' context, and
+// its failed unit and recompiles are flagged.
+TEST(HtmlReport, PassPipelineContextAndFlags) {
+  const std::string trace = temp_path("html_pp"), metrics = temp_path("html_pp_metrics") + "l";
+  const Result sample = run({JITSCOPE_PASS_PIPELINE, "--trace", trace, "--metrics", metrics});
+  ASSERT_EQ(sample.code, 0) << sample.err;
+  const json data = page_data(html_report({trace, "--metrics", metrics}, trace + ".html"));
+  EXPECT_EQ(without_page_extras(data), report_json({trace, "--metrics", metrics}));
+  std::map<std::string, json> records;  // the metrics file's compile records
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    const json rec = json::parse(line);
+    if (!rec["compile_id"].is_null() && !rec.contains("record")) records[rec["compile_id"]] = rec;
+  }
+  ASSERT_EQ(data["units"].size(), records.size());
+  std::size_t failures = 0, recompiles = 0;
+  for (const json& u : data["units"]) {
+    const json& rec = records.at(u["compile_id"].get<std::string>());
+    const json& m = u["metrics"];
+    for (const char* user : {"input_shape", "kernels_emitted", "num_ops", "op_kinds"}) {
+      EXPECT_EQ(m["context"].contains(user), rec.contains(user)) << u["compile_id"] << " " << user;
+      if (rec.contains(user)) EXPECT_EQ(m["context"][user], rec[user]) << u["compile_id"];
+    }
+    for (const auto& [key, value] : m["context"].items()) EXPECT_EQ(rec.at(key), value) << key;
+    for (const auto& [key, value] : m["fields"].items()) EXPECT_EQ(rec.at(key), value) << key;
+    failures += rec.contains("fail_type") ? 1 : 0;
+    recompiles += rec.contains("recompile_reason") ? 1 : 0;
+    EXPECT_EQ(m["fail_type"].is_null(), !rec.contains("fail_type")) << u["compile_id"];
+    EXPECT_EQ(m["recompile_reason"].is_null(), !rec.contains("recompile_reason"))
+        << u["compile_id"];
+  }
+  EXPECT_GT(failures, 0u);  // the sample fails one unit
+  EXPECT_GT(recompiles, 0u);
+  expect_histograms(data);
+}
+#endif
+
 // ---- hand-written: links, escapes, histograms ----
 
 std::string metrics_line(const std::string& compile_id, const std::string& rest) {
