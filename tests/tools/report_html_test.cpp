@@ -539,6 +539,33 @@ TEST(HtmlReport, EmbeddedScriptParsesAndFormatsAsHumanNs) {
   std::string expected;
   for (long long v : values) expected += jitscope::report::human_ns(v) + "\n";
   EXPECT_EQ(out.out, expected);
+
+  // The unit hash round-trips (docs/report-html.md), and compile ids sort
+  // by frame, then attempt, numerically.
+  const std::string script_checks = R"(
+const m = require()" + json(js).dump() +
+                                    R"();
+const cases = [[1234, '3/0'], [null, '0/1'], ['a:b/%c', 'x/y:z'], ['Spans', '10/2'], ['é', ' ']];
+for (const [pid, id] of cases) {
+  const h = m.unitHash(pid, id);
+  const back = m.parseUnitHash(h);
+  console.log(h, back.pid === (pid === null ? '' : String(pid)) && back.compileId === id);
+}
+const ids = ['10/0', '2/1', 'x', '2/0', '1/10'];
+ids.sort((a, b) => m.compareValues(m.compileIdKey(a), m.compileIdKey(b)));
+console.log(ids.join(' '));
+console.log(m.parseUnitHash('#summary'), m.parseUnitHash('#unit=%E0%A4%A:1/0'));
+)";
+  const Result checks = run({JITSCOPE_NODE, "-e", script_checks});
+  ASSERT_EQ(checks.code, 0) << checks.err;
+  EXPECT_EQ(checks.out,
+            "#unit=1234:3/0 true\n"
+            "#unit=:0/1 true\n"
+            "#unit=a%3Ab%2F%25c:x/y%3Az true\n"
+            "#unit=Spans:10/2 true\n"
+            "#unit=%C3%A9:%E2%80%A8 true\n"
+            "1/10 2/0 2/1 10/0 x\n"
+            "null null\n");
 }
 #endif
 
