@@ -23,7 +23,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using jitscope::testing::read_file;
 using jitscope::testing::temp_path;
 using namespace jitscope::testing::report;
@@ -165,7 +164,7 @@ TEST(HtmlReport, ExitCodesUnchanged) {
   const std::string out = temp_path("html_err") + ".html";
   expect_error(report({"/nonexistent/trace.json", "--format", "html", "-o", out}), 1, "cannot open",
                "missing trace");
-  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out));
   expect_error(report({"x.json", "--format", "htm"}), 2, "--format", "unknown format");
   const std::string bad = write_temp("html_bad", "[{\"ph\":\"X\",");
   const Result cut = report({bad, "--format", "html", "--metrics", "/nonexistent.jsonl"});
