@@ -1,5 +1,8 @@
 #include "metrics.hpp"
 
+#include "base/json_writer.hpp"
+#include "base/record_keys.hpp"
+
 #include <simdjson.h>
 #include <input_file.hpp>
 #include <line_reader.hpp>
@@ -27,6 +30,44 @@ std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
   std::string_view s;
   if (o[key].get_string().get(s) == simdjson::SUCCESS) return std::string(s);
   return {};
+}
+
+// The fields jitscope writes in a compile record (base/record_keys.hpp,
+// with "record" of a GPU line and the *_us phase columns); any other is the
+// user's context.
+bool jitscope_field(std::string_view key) {
+  return detail::is_record_key(key) || key == "record" ||
+         (key.size() > 3 && key.substr(key.size() - 3) == "_us");
+}
+
+// The value as compact JSON; past kMaxFieldJson bytes, a JSON string of its start and "…".
+std::string field_json(simdjson::dom::element value) {
+  std::string json = simdjson::minify(value);
+  if (json.size() <= UnitMetrics::kMaxFieldJson) return json;
+  json.resize(UnitMetrics::kMaxFieldJson);
+  json += "…";
+  std::string quoted;
+  detail::append_json_string(quoted, json);  // a cut UTF-8 sequence becomes U+FFFD
+  return quoted;
+}
+
+// The record's "artifacts": entries without a string path are skipped.
+void read_artifacts(simdjson::dom::element value, std::vector<Artifact>* out) {
+  simdjson::dom::array list;
+  if (value.get_array().get(list) != simdjson::SUCCESS) return;
+  for (simdjson::dom::element e : list) {
+    simdjson::dom::object a;
+    std::string_view path;
+    if (e.get_object().get(a) != simdjson::SUCCESS ||
+        a["path"].get_string().get(path) != simdjson::SUCCESS)
+      continue;
+    Artifact art;
+    art.path = std::string(path);
+    art.kind = string_or_empty(a, "kind");
+    art.fnv1a = string_or_empty(a, "fnv1a");
+    if (a["bytes"].get_int64().get(art.bytes) != simdjson::SUCCESS) art.bytes = 0;
+    out->push_back(std::move(art));
+  }
 }
 
 }  // namespace
@@ -93,9 +134,19 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     m.recompile_reason = string_or_empty(obj, "recompile_reason");
     m.columns_ns.clear();
     m.caches.clear();
+    m.artifacts.clear();
+    m.fields.clear();
     m.cache_hits = m.cache_misses = 0;
     for (auto [key, value] : obj) {
-      if (key == "duration_us") {
+      // Fields the members above hold as they were are not kept twice.
+      const bool held =
+          (value.is_string() && (key == "compile_id" || key == "name" || key == "fail_type" ||
+                                 key == "fail_reason" || key == "recompile_reason")) ||
+          key == "duration_us" || key == "artifacts";
+      const std::size_t columns_before = m.columns_ns.size();
+      if (key == "artifacts") {
+        read_artifacts(value, &m.artifacts);
+      } else if (key == "duration_us") {
         std::int64_t ns = 0;
         if (!us_to_ns(value, &ns))
           return fail("\"duration_us\" is not a number of µs that fits in int64 ns");
@@ -118,6 +169,9 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
           m.cache_misses = sat_add(m.cache_misses, row.misses);
           m.caches.push_back(std::move(row));
         }
+      }
+      if (!held && m.columns_ns.size() == columns_before) {  // not a column now in columns_ns
+        m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
       }
     }
   }

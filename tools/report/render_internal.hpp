@@ -5,6 +5,7 @@
 // writes JSON straight from the Report (its shape is not a table's).
 #pragma once
 
+#include "base/json_writer.hpp"
 #include "render.hpp"
 #include "report_data.hpp"
 
@@ -77,5 +78,46 @@ void write_text(const std::vector<Table>& tables, Emitter& em);
 void write_markdown(const std::vector<Table>& tables, Emitter& em);
 void write_csv(const std::vector<Table>& tables, Emitter& em);
 void write_json(const Report& r, const Sections& sec, Emitter& em);
+
+// What a caller of write_json_members adds to the JSON format.
+struct JsonOptions {
+  // When set, each artifact also gets "href": this function of its path
+  // (the HTML report's link to it).
+  std::function<std::string(const std::string& path)> artifact_href;
+};
+// The JSON format's members (no enclosing braces) into `j`, whose buffer is
+// em.buf(); `em` is flushed between units. The HTML report embeds them.
+void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter& j, Emitter& em,
+                        const JsonOptions& opt);
+
+struct Comparison;
+struct CompareSections;
+// The comparison's JSON members (no enclosing braces), likewise.
+void write_comparison_members(const Comparison& c, const CompareSections& sec,
+                              detail::JsonWriter& j, Emitter& em);
+
+// JSON made safe inside <script>: every '<' as \u003c (so "</script>" or
+// "<!--" in a name cannot end the block or start markup) and U+2028/U+2029
+// as \u2028/\u2029 (line terminators to older JS parsers). These bytes only
+// occur inside JSON strings, where the escapes stand for the same
+// characters. Pieces may be cut anywhere: a U+2028's first bytes at the end
+// of one wait for the next (the writer flushes between units, so this is
+// for safety, not the usual case). render_html.cpp.
+class ScriptSafeJson {
+ public:
+  explicit ScriptSafeJson(Emitter& out) : out_(out) {}
+  void write(std::string_view piece);  // escaped into out
+  void finish();                       // what is held, as it was
+
+ private:
+  void append(std::string& o, std::string_view s);
+
+  Emitter& out_;
+  std::string held_;
+};
+
+// The HTML format (render_html.cpp): one self-contained page.
+void write_html(const Report& r, const Sections& sec, const Comparison* comparison,
+                const CompareSections* compare_sections, const HtmlOptions& opt, Emitter& em);
 
 }  // namespace jitscope::report
