@@ -103,6 +103,8 @@ class Aggregator final : private SelfTimeSink {
   // GPU rows (a pid column when there is more than one).
   void name_rows(Report& r) const;
   void unit_rows(Report& r, const MetricsFile* metrics, std::set<std::string>& unit_pids);
+  // The unit's thread, lanes and waterfall spans into `row`.
+  void place_spans(const UnitStats& u, UnitRow& row) const;
   void top_rows(Report& r);
   void gpu_rows(Report& r, std::set<std::string>& unit_pids) const;
 

@@ -34,7 +34,9 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
       u.has_own = true;
       u.own_start = start;
       u.own_end = start + dur;
+      u.own_thread = thread;
     }
+    if (u.first_thread == kNone) u.first_thread = thread;
     if (u.display.empty()) u.display = std::string(strip_unit_prefix(name));
     stats_name = kNone;  // the units table has it
   } else {
@@ -50,6 +52,7 @@ void Aggregator::span(std::uint32_t thread, std::string_view name, std::string_v
       ++p.count;
       p.total = sat_add(p.total, dur);
       u.add_thread(thread);
+      u.keep_span(UnitStats::Placed{start, dur, name_index, thread});
     }
   }
   // The slowest spans: a min-heap of opt_.top_n, the fastest on top.
@@ -91,7 +94,7 @@ void Aggregator::name_rows(Report& r) const {
     if (n.count == 0) continue;
     const Summary d = n.durations.summary();
     r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self, d.p50_ns, d.p90_ns,
-                              d.p99_ns, d.stddev_ns, n.gpu_kernel});
+                              d.p99_ns, d.stddev_ns, n.gpu_kernel, n.durations.log_bins()});
   }
   std::sort(r.names.begin(), r.names.end(), [](const NameRow& a, const NameRow& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;

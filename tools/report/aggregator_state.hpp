@@ -13,6 +13,7 @@
 
 #include <event_decoder.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -147,8 +148,30 @@ struct Aggregator::UnitStats {
   bool has_first_launch = false;
   std::int64_t first_launch = 0;
   std::unordered_set<std::uint32_t> kernel_names;
+  std::uint32_t own_thread = kNone, first_thread = kNone;  // of its own / first unit slice
+  // Its longest phase spans for the waterfall: a min-heap of at most
+  // UnitRow::kMaxSpans (the shortest on top, replaced by a longer one), so
+  // a unit with thousands of spans costs 24 bytes x kMaxSpans at most.
+  struct Placed {
+    std::int64_t start, dur;
+    std::uint32_t name, thread;
+  };
+  std::vector<Placed> longest;
+  std::uint64_t spans_total = 0;
 
   void add_thread(std::uint32_t t) { threads.insert(t); }
+  void keep_span(const Placed& s) {
+    ++spans_total;
+    auto shorter_on_top = [](const Placed& a, const Placed& b) { return a.dur > b.dur; };
+    if (longest.size() < UnitRow::kMaxSpans) {
+      longest.push_back(s);
+      std::push_heap(longest.begin(), longest.end(), shorter_on_top);
+    } else if (s.dur > longest.front().dur) {
+      std::pop_heap(longest.begin(), longest.end(), shorter_on_top);
+      longest.back() = s;
+      std::push_heap(longest.begin(), longest.end(), shorter_on_top);
+    }
+  }
 };
 
 struct Aggregator::ThreadState {

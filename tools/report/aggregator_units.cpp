@@ -12,6 +12,27 @@
 
 namespace jitscope::report {
 
+void Aggregator::place_spans(const UnitStats& u, UnitRow& row) const {
+  auto lane_of = [this](std::uint32_t t) { return UnitLane{threads_[t].tid, threads_[t].name}; };
+  const std::uint32_t main_thread = u.own_thread != kNone ? u.own_thread : u.first_thread;
+  if (main_thread != kNone) row.thread = lane_of(main_thread);
+  std::vector<UnitStats::Placed> spans = u.longest;
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return a.start != b.start ? a.start < b.start : a.dur > b.dur;  // parents first
+  });
+  std::int64_t base = u.in_trace ? u.start : spans.empty() ? 0 : spans.front().start;
+  std::vector<std::uint32_t> lane_threads;
+  if (main_thread != kNone) lane_threads.push_back(main_thread);
+  for (const UnitStats::Placed& s : spans) {
+    auto it = std::find(lane_threads.begin(), lane_threads.end(), s.thread);
+    if (it == lane_threads.end()) it = lane_threads.insert(lane_threads.end(), s.thread);
+    row.spans.push_back(UnitSpan{names_[s.name].name, sat_sub(s.start, base), s.dur,
+                                 static_cast<std::uint32_t>(it - lane_threads.begin())});
+  }
+  for (std::uint32_t t : lane_threads) row.lanes.push_back(lane_of(t));
+  row.spans_total = u.spans_total;
+}
+
 void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_pids) {
   // Units: those with slices or phases in the trace, and those in the metrics file.
   // The metrics file (one process's) has no pid: a record joins the unit
@@ -63,6 +84,7 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     std::sort(row.phases.begin(), row.phases.end(), [](const PhaseRow& a, const PhaseRow& b) {
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
+    place_spans(u, row);
     if (m != nullptr) {
       row.metrics = *m;
       if (row.name.empty()) row.name = row.metrics->name;

@@ -90,6 +90,52 @@ std::int64_t Distribution::percentile(double p) const {
   return max_;
 }
 
+std::size_t Distribution::log_bin_of(std::uint64_t ns) {
+  if (ns < 4) return static_cast<std::size_t>(ns);
+  const int e = std::bit_width(ns) - 1;                      // ns in [2^e, 2^(e+1)), e >= 2
+  const std::uint64_t quarter = (ns >> (e - 2)) & 3;         // which quarter of the octave
+  return 4 + static_cast<std::size_t>(e - 2) * 4 + quarter;  // e <= 63: at most 247
+}
+
+LogBin Distribution::log_bin_range(std::size_t bin) {
+  LogBin b;
+  if (bin < 4) {
+    b.low_ns = b.high_ns = static_cast<std::int64_t>(bin);
+    return b;
+  }
+  const std::size_t e = (bin - 4) / 4 + 2, quarter = (bin - 4) % 4;
+  const std::uint64_t low = (4 + quarter) << (e - 2);
+  const std::uint64_t high = low + ((std::uint64_t{1} << (e - 2)) - 1);
+  // Durations are int64: the top bin's high end is clamped to INT64_MAX.
+  b.low_ns = static_cast<std::int64_t>(std::min<std::uint64_t>(low, INT64_MAX));
+  b.high_ns = static_cast<std::int64_t>(std::min<std::uint64_t>(high, INT64_MAX));
+  return b;
+}
+
+std::vector<LogBin> Distribution::log_bins() const {
+  std::vector<std::uint64_t> counts(kLogBins, 0);
+  if (buckets_.empty()) {
+    for (std::int64_t v : exact_) ++counts[log_bin_of(static_cast<std::uint64_t>(v))];
+  } else {
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      if (buckets_[b] != 0) counts[log_bin_of(bucket_low(b))] += buckets_[b];
+    }
+  }
+  std::vector<LogBin> out;
+  std::size_t first = kLogBins, last = 0;
+  for (std::size_t i = 0; i < kLogBins; ++i) {
+    if (counts[i] == 0) continue;
+    first = std::min(first, i);
+    last = i;
+  }
+  for (std::size_t i = first; i <= last && first < kLogBins; ++i) {
+    LogBin b = log_bin_range(i);
+    b.count = counts[i];
+    out.push_back(b);
+  }
+  return out;
+}
+
 Summary Distribution::summary() const {
   Summary s;
   s.count = count_;

@@ -24,6 +24,8 @@
 // the buckets once.
 #pragma once
 
+#include "report_data.hpp"
+
 #include <cstdint>
 #include <vector>
 
@@ -48,6 +50,17 @@ class Distribution {
   std::int64_t percentile(double p) const;
   Summary summary() const;
   bool exact() const { return buckets_.empty(); }
+
+  // The durations in log-spaced bins, four per power of two (0..3 ns one
+  // bin each), from the first non-empty bin to the last, empty ones
+  // between included. Derived from what add() keeps (the exact durations,
+  // else the buckets: each bucket lies inside one of these bins, since a
+  // bin is 32 buckets of its octave), so no extra memory per name; at most
+  // kLogBins bins. The counts sum to count().
+  std::vector<LogBin> log_bins() const;
+  static constexpr std::size_t kLogBins = 248;  // 4 + 61 octaves x 4
+  static std::size_t log_bin_of(std::uint64_t ns);
+  static LogBin log_bin_range(std::size_t bin);  // count 0
 
   // The histogram's bucket of a duration and that bucket's [low, high]
   // range (public for the tests of the error bound).

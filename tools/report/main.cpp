@@ -1,7 +1,7 @@
 // jitscope-report: compile-time tables from any Chrome trace-event JSON file
 // (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed.
 //
-//   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown]
+//   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown|html]
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
 //   jitscope-report --baseline BASE [--baseline BASE...] NEW [NEW...]
 //                   [--metrics FILE...] [--baseline-metrics FILE...]
@@ -10,6 +10,8 @@
 //
 // With --baseline it compares runs (compare.hpp): the i-th --metrics goes
 // with the i-th NEW trace, the i-th --baseline-metrics with the i-th BASE.
+// --format html is one self-contained page (docs/report-html.md): with
+// --baseline, the first NEW trace's report and the comparison.
 //
 // Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated
 // inside the object form, an event over 256 MiB, a bad metrics line) or an
@@ -54,6 +56,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <optional>
 #include <string>
@@ -120,7 +123,11 @@ int run(int argc, char** argv) {
       "Compare runs: --baseline BASE [--baseline BASE2...] NEW [NEW2...]: per span name, compile "
       "unit (by name) and GPU kernel, what is slower or faster beyond the baseline runs' spread, "
       "added or removed (docs/tools.md, 'Comparing runs'); --fail-if-slower PCT exits 3 on a "
-      "regression.",
+      "regression.\n"
+      "--format html: one self-contained page (no network; opens from file://): summary, sortable "
+      "and paged units table with each unit's phase waterfall, metrics record and artifact links, "
+      "compile-time histograms, GPU attribution, a timeline of units per thread, and with "
+      "--baseline the comparison (docs/report-html.md).",
       "jitscope-report"};
   std::string format = "table", output;
   std::vector<std::string> traces, metrics_paths, baselines, base_metrics;
@@ -157,8 +164,10 @@ int run(int argc, char** argv) {
                                   "compare: exit 3 when a name, unit or kernel is slower than "
                                   "PCT % beyond the baseline's spread (and --min-change-ms)")
                        ->check(CLI::Range(0.0, 1e9));
-  app.add_option("--format,-f", format, "table (default), csv, json or markdown")
-      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
+  app.add_option("--format,-f", format,
+                 "table (default), csv, json, markdown or html (one self-contained page; "
+                 "artifact links relative to the --output file's folder)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown", "html"}));
   app.add_option("--top,-n", top, "how many of the slowest spans to list (default 10)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000000}));
   app.add_option("--section,-s", sections,
@@ -221,6 +230,7 @@ int run(int argc, char** argv) {
   if (format == "csv") fmt = report::Format::kCsv;
   if (format == "json") fmt = report::Format::kJson;
   if (format == "markdown") fmt = report::Format::kMarkdown;
+  if (format == "html") fmt = report::Format::kHtml;
 
   report::Aggregator::Options opt;
   opt.top_n = top;
@@ -234,7 +244,8 @@ int run(int argc, char** argv) {
         if (s == "gpu") csec.kernels = true;
       }
     }
-    opt.top_n = 0;
+    // The HTML page shows the first new run's report too, slowest spans included.
+    if (fmt != report::Format::kHtml) opt.top_n = 0;
     std::vector<report::Report> base, next;
     for (std::size_t i = 0; i < baselines.size(); ++i) {
       base.emplace_back();
@@ -249,6 +260,7 @@ int run(int argc, char** argv) {
         return error(why);
     }
     comparison = report::compare(base, next, copt);
+    if (fmt == report::Format::kHtml) r = std::move(next.front());
   } else {
     if (!read_report(traces.front(), metrics_paths.empty() ? "" : metrics_paths.front(), opt, &r,
                      &why))
@@ -270,7 +282,16 @@ int run(int argc, char** argv) {
       written = false;
     }
   };
-  if (comparison) {
+  if (fmt == report::Format::kHtml) {
+    // Artifact links are relative to the page's folder (stdout: the current one).
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path base = fs::current_path(ec);
+    if (!output.empty()) base = fs::absolute(fs::path(output), ec).parent_path();
+    if (ec) base = "/";
+    report::render_html(r, sec, comparison ? &*comparison : nullptr, &csec,
+                        report::HtmlOptions{base.lexically_normal().string()}, write);
+  } else if (comparison) {
     report::render_comparison(*comparison, fmt, csec, write);
   } else {
     report::render(r, fmt, sec, write);

@@ -1,5 +1,7 @@
 #include "metrics.hpp"
 
+#include "base/json_writer.hpp"
+
 #include <simdjson.h>
 
 #include <sys/stat.h>
@@ -31,6 +33,64 @@ std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
   std::string_view s;
   if (o[key].get_string().get(s) == simdjson::SUCCESS) return std::string(s);
   return {};
+}
+
+// The fields jitscope writes in a compile record (docs/compile-units.md,
+// "The metrics record"); any other is the user's context.
+bool jitscope_field(std::string_view key) {
+  static constexpr std::string_view kKnown[] = {"compile_id",
+                                                "frame_id",
+                                                "attempt",
+                                                "name",
+                                                "is_runtime",
+                                                "is_forward",
+                                                "start_time_us",
+                                                "end_time_us",
+                                                "duration_us",
+                                                "recompile_reason",
+                                                "recompile_user_contexts",
+                                                "fail_type",
+                                                "fail_reason",
+                                                "caches",
+                                                "waits",
+                                                "compile_events",
+                                                "compile_events_dropped",
+                                                "artifacts",
+                                                "record"};
+  for (std::string_view k : kKnown) {
+    if (key == k) return true;
+  }
+  return key.size() > 3 && key.substr(key.size() - 3) == "_us";  // a phase column
+}
+
+// The value as compact JSON; past kMaxFieldJson bytes, a JSON string of its start and "…".
+std::string field_json(simdjson::dom::element value) {
+  std::string json = simdjson::minify(value);
+  if (json.size() <= UnitMetrics::kMaxFieldJson) return json;
+  json.resize(UnitMetrics::kMaxFieldJson);
+  json += "…";
+  std::string quoted;
+  detail::append_json_string(quoted, json);  // a cut UTF-8 sequence becomes U+FFFD
+  return quoted;
+}
+
+// The record's "artifacts": entries without a string path are skipped.
+void read_artifacts(simdjson::dom::element value, std::vector<Artifact>* out) {
+  simdjson::dom::array list;
+  if (value.get_array().get(list) != simdjson::SUCCESS) return;
+  for (simdjson::dom::element e : list) {
+    simdjson::dom::object a;
+    std::string_view path;
+    if (e.get_object().get(a) != simdjson::SUCCESS ||
+        a["path"].get_string().get(path) != simdjson::SUCCESS)
+      continue;
+    Artifact art;
+    art.path = std::string(path);
+    art.kind = string_or_empty(a, "kind");
+    art.fnv1a = string_or_empty(a, "fnv1a");
+    if (a["bytes"].get_int64().get(art.bytes) != simdjson::SUCCESS) art.bytes = 0;
+    out->push_back(std::move(art));
+  }
 }
 
 }  // namespace
@@ -102,9 +162,14 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     m.recompile_reason = string_or_empty(obj, "recompile_reason");
     m.columns_ns.clear();
     m.caches.clear();
+    m.artifacts.clear();
+    m.fields.clear();
     m.cache_hits = m.cache_misses = 0;
     for (auto [key, value] : obj) {
-      if (key == "duration_us") {
+      m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
+      if (key == "artifacts") {
+        read_artifacts(value, &m.artifacts);
+      } else if (key == "duration_us") {
         std::int64_t ns = 0;
         if (!us_to_ns(value, &ns))
           return fail("\"duration_us\" is not a number of µs that fits in int64 ns");

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 namespace jitscope::report {
 
@@ -78,6 +79,12 @@ void render(const Report& r, Format format, const Sections& sections, const Writ
     case Format::kCsv: write_csv(build(r, sections, false), em); return;
     case Format::kMarkdown: write_markdown(build(r, sections, true), em); return;
     case Format::kTable: write_text(build(r, sections, true), em); return;
+    case Format::kHtml: {
+      std::error_code ec;
+      const std::filesystem::path cwd = std::filesystem::current_path(ec);
+      write_html(r, sections, nullptr, nullptr, HtmlOptions{ec ? "/" : cwd.string()}, em);
+      return;
+    }
   }
 }
 

@@ -154,9 +154,17 @@ void json_side(detail::JsonWriter& j, std::string_view key, const SideStats& s) 
 }
 
 void write_comparison_json(const Comparison& c, const CompareSections& sec, Emitter& em) {
-  std::string& out = em.buf();
-  detail::JsonWriter j(out);
+  detail::JsonWriter j(em.buf());
   j.begin_object();
+  write_comparison_members(c, sec, j, em);
+  j.end_object();
+  em.buf().push_back('\n');
+}
+
+}  // namespace
+
+void write_comparison_members(const Comparison& c, const CompareSections& sec,
+                              detail::JsonWriter& j, Emitter& em) {
   if (sec.header) {
     j.key("comparison");
     j.begin_object();
@@ -218,11 +226,7 @@ void write_comparison_json(const Comparison& c, const CompareSections& sec, Emit
     }
     j.end_array();
   }
-  j.end_object();
-  out.push_back('\n');
 }
-
-}  // namespace
 
 void render_comparison(const Comparison& c, Format format, const CompareSections& sec,
                        const Writer& write) {

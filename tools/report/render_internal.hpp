@@ -5,6 +5,7 @@
 // writes JSON straight from the Report (its shape is not a table's).
 #pragma once
 
+#include "base/json_writer.hpp"
 #include "render.hpp"
 #include "report_data.hpp"
 
@@ -77,5 +78,26 @@ void write_text(const std::vector<Table>& tables, Emitter& em);
 void write_markdown(const std::vector<Table>& tables, Emitter& em);
 void write_csv(const std::vector<Table>& tables, Emitter& em);
 void write_json(const Report& r, const Sections& sec, Emitter& em);
+
+// What a caller of write_json_members adds to the JSON format.
+struct JsonOptions {
+  // When set, each artifact also gets "href": this function of its path
+  // (the HTML report's link to it).
+  std::function<std::string(const std::string& path)> artifact_href;
+};
+// The JSON format's members (no enclosing braces) into `j`, whose buffer is
+// em.buf(); `em` is flushed between units. The HTML report embeds them.
+void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter& j, Emitter& em,
+                        const JsonOptions& opt);
+
+struct Comparison;
+struct CompareSections;
+// The comparison's JSON members (no enclosing braces), likewise.
+void write_comparison_members(const Comparison& c, const CompareSections& sec,
+                              detail::JsonWriter& j, Emitter& em);
+
+// The HTML format (render_html.cpp): one self-contained page.
+void write_html(const Report& r, const Sections& sec, const Comparison* comparison,
+                const CompareSections* compare_sections, const HtmlOptions& opt, Emitter& em);
 
 }  // namespace jitscope::report

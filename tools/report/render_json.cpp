@@ -43,12 +43,148 @@ void json_str_or_null(detail::JsonWriter& j, std::string_view key, const std::st
   }
 }
 
+void json_lane(detail::JsonWriter& j, const UnitLane& lane) {
+  j.begin_object();
+  j.key("tid");
+  json_id(j, lane.tid);
+  json_str_or_null(j, "thread", lane.thread);
+  j.end_object();
+}
+
+void json_unit_metrics(detail::JsonWriter& j, const UnitMetrics& m, const JsonOptions& opt) {
+  j.begin_object();
+  j.member("has_record", m.has_record);
+  j.member("name", std::string_view(m.name));
+  json_opt(j, "duration_ns", m.duration_ns);
+  j.key("columns_ns");
+  j.begin_object();
+  for (const auto& [k, v] : m.columns_ns) j.member(k, v);
+  j.end_object();
+  j.key("caches");
+  j.begin_object();
+  for (const CacheRow& c : m.caches) {
+    j.key(c.cache);
+    j.begin_object();
+    j.member("hits", c.hits);
+    j.member("misses", c.misses);
+    j.end_object();
+  }
+  j.end_object();
+  j.member("cache_hits", m.cache_hits);
+  j.member("cache_misses", m.cache_misses);
+  json_str_or_null(j, "fail_type", m.fail_type);
+  json_str_or_null(j, "fail_reason", m.fail_reason);
+  json_str_or_null(j, "recompile_reason", m.recompile_reason);
+  j.key("gpu");
+  if (m.has_gpu) {
+    j.begin_object();
+    for (const auto& [k, v] : m.gpu) j.member(k, v);
+    j.end_object();
+  } else {
+    j.null();
+  }
+  j.key("artifacts");
+  j.begin_array();
+  for (const Artifact& a : m.artifacts) {
+    j.begin_object();
+    j.member("kind", std::string_view(a.kind));
+    j.member("path", std::string_view(a.path));
+    j.member("bytes", a.bytes);
+    j.member("fnv1a", std::string_view(a.fnv1a));
+    if (opt.artifact_href) j.member("href", std::string_view(opt.artifact_href(a.path)));
+    j.end_object();
+  }
+  j.end_array();
+  // The record's fields as they were (compact JSON), and the user's own among them.
+  for (const bool user_only : {false, true}) {
+    j.key(user_only ? "context" : "fields");
+    j.begin_object();
+    for (const RecordField& f : m.fields) {
+      if (user_only && !f.user) continue;
+      j.key(f.key);
+      j.raw(f.json);
+    }
+    j.end_object();
+  }
+  j.end_object();
+}
+
+void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) {
+  j.begin_object();
+  j.key("pid");
+  json_pid(j, u.pid);
+  j.member("compile_id", std::string_view(u.compile_id));
+  j.member("name", std::string_view(u.name));
+  j.member("in_trace", u.in_trace);
+  if (u.in_trace) {
+    j.member("start_ns", u.start_ns);
+    j.member("end_ns", u.end_ns);
+    j.member("wall_ns", u.wall_ns);
+    j.member("compile_end_ns", u.compile_end_ns);
+  } else {
+    for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns"}) {
+      j.key(k);
+      j.null();
+    }
+  }
+  j.member("slices", u.slices);
+  j.member("threads", u.threads);
+  j.key("thread");
+  if (u.thread) {
+    json_lane(j, *u.thread);
+  } else {
+    j.null();
+  }
+  j.key("phases");
+  j.begin_array();
+  for (const PhaseRow& p : u.phases) {
+    j.begin_object();
+    j.member("name", std::string_view(p.name));
+    j.member("count", p.count);
+    j.member("total_ns", p.total_ns);
+    j.member("self_ns", p.self_ns);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("lanes");
+  j.begin_array();
+  for (const UnitLane& l : u.lanes) json_lane(j, l);
+  j.end_array();
+  // [name, offset_ns, dur_ns, lane]: arrays, not objects, as there are up to
+  // UnitRow::kMaxSpans per unit.
+  j.key("spans");
+  j.begin_array();
+  for (const UnitSpan& s : u.spans) {
+    j.begin_array();
+    j.value(std::string_view(s.name));
+    j.value(s.offset_ns);
+    j.value(s.dur_ns);
+    j.value(s.lane);
+    j.end_array();
+  }
+  j.end_array();
+  j.member("spans_total", u.spans_total);
+  j.key("metrics");
+  if (u.metrics) {
+    json_unit_metrics(j, *u.metrics, opt);
+  } else {
+    j.null();
+  }
+  j.end_object();
+}
+
 }  // namespace
 
 void write_json(const Report& r, const Sections& sec, Emitter& em) {
-  std::string& out = em.buf();
-  detail::JsonWriter j(out);
+  detail::JsonWriter j(em.buf());
   j.begin_object();
+  write_json_members(r, sec, j, em, JsonOptions{});
+  j.end_object();
+  em.buf().push_back('\n');
+}
+
+void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter& j, Emitter& em,
+                        const JsonOptions& opt) {
   if (sec.header) {
     const Header& h = r.header;
     j.key("header");
@@ -124,6 +260,16 @@ void write_json(const Report& r, const Sections& sec, Emitter& em) {
       j.member("p99_ns", n.p99_ns);
       j.member("stddev_ns", n.stddev_ns);
       j.member("gpu_kernel", n.gpu_kernel);
+      j.key("histogram");  // [low_ns, high_ns, count] per bin
+      j.begin_array();
+      for (const LogBin& b : n.histogram) {
+        j.begin_array();
+        j.value(b.low_ns);
+        j.value(b.high_ns);
+        j.value(b.count);
+        j.end_array();
+      }
+      j.end_array();
       j.end_object();
     }
     j.end_array();
@@ -158,75 +304,7 @@ void write_json(const Report& r, const Sections& sec, Emitter& em) {
     j.key("units");
     j.begin_array();
     for (const UnitRow& u : r.units) {
-      j.begin_object();
-      j.key("pid");
-      json_pid(j, u.pid);
-      j.member("compile_id", std::string_view(u.compile_id));
-      j.member("name", std::string_view(u.name));
-      j.member("in_trace", u.in_trace);
-      if (u.in_trace) {
-        j.member("start_ns", u.start_ns);
-        j.member("end_ns", u.end_ns);
-        j.member("wall_ns", u.wall_ns);
-        j.member("compile_end_ns", u.compile_end_ns);
-      } else {
-        for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns"}) {
-          j.key(k);
-          j.null();
-        }
-      }
-      j.member("slices", u.slices);
-      j.member("threads", u.threads);
-      j.key("phases");
-      j.begin_array();
-      for (const PhaseRow& p : u.phases) {
-        j.begin_object();
-        j.member("name", std::string_view(p.name));
-        j.member("count", p.count);
-        j.member("total_ns", p.total_ns);
-        j.member("self_ns", p.self_ns);
-        j.end_object();
-      }
-      j.end_array();
-      j.key("metrics");
-      if (u.metrics) {
-        const UnitMetrics& m = *u.metrics;
-        j.begin_object();
-        j.member("has_record", m.has_record);
-        j.member("name", std::string_view(m.name));
-        json_opt(j, "duration_ns", m.duration_ns);
-        j.key("columns_ns");
-        j.begin_object();
-        for (const auto& [k, v] : m.columns_ns) j.member(k, v);
-        j.end_object();
-        j.key("caches");
-        j.begin_object();
-        for (const CacheRow& c : m.caches) {
-          j.key(c.cache);
-          j.begin_object();
-          j.member("hits", c.hits);
-          j.member("misses", c.misses);
-          j.end_object();
-        }
-        j.end_object();
-        j.member("cache_hits", m.cache_hits);
-        j.member("cache_misses", m.cache_misses);
-        json_str_or_null(j, "fail_type", m.fail_type);
-        json_str_or_null(j, "fail_reason", m.fail_reason);
-        json_str_or_null(j, "recompile_reason", m.recompile_reason);
-        j.key("gpu");
-        if (m.has_gpu) {
-          j.begin_object();
-          for (const auto& [k, v] : m.gpu) j.member(k, v);
-          j.end_object();
-        } else {
-          j.null();
-        }
-        j.end_object();
-      } else {
-        j.null();
-      }
-      j.end_object();
+      json_unit(j, u, opt);
       em.maybe_flush();
     }
     j.end_array();
@@ -279,8 +357,6 @@ void write_json(const Report& r, const Sections& sec, Emitter& em) {
     j.end_array();
     j.end_object();
   }
-  j.end_object();
-  out.push_back('\n');
 }
 
 }  // namespace jitscope::report

@@ -4,6 +4,7 @@
 // sat_sub) instead of overflowing: hostile traces cannot cause UB.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,12 @@ struct Header {
   std::vector<std::string> warnings;
 };
 
+// One bin of a duration histogram: the count of durations in [low_ns, high_ns].
+struct LogBin {
+  std::int64_t low_ns = 0, high_ns = 0;
+  std::uint64_t count = 0;
+};
+
 struct NameRow {  // one span name: the compile-times and phases tables
   std::string name;
   std::uint64_t count = 0;
@@ -59,6 +66,9 @@ struct NameRow {  // one span name: the compile-times and phases tables
   // durations (distribution.hpp: exact up to 256 spans, then within 0.39%).
   std::int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, stddev_ns = 0;
   bool gpu_kernel = false;  // a kernel on a GPU track (args device, stream and grid)
+  // Its durations in log-spaced bins (Distribution::log_bins), from the
+  // first non-empty bin to the last: the HTML report's histograms.
+  std::vector<LogBin> histogram;
   std::int64_t mean_ns() const {
     return count == 0 ? 0 : total_ns / static_cast<std::int64_t>(count);
   }
@@ -75,6 +85,20 @@ struct CacheRow {
   std::int64_t hits = 0, misses = 0;
 };
 
+// A file the unit's compile produced (the record's "artifacts", docs/compile-units.md).
+struct Artifact {
+  std::string kind, path;  // path: absolute, as the SDK wrote it
+  std::int64_t bytes = 0;
+  std::string fnv1a;
+};
+
+// One field of a unit's metrics record, its value as compact JSON. `user`:
+// not a field jitscope writes (the user's context, e.g. "input_shape").
+struct RecordField {
+  std::string key, json;
+  bool user = false;
+};
+
 struct UnitMetrics {  // the unit's lines in the metrics file
   bool has_record = false;
   std::string name;
@@ -86,6 +110,26 @@ struct UnitMetrics {  // the unit's lines in the metrics file
   bool has_gpu = false;
   std::vector<std::pair<std::string, std::int64_t>>
       gpu;  // the "gpu" object of a "record":"gpu" line
+  std::vector<Artifact> artifacts;
+  // Every field of the compile record in its order; a value whose compact
+  // JSON is over kMaxFieldJson bytes is kept as a JSON string of its first
+  // kMaxFieldJson bytes and "…" (records can carry 1024 compile events).
+  std::vector<RecordField> fields;
+  static constexpr std::size_t kMaxFieldJson = 1024;
+};
+
+// A thread a unit ran on (its pid is the unit's).
+struct UnitLane {
+  Id tid;
+  std::string thread;  // its thread_name, or empty
+};
+
+// A span inside a unit (a phase), placed for the unit's waterfall.
+struct UnitSpan {
+  std::string name;
+  std::int64_t offset_ns = 0;  // from the unit's start_ns (without a unit slice: its first span)
+  std::int64_t dur_ns = 0;
+  std::uint32_t lane = 0;  // index into UnitRow::lanes
 };
 
 struct UnitRow {
@@ -99,6 +143,14 @@ struct UnitRow {
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
   std::optional<UnitMetrics> metrics;
+  // The thread of its own slice (else of its first unit slice): the
+  // timeline's lane. Empty for a unit without a slice.
+  std::optional<UnitLane> thread;
+  std::vector<UnitLane> lanes;  // the threads of `spans`, in first-seen order
+  // Its kMaxSpans longest spans (by start), of spans_total: bounded per unit.
+  std::vector<UnitSpan> spans;
+  std::uint64_t spans_total = 0;
+  static constexpr std::size_t kMaxSpans = 128;
 };
 
 struct SpanRow {  // one of the slowest spans
