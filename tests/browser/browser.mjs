@@ -21,6 +21,11 @@ export function loadPuppeteer() {
   throw new Error(`puppeteer-core not found in ${dirs.filter(Boolean).join(" or ")} (npm ci there)`);
 }
 
+// How long a check waits for the page to react to a click or a key: long
+// on a loaded CI machine; only a failing check ever waits it out, so the
+// self-test, whose broken pages fail on purpose, shortens it.
+export const waits = { ms: 10000 };
+
 export const chromiumPath = () => process.env.JITSCOPE_CHROMIUM || "/usr/bin/chromium";
 
 export async function launch(puppeteer) {
@@ -72,7 +77,8 @@ export async function guard(page, problems, quiet = { on: false, seen: [] }) {
   });
   page.on("console", (msg) => {
     if (msg.type() !== "error") return;
-    const where = msg.location()?.url ? ` at ${msg.location().url}:${msg.location().lineNumber}` : "";
+    const loc = msg.location();
+    const where = loc?.url ? ` at ${loc.url}${loc.lineNumber === undefined ? "" : `:${loc.lineNumber + 1}`}` : "";
     const line = `console error: ${msg.text()}${where}`;
     if (quiet.on) {
       quiet.seen.push(line);
@@ -170,7 +176,7 @@ export async function clickSort(page, key, before) {
         const v = document.querySelector(s)?.getAttribute("aria-sort");
         return (v === "ascending" || v === "descending") && v !== b;
       },
-      { timeout: 10000 },
+      { timeout: waits.ms },
       sel,
       before ?? null,
     );

@@ -31,6 +31,7 @@ import {
   settle,
   unitRows,
   unitsFromTrace,
+  waits,
 } from "./browser.mjs";
 
 const kPageRows = 100;
@@ -43,7 +44,7 @@ async function turn(page, button) {
   const before = await pageInfo(page);
   await page.click(`#units-pager ${button}`);
   try {
-    await page.waitForFunction((b) => document.querySelector("#units-pager .page-info")?.textContent.trim() !== b, { timeout: 10000 }, before);
+    await page.waitForFunction((b) => document.querySelector("#units-pager .page-info")?.textContent.trim() !== b, { timeout: waits.ms }, before);
   } catch {
     return false;
   }
@@ -104,7 +105,7 @@ export async function checkLarge(browser, opts) {
     await page.waitForFunction((id) => {
       const rows = document.querySelectorAll("#units-table tbody tr.unit-row");
       return rows.length === 1 && rows[0].dataset.compileId === id;
-    }, { timeout: 10000 }, target.compile_id);
+    }, { timeout: waits.ms }, target.compile_id);
   } catch {
     // said below
   }
@@ -115,7 +116,7 @@ export async function checkLarge(browser, opts) {
   await page.click("#units-filter", { clickCount: 3 });
   await page.keyboard.press("Backspace");
   try {
-    await page.waitForFunction((want) => document.querySelector("#units-pager .page-info")?.textContent.trim().endsWith(want), { timeout: 10000 }, `of ${n}`);
+    await page.waitForFunction((want) => document.querySelector("#units-pager .page-info")?.textContent.trim().endsWith(want), { timeout: waits.ms }, `of ${n}`);
   } catch {
     f.add(`cleared filter: .page-info is ${JSON.stringify(await pageInfo(page))}, want "... of ${n}"`);
   }
@@ -137,8 +138,12 @@ export async function checkLarge(browser, opts) {
   } else {
     f.add(".page-next after sorting changed nothing");
   }
+  // The renderer keeps the page a sort is clicked on: back to page 1 first.
+  f.check(await turn(page, ".page-prev"), ".page-prev on page 2 changed nothing");
   dir = await clickSort(page, "wall_ns", dir);
   f.check(dir === "ascending", `a third click gave aria-sort ${dir}, want ascending`);
+  const ascInfo = await pageInfo(page);
+  f.check(/^1\D/.test(ascInfo), `sorted ascending on page 1, .page-info is ${JSON.stringify(ascInfo)}`);
   const asc = await unitRows(page);
   f.check(asc.length > 0 && asc[0].wall === minWall, `sorted ascending, the first row is ${asc[0]?.id} (${asc[0]?.wall} ns); the shortest unit lasts ${minWall} ns`);
   f.check(monotonic(asc.map((r) => r.wall), "ascending"), "sorted ascending, the first page is not in order");

@@ -36,6 +36,7 @@ import {
   settle,
   unitRows,
   unitsFromTrace,
+  waits,
 } from "./browser.mjs";
 
 const kSections = ["summary", "units", "compile-times", "gpu", "timeline"];
@@ -179,7 +180,7 @@ export async function checkReport(browser, opts) {
     await page.click(link);
     const sel = `div.unit-detail[data-compile-id="${id}"]`;
     try {
-      await page.waitForSelector(sel, { visible: true, timeout: 10000 });
+      await page.waitForSelector(sel, { visible: true, timeout: waits.ms });
     } catch {
       f.add(`clicking ${id}'s a.unit-link shows no visible ${sel}`);
       continue;
