@@ -164,12 +164,20 @@ export async function unitRows(page) {
   );
 }
 
+// A real mouse click on `sel`, first scrolled to the middle of the
+// viewport: the report's sticky <header> covers the top of the viewport,
+// and a click at an element's point under it would land on the header.
+export async function clickCentered(page, sel) {
+  await page.$eval(sel, (e) => e.scrollIntoView({ block: "center", inline: "nearest" }));
+  await page.click(sel);
+}
+
 // Clicks a sortable header and waits for its aria-sort to become one of
 // ascending/descending other than `before`.
 export async function clickSort(page, key, before) {
   const sel = `#units-table thead th[data-key="${key}"]`;
   if ((await page.$(sel)) === null) throw new Error(`no sortable header ${sel}`);
-  await page.click(sel);
+  await clickCentered(page, sel);
   try {
     await page.waitForFunction(
       (s, b) => {

@@ -21,6 +21,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   Failures,
+  clickCentered,
   clickSort,
   guard,
   launch,
@@ -42,7 +43,7 @@ const rowsInDom = (page) => page.$$eval("tr.unit-row", (trs) => trs.length);
 // Clicks a pager button and waits for .page-info to change; false if it did not.
 async function turn(page, button) {
   const before = await pageInfo(page);
-  await page.click(`#units-pager ${button}`);
+  await clickCentered(page, `#units-pager ${button}`);
   try {
     await page.waitForFunction((b) => document.querySelector("#units-pager .page-info")?.textContent.trim() !== b, { timeout: waits.ms }, before);
   } catch {
@@ -99,8 +100,9 @@ export async function checkLarge(browser, opts) {
 
   // ---- filter by a unit's name ----
   const target = records[Math.floor(n * 0.7777)];
-  await page.click("#units-filter", { clickCount: 3 });
-  await page.type("#units-filter", target.name);
+  await clickCentered(page, "#units-filter");
+  await page.$eval("#units-filter", (e) => e.select());
+  await page.keyboard.type(target.name);
   try {
     await page.waitForFunction((id) => {
       const rows = document.querySelectorAll("#units-table tbody tr.unit-row");
@@ -113,7 +115,8 @@ export async function checkLarge(browser, opts) {
   f.check(found.length === 1 && found[0].id === target.compile_id, `filter "${target.name}" shows ${found.length} rows (${found.slice(0, 5).map((r) => r.id).join(", ")}), want only ${target.compile_id}`);
   const fInfo = await pageInfo(page);
   f.check(/\bof 1$/.test(fInfo), `with filter "${target.name}" .page-info is ${JSON.stringify(fInfo)}, want "... of 1"`);
-  await page.click("#units-filter", { clickCount: 3 });
+  await clickCentered(page, "#units-filter");
+  await page.$eval("#units-filter", (e) => e.select());
   await page.keyboard.press("Backspace");
   try {
     await page.waitForFunction((want) => document.querySelector("#units-pager .page-info")?.textContent.trim().endsWith(want), { timeout: waits.ms }, `of ${n}`);

@@ -26,6 +26,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
   Failures,
+  clickCentered,
   clickSort,
   guard,
   launch,
@@ -177,7 +178,7 @@ export async function checkReport(browser, opts) {
     }
     const href = await page.$eval(link, (a) => a.getAttribute("href"));
     f.check(typeof href === "string" && href.startsWith("#unit="), `row ${id}: a.unit-link href ${JSON.stringify(href)}`);
-    await page.click(link);
+    await clickCentered(page, link);
     const sel = `div.unit-detail[data-compile-id="${id}"]`;
     try {
       await page.waitForSelector(sel, { visible: true, timeout: waits.ms });
