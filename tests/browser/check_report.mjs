@@ -3,7 +3,7 @@
 // is in tests/browser/README.md).
 //
 // usage: node check_report.mjs --html REPORT.html --metrics M.jsonl --trace T.json
-//                              [--screenshot FULL.png] [--readme-shot TOP.png]
+//                              [--screenshot FULL.png]
 //
 // Checks: one unit row per compile record (same compile ids); the failed
 // unit's row (class failed, "failed" and its fail_type in td.status) and the
@@ -68,10 +68,6 @@ export async function checkReport(browser, opts) {
     f.list.push(...problems);
     await page.close();
     return f;
-  }
-  if (opts.readmeShot) {
-    await page.screenshot({ path: opts.readmeShot });
-    console.log(`README screenshot: ${path.resolve(opts.readmeShot)}`);
   }
 
   // ---- one file: sections, embedded data ----
@@ -284,7 +280,6 @@ async function main() {
         metrics: { type: "string" },
         trace: { type: "string" },
         screenshot: { type: "string" },
-        "readme-shot": { type: "string" },
       },
     }).values;
     if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
@@ -293,7 +288,7 @@ async function main() {
     }
   } catch (e) {
     console.error(`check_report: ${e.message}`);
-    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--readme-shot P.png]");
+    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png]");
     return 2;
   }
   let browser;
@@ -309,7 +304,6 @@ async function main() {
       metrics: args.metrics,
       trace: args.trace,
       screenshot: args.screenshot,
-      readmeShot: args["readme-shot"],
     });
     return f.report();
   } finally {
