@@ -7,7 +7,8 @@
 # usage: ensure_chromium.sh <work_dir>
 #
 # exit 0: the browser is there; 77: it is not and cannot be installed (one
-# line on stdout says why and how: ctest SKIP_RETURN_CODE); 2: usage.
+# line on stdout says why and how: ctest SKIP_RETURN_CODE); 1: the browser
+# JITSCOPE_CHROMIUM names is not there; 2: usage.
 set -u
 
 SKIP=77
@@ -22,8 +23,9 @@ if [ -x "$browser" ]; then
   exit 0
 fi
 if [ -n "${JITSCOPE_CHROMIUM:-}" ]; then
-  echo "browser test SKIPPED: JITSCOPE_CHROMIUM=$browser is not an executable file"
-  exit "$SKIP"
+  # Named on purpose: a wrong name is a failure, not a reason to skip.
+  echo "ensure_chromium: ERROR: JITSCOPE_CHROMIUM=$browser is not an executable file" >&2
+  exit 1
 fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "browser test SKIPPED: $browser is not installed (install it: sudo apt-get install -y chromium)"
@@ -47,15 +49,22 @@ echo "ensure_chromium: $browser is missing; installing Debian's chromium (apt-ge
 export DEBIAN_FRONTEND=noninteractive
 # The package lists may be empty (a fresh container): update once if the
 # first try cannot find the package.
-if ! apt-get install -y -q --no-install-recommends chromium >"$log" 2>&1; then
+apt-get install -y -q --no-install-recommends chromium >"$log" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then
   apt-get update -q >>"$log" 2>&1
   apt-get install -y -q --no-install-recommends chromium >>"$log" 2>&1
+  rc=$?
 fi
-if [ ! -x "$browser" ]; then
+if [ "$rc" -ne 0 ]; then
   why="$(grep -E '^(E|W): ' "$log" | head -n 1)"
   echo "browser test SKIPPED: $browser is not installed and apt-get install -y chromium failed" \
-    "(${why:-see $log})"
+    "(${why:-exit $rc; see $log})"
   exit "$SKIP"
+fi
+if [ ! -x "$browser" ]; then
+  echo "ensure_chromium: ERROR: apt-get installed chromium, but $browser is not there (see $log)" >&2
+  exit 1
 fi
 echo "ensure_chromium: installed $("$browser" --version 2>/dev/null)" >&2
 exit 0
