@@ -2,8 +2,13 @@
 // (hundreds of MB/s), for benchmarking jitscope-report on big inputs.
 //
 // usage: jitscope_trace_gen OUT BYTES [--threads N] [--units N] [--seed S] [--unterminated]
+//                           [--metrics PATH]
 //   --threads  compile threads (default 8; each has two codegen workers and a GPU stream)
 //   --units    compile units (default: one per 512 KiB of output)
+//   --metrics  also a metrics file (JSON lines) with one record per unit: phase
+//              columns, caches, user fields, two artifacts, a failure every 50th
+//              unit and a recompile reason on every second attempt (for the HTML
+//              report at 10,000 units)
 //
 // The mix follows what jitscope writes for a multi-threaded compiler with
 // CUPTI on: per compile unit, on one of N host threads, a unit slice
@@ -135,7 +140,8 @@ struct Gen {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: %s OUT BYTES [--threads N] [--units N] [--seed S] [--unterminated]\n",
+                 "usage: %s OUT BYTES [--threads N] [--units N] [--seed S] [--unterminated] "
+                 "[--metrics PATH]\n",
                  argv[0]);
     return 2;
   }
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
   const std::uint64_t target = std::strtoull(argv[2], nullptr, 10);
   std::uint64_t threads = 8, seed = 42, units = 0;
   bool unterminated = false;
+  std::string metrics_path;
   for (int a = 3; a < argc; ++a) {
     if (std::strcmp(argv[a], "--threads") == 0 && a + 1 < argc)
       threads = std::strtoull(argv[++a], nullptr, 10);
@@ -150,6 +157,8 @@ int main(int argc, char** argv) {
       seed = std::strtoull(argv[++a], nullptr, 10);
     else if (std::strcmp(argv[a], "--units") == 0 && a + 1 < argc)
       units = std::strtoull(argv[++a], nullptr, 10);
+    else if (std::strcmp(argv[a], "--metrics") == 0 && a + 1 < argc)
+      metrics_path = argv[++a];
     else if (std::strcmp(argv[a], "--unterminated") == 0)
       unterminated = true;
     else {
@@ -163,6 +172,11 @@ int main(int argc, char** argv) {
   std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
     std::perror(path.c_str());
+    return 1;
+  }
+  std::FILE* metrics = nullptr;
+  if (!metrics_path.empty() && (metrics = std::fopen(metrics_path.c_str(), "wb")) == nullptr) {
+    std::perror(metrics_path.c_str());
     return 1;
   }
   std::uint64_t events = 0;
@@ -267,6 +281,37 @@ int main(int argc, char** argv) {
       g.x("compile_unit", unit_name, unit_start, now - unit_start, kPid, tid,
           cid_arg + R"(,"is_forward":true,"duration_us":)" +
               std::to_string((now - unit_start) / 1000));
+      if (metrics != nullptr) {
+        const std::string n = std::to_string(unit_no);
+        std::string line =
+            R"({"compile_id":")" + cid + R"(","frame_id":)" + std::to_string(frame) +
+            R"(,"attempt":)" + std::to_string(attempt) + R"(,"name":"model__graph_)" + n +
+            R"(","is_runtime":false,"duration_us":)" + std::to_string((now - unit_start) / 1000) +
+            R"(,"parse_us":)" + std::to_string(parse_dur / 1000) + R"(,"passes_us":)" +
+            std::to_string((codegen_start - passes_start) / 1000) + R"(,"codegen_us":)" +
+            std::to_string((now - codegen_start) / 1000);
+        if (attempt == 1) line += R"(,"recompile_reason":"input shape changed")";
+        if (unit_no % 50 == 49) {
+          line +=
+              R"(,"fail_type":"CompileError","fail_reason":"register allocation failed in unit )" +
+              n + "\"";
+        }
+        line += R"(,"caches":{"kernel_cache":{"hits":)" + std::to_string(attempt * kernels) +
+                R"(,"misses":)" + std::to_string(kernels - attempt * kernels / 2) + "}}";
+        line += R"(,"input_shape":[)" + std::to_string(1 + unit_no % 8) + R"(,128],"num_ops":)" +
+                std::to_string(8 + unit_no % 13) + R"(,"kernels_emitted":)" +
+                std::to_string(kernels);
+        const std::string dir = "/tmp/jitscope_trace_gen.artifacts/" + std::to_string(frame) + "_" +
+                                std::to_string(attempt);
+        line += R"(,"artifacts":[{"kind":"source","path":")" + dir +
+                R"(/source.cu","bytes":2048,"fnv1a":"cbf29ce484222325"},{"kind":"ptx","path":")" +
+                dir + R"(/ptx.ptx","bytes":9000,"fnv1a":"af63bd4c8601b7df"}]})";
+        line += "\n";
+        if (std::fwrite(line.data(), 1, line.size(), metrics) != line.size()) {
+          std::perror(metrics_path.c_str());
+          return 1;
+        }
+      }
       // CUDA calls come a flush later in jitscope's traces: after the unit.
       args = R"("correlation":)" + std::to_string(load_corr) + R"(,"span":")" + unit_name +
              R"(",)" + cid_arg + R"(,"compile_unit":")" + unit_name + "\"";
@@ -323,6 +368,10 @@ int main(int argc, char** argv) {
       o.maybe_flush();
     }
     o.s(unterminated ? "\n" : "\n]\n");
+  }
+  if (metrics != nullptr && std::fclose(metrics) != 0) {
+    std::perror(metrics_path.c_str());
+    return 1;
   }
   if (f != stdout && std::fclose(f) != 0) {
     std::perror(path.c_str());

@@ -1,6 +1,7 @@
 #include "metrics.hpp"
 
 #include "base/json_writer.hpp"
+#include "base/record_keys.hpp"
 
 #include <simdjson.h>
 
@@ -35,32 +36,12 @@ std::string string_or_empty(simdjson::dom::object o, std::string_view key) {
   return {};
 }
 
-// The fields jitscope writes in a compile record (docs/compile-units.md,
-// "The metrics record"); any other is the user's context.
+// The fields jitscope writes in a compile record (base/record_keys.hpp,
+// with "record" of a GPU line and the *_us phase columns); any other is the
+// user's context.
 bool jitscope_field(std::string_view key) {
-  static constexpr std::string_view kKnown[] = {"compile_id",
-                                                "frame_id",
-                                                "attempt",
-                                                "name",
-                                                "is_runtime",
-                                                "is_forward",
-                                                "start_time_us",
-                                                "end_time_us",
-                                                "duration_us",
-                                                "recompile_reason",
-                                                "recompile_user_contexts",
-                                                "fail_type",
-                                                "fail_reason",
-                                                "caches",
-                                                "waits",
-                                                "compile_events",
-                                                "compile_events_dropped",
-                                                "artifacts",
-                                                "record"};
-  for (std::string_view k : kKnown) {
-    if (key == k) return true;
-  }
-  return key.size() > 3 && key.substr(key.size() - 3) == "_us";  // a phase column
+  return detail::is_record_key(key) || key == "record" ||
+         (key.size() > 3 && key.substr(key.size() - 3) == "_us");
 }
 
 // The value as compact JSON; past kMaxFieldJson bytes, a JSON string of its start and "…".
@@ -166,7 +147,12 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     m.fields.clear();
     m.cache_hits = m.cache_misses = 0;
     for (auto [key, value] : obj) {
-      m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
+      // Fields the members above hold as they were are not kept twice.
+      const bool held =
+          (value.is_string() && (key == "compile_id" || key == "name" || key == "fail_type" ||
+                                 key == "fail_reason" || key == "recompile_reason")) ||
+          key == "duration_us" || key == "artifacts";
+      const std::size_t columns_before = m.columns_ns.size();
       if (key == "artifacts") {
         read_artifacts(value, &m.artifacts);
       } else if (key == "duration_us") {
@@ -192,6 +178,9 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
           m.cache_misses = sat_add(m.cache_misses, row.misses);
           m.caches.push_back(std::move(row));
         }
+      }
+      if (!held && m.columns_ns.size() == columns_before) {  // not a column now in columns_ns
+        m.fields.push_back(RecordField{std::string(key), field_json(value), !jitscope_field(key)});
       }
     }
   }

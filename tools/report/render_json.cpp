@@ -43,6 +43,26 @@ void json_str_or_null(detail::JsonWriter& j, std::string_view key, const std::st
   }
 }
 
+// The members that name a unit (units and GPU rows).
+void json_unit_key(detail::JsonWriter& j, const std::optional<Id>& pid,
+                   const std::string& compile_id, const std::string& name) {
+  j.key("pid");
+  json_pid(j, pid);
+  j.member("compile_id", std::string_view(compile_id));
+  j.member("name", std::string_view(name));
+}
+
+// A row of the phases section, or of a unit's phases.
+void json_phase(detail::JsonWriter& j, std::string_view name, std::uint64_t count,
+                std::int64_t total_ns, std::int64_t self_ns) {
+  j.begin_object();
+  j.member("name", name);
+  j.member("count", count);
+  j.member("total_ns", total_ns);
+  j.member("self_ns", self_ns);
+  j.end_object();
+}
+
 void json_lane(detail::JsonWriter& j, const UnitLane& lane) {
   j.begin_object();
   j.key("tid");
@@ -95,12 +115,12 @@ void json_unit_metrics(detail::JsonWriter& j, const UnitMetrics& m, const JsonOp
     j.end_object();
   }
   j.end_array();
-  // The record's fields as they were (compact JSON), and the user's own among them.
-  for (const bool user_only : {false, true}) {
-    j.key(user_only ? "context" : "fields");
+  // The record's other fields (compact JSON): jitscope's, then the user's own.
+  for (const bool user : {false, true}) {
+    j.key(user ? "context" : "fields");
     j.begin_object();
     for (const RecordField& f : m.fields) {
-      if (user_only && !f.user) continue;
+      if (f.user != user) continue;
       j.key(f.key);
       j.raw(f.json);
     }
@@ -111,10 +131,7 @@ void json_unit_metrics(detail::JsonWriter& j, const UnitMetrics& m, const JsonOp
 
 void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) {
   j.begin_object();
-  j.key("pid");
-  json_pid(j, u.pid);
-  j.member("compile_id", std::string_view(u.compile_id));
-  j.member("name", std::string_view(u.name));
+  json_unit_key(j, u.pid, u.compile_id, u.name);
   j.member("in_trace", u.in_trace);
   if (u.in_trace) {
     j.member("start_ns", u.start_ns);
@@ -137,14 +154,7 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
   }
   j.key("phases");
   j.begin_array();
-  for (const PhaseRow& p : u.phases) {
-    j.begin_object();
-    j.member("name", std::string_view(p.name));
-    j.member("count", p.count);
-    j.member("total_ns", p.total_ns);
-    j.member("self_ns", p.self_ns);
-    j.end_object();
-  }
+  for (const PhaseRow& p : u.phases) json_phase(j, p.name, p.count, p.total_ns, p.self_ns);
   j.end_array();
   j.key("lanes");
   j.begin_array();
@@ -277,14 +287,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
   if (sec.phases) {
     j.key("phases");
     j.begin_array();
-    for (const NameRow& n : r.names) {
-      j.begin_object();
-      j.member("name", std::string_view(n.name));
-      j.member("count", n.count);
-      j.member("total_ns", n.total_ns);
-      j.member("self_ns", n.self_ns);
-      j.end_object();
-    }
+    for (const NameRow& n : r.names) json_phase(j, n.name, n.count, n.total_ns, n.self_ns);
     j.end_array();
   }
   if (sec.units) {
@@ -341,10 +344,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.begin_array();
     for (const GpuUnitRow& u : g.units) {
       j.begin_object();
-      j.key("pid");
-      json_pid(j, u.pid);
-      j.member("compile_id", std::string_view(u.compile_id));
-      j.member("name", std::string_view(u.name));
+      json_unit_key(j, u.pid, u.compile_id, u.name);
       j.member("kernels", u.kernels);
       j.member("distinct_kernels", u.distinct_kernels);
       j.member("gpu_total_ns", u.gpu_ns);

@@ -111,9 +111,12 @@ struct UnitMetrics {  // the unit's lines in the metrics file
   std::vector<std::pair<std::string, std::int64_t>>
       gpu;  // the "gpu" object of a "record":"gpu" line
   std::vector<Artifact> artifacts;
-  // Every field of the compile record in its order; a value whose compact
-  // JSON is over kMaxFieldJson bytes is kept as a JSON string of its first
-  // kMaxFieldJson bytes and "…" (records can carry 1024 compile events).
+  // The compile record's other fields in their order: all but those the
+  // members above hold as they were (compile_id, name, fail_type,
+  // fail_reason and recompile_reason when strings, duration_us, the columns
+  // in columns_ns, artifacts), so nothing is kept twice. A value whose
+  // compact JSON is over kMaxFieldJson bytes is kept as a JSON string of its
+  // first kMaxFieldJson bytes and "…" (records can carry 1024 compile events).
   std::vector<RecordField> fields;
   static constexpr std::size_t kMaxFieldJson = 1024;
 };

@@ -2,6 +2,7 @@
 // set / increment / add-to-set, and their misuse errors.
 #include "base/boundary.hpp"
 #include "base/json_writer.hpp"
+#include "base/record_keys.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
 
@@ -21,26 +22,6 @@ const char* type_name(FieldValue::Type t) noexcept {
 }
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-// Keys the SDK writes itself into a record.
-constexpr std::array<std::string_view, 18> kReservedKeys = {"compile_id",
-                                                            "frame_id",
-                                                            "attempt",
-                                                            "name",
-                                                            "is_runtime",
-                                                            "is_forward",
-                                                            "start_time_us",
-                                                            "end_time_us",
-                                                            "duration_us",
-                                                            "recompile_reason",
-                                                            "recompile_user_contexts",
-                                                            "fail_type",
-                                                            "fail_reason",
-                                                            "caches",
-                                                            "waits",
-                                                            "compile_events",
-                                                            "compile_events_dropped",
-                                                            "artifacts"};
 
 // Args jitscope writes on slices; event data must not shadow them.
 constexpr std::array<std::string_view, 3> kReservedSliceArgs = {"compile_id", "incomplete",
@@ -113,12 +94,12 @@ std::string apply_field(Fields& fields, FieldOp op, std::string_view key, const 
   return "unknown operation";
 }
 
-bool is_reserved_record_key(std::string_view key) noexcept { return one_of(key, kReservedKeys); }
+bool is_reserved_record_key(std::string_view key) noexcept { return is_record_key(key); }
 
 std::string apply_metric(CompileRecord& record, FieldOp op, std::string_view key,
                          const FieldValue& value, bool overwrite) {
   if (key.empty()) return "a field key must not be empty";
-  if (one_of(key, kReservedKeys)) return "field " + quoted(key) + " is written by jitscope itself";
+  if (is_record_key(key)) return "field " + quoted(key) + " is written by jitscope itself";
   if (is_column(key)) {
     if (value.type() != FieldValue::Type::kInt || value.as_int() < 0) {
       return "field " + quoted(key) + " ends in \"_us\": it is a column of whole microseconds";

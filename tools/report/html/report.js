@@ -1,5 +1,5 @@
 // jitscope-report --format html: builds the page from the JSON in
-// <script id="jitscope-data"> (schema: docs/report-html.md). Plain ES2020,
+// the data block, id "jitscope-data" (schema: docs/report-html.md). Plain ES2020,
 // no framework, nothing fetched. Every piece of data goes into the page as
 // text (textContent, createTextNode, setAttribute), never as markup.
 //
@@ -90,7 +90,9 @@ function parseUnitHash(hash) {
 // ---- the page ----
 
 function buildPage(doc, win) {
+  const startMs = win.performance.now();  // the HTML is parsed by now
   const DATA = JSON.parse(doc.getElementById('jitscope-data').textContent);
+  const parsedMs = win.performance.now();
   // The SVG namespace, from an inline <svg> the HTML parser put in it: the
   // page holds no URL text at all.
   const SVG_NS = doc.getElementById('svg-namespace').namespaceURI;
@@ -521,12 +523,26 @@ function buildPage(doc, win) {
     d.appendChild(el('h4', null, 'Metrics record'));
     const mt = el('table', { class: 'metrics-fields' });
     if (u.metrics && u.metrics.has_record) {
-      for (const [k, v] of Object.entries(u.metrics.fields)) {
-        const user = Object.prototype.hasOwnProperty.call(u.metrics.context, k);
-        mt.appendChild(el('tr', { class: user ? 'user' : null },
+      // Every field of the record: those the report parsed (kept once, in
+      // their members), then the rest as they were, then the user's context.
+      const m = u.metrics;
+      const rows = [['compile_id', u.compile_id], ['name', m.name]];
+      if (m.duration_ns !== null) rows.push(['duration_us', m.duration_ns / 1000]);
+      for (const [k, v] of Object.entries(m.columns_ns)) rows.push([k + '_us', v / 1000]);
+      for (const k of ['recompile_reason', 'fail_type', 'fail_reason']) {
+        if (m[k] !== null) rows.push([k, m[k]]);
+      }
+      if (m.artifacts.length) {
+        rows.push(['artifacts', m.artifacts.map(({ href, ...a }) => a)]);
+      }
+      for (const [k, v] of Object.entries(m.fields)) rows.push([k, v]);
+      const firstUser = rows.length;
+      for (const [k, v] of Object.entries(m.context)) rows.push([k, v]);
+      rows.forEach(([k, v], i) => {
+        mt.appendChild(el('tr', { class: i >= firstUser ? 'user' : null },
                           el('td', { class: 'key' }, k),
                           el('td', { class: 'value' }, typeof v === 'string' ? v : JSON.stringify(v))));
-      }
+      });
     } else {
       mt.appendChild(el('tr', null, el('td', { class: 'note' }, 'no metrics record for this unit')));
     }
@@ -744,7 +760,11 @@ function buildPage(doc, win) {
     svg.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
     const plotW = width - labelW - 10;
     let view = [t0, t1];
-    const INDIVIDUAL_LIMIT = 3000;  // visible units drawn one rect each below this
+    // Up to INDIVIDUAL_LIMIT visible units get a rect each; past it, units
+    // narrower than BIN_PX are merged per BIN_PX column and lane, so the
+    // drawing stays at most lanes x width / BIN_PX rects at any zoom.
+    const INDIVIDUAL_LIMIT = 2000;
+    const BIN_PX = 4;
     let pending = false;
     function draw() {
       pending = false;
@@ -779,8 +799,8 @@ function buildPage(doc, win) {
           if (u.end_ns < v0 || u.start_ns > v1) continue;
           const x0 = Math.max(labelW, x(u.start_ns));
           const x1 = Math.min(labelW + plotW, x(u.end_ns));
-          if (binAll && x1 - x0 < 2) {
-            const col = Math.floor(x0);
+          if (binAll && x1 - x0 < BIN_PX) {
+            const col = Math.floor(x0 / BIN_PX) * BIN_PX;
             const b = bins.get(col) || { n: 0, failed: false, t: u.start_ns };
             b.n += 1;
             b.failed = b.failed || failed(u);
@@ -797,14 +817,14 @@ function buildPage(doc, win) {
         }
         for (const [col, b] of bins) {
           const r = svgEl('rect', { class: 'unit-bin' + (b.failed ? ' failed' : ''), x: String(col),
-                                    y: String(y + 2), width: '1', height: String(laneH - 4),
+                                    y: String(y + 2), width: String(BIN_PX - 1), height: String(laneH - 4),
                                     'data-count': String(b.n), 'data-t': String(b.t) });
           svgTitle(r, b.n + ' units (zoom in to see them)');
           svg.appendChild(r);
         }
       });
       note.textContent = visible + ' units in view' +
-        (binAll ? '; units narrower than 2 px are merged per pixel column (zoom in: wheel, or drag to pan, double-click to reset)'
+        (binAll ? '; units narrower than ' + BIN_PX + ' px are merged per ' + BIN_PX + ' px column (zoom in: wheel, or drag to pan, double-click to reset)'
           : ' (wheel to zoom, drag to pan, double-click to reset)');
     }
     function redraw() {
@@ -975,7 +995,10 @@ function buildPage(doc, win) {
     }
   });
   openFromHash();
-  // How long building the page took, for measuring big reports (docs/report-html.md).
+  // Milliseconds since navigation: HTML parsed, data parsed, page built
+  // (for measuring big reports, docs/report-html.md).
+  doc.body.dataset.htmlMs = String(Math.round(startMs));
+  doc.body.dataset.dataMs = String(Math.round(parsedMs));
   doc.body.dataset.renderMs = String(Math.round(win.performance.now()));
 }
 
