@@ -159,6 +159,9 @@ export async function unitRows(page) {
       wall: tr.dataset.wallNs === undefined ? NaN : Number(tr.dataset.wallNs),
       classes: [...tr.classList],
       status: tr.querySelector("td.status")?.textContent.trim() ?? null,
+      hits: tr.querySelector("td.cache-hits")?.textContent.trim() ?? null,
+      misses: tr.querySelector("td.cache-misses")?.textContent.trim() ?? null,
+      context: tr.querySelector("td.context") !== null,
       reason: tr.querySelector("td.recompile-reason")?.textContent.trim() ?? null,
     })),
   );

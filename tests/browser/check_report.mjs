@@ -5,7 +5,9 @@
 // usage: node check_report.mjs --html REPORT.html --metrics M.jsonl --trace T.json
 //                              [--screenshot FULL.png]
 //
-// Checks: one unit row per compile record (same compile ids); the failed
+// Checks: one unit row per compile record (same compile ids, pid and wall
+// time from the trace, cache hits/misses summed over the record's caches,
+// a context cell); the pager and the filter by compile id; the failed
 // unit's row (class failed, "failed" and its fail_type in td.status) and the
 // recompiled one's (class recompile, td.recompile-reason = the record's
 // reason), and no other row with those classes; sections present; sorting by
@@ -13,7 +15,8 @@
 // the first); each unit's detail (waterfall with its phases from the trace,
 // artifact links that resolve to files whose size is data-bytes and the
 // record's bytes, relative when under the report's folder); one artifact
-// loaded by the page; no request but file:/data:/blob:, no console error,
+// loaded by the page; no element whose src/href points off the machine
+// (http:, https:, ...), no request but file:/data:/blob:, no console error,
 // no page error, no failed request.
 //
 // Not checked: how it looks (the screenshots are for people), timing.
@@ -89,6 +92,15 @@ export async function checkReport(browser, opts) {
         (tr) => tr.querySelector("svg.histogram") !== null,
       ),
       gpuTable: document.querySelector("table#gpu-table") !== null,
+      offline: [...document.querySelectorAll("[src], [href], [srcset]")]
+        .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? e.getAttribute("srcset"))
+        .filter((v) => {
+          try {
+            return !["file:", "data:", "blob:", "about:", "javascript:"].includes(new URL(v, document.baseURI).protocol);
+          } catch {
+            return true;
+          }
+        }),
       bars: [...document.querySelectorAll("svg#timeline rect.unit-bar[data-compile-id]")].map(
         (r) => r.dataset.compileId,
       ),
@@ -104,6 +116,7 @@ export async function checkReport(browser, opts) {
       `${layout.histogramRows.filter((x) => !x).length} without an svg.histogram`,
   );
   f.check(layout.gpuTable, "no table#gpu-table");
+  f.check(layout.offline.length === 0, `elements point off the machine: ${layout.offline.join(", ")}`);
   const barIds = new Set(layout.bars);
   for (const r of records) {
     f.check(barIds.has(r.compile_id), `svg#timeline has no rect.unit-bar for ${r.compile_id}`);
@@ -127,7 +140,14 @@ export async function checkReport(browser, opts) {
     f.check(row.pid !== undefined && /^\d+$/.test(row.pid), `row ${row.id}: data-pid "${row.pid}"`);
     f.check(Number.isInteger(row.wall) && row.wall >= 0, `row ${row.id}: data-wall-ns "${row.wall}"`);
     const t = traceUnits.get(row.id);
-    if (t) f.check(row.wall === t.wall, `row ${row.id}: data-wall-ns ${row.wall}, its slice lasts ${t.wall} ns`);
+    if (t) {
+      f.check(row.wall === t.wall, `row ${row.id}: data-wall-ns ${row.wall}, its slice lasts ${t.wall} ns`);
+      f.check(row.pid === String(t.pid), `row ${row.id}: data-pid ${row.pid}, its slice's pid is ${t.pid}`);
+    }
+    const sum = (k) => Object.values(rec.caches ?? {}).reduce((n, c) => n + (c[k] ?? 0), 0);
+    f.check(row.hits === String(sum("hits")), `row ${row.id}: td.cache-hits is ${JSON.stringify(row.hits)}, the record's caches have ${sum("hits")} hits`);
+    f.check(row.misses === String(sum("misses")), `row ${row.id}: td.cache-misses is ${JSON.stringify(row.misses)}, the record's caches have ${sum("misses")} misses`);
+    f.check(row.context, `row ${row.id}: no td.context`);
     const failed = rec.fail_type !== undefined;
     f.check(row.classes.includes("failed") === failed, `row ${row.id}: class failed is ${row.classes.includes("failed")}, record failed is ${failed}`);
     if (failed) {
@@ -144,6 +164,32 @@ export async function checkReport(browser, opts) {
   }
   f.check(records.some((r) => r.fail_type !== undefined), "the metrics file has no failed unit to check");
   f.check(records.some((r) => r.recompile_reason), "the metrics file has no recompiled unit to check");
+
+  // ---- the pager and the filter (by compile id) ----
+  const info = await page.$eval("#units-pager .page-info", (e) => e.textContent.trim()).catch(() => null);
+  f.check(info !== null && new RegExp(`^1\\D+${records.length} of ${records.length}$`).test(info), `#units-pager .page-info is ${JSON.stringify(info)}, want "1–${records.length} of ${records.length}"`);
+  const failedRec = records.find((r) => r.fail_type !== undefined);
+  if (failedRec && (await page.$("#units-filter")) !== null) {
+    await clickCentered(page, "#units-filter");
+    await page.keyboard.type(failedRec.compile_id);
+    try {
+      await page.waitForFunction((n) => document.querySelectorAll("#units-table tbody tr.unit-row").length <= n, { timeout: waits.ms }, records.filter((r) => r.compile_id.includes(failedRec.compile_id)).length);
+    } catch {
+      // said below
+    }
+    const kept = (await unitRows(page)).map((r) => r.id);
+    const want = records.filter((r) => r.compile_id.includes(failedRec.compile_id) || r.name.includes(failedRec.compile_id)).map((r) => r.compile_id);
+    f.check(kept.length === want.length && want.every((id) => kept.includes(id)), `filter "${failedRec.compile_id}" shows ${kept.join(", ") || "no row"}, want ${want.join(", ")}`);
+    await page.$eval("#units-filter", (e) => e.select());
+    await page.keyboard.press("Backspace");
+    try {
+      await page.waitForFunction((n) => document.querySelectorAll("#units-table tbody tr.unit-row").length === n, { timeout: waits.ms }, first.length);
+    } catch {
+      f.add(`clearing the filter shows ${(await unitRows(page)).length} rows, want ${first.length}`);
+    }
+  } else {
+    f.add("no #units-filter");
+  }
 
   // ---- sorting by wall time, both ways ----
   const one = await clickSort(page, "wall_ns", null);
