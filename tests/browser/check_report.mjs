@@ -3,7 +3,7 @@
 // is in tests/browser/README.md).
 //
 // usage: node check_report.mjs --html REPORT.html --metrics M.jsonl --trace T.json
-//                              [--screenshot FULL.png]
+//                              [--screenshot FULL.png] [--compare-html COMPARE.html]
 //
 // Checks: one unit row per compile record (same compile ids, pid and wall
 // time from the trace, cache hits/misses summed over the record's caches,
@@ -18,6 +18,10 @@
 // loaded by the page; no element whose src/href points off the machine
 // (http:, https:, ...), no request but file:/data:/blob:, no console error,
 // no page error, no failed request.
+//
+// With --compare-html (the same run's report made with --baseline): that
+// page has a section#compare with a compare table of rows, and the same
+// request, console and error checks.
 //
 // Not checked: how it looks (the screenshots are for people), timing.
 //
@@ -314,7 +318,25 @@ export async function checkReport(browser, opts) {
   }
   f.list.push(...problems);
   await page.close();
+  if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
   return f;
+}
+
+// The --baseline page: its comparison section is there and filled.
+async function checkCompare(browser, html, f) {
+  const problems = [];
+  const page = await browser.newPage();
+  await guard(page, problems);
+  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
+  try {
+    await page.waitForSelector("section#compare table.compare tbody tr", { timeout: 30000 });
+  } catch {
+    f.add(`${path.basename(html)} (--baseline): no section#compare with a table.compare of rows`);
+  }
+  const units = await page.$$eval("#units-table tbody tr.unit-row", (t) => t.length);
+  f.check(units > 0, `${path.basename(html)} (--baseline): no unit rows`);
+  f.list.push(...problems.map((p) => `${path.basename(html)} (--baseline): ${p}`));
+  await page.close();
 }
 
 async function main() {
@@ -326,6 +348,7 @@ async function main() {
         metrics: { type: "string" },
         trace: { type: "string" },
         screenshot: { type: "string" },
+        "compare-html": { type: "string" },
       },
     }).values;
     if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
@@ -334,7 +357,7 @@ async function main() {
     }
   } catch (e) {
     console.error(`check_report: ${e.message}`);
-    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png]");
+    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html]");
     return 2;
   }
   let browser;
@@ -350,6 +373,7 @@ async function main() {
       metrics: args.metrics,
       trace: args.trace,
       screenshot: args.screenshot,
+      compareHtml: args["compare-html"],
     });
     return f.report();
   } finally {

@@ -5,7 +5,8 @@
 # usage: run_report_test.sh <jitscope_pass_pipeline> <jitscope-report> <npm_dir> <out_dir> <screenshot.png>
 #
 # Runs the sample with --trace/--metrics into a fresh <out_dir>, renders
-# <out_dir>/report.html with jitscope-report --format html, installs the
+# <out_dir>/report.html with jitscope-report --format html (and, from a
+# second run as the baseline, <out_dir>/compare.html), installs the
 # pinned puppeteer-core into <npm_dir> (tests/npm_ci.sh), and runs the check;
 # a full-page screenshot goes to <screenshot.png>.
 #
@@ -46,6 +47,15 @@ if ! "$report" "$out/trace.json" --metrics "$out/metrics.jsonl" --format html \
   cat "$out/report.err" >&2
   exit 1
 fi
+# A second run as the baseline of the first: the page gets its comparison.
+if ! "$sample" --trace "$out/base.trace.json" --metrics "$out/base.metrics.jsonl" >>"$out/sample.log" 2>&1 ||
+   ! "$report" --baseline "$out/base.trace.json" --baseline-metrics "$out/base.metrics.jsonl" \
+     "$out/trace.json" --metrics "$out/metrics.jsonl" --format html -o "$out/compare.html" \
+     2>"$out/compare.err"; then
+  err "the --baseline report failed:"
+  cat "$out/sample.log" "$out/compare.err" >&2
+  exit 1
+fi
 echo "run_report_test: report: $out/report.html ($(stat -c %s "$out/report.html") bytes)"
 
 bash "$here/../npm_ci.sh" "$here" "$npm_dir" puppeteer-core "browser test"
@@ -53,7 +63,8 @@ rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 
 PUPPETEER_DIR="$npm_dir" node "$here/check_report.mjs" --html "$out/report.html" \
-  --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot"
+  --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot" \
+  --compare-html "$out/compare.html"
 rc=$?
 [ "$rc" -eq "$SKIP" ] && rc=1
 exit "$rc"
