@@ -96,6 +96,7 @@ export async function checkReport(browser, opts) {
         (tr) => tr.querySelector("svg.histogram") !== null,
       ),
       gpuTable: document.querySelector("table#gpu-table") !== null,
+      external: [...document.querySelectorAll("script[src], link[href], iframe[src], object[data]")].map((e) => e.outerHTML.slice(0, 120)),
       offline: [...document.querySelectorAll("[src], [href], [srcset]")]
         .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? e.getAttribute("srcset"))
         .filter((v) => {
@@ -120,6 +121,7 @@ export async function checkReport(browser, opts) {
       `${layout.histogramRows.filter((x) => !x).length} without an svg.histogram`,
   );
   f.check(layout.gpuTable, "no table#gpu-table");
+  f.check(layout.external.length === 0, `not one file: the page loads ${layout.external.join(", ")} (CSS and JS must be inline)`);
   f.check(layout.offline.length === 0, `elements point off the machine: ${layout.offline.join(", ")}`);
   const barIds = new Set(layout.bars);
   for (const r of records) {
