@@ -50,11 +50,11 @@ for n in "${counts[@]}"; do
 done
 
 echo "jitscope-report --format html ($report), Chromium $("${JITSCOPE_CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/null | awk '{print $2}'), $(nproc) CPUs"
-printf '%8s  %12s  %10s  %14s  %16s  %9s\n' units "html bytes" "bytes/unit" "report (s)" "load ms (median)" "min-max"
-printf '%8s  %12s  %10s  %14s  %16s  %9s\n' -------- ------------ ---------- -------------- ---------------- ---------
+printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' units "html bytes" "bytes/unit" "report (s)" "load ms (median)" "min-max" "rows in DOM"
+printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' -------- ------------ ---------- ---------- ---------------- --------- -----------
 PUPPETEER_DIR="$npm_dir" node "$here/html_load.mjs" --runs 5 "${htmls[@]}" |
   while read -r file median min max rows; do
     n="$(basename "$(dirname "$file")")"
     bytes=$(stat -c %s "$file")
-    printf '%8s  %12s  %10s  %14s  %16s  %9s\n' "$n" "$bytes" "$((bytes / n))" "${render_s[$n]}" "$median" "$min-$max"
+    printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' "$n" "$bytes" "$((bytes / n))" "${render_s[$n]}" "$median" "$min-$max" "$rows"
   done

@@ -19,7 +19,7 @@ out="$3"
 units="$4"
 
 bash "$here/ensure_chromium.sh" "$npm_dir" || exit $?
-rm -rf "$out" && mkdir -p "$out" || { err "cannot make $out"; exit 2; }
+if ! { rm -rf "$out" && mkdir -p "$out"; }; then err "cannot make $out"; exit 2; fi
 node "$here/gen_units.mjs" "$out" "$units" || { err "gen_units.mjs failed"; exit 1; }
 if ! "$report" "$out/trace.json" --metrics "$out/metrics.jsonl" --format html \
     -o "$out/report.html" 2>"$out/report.err"; then

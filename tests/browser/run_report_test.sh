@@ -33,7 +33,7 @@ bash "$here/ensure_chromium.sh" "$npm_dir"
 rc=$?
 [ "$rc" -eq 0 ] || exit "$rc"
 
-rm -rf "$out" && mkdir -p "$out" "$(dirname "$shot")" || { err "cannot make $out"; exit 2; }
+if ! { rm -rf "$out" && mkdir -p "$out" "$(dirname "$shot")"; }; then err "cannot make $out"; exit 2; fi
 out="$(cd "$out" && pwd)"
 
 if ! "$sample" --trace "$out/trace.json" --metrics "$out/metrics.jsonl" >"$out/sample.log" 2>&1; then
