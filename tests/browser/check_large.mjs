@@ -5,7 +5,7 @@
 // usage: node check_large.mjs --html REPORT.html --metrics M.jsonl --trace T.json [--screenshot P.png]
 //
 // Checks: .page-info says "of <records>"; at most 100 unit rows in the DOM
-// (and at least one); .page-next up to the last page shows the last unit
+// (and at least one), the failed and recompiled ones among them marked; .page-next up to the last page shows the last unit
 // (the last to start, unit N-1 of gen_units) and .page-prev comes back;
 // #units-filter with a unit's name finds exactly that unit (and "of 1"),
 // cleared it shows all again; sorting by wall_ns descending puts the unit
@@ -82,6 +82,19 @@ export async function checkLarge(browser, opts) {
   const inDom = await rowsInDom(page);
   f.check(inDom > 0 && inDom <= kPageRows, `${inDom} tr.unit-row in the DOM, want 1..${kPageRows} (one page)`);
   const first = await unitRows(page);
+  // The first page's failed and recompiled rows (gen_units has both there).
+  const byId = new Map(records.map((r) => [r.compile_id, r]));
+  let marked = 0;
+  for (const row of first) {
+    const rec = byId.get(row.id);
+    if (!f.check(rec !== undefined, `row ${row.id} is not in the metrics file`)) continue;
+    const failed = rec.fail_type !== undefined;
+    const recompiled = Boolean(rec.recompile_reason);
+    marked += failed || recompiled ? 1 : 0;
+    f.check(row.classes.includes("failed") === failed, `row ${row.id}: class failed is ${!failed}, the record ${failed ? "failed" : "did not fail"}`);
+    f.check(row.classes.includes("recompile") === recompiled, `row ${row.id}: class recompile is ${!recompiled}, the record ${recompiled ? "is" : "is not"} a recompile`);
+  }
+  f.check(marked > 0, "the first page has no failed or recompiled row to check");
 
   // ---- to the last page and back ----
   let turns = 0;
