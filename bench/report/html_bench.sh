@@ -1,60 +1,67 @@
 #!/usr/bin/env bash
-# jitscope-report --format html on 1,000 and 10,000 compile units: the HTML
-# file's size and its load time in headless Chromium (navigation start to
-# the units table's first row, median of 5 loads: html_load.mjs). Run by
-# hand, not by ctest (timings are never asserted).
+# jitscope-report --format html on big reports: the page's size and how long
+# headless Chromium takes to load it, as a table per unit count. A
+# measurement, run by hand, not by ctest (timings are never asserted).
 #
-# usage: bash bench/report/html_bench.sh [BUILD_DIR] [UNITS...]
-#   BUILD_DIR  the build with jitscope-report (default build/release, else build/dev);
-#              JITSCOPE_REPORT names the binary instead
-#   UNITS      unit counts (default 1000 10000)
+# usage: bash bench/report/html_bench.sh [UNITS[,UNITS...]] [RUNS] [BUILD_DIR]
+#   UNITS      compile units, a comma list (default 1000,10000)
+#   RUNS       page loads per report, each a fresh page (default 5)
+#   BUILD_DIR  with jitscope-report and jitscope_trace_gen (default build/release, else build/dev)
+#
+# The trace and metrics come from jitscope_trace_gen --units N --metrics
+# (about 6 KB of trace per unit). Per report, medians over RUNS loads of
+# (html_load.mjs): "rows" = navigation start to the first units-table row
+# in the DOM, seen by a MutationObserver installed before the page's
+# script; and the page's own marks on <body>, ms since navigation:
+# data-html-ms (HTML parsed), data-data-ms (data parsed), data-render-ms
+# (page built).
 # Needs Node.js, Chromium (/usr/bin/chromium or $JITSCOPE_CHROMIUM) and the
-# npm registry once: puppeteer-core is installed into BUILD_DIR/browser-work
-# with npm ci (tests/npm_ci.sh), as the browser tests do.
+# npm registry once: puppeteer-core goes into BUILD_DIR/browser-work with
+# npm ci (tests/npm_ci.sh), as the browser tests do.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-build="${1:-}"
-if [[ -z "$build" ]]; then
-  for b in "$root/build/release" "$root/build/dev"; do
-    if [[ -x "$b/tools/report/jitscope-report" ]]; then build="$b"; break; fi
-  done
-fi
-report="${JITSCOPE_REPORT:-${build:+$build/tools/report/jitscope-report}}"
-if [[ -z "$report" || ! -x "$report" ]]; then
-  echo "html_bench: jitscope-report not built (give BUILD_DIR, or build jitscope-report" >&2
-  echo "  in build/release or build/dev)" >&2
-  exit 2
-fi
-shift || true
-counts=("$@")
-[[ ${#counts[@]} -gt 0 ]] || counts=(1000 10000)
+IFS=, read -r -a counts <<<"${1:-1000,10000}"
+runs="${2:-5}"
+# shellcheck source=find_tools.sh
+source "$here/find_tools.sh"
+find_report_tools "${3:-}" html_bench
 
 npm_dir="$build/browser-work"
 bash "$root/tests/browser/ensure_chromium.sh" "$npm_dir"
-bash "$root/tests/npm_ci.sh" "$root/tests/browser" "$npm_dir" puppeteer-core "html_bench" >/dev/null
+bash "$root/tests/npm_ci.sh" "$root/tests/browser" "$npm_dir" puppeteer-core html_bench >/dev/null
 
-work="$build/html_bench"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
 htmls=()
-declare -A render_s
+declare -A written_s
 for n in "${counts[@]}"; do
-  dir="$work/$n"
-  rm -rf "$dir"
-  node "$root/tests/browser/gen_units.mjs" "$dir" "$n" >/dev/null
+  mkdir -p "$dir/$n"
+  "$gen" "$dir/$n/trace.json" $((n * 6000)) --units "$n" --metrics "$dir/$n/metrics.jsonl" 2>/dev/null
   start=$(date +%s.%N)
-  "$report" "$dir/trace.json" --metrics "$dir/metrics.jsonl" --format html -o "$dir/report.html"
+  "$report" "$dir/$n/trace.json" --metrics "$dir/$n/metrics.jsonl" -f html -o "$dir/$n/report.html"
   end=$(date +%s.%N)
-  render_s[$n]=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
-  htmls+=("$dir/report.html")
+  written_s[$n]=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
+  htmls+=("$dir/$n/report.html")
 done
 
-echo "jitscope-report --format html ($report), Chromium $("${JITSCOPE_CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/null | awk '{print $2}'), $(nproc) CPUs"
-printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' units "html bytes" "bytes/unit" "report (s)" "load ms (median)" "min-max" "rows in DOM"
-printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' -------- ------------ ---------- ---------- ---------------- --------- -----------
-PUPPETEER_DIR="$npm_dir" node "$here/html_load.mjs" --runs 5 "${htmls[@]}" |
-  while read -r file median min max rows; do
+echo "jitscope-report --format html ($report); Chromium" \
+  "$("${JITSCOPE_CHROMIUM:-/usr/bin/chromium}" --version 2>/dev/null | awk '{print $2}'); $(nproc) CPUs;" \
+  "medians of $runs loads, ms since navigation"
+fmt='%7s  %9s  %9s  %8s  %9s  %13s  %9s  %9s  %9s  %11s\n'
+# shellcheck disable=SC2059  # the format is this script's own
+printf "$fmt" units "page MB" bytes/unit "gzip MB" "written s" "rows (min-max)" html data built "DOM rows/rects"
+# shellcheck disable=SC2059
+printf "$fmt" ------- --------- --------- -------- --------- ------------- --------- --------- --------- -----------
+PUPPETEER_DIR="$npm_dir" node "$here/html_load.mjs" --runs "$runs" "${htmls[@]}" |
+  while read -r file rows_ms rows_min rows_max html_ms data_ms built_ms in_dom rects; do
     n="$(basename "$(dirname "$file")")"
     bytes=$(stat -c %s "$file")
-    printf '%8s  %12s  %10s  %10s  %16s  %9s  %11s\n' "$n" "$bytes" "$((bytes / n))" "${render_s[$n]}" "$median" "$min-$max" "$rows"
+    gz=$(gzip -c "$file" | wc -c)
+    # shellcheck disable=SC2059
+    printf "$fmt" "$n" "$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')" "$((bytes / n))" \
+      "$(awk -v b="$gz" 'BEGIN { printf "%.1f", b / 1e6 }')" "${written_s[$n]}" \
+      "$rows_ms ($rows_min-$rows_max)" "$html_ms" "$data_ms" "$built_ms" "$in_dom/$rects"
+    [[ "$in_dom" -le 100 ]] || echo "html_bench: $in_dom unit rows in the DOM at $n units (one page is 100)" >&2
   done

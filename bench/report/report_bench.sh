@@ -17,20 +17,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-build="${3:-}"
-if [[ -z "$build" ]]; then
-  for b in "$root/build/release" "$root/build/dev"; do
-    if [[ -x "$b/tools/report/jitscope-report" && -x "$b/bench/report/jitscope_trace_gen" ]]; then build="$b"; break; fi
-  done
-fi
-report="${JITSCOPE_REPORT:-${build:+$build/tools/report/jitscope-report}}"
-gen="${JITSCOPE_TRACE_GEN:-${build:+$build/bench/report/jitscope_trace_gen}}"
-if [[ -z "$report" || ! -x "$report" || -z "$gen" || ! -x "$gen" ]]; then
-  echo "report_bench: jitscope-report or jitscope_trace_gen not built (give BUILD_DIR, or build" >&2
-  echo "  the targets jitscope-report and jitscope_trace_gen in build/release or build/dev)" >&2
-  exit 2
-fi
+# shellcheck source=find_tools.sh
+source "$here/find_tools.sh"
+find_report_tools "${3:-}" report_bench
 bytes="${2:-1073741824}"
 trace="${1:-${build}/report_bench.trace.json}"
 plain="${trace%.gz}"

@@ -12,6 +12,7 @@
 // the DOM contract is its own suite, docs/report-html.md), load time (a
 // measurement, not a pass/fail: docs/report-html.md has the numbers).
 #include "render.hpp"
+#include "render_internal.hpp"
 #include "report_support.hpp"
 #include "trace_support.hpp"
 
@@ -25,6 +26,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -210,6 +212,44 @@ TEST(HtmlReport, SdkTraceUnitsMetricsAndArtifacts) {
             "file://" + fs::path(art["path"].get<std::string>()).lexically_normal().string());
 }
 
+#ifdef JITSCOPE_PASS_PIPELINE
+// The pass_pipeline sample's own user fields are the units' context, and
+// its failed unit and recompiles are flagged.
+TEST(HtmlReport, PassPipelineContextAndFlags) {
+  const std::string trace = temp_path("html_pp"), metrics = temp_path("html_pp_metrics") + "l";
+  const Result sample = run({JITSCOPE_PASS_PIPELINE, "--trace", trace, "--metrics", metrics});
+  ASSERT_EQ(sample.code, 0) << sample.err;
+  const json data = page_data(html_report({trace, "--metrics", metrics}, trace + ".html"));
+  EXPECT_EQ(without_page_extras(data), report_json({trace, "--metrics", metrics}));
+  std::map<std::string, json> records;  // the metrics file's compile records
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    const json rec = json::parse(line);
+    if (!rec["compile_id"].is_null() && !rec.contains("record")) records[rec["compile_id"]] = rec;
+  }
+  ASSERT_EQ(data["units"].size(), records.size());
+  std::size_t failures = 0, recompiles = 0;
+  for (const json& u : data["units"]) {
+    const json& rec = records.at(u["compile_id"].get<std::string>());
+    const json& m = u["metrics"];
+    for (const char* user : {"input_shape", "kernels_emitted", "num_ops", "op_kinds"}) {
+      EXPECT_EQ(m["context"].contains(user), rec.contains(user)) << u["compile_id"] << " " << user;
+      if (rec.contains(user)) EXPECT_EQ(m["context"][user], rec[user]) << u["compile_id"];
+    }
+    for (const auto& [key, value] : m["context"].items()) EXPECT_EQ(rec.at(key), value) << key;
+    for (const auto& [key, value] : m["fields"].items()) EXPECT_EQ(rec.at(key), value) << key;
+    failures += rec.contains("fail_type") ? 1 : 0;
+    recompiles += rec.contains("recompile_reason") ? 1 : 0;
+    EXPECT_EQ(m["fail_type"].is_null(), !rec.contains("fail_type")) << u["compile_id"];
+    EXPECT_EQ(m["recompile_reason"].is_null(), !rec.contains("recompile_reason"))
+        << u["compile_id"];
+  }
+  EXPECT_GT(failures, 0u);  // the sample fails one unit
+  EXPECT_GT(recompiles, 0u);
+  expect_histograms(data);
+}
+#endif
+
 // ---- hand-written: links, escapes, histograms ----
 
 std::string metrics_line(const std::string& compile_id, const std::string& rest) {
@@ -285,6 +325,29 @@ TEST(HtmlReport, NamesCannotEndTheDataBlock) {
   EXPECT_EQ(page.substr(page.size() - 26), "</script>\n</body>\n</html>\n");
 }
 
+// The escaper in process: the same output however the JSON is cut into
+// pieces (a U+2028's bytes split between two), every '<' and U+2028/2029
+// escaped, other bytes (U+2027, a lone E2 at the end) as they were.
+TEST(HtmlReport, ScriptSafeJsonAnyPieceBoundary) {
+  const std::string in = "{\"a\":\"x</script>\u2028y\u2029z\u2027\xe2\x80\"}\xe2";
+  const std::string want = "{\"a\":\"x\\u003c/script>\\u2028y\\u2029z\u2027\xe2\x80\"}\xe2";
+  for (std::size_t cut1 = 0; cut1 <= in.size(); ++cut1) {
+    for (std::size_t cut2 = cut1; cut2 <= in.size(); ++cut2) {
+      std::string out;
+      const jitscope::report::Writer collect = [&out](std::string_view p) { out.append(p); };
+      {
+        jitscope::report::Emitter em(collect);
+        jitscope::report::ScriptSafeJson safe(em);
+        safe.write(std::string_view(in).substr(0, cut1));
+        safe.write(std::string_view(in).substr(cut1, cut2 - cut1));
+        safe.write(std::string_view(in).substr(cut2));
+        safe.finish();
+      }
+      ASSERT_EQ(out, want) << "cut at " << cut1 << " and " << cut2;
+    }
+  }
+}
+
 TEST(HtmlReport, HistogramBinsHoldEveryDuration) {
   // 1000 durations of one name (past Distribution's 256 exact samples: the
   // bucketed path) and 5 of another (the exact path), spread over decades.
@@ -330,6 +393,41 @@ TEST(HtmlReport, HistogramBinsHoldEveryDuration) {
       if (low >= 4) EXPECT_LE(high - low + 1, low / 4) << row["name"];
     }
   }
+}
+
+TEST(HtmlReport, WaterfallKeepsTheLongestSpansByStart) {
+  // A unit with 300 phase spans of distinct durations, each longer than the
+  // one before (so keeping the first 128 would be wrong), on two threads.
+  const int n = 300;
+  std::string events =
+      R"([{"ph":"X","cat":"compile_unit","name":"[0/0] big","pid":1,"tid":1,"ts":0,)"
+      R"("dur":10000,"args":{"compile_id":"0/0"}})";
+  std::vector<std::tuple<long long, long long, int>> spans;  // start, dur, tid
+  for (int i = 0; i < n; ++i) {
+    const long long dur = 1000 + i, start = 1000 + i * 20;
+    const int tid = 1 + i % 2;
+    spans.emplace_back(start, dur, tid);
+    events += R"(,{"ph":"X","name":"p)" + std::to_string(i) + R"(","pid":1,"tid":)" +
+              std::to_string(tid) + R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
+              R"(,"args":{"compile_id":"0/0"}})";
+  }
+  events += "]";
+  const std::string trace = write_temp("html_wf", events);
+  const json data = page_data(html_report({trace}, temp_path("html_wf") + ".html"));
+  const json& u = data["units"][0];
+  EXPECT_EQ(u["spans_total"], n);
+  ASSERT_EQ(u["spans"].size(), 128u);  // UnitRow::kMaxSpans
+  // The 128 longest are the last 128 written, and they come by start.
+  for (std::size_t i = 0; i < 128; ++i) {
+    const std::size_t k = n - 128 + i;
+    const auto& [start, dur, tid] = spans[k];
+    const json& s = u["spans"][i];
+    EXPECT_EQ(s[0], "p" + std::to_string(k));
+    EXPECT_EQ(s[1].get<long long>(), start) << i;  // the unit starts at 0
+    EXPECT_EQ(s[2].get<long long>(), dur) << i;
+    EXPECT_EQ(u["lanes"][s[3].get<std::size_t>()]["tid"], tid) << i;
+  }
+  EXPECT_EQ(u["lanes"][0]["tid"], 1);  // its own slice's thread first
 }
 
 // ---- the page around the data ----

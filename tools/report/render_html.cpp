@@ -15,63 +15,6 @@
 namespace jitscope::report {
 namespace {
 
-// JSON made safe inside <script>: every '<' as \u003c (so "</script>" or
-// "<!--" in a name cannot end the block or start markup) and U+2028/U+2029
-// as \u2028/\u2029 (line terminators to older JS parsers). These bytes only
-// occur inside JSON strings, where the escapes stand for the same
-// characters. A piece may end inside a U+2028 (E2 80 A8): its first bytes
-// wait for the next piece.
-class ScriptSafeJson {
- public:
-  explicit ScriptSafeJson(Emitter& out) : out_(out) {}
-
-  void write(std::string_view piece) {
-    std::string& o = out_.buf();
-    if (!held_.empty()) {  // complete the held bytes with the piece's first ones
-      const std::size_t take = std::min(piece.size(), 3 - held_.size());
-      const std::string joined = held_ + std::string(piece.substr(0, take));
-      held_.clear();
-      piece.remove_prefix(take);
-      append(o, joined);  // held again only if the piece was too short
-    }
-    append(o, piece);
-    out_.maybe_flush();
-  }
-  void finish() {
-    out_.buf() += held_;  // a lone lead byte at the very end: no U+2028, as it was
-    held_.clear();
-  }
-
- private:
-  // Appends `s` escaped; a U+2028/9 lead cut at its end goes to held_.
-  void append(std::string& o, std::string_view s) {
-    std::size_t run = 0;  // start of the bytes not yet copied
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      const char c = s[k];
-      if (c == '<') {
-        o.append(s.substr(run, k - run));
-        o += "\\u003c";
-        run = k + 1;
-      } else if (c == '\xe2' && k + 2 < s.size()) {
-        if (s[k + 1] == '\x80' && (s[k + 2] == '\xa8' || s[k + 2] == '\xa9')) {
-          o.append(s.substr(run, k - run));
-          o += s[k + 2] == '\xa8' ? "\\u2028" : "\\u2029";
-          k += 2;
-          run = k + 1;
-        }
-      } else if (c == '\xe2' && (k + 1 == s.size() || s[k + 1] == '\x80')) {  // cut: wait
-        o.append(s.substr(run, k - run));
-        held_.assign(s.substr(k));
-        return;
-      }
-    }
-    o.append(s.substr(run));
-  }
-
-  Emitter& out_;
-  std::string held_;
-};
-
 bool unreserved(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '.' || c == '_' || c == '~';
@@ -174,6 +117,48 @@ void skeleton(std::string& o, const PageSections& s) {
 }
 
 }  // namespace
+
+void ScriptSafeJson::write(std::string_view piece) {
+  std::string& o = out_.buf();
+  if (!held_.empty()) {  // complete the held bytes with the piece's first ones
+    const std::size_t take = std::min(piece.size(), 3 - held_.size());
+    const std::string joined = held_ + std::string(piece.substr(0, take));
+    held_.clear();
+    piece.remove_prefix(take);
+    append(o, joined);  // held again only if the piece was too short
+  }
+  append(o, piece);
+  out_.maybe_flush();
+}
+
+void ScriptSafeJson::finish() {
+  out_.buf() += held_;  // a lone lead byte at the very end: no U+2028, as it was
+  held_.clear();
+}
+
+void ScriptSafeJson::append(std::string& o, std::string_view s) {
+  std::size_t run = 0;  // start of the bytes not yet copied
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '<') {
+      o.append(s.substr(run, k - run));
+      o += "\\u003c";
+      run = k + 1;
+    } else if (c == '\xe2' && k + 2 < s.size()) {
+      if (s[k + 1] == '\x80' && (s[k + 2] == '\xa8' || s[k + 2] == '\xa9')) {
+        o.append(s.substr(run, k - run));
+        o += s[k + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+        k += 2;
+        run = k + 1;
+      }
+    } else if (c == '\xe2' && (k + 1 == s.size() || s[k + 1] == '\x80')) {  // cut: wait
+      o.append(s.substr(run, k - run));
+      held_.assign(s.substr(k));
+      return;
+    }
+  }
+  o.append(s.substr(run));
+}
 
 std::string artifact_href(const std::string& path, const std::string& base) {
   namespace fs = std::filesystem;

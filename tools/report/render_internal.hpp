@@ -96,6 +96,26 @@ struct CompareSections;
 void write_comparison_members(const Comparison& c, const CompareSections& sec,
                               detail::JsonWriter& j, Emitter& em);
 
+// JSON made safe inside <script>: every '<' as \u003c (so "</script>" or
+// "<!--" in a name cannot end the block or start markup) and U+2028/U+2029
+// as \u2028/\u2029 (line terminators to older JS parsers). These bytes only
+// occur inside JSON strings, where the escapes stand for the same
+// characters. Pieces may be cut anywhere: a U+2028's first bytes at the end
+// of one wait for the next (the writer flushes between units, so this is
+// for safety, not the usual case). render_html.cpp.
+class ScriptSafeJson {
+ public:
+  explicit ScriptSafeJson(Emitter& out) : out_(out) {}
+  void write(std::string_view piece);  // escaped into out
+  void finish();                       // what is held, as it was
+
+ private:
+  void append(std::string& o, std::string_view s);
+
+  Emitter& out_;
+  std::string held_;
+};
+
 // The HTML format (render_html.cpp): one self-contained page.
 void write_html(const Report& r, const Sections& sec, const Comparison* comparison,
                 const CompareSections* compare_sections, const HtmlOptions& opt, Emitter& em);
