@@ -60,6 +60,17 @@ const sameFile = (a, b) => {
 // Checks the report at opts.html with a running browser; returns Failures.
 export async function checkReport(browser, opts) {
   const f = new Failures(`check_report ${path.basename(opts.html)}`);
+  try {
+    await checkReportInto(browser, opts, f);
+  } catch (e) {
+    // A page that breaks the contract can make a step impossible (a click
+    // on a hidden element): that is a failure too, said as one.
+    f.add(`the check stopped: ${e.message}`);
+  }
+  return f;
+}
+
+async function checkReportInto(browser, opts, f) {
   const records = readCompileRecords(opts.metrics);
   const traceUnits = unitsFromTrace(readTraceEvents(opts.trace));
   const byId = new Map(records.map((r) => [r.compile_id, r]));
@@ -74,7 +85,7 @@ export async function checkReport(browser, opts) {
     f.add("no row matched #units-table tbody tr.unit-row within 30 s");
     f.list.push(...problems);
     await page.close();
-    return f;
+    return;
   }
 
   // ---- one file: sections, embedded data ----
@@ -96,6 +107,11 @@ export async function checkReport(browser, opts) {
         (tr) => tr.querySelector("svg.histogram") !== null,
       ),
       gpuTable: document.querySelector("table#gpu-table") !== null,
+      dupIds: (() => {
+        const n = {};
+        for (const e of document.querySelectorAll("[id]")) n[e.id] = (n[e.id] ?? 0) + 1;
+        return Object.keys(n).filter((id) => n[id] > 1);
+      })(),
       external: [...document.querySelectorAll("script[src], link[href], iframe[src], object[data]")].map((e) => e.outerHTML.slice(0, 120)),
       offline: [...document.querySelectorAll("[src], [href], [srcset]")]
         .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? e.getAttribute("srcset"))
@@ -121,6 +137,9 @@ export async function checkReport(browser, opts) {
       `${layout.histogramRows.filter((x) => !x).length} without an svg.histogram`,
   );
   f.check(layout.gpuTable, "no table#gpu-table");
+  // The contract itself names two: section#timeline and svg#timeline.
+  const dups = layout.dupIds.filter((id) => id !== "timeline");
+  f.check(dups.length === 0, `ids used more than once: ${dups.join(", ")}`);
   f.check(layout.external.length === 0, `not one file: the page loads ${layout.external.join(", ")} (CSS and JS must be inline)`);
   f.check(layout.offline.length === 0, `elements point off the machine: ${layout.offline.join(", ")}`);
   const barIds = new Set(layout.bars);
@@ -321,7 +340,6 @@ export async function checkReport(browser, opts) {
   f.list.push(...problems);
   await page.close();
   if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
-  return f;
 }
 
 // The --baseline page: its comparison section is there and filled.
