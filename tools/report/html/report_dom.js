@@ -69,7 +69,14 @@ class DataTable {
       const th = el('th', { class: c.num ? 'num' : null, title: c.title || null }, c.label);
       if (c.sort) {
         th.dataset.key = c.key;
+        th.tabIndex = 0;  // sortable from the keyboard too: Enter or Space
         th.addEventListener('click', () => this.sortBy(c.key));
+        th.addEventListener('keydown', (ev) => {
+          if (ev.key === 'Enter' || ev.key === ' ') {
+            ev.preventDefault();
+            this.sortBy(c.key);
+          }
+        });
       }
       tr.appendChild(th);
     }
