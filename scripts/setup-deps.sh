@@ -19,10 +19,18 @@ for p in "${packages[@]}"; do
   fi
 done
 # Node.js + npm (the viewer test installs Chrome DevTools' trace engine with
-# npm). Any install that provides the commands will do.
+# npm, the browser tests puppeteer-core). Any install that provides the
+# commands will do.
 if [ "$what" = "test" ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # Chromium for the browser tests (label browser, tests/browser/): they open
+  # jitscope-report's HTML report in a real browser, headless, through
+  # puppeteer-core, which downloads no browser of its own. Debian's package
+  # is /usr/bin/chromium; JITSCOPE_CHROMIUM names another browser instead.
+  if [ -z "${JITSCOPE_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+    missing+=(chromium)
+  fi
 fi
 
 if [ "${#missing[@]}" -eq 0 ]; then

@@ -1,6 +1,7 @@
 // The pretend compiler's work (see graph_compiler.hpp): its phase keys, its
 // caches, one graph's compile unit and the kernels built for it on the
-// workers, and the runtime phase outside any unit.
+// workers, the artifacts each unit keeps, and the runtime phase outside any
+// unit.
 #include "graph_compiler.hpp"
 
 #include <jitscope/compile.hpp>
@@ -33,6 +34,9 @@ jitscope::WaitCounter g_workers_wait{"codegen_workers"};
 // Event data refused where this program expects it to be accepted.
 std::atomic<int> g_refused{0};
 
+// Whether the session has an artifacts folder (set by main before any unit).
+bool g_keep_artifacts = false;
+
 // ---- small deterministic CPU work standing in for compiler work ----
 
 std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
@@ -63,17 +67,20 @@ struct Kernel {
 std::map<std::string, int> g_graph_cache;             // graph hash -> kernels
 std::map<std::string, std::uint64_t> g_kernel_cache;  // kernel key -> code hash
 
-// One kernel's code, on a worker thread attached to the unit.
-std::uint64_t emit_kernel(const Kernel& k, bool fail) {
+// One kernel's code, on a worker thread attached to the unit. `*source` is
+// the generated code, filled before the failure so that it is kept too.
+std::uint64_t emit_kernel(const Kernel& k, bool fail, std::string* source) {
   JITSCOPE_PHASE("emit_kernel");
   // Trace-level data on this worker's own phase.
   expect_ok(jitscope::event("emit_kernel").set(DataLevel::kTrace, "kernel", k.key), "kernel");
   std::string code = "__global__ void " + k.name + "(float* x) {\n";
+  code += "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n";
   for (int unroll = 0; unroll < 8; ++unroll) {
     for (const std::string& op : k.ops) code += "  x[i] = " + op + "(x[i]);\n";
   }
   code += "}\n";
   const std::uint64_t h = churn(fnv1a(code), 20000);
+  *source = code;
   if (fail) {
     throw std::runtime_error("kernel " + k.name + " (" + k.key +
                              ") needs 320 registers per thread; the limit is 255");
@@ -85,7 +92,37 @@ std::uint64_t emit_kernel(const Kernel& k, bool fail) {
   return h;
 }
 
+// The graph as parsed: one SSA-like line per op.
+std::string parsed_ir(const Graph& g) {
+  std::string ir = "graph " + g.frame + "(x: f32" + g.input.str() + ") {\n";
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    ir += "  %" + std::to_string(i + 1) + " = " + g.ops[i] + "(%" + std::to_string(i) + ")\n";
+  }
+  return ir + "}\n";
+}
+
+// The graph after the passes: its fused kernels, each with its cache key.
+std::string optimized_ir(const Graph& g, const std::vector<Kernel>& kernels, std::int64_t removed) {
+  std::string ir = "graph " + g.frame + "(x: f32" + g.input.str() +
+                   ") after fold_constants, fuse, dce: " + std::to_string(kernels.size()) +
+                   " kernels, " + std::to_string(removed) + " ops removed {\n";
+  for (const Kernel& k : kernels) {
+    ir += "  kernel " + k.name + " [key " + k.key + "] {";
+    for (const std::string& op : k.ops) ir += " " + op + ";";
+    ir += " }\n";
+  }
+  return ir + "}\n";
+}
+
+// Keeps one artifact of `unit` when the session has an artifacts folder.
+void keep(jitscope::CompileUnit& unit, std::string_view kind, std::string_view content,
+          std::string_view extension) {
+  if (g_keep_artifacts) expect_ok(unit.artifact(kind, content, extension), "an artifact");
+}
+
 }  // namespace
+
+void set_keep_artifacts(bool on) { g_keep_artifacts = on; }
 
 void expect_ok(const jitscope::Status& st, const char* what) {
   if (st) return;
@@ -110,6 +147,14 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
                               .recompile_reason = recompile_reason});
   jitscope::CompileProgress bar("compile " + unit.name(), 3);  // draws only if enabled
   Outcome out;
+  // What the unit keeps as artifacts, recorded once it is compiled or has
+  // failed: the graph before and after the passes, each kernel's generated
+  // source (the failing one's too), and the compiler's log.
+  std::string parsed;
+  std::string optimized;
+  std::vector<Kernel> kernels;
+  std::vector<std::string> sources;  // per kernel; "" when taken from the cache
+  std::string compile_log = unit.id().display() + " " + unit.name() + "\n";
   try {
     jitscope::Phase compile_graph(kCompileGraph);
     // The outermost event on this thread is the unit: metric data is allowed.
@@ -121,16 +166,16 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
     {
       jitscope::Phase parse(kParse);
       jitscope::StepLogger log("parse");
-      std::string ir = "graph " + g.frame + "(x: f32" + g.input.str() + ") {\n";
-      for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        ir += "  %" + std::to_string(i + 1) + " = " + g.ops[i] + "(%" + std::to_string(i) + ")\n";
-        expect_ok(jitscope::toplevel_event().add_to_set(DataLevel::kMetric, "op_kinds", g.ops[i]),
+      parsed = parsed_ir(g);
+      for (const std::string& op : g.ops) {
+        expect_ok(jitscope::toplevel_event().add_to_set(DataLevel::kMetric, "op_kinds", op),
                   "op_kinds");
       }
-      ir += "}\n";
-      graph_key = hex(churn(fnv1a(ir), 200000));
+      graph_key = hex(churn(fnv1a(parsed), 200000));
       log.log("parsed " + unit.name() + ": " + std::to_string(g.ops.size()) + " ops, hash " +
               graph_key.substr(0, 8));
+      compile_log +=
+          "parse: " + std::to_string(g.ops.size()) + " ops, graph hash " + graph_key + "\n";
     }
     if (g_graph_cache.count(graph_key) != 0) {
       unit.cache_hit(graph_key, "graph");  // (not reached in this sample's run)
@@ -138,7 +183,6 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
     }
     unit.cache_miss(graph_key, "graph");
 
-    std::vector<Kernel> kernels;
     {
       jitscope::Phase passes(kPasses);
       jitscope::StepLogger log("passes");
@@ -183,8 +227,11 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
       }
       expect_ok(jitscope::event("passes").set(DataLevel::kTrace, "ops_removed", removed),
                 "ops_removed");
-      log.log("passes: removed " + std::to_string(removed) + " ops, fused into " +
-              std::to_string(kernels.size()) + " kernels");
+      const std::string what = "removed " + std::to_string(removed) + " ops, fused into " +
+                               std::to_string(kernels.size()) + " kernels";
+      log.log("passes: " + what);
+      compile_log += "passes: " + what + "\n";
+      optimized = optimized_ir(g, kernels, removed);
     }
 
     {
@@ -211,6 +258,7 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
 
       // Kernel to_build[n] goes to worker n % workers, in order.
       std::vector<std::uint64_t> code(kernels.size(), 0);
+      sources.assign(kernels.size(), std::string());
       const jitscope::CompileUnitRef ref = unit.ref();
       pool.start([&](int w) {
         if (static_cast<std::size_t>(w) >= to_build.size()) return;  // nothing: no slice
@@ -218,7 +266,7 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
         for (std::size_t n = static_cast<std::size_t>(w); n < to_build.size();
              n += static_cast<std::size_t>(pool.size())) {
           const std::size_t j = to_build[n];
-          code[j] = emit_kernel(kernels[j], static_cast<int>(j) == g.fail_kernel);
+          code[j] = emit_kernel(kernels[j], static_cast<int>(j) == g.fail_kernel, &sources[j]);
         }
       });
       {
@@ -226,6 +274,12 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
         pool.wait();  // rethrows a worker's std::runtime_error here, in the codegen phase
       }
       for (std::size_t j : to_build) g_kernel_cache[kernels[j].key] = code[j];
+      for (std::size_t j = 0; j < kernels.size(); ++j) {
+        compile_log +=
+            "codegen: " + kernels[j].name + " " +
+            (sources[j].empty() ? "from the kernel cache" : "built, code hash " + hex(code[j])) +
+            "\n";
+      }
     }
     g_graph_cache[graph_key] = static_cast<int>(kernels.size());
   } catch (const std::exception& e) {
@@ -234,7 +288,14 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
     std::fprintf(stderr, "pass_pipeline: %s %s failed: %s\n", unit.id().display().c_str(),
                  unit.name().c_str(), e.what());
     out.failed = true;
+    compile_log += std::string("error: ") + e.what() + "\n";
   }
+  keep(unit, "graph_parsed", parsed, "ir");
+  if (!optimized.empty()) keep(unit, "graph_optimized", optimized, "ir");
+  for (std::size_t j = 0; j < sources.size(); ++j) {
+    if (!sources[j].empty()) keep(unit, "kernel_" + kernels[j].name, sources[j], "cu");
+  }
+  keep(unit, "log", compile_log, "txt");
   return out;
 }
 

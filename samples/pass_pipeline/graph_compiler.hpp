@@ -18,6 +18,10 @@ namespace pass_pipeline {
 void expect_ok(const jitscope::Status& st, const char* what);
 int refused_count();
 
+// Whether units keep their artifacts (graph dumps, kernel sources, log):
+// true when the session has an artifacts folder. Call before compiling.
+void set_keep_artifacts(bool on);
+
 // The phase keys are registered at load; this checks each one's options.
 void check_phase_keys();
 

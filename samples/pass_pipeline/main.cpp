@@ -23,6 +23,10 @@
 // - Then graph 0 is compiled again with a new input shape: a recompile of the
 //   same frame ([0/1]) with a recompile_reason and "epoch=3" from a recompile
 //   context hook; its shape-generic kernels are hits in the kernel cache.
+// - With --metrics, each unit keeps artifacts (CompileUnit::artifact) in
+//   <metrics>.artifacts/<frame>_<attempt>/: graph_parsed.ir,
+//   graph_optimized.ir, kernel_k<n>.cu per kernel it built (the failing one
+//   too) and log.txt (the failed unit's ends with the error).
 //
 // With JITSCOPE_TRACE set, the session started at load is used instead of
 // --trace (and --metrics is then ignored: JITSCOPE_METRICS sets it).
@@ -110,9 +114,12 @@ int main(int argc, char** argv) {
   }
   check_phase_keys();
 
-  if (jitscope::active()) {  // started at load from JITSCOPE_TRACE: its settings win
+  bool artifacts = !metrics.empty();  // beside the metrics file
+  if (jitscope::active()) {           // started at load from JITSCOPE_TRACE: its settings win
     const char* env_metrics = std::getenv("JITSCOPE_METRICS");
+    const char* env_artifacts = std::getenv("JITSCOPE_ARTIFACTS");
     metrics = env_metrics != nullptr ? env_metrics : "";
+    artifacts = !metrics.empty() || (env_artifacts != nullptr && *env_artifacts != '\0');
   } else if (!trace.empty()) {
     jitscope::Config cfg;
     cfg.output_path = trace;
@@ -130,6 +137,7 @@ int main(int argc, char** argv) {
   jitscope::register_recompile_context_hook(
       [] { return "epoch=" + std::to_string(g_epoch.load()); });
 
+  pass_pipeline::set_keep_artifacts(artifacts && jitscope::active());
   load_cached_artifacts();
 
   const std::vector<Graph> program = make_graphs(graphs);
@@ -181,6 +189,12 @@ int main(int argc, char** argv) {
                 metrics.empty() ? " (no metrics file: pass --metrics PATH)" : "");
     std::printf("trace:            %s\n", stats.output_path.c_str());
     if (!metrics.empty()) std::printf("metrics:          %s\n", metrics.c_str());
+    if (!stats.artifacts_dir.empty()) {
+      std::printf("artifacts:        %llu files, %llu bytes in %s\n",
+                  static_cast<unsigned long long>(stats.artifacts_written),
+                  static_cast<unsigned long long>(stats.artifact_bytes),
+                  stats.artifacts_dir.c_str());
+    }
   }
   if (tables) {
     std::printf("\n%s\n%s", jitscope::compile_times(jitscope::TableFormat::kText, true).c_str(),

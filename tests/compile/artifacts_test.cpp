@@ -1,6 +1,7 @@
 // Compile artifacts (CompileUnit::artifact, issue 19): files named by
 // compile id in the session's artifacts folder, listed in the unit's record,
 // bounded by max_artifact_bytes, written at the call (they survive a crash).
+#include "fnv1a_reference.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -24,15 +25,6 @@ std::vector<json> metrics_lines(const std::string& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
   return out;
-}
-
-// The 64-bit FNV-1a of `s`, written out here from its definition.
-std::string reference_fnv1a(const std::string& s) {
-  unsigned long long h = 14695981039346656037ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", h);
-  return hex;
 }
 
 Config artifact_config(const std::string& stem) {

@@ -3,19 +3,22 @@
 // its metrics file and trace against the design in
 // samples/pass_pipeline/main.cpp: 6 first compiles [0/0]..[5/0] with 3, 4, 5,
 // 3, 4, 5 kernels, [3/0] failing on its last kernel, a recompile [0/1] of
-// graph 0 that finds 2 of its 3 kernels cached, and one runtime record.
+// graph 0 that finds 2 of its 3 kernels cached, and one runtime record;
+// each unit's artifacts (graph dumps, kernel sources, log) on disk as listed.
 //
 // Not covered: the progress bar (needs a terminal), the tables printed
 // without a session (ctest pass_pipeline_tables), what Chrome DevTools makes
 // of the trace (ctest viewer_pass_pipeline), the SDK's own edge cases
 // (compile_unit_test). Durations are real, so only relations between them
 // are checked, never values.
+#include "fnv1a_reference.hpp"
 #include "trace_support.hpp"
 
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <set>
@@ -42,6 +45,7 @@ struct SampleRun {
   std::vector<json> lines;  // metrics file, in order
   json trace;
   std::string parse_error;  // why the outputs did not parse, if they did not
+  std::string metrics_path;
 };
 
 std::string shell_quote(const std::string& s) {
@@ -62,6 +66,7 @@ const SampleRun& sample_run() {
     SampleRun r;
     const std::string trace = temp_path("pass_pipeline_trace");
     const std::string metrics = temp_path("pass_pipeline_metrics") + "l";
+    r.metrics_path = metrics;
     const std::string out = temp_path("pass_pipeline_stdout");
     const std::string err = temp_path("pass_pipeline_stderr");
     const std::string cmd = shell_quote(JITSCOPE_PASS_PIPELINE) + " --trace " + shell_quote(trace) +
@@ -109,6 +114,8 @@ TEST(PassPipeline, ExitsZeroAndSaysWhatItWrote) {
   EXPECT_NE(r.stdout_text.find("recompiles:       1\n"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("failures:         1\n"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("records written:  8\n"), std::string::npos) << r.stdout_text;
+  // 7 units x (2 graph dumps + log) + 25 kernels built (24 + 1 on the recompile)
+  EXPECT_NE(r.stdout_text.find("artifacts:        46 files, "), std::string::npos) << r.stdout_text;
   EXPECT_EQ(r.stderr_text.find("refused"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("Step 21: "), std::string::npos) << r.stderr_text;
 }
@@ -253,6 +260,81 @@ TEST(PassPipeline, EventDataReachesTheRecordAtEachLevel) {
     EXPECT_EQ(u.at("waits").at("codegen_workers").at("count"), 1) << id;
   }
   EXPECT_EQ(unit_with_id(kRecompileId).at("num_ops"), unit_with_id("0/0").at("num_ops"));
+}
+
+// The artifact kinds each unit keeps, in the order recorded.
+std::vector<std::string> expected_artifact_kinds(const std::string& id) {
+  std::vector<std::string> kinds = {"graph_parsed", "graph_optimized"};
+  const int built = id == kRecompileId ? 1 : kKernels[std::stoi(id)];  // the failed one's too
+  for (int k = 0; k < built; ++k) kinds.push_back("kernel_k" + std::to_string(k));
+  kinds.push_back("log");
+  return kinds;
+}
+
+TEST(PassPipeline, ArtifactsListedInEachRecordAreOnDiskWithTheirSizeAndHash) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::absolute(sample_run().metrics_path + ".artifacts");
+  ASSERT_FALSE(sample_run().lines.empty());
+  EXPECT_FALSE(sample_run().lines.front().contains("artifacts"));  // the runtime record
+  int files = 0;
+  for (const json& u : units()) {
+    const std::string id = u.at("compile_id");
+    ASSERT_TRUE(u.contains("artifacts")) << id;
+    const json& list = u.at("artifacts");
+    std::vector<std::string> kinds;
+    std::map<std::string, std::string> content;  // by kind
+    for (const json& a : list) {
+      const std::string kind = a.at("kind");
+      kinds.push_back(kind);
+      const fs::path path = a.at("path").get<std::string>();
+      EXPECT_TRUE(path.is_absolute()) << path;
+      const std::string ext = kind.rfind("graph_", 0) == 0 ? ".ir" : kind == "log" ? ".txt" : ".cu";
+      std::string dir = id;
+      dir[dir.find('/')] = '_';
+      EXPECT_EQ(path, folder / dir / (kind + ext)) << id;
+      ASSERT_TRUE(fs::is_regular_file(path)) << path;
+      const std::string bytes = read_file(path);
+      EXPECT_EQ(fs::file_size(path), a.at("bytes").get<std::uintmax_t>()) << path;
+      EXPECT_EQ(bytes.size(), a.at("bytes").get<std::size_t>()) << path;
+      EXPECT_EQ(a.at("fnv1a"), reference_fnv1a(bytes)) << path;
+      content[kind] = bytes;
+      ++files;
+    }
+    EXPECT_EQ(kinds, expected_artifact_kinds(id)) << id;
+    // What each one holds.
+    const int graph = std::stoi(id);
+    const std::string frame =
+        "block" + std::to_string(graph / 2) + (graph % 2 == 0 ? ".fwd" : ".bwd");
+    const std::string shape = id == kRecompileId ? "[16,16]" : "[8,16]";
+    EXPECT_EQ(
+        content["graph_parsed"].rfind("graph " + frame + "(x: f32" + shape + ") {\n  %1 = ", 0), 0u)
+        << id << ": " << content["graph_parsed"];
+    EXPECT_EQ(std::count(content["graph_parsed"].begin(), content["graph_parsed"].end(), '\n'),
+              u.at("num_ops").get<long>() + 2)
+        << id;  // header, one line per op, closing brace
+    EXPECT_NE(content["graph_optimized"].find("after fold_constants, fuse, dce"), std::string::npos)
+        << id;
+    int kernel_lines = 0;
+    for (std::size_t at = 0;
+         (at = content["graph_optimized"].find("\n  kernel k", at)) != std::string::npos; ++at) {
+      ++kernel_lines;
+    }
+    EXPECT_EQ(kernel_lines, kKernels[graph]) << id << ": " << content["graph_optimized"];
+    EXPECT_NE(content["kernel_k0"].find("__global__ void k0(float* x) {"), std::string::npos) << id;
+    const std::string& log = content["log"];
+    EXPECT_EQ(log.rfind("[" + id + "] " + u.at("name").get<std::string>() + "\n", 0), 0u) << log;
+    if (id == kFailedId) {
+      EXPECT_NE(log.find("\nerror: kernel k2 "), std::string::npos) << log;
+      EXPECT_NE(log.find("needs 320 registers"), std::string::npos) << log;
+    } else {
+      EXPECT_EQ(log.find("error:"), std::string::npos) << log;
+      EXPECT_NE(log.find("codegen: k0 built, code hash "), std::string::npos) << log;
+    }
+    if (id == kRecompileId) {
+      EXPECT_NE(log.find("codegen: k1 from the kernel cache"), std::string::npos) << log;
+    }
+  }
+  EXPECT_EQ(files, 46);
 }
 
 struct Slice {

@@ -28,6 +28,7 @@
 //
 // Durations are real, so only nesting and presence are checked, never values.
 // Not covered: the GPU half on this machine (no driver); CUPTI attribution.
+#include "fnv1a_reference.hpp"
 #include "samples/sample_support.hpp"
 
 #include <elf.h>
@@ -80,14 +81,9 @@ const std::map<std::string, std::string> kMlirPassArguments = {
 const std::vector<std::string> kLlvmPasses = {"InstCombinePass", "SROAPass", "GVNPass",
                                               "SimplifyCFGPass", "NVVMReflectPass"};
 
-// The sample's own hash (disk_cache.cpp), recomputed here.
-std::string fnv1a_hex(const std::string& data) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
+// The sample's own hash (disk_cache.cpp) is the artifacts' 64-bit FNV-1a,
+// recomputed here by the tests' reference.
+using jitscope::testing::reference_fnv1a;
 
 fs::path test_dir(const std::string& name) { return sample_support::test_dir("mlir_gpu_", name); }
 
@@ -226,9 +222,9 @@ TEST_F(Compile, RecordsCarryPhasesSizesAndHashes) {
     ASSERT_FALSE(mlir.empty());
     ASSERT_FALSE(ptx.empty());
     EXPECT_EQ(line.value("mlir_bytes", 0u), mlir.size());
-    EXPECT_EQ(str(line, "mlir_hash"), fnv1a_hex(mlir));
+    EXPECT_EQ(str(line, "mlir_hash"), reference_fnv1a(mlir));
     EXPECT_EQ(line.value("ptx_bytes", 0u), ptx.size());
-    EXPECT_EQ(str(line, "ptx_hash"), fnv1a_hex(ptx));
+    EXPECT_EQ(str(line, "ptx_hash"), reference_fnv1a(ptx));
     EXPECT_EQ(line.value("cubin_bytes", 0u), fs::file_size(out / (kernel + ".cubin")));
     EXPECT_GT(line.value("llvm_ir_bytes", 0), 0);
     EXPECT_NE(ptx.find(".entry " + kernel + "("), std::string::npos);
@@ -239,7 +235,7 @@ TEST_F(Compile, RecordsCarryPhasesSizesAndHashes) {
     std::map<std::string, std::string> artifact;
     for (const json& a : line.value("artifacts", json::array())) {
       artifact[str(a, "kind")] = read_text(str(a, "path"));
-      EXPECT_EQ(fnv1a_hex(artifact[str(a, "kind")]), str(a, "fnv1a")) << str(a, "kind");
+      EXPECT_EQ(reference_fnv1a(artifact[str(a, "kind")]), str(a, "fnv1a")) << str(a, "kind");
     }
     EXPECT_EQ(artifact["mlir"], mlir);
     EXPECT_EQ(artifact["ptx"], ptx);

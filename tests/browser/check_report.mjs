@@ -1,0 +1,406 @@
+// Opens a jitscope-report HTML report in headless Chromium and checks its
+// DOM against the metrics file and trace it was made from (the DOM contract
+// is in tests/browser/README.md).
+//
+// usage: node check_report.mjs --html REPORT.html --metrics M.jsonl --trace T.json
+//                              [--screenshot FULL.png] [--compare-html COMPARE.html]
+//
+// Checks: one unit row per compile record (same compile ids, pid and wall
+// time from the trace, cache hits/misses summed over the record's caches,
+// a context cell); the pager and the filter by compile id; the failed
+// unit's row (class failed, "failed" and its fail_type in td.status) and the
+// recompiled one's (class recompile, td.recompile-reason = the record's
+// reason), and no other row with those classes; sections present; sorting by
+// wall_ns both ways (monotonic data-wall-ns, aria-sort, an order other than
+// the first); each unit's detail (waterfall with its phases from the trace,
+// artifact links that resolve to files whose size is data-bytes and the
+// record's bytes, relative when under the report's folder); one artifact
+// loaded by the page; no element whose src/href points off the machine
+// (http:, https:, ...), no request but file:/data:/blob:, no console error,
+// no page error, no failed request.
+//
+// With --compare-html (the same run's report made with --baseline): that
+// page has a section#compare with a compare table of rows, and the same
+// request, console and error checks.
+//
+// Not checked: how it looks (the screenshots are for people), timing.
+//
+// exit 0: pass; 1: a check failed (each failure listed); 2: usage or the
+// browser could not start.
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  Failures,
+  clickCentered,
+  clickSort,
+  guard,
+  launch,
+  loadPuppeteer,
+  monotonic,
+  readCompileRecords,
+  readTraceEvents,
+  settle,
+  unitRows,
+  unitsFromTrace,
+  waits,
+} from "./browser.mjs";
+
+const kSections = ["summary", "units", "compile-times", "gpu", "timeline"];
+
+const sameFile = (a, b) => {
+  try {
+    return fs.realpathSync(a) === fs.realpathSync(b);
+  } catch {
+    return false;
+  }
+};
+
+// Checks the report at opts.html with a running browser; returns Failures.
+export async function checkReport(browser, opts) {
+  const f = new Failures(`check_report ${path.basename(opts.html)}`);
+  try {
+    await checkReportInto(browser, opts, f);
+  } catch (e) {
+    // A page that breaks the contract can make a step impossible (a click
+    // on a hidden element): that is a failure too, said as one.
+    f.add(`the check stopped: ${e.message}`);
+  }
+  return f;
+}
+
+async function checkReportInto(browser, opts, f) {
+  const records = readCompileRecords(opts.metrics);
+  const traceUnits = unitsFromTrace(readTraceEvents(opts.trace));
+  const byId = new Map(records.map((r) => [r.compile_id, r]));
+  const problems = [];
+  const page = await browser.newPage();
+  const quiet = await guard(page, problems);
+  const url = pathToFileURL(path.resolve(opts.html)).href;
+  await page.goto(url, { waitUntil: "load" });
+  try {
+    await page.waitForSelector("#units-table tbody tr.unit-row", { timeout: 30000 });
+  } catch {
+    f.add("no row matched #units-table tbody tr.unit-row within 30 s");
+    f.list.push(...problems);
+    await page.close();
+    return;
+  }
+
+  // ---- one file: sections, embedded data ----
+  const layout = await page.evaluate((ids) => {
+    const data = document.querySelector('script[type="application/json"]#jitscope-data');
+    let parses = false;
+    try {
+      JSON.parse(data?.textContent ?? "");
+      parses = true;
+    } catch {
+      // stays false
+    }
+    return {
+      sections: ids.filter((id) => document.querySelector(`section#${id}`) !== null),
+      compare: document.querySelector("section#compare") !== null,
+      data: data !== null,
+      parses,
+      histogramRows: [...document.querySelectorAll("table#compile-times-table tbody tr")].map(
+        (tr) => tr.querySelector("svg.histogram") !== null,
+      ),
+      gpuTable: document.querySelector("table#gpu-table") !== null,
+      dupIds: (() => {
+        const n = {};
+        for (const e of document.querySelectorAll("[id]")) n[e.id] = (n[e.id] ?? 0) + 1;
+        return Object.keys(n).filter((id) => n[id] > 1);
+      })(),
+      external: [...document.querySelectorAll("script[src], link[href], iframe[src], object[data]")].map((e) => e.outerHTML.slice(0, 120)),
+      offline: [...document.querySelectorAll("[src], [href], [srcset]")]
+        .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? e.getAttribute("srcset"))
+        .filter((v) => {
+          try {
+            return !["file:", "data:", "blob:", "about:", "javascript:"].includes(new URL(v, document.baseURI).protocol);
+          } catch {
+            return true;
+          }
+        }),
+      bars: [...document.querySelectorAll("svg#timeline rect.unit-bar[data-compile-id]")].map(
+        (r) => r.dataset.compileId,
+      ),
+    };
+  }, kSections);
+  for (const id of kSections) f.check(layout.sections.includes(id), `no <section id="${id}">`);
+  f.check(!layout.compare, 'a <section id="compare"> without --baseline');
+  f.check(layout.data, 'no <script type="application/json" id="jitscope-data">');
+  f.check(!layout.data || layout.parses, "#jitscope-data does not parse as JSON");
+  f.check(
+    layout.histogramRows.length > 0 && layout.histogramRows.every(Boolean),
+    `table#compile-times-table: ${layout.histogramRows.length} rows, ` +
+      `${layout.histogramRows.filter((x) => !x).length} without an svg.histogram`,
+  );
+  f.check(layout.gpuTable, "no table#gpu-table");
+  // The contract itself names two: section#timeline and svg#timeline.
+  const dups = layout.dupIds.filter((id) => id !== "timeline");
+  f.check(dups.length === 0, `ids used more than once: ${dups.join(", ")}`);
+  f.check(layout.external.length === 0, `not one file: the page loads ${layout.external.join(", ")} (CSS and JS must be inline)`);
+  f.check(layout.offline.length === 0, `elements point off the machine: ${layout.offline.join(", ")}`);
+  const barIds = new Set(layout.bars);
+  for (const r of records) {
+    f.check(barIds.has(r.compile_id), `svg#timeline has no rect.unit-bar for ${r.compile_id}`);
+  }
+
+  // ---- rows = compile records ----
+  const first = await unitRows(page);
+  const rowIds = first.map((r) => r.id);
+  f.check(
+    first.length === records.length,
+    `${first.length} unit rows, the metrics file has ${records.length} compile records`,
+  );
+  const missing = records.filter((r) => !rowIds.includes(r.compile_id)).map((r) => r.compile_id);
+  const extra = rowIds.filter((id) => !byId.has(id));
+  f.check(missing.length === 0, `no row for compile id(s) ${missing.join(", ")}`);
+  f.check(extra.length === 0, `row(s) for compile id(s) not in the metrics file: ${extra.join(", ")}`);
+  f.check(new Set(rowIds).size === rowIds.length, `duplicate rows: ${rowIds.join(", ")}`);
+  for (const row of first) {
+    const rec = byId.get(row.id);
+    if (!rec) continue;
+    f.check(row.pid !== undefined && /^\d+$/.test(row.pid), `row ${row.id}: data-pid "${row.pid}"`);
+    f.check(Number.isInteger(row.wall) && row.wall >= 0, `row ${row.id}: data-wall-ns "${row.wall}"`);
+    const t = traceUnits.get(row.id);
+    if (t) {
+      f.check(row.wall === t.wall, `row ${row.id}: data-wall-ns ${row.wall}, its slice lasts ${t.wall} ns`);
+      f.check(row.pid === String(t.pid), `row ${row.id}: data-pid ${row.pid}, its slice's pid is ${t.pid}`);
+    }
+    const sum = (k) => Object.values(rec.caches ?? {}).reduce((n, c) => n + (c[k] ?? 0), 0);
+    f.check(row.hits === String(sum("hits")), `row ${row.id}: td.cache-hits is ${JSON.stringify(row.hits)}, the record's caches have ${sum("hits")} hits`);
+    f.check(row.misses === String(sum("misses")), `row ${row.id}: td.cache-misses is ${JSON.stringify(row.misses)}, the record's caches have ${sum("misses")} misses`);
+    f.check(row.context, `row ${row.id}: no td.context`);
+    const failed = rec.fail_type !== undefined;
+    f.check(row.classes.includes("failed") === failed, `row ${row.id}: class failed is ${row.classes.includes("failed")}, record failed is ${failed}`);
+    if (failed) {
+      f.check(
+        row.status !== null && row.status.includes("failed") && row.status.includes(rec.fail_type),
+        `row ${row.id}: td.status is ${JSON.stringify(row.status)}, want "failed" and "${rec.fail_type}"`,
+      );
+    }
+    const recompiled = typeof rec.recompile_reason === "string" && rec.recompile_reason !== "";
+    f.check(row.classes.includes("recompile") === recompiled, `row ${row.id}: class recompile is ${row.classes.includes("recompile")}, record has a recompile_reason: ${recompiled}`);
+    if (recompiled) {
+      f.check(row.reason === rec.recompile_reason, `row ${row.id}: td.recompile-reason is ${JSON.stringify(row.reason)}, the record's is ${JSON.stringify(rec.recompile_reason)}`);
+    }
+  }
+  f.check(records.some((r) => r.fail_type !== undefined), "the metrics file has no failed unit to check");
+  f.check(records.some((r) => r.recompile_reason), "the metrics file has no recompiled unit to check");
+
+  // ---- the pager and the filter (by compile id) ----
+  const info = await page.$eval("#units-pager .page-info", (e) => e.textContent.trim()).catch(() => null);
+  f.check(info !== null && new RegExp(`^1\\D+${records.length} of ${records.length}$`).test(info), `#units-pager .page-info is ${JSON.stringify(info)}, want "1–${records.length} of ${records.length}"`);
+  const failedRec = records.find((r) => r.fail_type !== undefined);
+  if (failedRec && (await page.$("#units-filter")) !== null) {
+    await clickCentered(page, "#units-filter");
+    await page.keyboard.type(failedRec.compile_id);
+    try {
+      await page.waitForFunction((n) => document.querySelectorAll("#units-table tbody tr.unit-row").length <= n, { timeout: waits.ms }, records.filter((r) => r.compile_id.includes(failedRec.compile_id)).length);
+    } catch {
+      // said below
+    }
+    const kept = (await unitRows(page)).map((r) => r.id);
+    const want = records.filter((r) => r.compile_id.includes(failedRec.compile_id) || r.name.includes(failedRec.compile_id)).map((r) => r.compile_id);
+    f.check(kept.length === want.length && want.every((id) => kept.includes(id)), `filter "${failedRec.compile_id}" shows ${kept.join(", ") || "no row"}, want ${want.join(", ")}`);
+    await page.$eval("#units-filter", (e) => e.select());
+    await page.keyboard.press("Backspace");
+    try {
+      await page.waitForFunction((n) => document.querySelectorAll("#units-table tbody tr.unit-row").length === n, { timeout: waits.ms }, first.length);
+    } catch {
+      f.add(`clearing the filter shows ${(await unitRows(page)).length} rows, want ${first.length}`);
+    }
+  } else {
+    f.add("no #units-filter");
+  }
+
+  // ---- sorting by wall time, both ways ----
+  const one = await clickSort(page, "wall_ns", null);
+  const sorted1 = await unitRows(page);
+  f.check(one === "ascending" || one === "descending", `after a click on th[data-key="wall_ns"] its aria-sort is ${JSON.stringify(one)}`);
+  f.check(monotonic(sorted1.map((r) => r.wall), one), `after the first click rows are not ${one} by data-wall-ns: ${sorted1.map((r) => r.wall).join(", ")}`);
+  const two = await clickSort(page, "wall_ns", one);
+  const sorted2 = await unitRows(page);
+  f.check((one === "ascending" && two === "descending") || (one === "descending" && two === "ascending"), `aria-sort went ${one} then ${two}; a second click must reverse it`);
+  f.check(monotonic(sorted2.map((r) => r.wall), two), `after the second click rows are not ${two} by data-wall-ns: ${sorted2.map((r) => r.wall).join(", ")}`);
+  const order = (rows) => rows.map((r) => r.id).join(" ");
+  f.check(order(sorted1) !== order(first) || order(sorted2) !== order(first), `sorting by wall_ns both ways left the first order unchanged: ${order(first)}`);
+  f.check(sorted1.length === first.length && sorted2.length === first.length, `sorting changed the number of rows: ${first.length}, ${sorted1.length}, ${sorted2.length}`);
+  const others = await page.$$eval('#units-table thead th[data-key]:not([data-key="wall_ns"])', (ths) =>
+    ths.filter((th) => ["ascending", "descending"].includes(th.getAttribute("aria-sort"))).map((th) => th.dataset.key),
+  );
+  f.check(others.length === 0, `other headers still say they sort: ${others.join(", ")}`);
+
+  // ---- each unit's detail: waterfall and artifacts ----
+  const htmlDir = path.dirname(path.resolve(opts.html));
+  let probe = null;  // one artifact the page loads itself
+  for (const rec of records) {
+    const id = rec.compile_id;
+    const link = `#units-table tbody tr.unit-row[data-compile-id="${id}"] a.unit-link`;
+    if ((await page.$(link)) === null) {
+      f.add(`row ${id}: no a.unit-link`);
+      continue;
+    }
+    const href = await page.$eval(link, (a) => a.getAttribute("href"));
+    f.check(typeof href === "string" && href.startsWith("#unit="), `row ${id}: a.unit-link href ${JSON.stringify(href)}`);
+    await clickCentered(page, link);
+    const sel = `div.unit-detail[data-compile-id="${id}"]`;
+    try {
+      await page.waitForSelector(sel, { visible: true, timeout: waits.ms });
+    } catch {
+      f.add(`clicking ${id}'s a.unit-link shows no visible ${sel}`);
+      continue;
+    }
+    await settle(page);
+    const detail = await page.$eval(sel, (d) => ({
+      phases: [...d.querySelectorAll("svg.waterfall rect.phase")].map((r) => r.dataset.name),
+      fields: d.querySelector("table.metrics-fields") !== null,
+      artifacts: [...d.querySelectorAll("ul.artifacts a.artifact")].map((a) => ({
+        href: a.getAttribute("href"),
+        resolved: a.href,
+        bytes: a.dataset.bytes,
+        kind: a.dataset.kind,
+      })),
+    }));
+    const want = traceUnits.get(id)?.phases ?? new Set();
+    f.check(want.size > 0, `the trace has no phases for ${id}`);
+    const lost = [...want].filter((p) => !detail.phases.includes(p));
+    f.check(lost.length === 0, `${id}: svg.waterfall lacks rect.phase for ${lost.join(", ")} (has ${[...new Set(detail.phases)].join(", ")})`);
+    f.check(detail.fields, `${id}: no table.metrics-fields`);
+    const listed = rec.artifacts ?? [];
+    f.check(detail.artifacts.length === listed.length, `${id}: ${detail.artifacts.length} a.artifact links, the record lists ${listed.length} artifacts`);
+    for (const a of detail.artifacts) {
+      let file;
+      try {
+        const u = new URL(a.href, page.url());
+        if (!f.check(u.protocol === "file:", `${id}: artifact ${a.href} resolves to ${u.href}, not a file: URL`)) continue;
+        file = fileURLToPath(u);
+      } catch (e) {
+        f.add(`${id}: artifact href ${JSON.stringify(a.href)} does not resolve: ${e.message}`);
+        continue;
+      }
+      const rec_a = listed.find((x) => sameFile(x.path, file));
+      if (!f.check(fs.existsSync(file), `${id}: artifact ${a.href} -> ${file} does not exist`)) continue;
+      if (!f.check(rec_a !== undefined, `${id}: artifact ${a.href} -> ${file} is not in the record's artifacts`)) continue;
+      const size = fs.statSync(file).size;
+      f.check(String(size) === a.bytes, `${id}: artifact ${a.href}: data-bytes ${a.bytes}, the file has ${size} bytes`);
+      f.check(size === rec_a.bytes, `${id}: artifact ${a.href}: the record says ${rec_a.bytes} bytes, the file has ${size}`);
+      f.check(a.kind === rec_a.kind, `${id}: artifact ${a.href}: data-kind ${a.kind}, the record's kind is ${rec_a.kind}`);
+      const under = !path.relative(htmlDir, file).startsWith("..");
+      if (under) {
+        f.check(!/^[a-z]+:/i.test(a.href) && !a.href.startsWith("/"), `${id}: artifact ${file} is under the report's folder but its href ${a.href} is not relative`);
+      }
+      if (probe === null || (!probe.file.endsWith(".txt") && file.endsWith(".txt"))) {
+        probe = { file, href: a.href, resolved: a.resolved };
+      }
+    }
+  }
+
+  // ---- one artifact loaded by the page ----
+  if (f.check(probe !== null, "no artifact link to load")) {
+    const want = fs.readFileSync(probe.file);
+    quiet.on = true;  // a blocked fetch() of file: may log an error: expected here
+    const got = await page.evaluate(async (h) => {
+      try {
+        const r = await fetch(h);
+        return { ok: r.ok, bytes: (await r.arrayBuffer()).byteLength };
+      } catch (e) {
+        return { error: String(e) };
+      }
+    }, probe.resolved);
+    await settle(page);
+    quiet.on = false;
+    if (got.error === undefined) {
+      f.check(got.ok && got.bytes === want.length, `fetch(${probe.href}) in the page: ok ${got.ok}, ${got.bytes} bytes, want ${want.length}`);
+      console.log(`fetch() in the page loaded ${probe.href} (${got.bytes} bytes)`);
+    } else {
+      // Chromium does not fetch() file: URLs; open it as a page instead.
+      const second = await browser.newPage();
+      const problems2 = [];
+      await guard(second, problems2);
+      const res = await second.goto(probe.resolved, { waitUntil: "load" }).catch((e) => e);
+      const text = res instanceof Error ? null : await second.evaluate(() => document.body?.innerText ?? "");
+      f.check(!(res instanceof Error), `opening ${probe.resolved} in a page failed: ${res?.message}`);
+      if (text !== null) {
+        f.check(text.trimEnd() === want.toString("utf8").trimEnd(), `${probe.resolved} opened in a page shows ${text.length} chars, the file has ${want.length} bytes`);
+      }
+      f.list.push(...problems2.map((p) => `artifact page: ${p}`));
+      await second.close();
+      console.log(`fetch() of file: is blocked in the page (${got.error}); opened ${probe.href} in a second page instead`);
+    }
+  }
+
+  if (opts.screenshot) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: opts.screenshot, fullPage: true });
+    console.log(`screenshot: ${path.resolve(opts.screenshot)}`);
+  }
+  f.list.push(...problems);
+  await page.close();
+  if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
+}
+
+// The --baseline page: its comparison section is there and filled.
+async function checkCompare(browser, html, f) {
+  const problems = [];
+  const page = await browser.newPage();
+  await guard(page, problems);
+  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
+  try {
+    await page.waitForSelector("section#compare table.compare tbody tr", { timeout: 30000 });
+  } catch {
+    f.add(`${path.basename(html)} (--baseline): no section#compare with a table.compare of rows`);
+  }
+  const units = await page.$$eval("#units-table tbody tr.unit-row", (t) => t.length);
+  f.check(units > 0, `${path.basename(html)} (--baseline): no unit rows`);
+  f.list.push(...problems.map((p) => `${path.basename(html)} (--baseline): ${p}`));
+  await page.close();
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs({
+      options: {
+        html: { type: "string" },
+        metrics: { type: "string" },
+        trace: { type: "string" },
+        screenshot: { type: "string" },
+        "compare-html": { type: "string" },
+      },
+    }).values;
+    if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
+    for (const k of ["html", "metrics", "trace"]) {
+      if (!fs.existsSync(args[k])) throw new Error(`no such file: ${args[k]}`);
+    }
+  } catch (e) {
+    console.error(`check_report: ${e.message}`);
+    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html]");
+    return 2;
+  }
+  let browser;
+  try {
+    browser = await launch(loadPuppeteer());
+  } catch (e) {
+    console.error(`check_report: cannot start the browser: ${e.message}`);
+    return 2;
+  }
+  try {
+    const f = await checkReport(browser, {
+      html: args.html,
+      metrics: args.metrics,
+      trace: args.trace,
+      screenshot: args.screenshot,
+      compareHtml: args["compare-html"],
+    });
+    return f.report();
+  } finally {
+    await browser.close();
+  }
+}
+
+if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main();
+}

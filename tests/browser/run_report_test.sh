@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# ctest browser_pass_pipeline_report: the pass_pipeline sample's HTML report
+# opened in headless Chromium and checked from its DOM (check_report.mjs).
+#
+# usage: run_report_test.sh <jitscope_pass_pipeline> <jitscope-report> <npm_dir> <out_dir> <screenshot.png>
+#
+# Runs the sample with --trace/--metrics into a fresh <out_dir>, renders
+# <out_dir>/report.html with jitscope-report --format html (and, from a
+# second run as the baseline, <out_dir>/compare.html), installs the
+# pinned puppeteer-core into <npm_dir> (tests/npm_ci.sh), and runs the check;
+# a full-page screenshot goes to <screenshot.png>.
+#
+# exit 0: pass; 77: skipped, only when Chromium is missing and cannot be
+# installed or the npm registry is unreachable (one line says which);
+# anything else: failure.
+set -u
+
+SKIP=77
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+err() { echo "run_report_test: ERROR: $*" >&2; }
+
+if [ "$#" -ne 5 ]; then
+  echo "usage: $0 <jitscope_pass_pipeline> <jitscope-report> <npm_dir> <out_dir> <screenshot.png>" >&2
+  exit 2
+fi
+sample="$1"
+report="$2"
+npm_dir="$3"
+out="$4"
+shot="$5"
+
+bash "$here/ensure_chromium.sh" "$npm_dir"
+rc=$?
+[ "$rc" -eq 0 ] || exit "$rc"
+
+if ! { rm -rf "$out" && mkdir -p "$out" "$(dirname "$shot")"; }; then err "cannot make $out"; exit 2; fi
+out="$(cd "$out" && pwd)"
+
+if ! "$sample" --trace "$out/trace.json" --metrics "$out/metrics.jsonl" >"$out/sample.log" 2>&1; then
+  err "$sample failed:"
+  cat "$out/sample.log" >&2
+  exit 1
+fi
+if ! "$report" "$out/trace.json" --metrics "$out/metrics.jsonl" --format html \
+    -o "$out/report.html" 2>"$out/report.err"; then
+  err "jitscope-report --format html failed:"
+  cat "$out/report.err" >&2
+  exit 1
+fi
+# A second run as the baseline of the first: the page gets its comparison.
+if ! "$sample" --trace "$out/base.trace.json" --metrics "$out/base.metrics.jsonl" >>"$out/sample.log" 2>&1 ||
+   ! "$report" --baseline "$out/base.trace.json" --baseline-metrics "$out/base.metrics.jsonl" \
+     "$out/trace.json" --metrics "$out/metrics.jsonl" --format html -o "$out/compare.html" \
+     2>"$out/compare.err"; then
+  err "the --baseline report failed:"
+  cat "$out/sample.log" "$out/compare.err" >&2
+  exit 1
+fi
+echo "run_report_test: report: $out/report.html ($(stat -c %s "$out/report.html") bytes)"
+
+bash "$here/../npm_ci.sh" "$here" "$npm_dir" puppeteer-core "browser test"
+rc=$?
+[ "$rc" -eq 0 ] || exit "$rc"
+
+PUPPETEER_DIR="$npm_dir" node "$here/check_report.mjs" --html "$out/report.html" \
+  --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot" \
+  --compare-html "$out/compare.html"
+rc=$?
+[ "$rc" -eq "$SKIP" ] && rc=1
+exit "$rc"
