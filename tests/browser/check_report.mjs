@@ -122,7 +122,7 @@ async function checkReportInto(browser, opts, f) {
             return true;
           }
         }),
-      bars: [...document.querySelectorAll("svg#timeline rect.unit-bar[data-compile-id]")].map(
+      bars: [...document.querySelectorAll("svg#timeline-chart rect.unit-bar[data-compile-id]")].map(
         (r) => r.dataset.compileId,
       ),
     };
@@ -137,14 +137,13 @@ async function checkReportInto(browser, opts, f) {
       `${layout.histogramRows.filter((x) => !x).length} without an svg.histogram`,
   );
   f.check(layout.gpuTable, "no table#gpu-table");
-  // The contract itself names two: section#timeline and svg#timeline.
-  const dups = layout.dupIds.filter((id) => id !== "timeline");
+  const dups = layout.dupIds;
   f.check(dups.length === 0, `ids used more than once: ${dups.join(", ")}`);
   f.check(layout.external.length === 0, `not one file: the page loads ${layout.external.join(", ")} (CSS and JS must be inline)`);
   f.check(layout.offline.length === 0, `elements point off the machine: ${layout.offline.join(", ")}`);
   const barIds = new Set(layout.bars);
   for (const r of records) {
-    f.check(barIds.has(r.compile_id), `svg#timeline has no rect.unit-bar for ${r.compile_id}`);
+    f.check(barIds.has(r.compile_id), `svg#timeline-chart has no rect.unit-bar for ${r.compile_id}`);
   }
 
   // ---- rows = compile records ----

@@ -105,7 +105,7 @@ TEST(HtmlReport, NoNetworkReferencesAndSectionsPresent) {
   for (const char* id :
        {"<section id=\"summary\">", "<section id=\"units\">", "<section id=\"compile-times\">",
         "<section id=\"gpu\">", "<section id=\"timeline\">", "<table id=\"units-table\">",
-        "<div id=\"units-pager\"", "<input id=\"units-filter\"", "<svg id=\"timeline\"",
+        "<div id=\"units-pager\"", "<input id=\"units-filter\"", "<svg id=\"timeline-chart\"",
         "<table id=\"compile-times-table\"", "<table id=\"gpu-table\"", "<style>"}) {
     EXPECT_NE(page.find(id), std::string::npos) << id;
   }

@@ -91,7 +91,7 @@ void skeleton(std::string& o, const PageSections& s) {
          "<button type=\"button\" id=\"timeline-zoom-out\">zoom out</button>"
          "<button type=\"button\" id=\"timeline-reset\">reset</button>"
          "<span id=\"timeline-note\" class=\"note\"></span></div>\n"
-         "<svg id=\"timeline\" width=\"0\" height=\"0\"></svg>\n</section>\n";
+         "<svg id=\"timeline-chart\" width=\"0\" height=\"0\"></svg>\n</section>\n";
   }
   if (s.compile_times) {
     section_open(o, "compile-times", "Compile times (per span name)");

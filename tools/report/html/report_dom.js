@@ -107,7 +107,7 @@ class DataTable {
         th.removeAttribute('aria-sort');
       }
     }
-    this.applyFilter(true);
+    this.applyFilter(false);  // a new order starts at its first page
   }
   applyFilter(keepPage) {
     const q = this.filterInput ? this.filterInput.value.trim().toLowerCase() : '';

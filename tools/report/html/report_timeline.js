@@ -8,7 +8,7 @@
 // ---- timeline ----
 function buildTimeline(page) {
   const { data: DATA, units, unitIndex, multiPid, traceBegin } = page;
-  const svg = document.querySelector('svg#timeline');
+  const svg = document.querySelector('svg#timeline-chart');
   if (!svg) return;
   const lanes = new Map();  // "<pid>\u0000<tid>" -> {label, units: [index...]}
   units.forEach((u, i) => {
