@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 // puppeteer-core from $PUPPETEER_DIR (the npm ci folder in the build tree,
 // tests/npm_ci.sh), else from next to this script.
@@ -230,4 +231,51 @@ export class Failures {
     for (const m of this.list) console.log(`  - ${m}`);
     return 1;
   }
+}
+
+// The command line of a check script: --html, --metrics and --trace (files
+// that must exist), --screenshot, and `extra` string options; then the
+// browser is started, `check(browser, args)` run (it returns a Failures),
+// and the browser closed. The exit status: 0 pass, 1 failures, 2 bad usage
+// or no browser.
+export async function runCheck(name, usage, extra, check) {
+  let args;
+  try {
+    const options = { html: { type: "string" }, metrics: { type: "string" }, trace: { type: "string" }, screenshot: { type: "string" } };
+    for (const k of extra) options[k] = { type: "string" };
+    args = parseArgs({ options }).values;
+    if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
+    for (const k of ["html", "metrics", "trace"]) {
+      if (!fs.existsSync(args[k])) throw new Error(`no such file: ${args[k]}`);
+    }
+  } catch (e) {
+    console.error(`${name}: ${e.message}`);
+    console.error(`usage: ${usage}`);
+    return 2;
+  }
+  let browser;
+  try {
+    browser = await launch(loadPuppeteer());
+  } catch (e) {
+    console.error(`${name}: cannot start the browser: ${e.message}`);
+    return 2;
+  }
+  try {
+    return (await check(browser, args)).report();
+  } finally {
+    await browser.close();
+  }
+}
+
+// Runs `body(f)` with a new Failures labelled `label` and returns it. A page
+// that breaks the contract can make a step impossible (a click on a hidden
+// element): a throw is a failure too, said as one.
+export async function collectFailures(label, body) {
+  const f = new Failures(label);
+  try {
+    await body(f);
+  } catch (e) {
+    f.add(`the check stopped: ${e.message}`);
+  }
+  return f;
 }

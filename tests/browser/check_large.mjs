@@ -17,18 +17,16 @@
 // exit 0: pass; 1: a check failed; 2: usage or the browser could not start.
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
-  Failures,
   clickCentered,
   clickSort,
+  collectFailures,
   guard,
-  launch,
-  loadPuppeteer,
   monotonic,
   readCompileRecords,
   readTraceEvents,
+  runCheck,
   settle,
   unitRows,
   unitsFromTrace,
@@ -54,15 +52,7 @@ async function turn(page, button) {
 }
 
 export async function checkLarge(browser, opts) {
-  const f = new Failures(`check_large ${path.basename(opts.html)}`);
-  try {
-    await checkLargeInto(browser, opts, f);
-  } catch (e) {
-    // A page that breaks the contract can make a step impossible (a click
-    // on a hidden element): that is a failure too, said as one.
-    f.add(`the check stopped: ${e.message}`);
-  }
-  return f;
+  return collectFailures(`check_large ${path.basename(opts.html)}`, (f) => checkLargeInto(browser, opts, f));
 }
 
 async function checkLargeInto(browser, opts, f) {
@@ -182,33 +172,13 @@ async function checkLargeInto(browser, opts, f) {
   await page.close();
 }
 
-async function main() {
-  let args;
-  try {
-    args = parseArgs({
-      options: { html: { type: "string" }, metrics: { type: "string" }, trace: { type: "string" }, screenshot: { type: "string" } },
-    }).values;
-    if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
-    for (const k of ["html", "metrics", "trace"]) {
-      if (!fs.existsSync(args[k])) throw new Error(`no such file: ${args[k]}`);
-    }
-  } catch (e) {
-    console.error(`check_large: ${e.message}`);
-    console.error("usage: node check_large.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png]");
-    return 2;
-  }
-  let browser;
-  try {
-    browser = await launch(loadPuppeteer());
-  } catch (e) {
-    console.error(`check_large: cannot start the browser: ${e.message}`);
-    return 2;
-  }
-  try {
-    return (await checkLarge(browser, args)).report();
-  } finally {
-    await browser.close();
-  }
+function main() {
+  return runCheck(
+    "check_large",
+    "node check_large.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png]",
+    [],
+    checkLarge,
+  );
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -29,18 +29,16 @@
 // browser could not start.
 import fs from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import {
-  Failures,
   clickCentered,
   clickSort,
+  collectFailures,
   guard,
-  launch,
-  loadPuppeteer,
   monotonic,
   readCompileRecords,
   readTraceEvents,
+  runCheck,
   settle,
   unitRows,
   unitsFromTrace,
@@ -59,15 +57,7 @@ const sameFile = (a, b) => {
 
 // Checks the report at opts.html with a running browser; returns Failures.
 export async function checkReport(browser, opts) {
-  const f = new Failures(`check_report ${path.basename(opts.html)}`);
-  try {
-    await checkReportInto(browser, opts, f);
-  } catch (e) {
-    // A page that breaks the contract can make a step impossible (a click
-    // on a hidden element): that is a failure too, said as one.
-    f.add(`the check stopped: ${e.message}`);
-  }
-  return f;
+  return collectFailures(`check_report ${path.basename(opts.html)}`, (f) => checkReportInto(browser, opts, f));
 }
 
 async function checkReportInto(browser, opts, f) {
@@ -358,46 +348,20 @@ async function checkCompare(browser, html, f) {
   await page.close();
 }
 
-async function main() {
-  let args;
-  try {
-    args = parseArgs({
-      options: {
-        html: { type: "string" },
-        metrics: { type: "string" },
-        trace: { type: "string" },
-        screenshot: { type: "string" },
-        "compare-html": { type: "string" },
-      },
-    }).values;
-    if (!args.html || !args.metrics || !args.trace) throw new Error("--html, --metrics and --trace are required");
-    for (const k of ["html", "metrics", "trace"]) {
-      if (!fs.existsSync(args[k])) throw new Error(`no such file: ${args[k]}`);
-    }
-  } catch (e) {
-    console.error(`check_report: ${e.message}`);
-    console.error("usage: node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html]");
-    return 2;
-  }
-  let browser;
-  try {
-    browser = await launch(loadPuppeteer());
-  } catch (e) {
-    console.error(`check_report: cannot start the browser: ${e.message}`);
-    return 2;
-  }
-  try {
-    const f = await checkReport(browser, {
-      html: args.html,
-      metrics: args.metrics,
-      trace: args.trace,
-      screenshot: args.screenshot,
-      compareHtml: args["compare-html"],
-    });
-    return f.report();
-  } finally {
-    await browser.close();
-  }
+function main() {
+  return runCheck(
+    "check_report",
+    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html]",
+    ["compare-html"],
+    (browser, args) =>
+      checkReport(browser, {
+        html: args.html,
+        metrics: args.metrics,
+        trace: args.trace,
+        screenshot: args.screenshot,
+        compareHtml: args["compare-html"],
+      }),
+  );
 }
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {

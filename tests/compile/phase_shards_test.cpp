@@ -31,6 +31,17 @@ const PhaseTimes* find(const std::vector<PhaseTimes>& all, const std::string& ke
   return nullptr;
 }
 
+// `runs` runs of `key` on each of `threads` threads at once.
+void run_on_threads(const PhaseKey& key, int threads, int runs) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&key, runs] {
+      for (int i = 0; i < runs; ++i) Phase p(key);
+    });
+  }
+  for (std::thread& t : pool) t.join();
+}
+
 void busy_wait(std::chrono::nanoseconds d) {
   const auto until = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < until) {
@@ -41,13 +52,7 @@ TEST_F(PhaseShards, TotalsFromManyThreadsAreExact) {
   static const PhaseKey kKey("shards.totals");
   constexpr int kThreads = 12;  // more threads than shards: some share one
   constexpr int kRuns = 2000;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([] {
-      for (int i = 0; i < kRuns; ++i) Phase p(kKey);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  run_on_threads(kKey, kThreads, kRuns);
   const std::vector<PhaseTimes> all = phase_times();
   const PhaseTimes* t = find(all, "shards.totals");
   ASSERT_NE(t, nullptr);
@@ -99,13 +104,7 @@ TEST_F(PhaseShards, TheListStopsAtTheBoundAcrossShards) {
   static const PhaseKey kKey("shards.bound");
   constexpr int kThreads = 4;
   constexpr int kRuns = 30000;  // 120000 runs in all, above 65536
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([] {
-      for (int i = 0; i < kRuns; ++i) Phase p(kKey);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  run_on_threads(kKey, kThreads, kRuns);
   const std::vector<PhaseTimes> all = phase_times();
   const PhaseTimes* t = find(all, "shards.bound");
   ASSERT_NE(t, nullptr);
