@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, run the instrumented NVRTC JIT sample with a
-# trace and a metrics file, and print jitscope-report's summary of them.
+# trace and a metrics file, print jitscope-report's summary of them and
+# write its HTML report beside them.
 # usage: scripts/main.sh [output-dir]   (default: build/main-job)
 # Run it twice: the second run's compile units are disk-cache hits.
 set -euo pipefail
@@ -24,6 +25,9 @@ metrics="$out/nvrtc_jit.metrics.jsonl"
 echo
 ./build/release/tools/report/jitscope-report "$trace" --metrics "$metrics" \
   --section header,compile_times,phases,top_spans,gpu --top 5
+html="$out/nvrtc_jit.report.html"
+./build/release/tools/report/jitscope-report "$trace" --metrics "$metrics" --format html -o "$html"
 echo
 echo "Per compile unit:  ./build/release/tools/report/jitscope-report $trace --metrics $metrics --section units"
+echo "HTML report (units, phase waterfalls, artifacts): open $html in a browser."
 echo "Open $trace in https://ui.perfetto.dev (or chrome://tracing)."
