@@ -107,7 +107,7 @@ async function checkReportInto(browser, opts, f) {
         .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? e.getAttribute("srcset"))
         .filter((v) => {
           try {
-            return !["file:", "data:", "blob:", "about:", "javascript:"].includes(new URL(v, document.baseURI).protocol);
+            return !["file:", "data:", "blob:", "about:"].includes(new URL(v, document.baseURI).protocol);
           } catch {
             return true;
           }

@@ -3,6 +3,7 @@
 // totals are exact, the listed durations are in the order the runs ended
 // (not shard order), and the list holds the first kMaxDurationsPerKey runs.
 #include <jitscope/compile.hpp>
+#include <jitscope/jitscope.hpp>
 
 #include <gtest/gtest.h>
 
@@ -96,6 +97,36 @@ TEST_F(PhaseShards, DurationsAreListedInEndOrderAcrossThreads) {
   ASSERT_EQ(t->durations_ns.size(), 8u);
   // A's runs are at least 3 ms each and come first; B's (empty) runs last.
   for (std::size_t i = 0; i < 3; ++i) EXPECT_GE(t->durations_ns[i], 3'000'000u) << i;
+}
+
+// Runs that end before, during and after a TSC session are listed in the
+// order they ended: the session's runs carry TSC ticks, the others
+// CLOCK_MONOTONIC ns (on this machine kind, ticks are the larger numbers,
+// so a sort on the raw values would list the runs outside the session first).
+TEST_F(PhaseShards, RunsAroundATscSessionAreListedInEndOrder) {
+  static const PhaseKey kKey("shards.clocks");
+  const auto long_run = [] {
+    Phase p(kKey);
+    busy_wait(4ms);
+  };
+  long_run();
+  long_run();
+  Config cfg;
+  cfg.output_path = "/dev/null";
+  cfg.cupti = CuptiMode::kOff;
+  cfg.crash_handler = false;
+  cfg.clock = ClockChoice::kTsc;
+  const Status st = start(cfg);
+  if (!st.ok()) GTEST_SKIP() << "no TSC session here: " << st.message();
+  for (int i = 0; i < 3; ++i) Phase p(kKey);  // short runs
+  ASSERT_TRUE(stop().ok());
+  long_run();
+  const std::vector<PhaseTimes> all = phase_times();
+  const PhaseTimes* t = find(all, "shards.clocks");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->durations_ns.size(), 6u);
+  // Two long runs, the session's three, the last long one.
+  for (std::size_t i : {0u, 1u, 5u}) EXPECT_GE(t->durations_ns[i], 4'000'000u) << i;
 }
 
 // Past kMaxDurationsPerKey runs, from several threads: the aggregates count

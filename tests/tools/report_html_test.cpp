@@ -189,6 +189,8 @@ TEST(HtmlReport, ArtifactLinksArePercentEncoded) {
   EXPECT_EQ(jitscope::report::artifact_href("/w/outside/a.ptx", "/w/out"),
             "file:///w/outside/a.ptx");
   EXPECT_EQ(jitscope::report::artifact_href("/w/out/../x.ptx", "/w/out"), "file:///w/x.ptx");
+  // No base (the page's folder could not be found): never relative.
+  EXPECT_EQ(jitscope::report::artifact_href("/w/out/a.ptx", ""), "file:///w/out/a.ptx");
 
   // To stdout: relative to the current directory.
   const std::string cwd = fs::current_path().string();

@@ -92,9 +92,11 @@ std::int64_t Distribution::percentile(double p) const {
 
 std::size_t Distribution::log_bin_of(std::uint64_t ns) {
   if (ns < 4) return static_cast<std::size_t>(ns);
-  const int e = std::bit_width(ns) - 1;                      // ns in [2^e, 2^(e+1)), e >= 2
-  const std::uint64_t quarter = (ns >> (e - 2)) & 3;         // which quarter of the octave
-  return 4 + static_cast<std::size_t>(e - 2) * 4 + quarter;  // e <= 63: at most 247
+  const int e = std::bit_width(ns) - 1;               // ns in [2^e, 2^(e+1)), e >= 2
+  const std::uint64_t quarter = (ns >> (e - 2)) & 3;  // which quarter of the octave
+  // add() keeps durations in int64, so e <= 62: at most 4 + 60 * 4 + 3 = 247
+  // (kLogBins = 248); e = 63 would give 251.
+  return 4 + static_cast<std::size_t>(e - 2) * 4 + quarter;
 }
 
 LogBin Distribution::log_bin_range(std::size_t bin) {

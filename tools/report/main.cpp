@@ -294,7 +294,7 @@ int run(int argc, char** argv) {
     std::error_code ec;
     fs::path base = fs::current_path(ec);
     if (!output.empty()) base = fs::absolute(fs::path(output), ec).parent_path();
-    if (ec) base = "/";
+    if (ec) base.clear();  // unknown: artifact links stay file:// URLs
     report::render_html(r, sec, comparison ? &*comparison : nullptr, &csec,
                         report::HtmlOptions{base.lexically_normal().string()}, write);
   } else if (comparison) {

@@ -82,7 +82,7 @@ void render(const Report& r, Format format, const Sections& sections, const Writ
     case Format::kHtml: {
       std::error_code ec;
       const std::filesystem::path cwd = std::filesystem::current_path(ec);
-      write_html(r, sections, nullptr, nullptr, HtmlOptions{ec ? "/" : cwd.string()}, em);
+      write_html(r, sections, nullptr, nullptr, HtmlOptions{ec ? std::string() : cwd.string()}, em);
       return;
     }
   }

@@ -55,7 +55,8 @@ void render_html(const Report& r, const Sections& sections, const Comparison* co
 
 // An artifact's link: `path` relative to `base` (both absolute, compared
 // lexically) when it lies under it, else a file:// URL; percent-encoded
-// (RFC 3986: all but unreserved characters and '/').
+// (RFC 3986: all but unreserved characters and '/'). An empty `base` (the
+// page's folder is unknown) makes no link relative.
 std::string artifact_href(const std::string& path, const std::string& base);
 
 // 12.3 ms, 1.23 s, 850 ns, 4.56 µs: three significant digits.

@@ -120,14 +120,17 @@ void skeleton(std::string& o, const PageSections& s) {
 
 void ScriptSafeJson::write(std::string_view piece) {
   std::string& o = out_.buf();
-  if (!held_.empty()) {  // complete the held bytes with the piece's first ones
-    const std::size_t take = std::min(piece.size(), 3 - held_.size());
-    const std::string joined = held_ + std::string(piece.substr(0, take));
+  if (!held_.empty()) {
+    // The held bytes lead the piece (rare: a piece that ended in a cut
+    // U+2028/2029 lead). Joined whole, so that bytes held again (an invalid
+    // E2 E2 80 ...) stay in order.
+    std::string joined = std::move(held_);
     held_.clear();
-    piece.remove_prefix(take);
-    append(o, joined);  // held again only if the piece was too short
+    joined.append(piece);
+    append(o, joined);
+  } else {
+    append(o, piece);
   }
-  append(o, piece);
   out_.maybe_flush();
 }
 
@@ -163,6 +166,10 @@ void ScriptSafeJson::append(std::string& o, std::string_view s) {
 std::string artifact_href(const std::string& path, const std::string& base) {
   namespace fs = std::filesystem;
   fs::path p(path);
+  if (base.empty()) {  // the page's folder is unknown: no link is made relative
+    p = p.lexically_normal();
+    return (p.is_absolute() ? "file://" : "") + percent_encode_path(p.generic_string());
+  }
   if (p.is_relative()) p = fs::path(base) / p;  // SDK paths are absolute; others: from base
   p = p.lexically_normal();
   fs::path b = fs::path(base).lexically_normal();

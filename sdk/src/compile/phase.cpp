@@ -183,8 +183,8 @@ std::uint64_t read_phase_clock(std::uint32_t session) noexcept {
   return t_compile.phase_shard;
 }
 
-void record_duration(PhaseStats& p, std::uint64_t end_ticks, std::uint64_t ns,
-                     std::uint64_t self_ns, bool outermost) noexcept {
+void record_duration(PhaseStats& p, std::uint64_t end, std::uint64_t ns, std::uint64_t self_ns,
+                     bool outermost) noexcept {
   std::uint32_t index = t_compile.phase_shard;
   if (index >= kPhaseShards) [[unlikely]]
     index = assign_phase_shard();
@@ -205,7 +205,7 @@ void record_duration(PhaseStats& p, std::uint64_t end_ticks, std::uint64_t ns,
       // Quiet here, said below: threads sharing the shard wait on the spin
       // lock, so the line is written once it is released. Failing, the
       // aggregates stay exact; the list is only shorter ("N more" in the table).
-      listed = guarded_quiet([&] { shard.runs.push_back({end_ticks, ns}); });
+      listed = guarded_quiet([&] { shard.runs.push_back({end, ns}); });
       if (listed && shard.runs.size() % kListedChunk == 0) {
         p.listed_runs.fetch_add(kListedChunk, std::memory_order_relaxed);
       }
@@ -353,7 +353,8 @@ void Phase::end() noexcept {
       outer->nested_column_ns += ns - std::min(ns, f.counted_by_outer_ns);
     }
   }
-  record_duration(p, end_ticks, ns, self_ns, outermost);
+  const bool tsc = f.session != 0 && (f.session & kSessionTscBit) != 0;
+  record_duration(p, end_ticks | (tsc ? PhaseRun::kTscEnd : 0), ns, self_ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
     // Failing, the trace and the per-key times are kept.
     guarded("adding a phase to its compile record", [&] {
@@ -388,11 +389,27 @@ EventRef Phase::event() noexcept {
 
 // ---- queries and tables ----
 
+namespace {
+
+// A PhaseRun's end on CLOCK_MONOTONIC: TSC ticks are placed by their
+// distance from `now` (a TSC tick and CLOCK_MONOTONIC read together), at
+// the process's TSC rate.
+std::uint64_t end_on_monotonic(std::uint64_t end, const ClockPoint& now) noexcept {
+  if ((end & PhaseRun::kTscEnd) == 0) return end;
+  const std::uint64_t ticks = end & ~PhaseRun::kTscEnd;
+  if (ticks >= now.ticks) return now.ns;
+  const std::uint64_t ago = tick_delta_to_ns(kSessionTscBit, now.ticks - ticks);
+  return now.ns - std::min(now.ns, ago);
+}
+
+}  // namespace
+
 std::vector<PhaseTimes> phase_times() {
   std::vector<PhaseTimes> out;
   PhaseRegistry& reg = phase_registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   std::vector<PhaseRun> runs;
+  const ClockPoint now = sample_clock_point();
   for (PhaseStats* p : reg.in_order) {
     PhaseTimes t;
     runs.clear();
@@ -406,11 +423,11 @@ std::vector<PhaseTimes> phase_times() {
       runs.insert(runs.end(), shard.runs.begin(), shard.runs.end());
     }
     if (t.count == 0) continue;
-    // By when they ended (stable: one thread's runs that end on the same
-    // tick keep their order), then the first kMaxDurationsPerKey.
-    std::stable_sort(runs.begin(), runs.end(), [](const PhaseRun& a, const PhaseRun& b) {
-      return a.end_ticks < b.end_ticks;
-    });
+    // By when they ended, on CLOCK_MONOTONIC (stable: one thread's runs that
+    // end on the same tick keep their order), then the first kMaxDurationsPerKey.
+    for (PhaseRun& r : runs) r.end = end_on_monotonic(r.end, now);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](const PhaseRun& a, const PhaseRun& b) { return a.end < b.end; });
     const std::size_t listed = std::min(runs.size(), kMaxDurationsPerKey);
     t.durations_ns.reserve(listed);
     for (std::size_t i = 0; i < listed; ++i) t.durations_ns.push_back(runs[i].ns);

@@ -46,10 +46,14 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
-// One run of a phase, listed for compile_times(): when it ended (its
-// session's clock ticks, the order across shards) and how long it took.
+// One run of a phase, listed for compile_times(): when it ended, for the
+// order across shards, and how long it took. The end is in its session's
+// clock: TSC ticks (kTscEnd set) or CLOCK_MONOTONIC ns; phase_times() puts
+// both on CLOCK_MONOTONIC before sorting, as runs of one key can end
+// before, during and after a TSC session.
 struct PhaseRun {
-  std::uint64_t end_ticks = 0;
+  static constexpr std::uint64_t kTscEnd = std::uint64_t{1} << 63;  // ticks never reach it
+  std::uint64_t end = 0;
   std::uint64_t ns = 0;
 };
 
@@ -76,9 +80,12 @@ struct PhaseStats {
   bool exclusive = false;         // the column gets self time (PhaseOptions::exclusive)
   // Runs listed in all shards, counted kListedChunk at a time (a shared
   // write once per chunk, not per run): past kMaxDurationsPerKey no shard
-  // lists more, so the lists hold about kMaxDurationsPerKey runs in all.
-  // Those are still the key's first ones: every run ending after the count
-  // passed the bound ended after at least that many listed runs.
+  // lists more. Each shard can hold up to a chunk the count does not show
+  // yet, and shards can pass the check together, so the lists hold at most
+  // kMaxDurationsPerKey + 2 * kPhaseShards * kListedChunk runs (81,920) and
+  // phase_times() keeps the first kMaxDurationsPerKey of them by end. Those
+  // are the key's first runs but for one race at the bound: a thread
+  // preempted between its run's end and the check may miss listing it.
   std::atomic<std::uint64_t> listed_runs{0};
   PhaseShard shards[kPhaseShards];
 };
