@@ -55,18 +55,10 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
       u.keep_span(UnitStats::Placed{start, dur, name_index, thread});
     }
   }
-  // The slowest spans: a min-heap of opt_.top_n, the fastest on top.
+  // The slowest spans: the opt_.top_n greatest by slower(), the fastest on top.
   if (opt_.top_n > 0) {
-    const TopEntry e{dur, start, seq, name_index, thread, unit};
-    auto faster_first = [](const TopEntry& a, const TopEntry& b) { return slower(a, b); };
-    if (top_.size() < opt_.top_n) {
-      top_.push_back(e);
-      std::push_heap(top_.begin(), top_.end(), faster_first);
-    } else if (slower(e, top_.front())) {
-      std::pop_heap(top_.begin(), top_.end(), faster_first);
-      top_.back() = e;
-      std::push_heap(top_.begin(), top_.end(), faster_first);
-    }
+    keep_greatest(top_, opt_.top_n, TopEntry{dur, start, seq, name_index, thread, unit},
+                  [](const TopEntry& a, const TopEntry& b) { return slower(b, a); });
   }
   // Self time: unit slices nest others but have no row of their own.
   TimedSpan ts;

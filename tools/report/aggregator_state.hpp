@@ -29,6 +29,24 @@
 
 namespace jitscope::report {
 
+// Keeps the `n` greatest items seen, by `less`, in `heap`: a min-heap (the
+// least kept item on top, replaced by a greater one), so memory stays at n
+// items whatever the count. The slowest spans and each unit's longest
+// phase spans both use it.
+template <class T, class Less>
+void keep_greatest(std::vector<T>& heap, std::size_t n, const T& item, Less less) {
+  if (n == 0) return;
+  const auto least_on_top = [&less](const T& a, const T& b) { return less(b, a); };
+  if (heap.size() < n) {
+    heap.push_back(item);
+    std::push_heap(heap.begin(), heap.end(), least_on_top);
+  } else if (less(heap.front(), item)) {
+    std::pop_heap(heap.begin(), heap.end(), least_on_top);
+    heap.back() = item;
+    std::push_heap(heap.begin(), heap.end(), least_on_top);
+  }
+}
+
 inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 // An id in a lookup key (threads, processes, units): a tag, then the number
@@ -162,15 +180,8 @@ struct Aggregator::UnitStats {
   void add_thread(std::uint32_t t) { threads.insert(t); }
   void keep_span(const Placed& s) {
     ++spans_total;
-    auto shorter_on_top = [](const Placed& a, const Placed& b) { return a.dur > b.dur; };
-    if (longest.size() < UnitRow::kMaxSpans) {
-      longest.push_back(s);
-      std::push_heap(longest.begin(), longest.end(), shorter_on_top);
-    } else if (s.dur > longest.front().dur) {
-      std::pop_heap(longest.begin(), longest.end(), shorter_on_top);
-      longest.back() = s;
-      std::push_heap(longest.begin(), longest.end(), shorter_on_top);
-    }
+    keep_greatest(longest, UnitRow::kMaxSpans, s,
+                  [](const Placed& a, const Placed& b) { return a.dur < b.dur; });
   }
 };
 

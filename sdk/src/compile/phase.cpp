@@ -197,9 +197,8 @@ void record_duration(PhaseStats& p, std::uint64_t end, std::uint64_t ns, std::ui
     shard.self_ns += self_ns;
     if (outermost) shard.outermost_ns += ns;
     shard.max_ns = std::max(shard.max_ns, ns);
-    // Each shard lists its first kMaxDurationsPerKey runs, so the merge in
-    // phase_times() holds the key's first kMaxDurationsPerKey in end order.
-    // relaxed: a count, read as a bound; the lock orders nothing with it.
+    // The lists' bound: PhaseStats::listed_runs. relaxed: a count, read as
+    // a bound; the lock orders nothing with it.
     if (shard.runs.size() < kMaxDurationsPerKey &&
         p.listed_runs.load(std::memory_order_relaxed) < kMaxDurationsPerKey) {
       // Quiet here, said below: threads sharing the shard wait on the spin
@@ -353,7 +352,7 @@ void Phase::end() noexcept {
       outer->nested_column_ns += ns - std::min(ns, f.counted_by_outer_ns);
     }
   }
-  const bool tsc = f.session != 0 && (f.session & kSessionTscBit) != 0;
+  const bool tsc = (f.session & kSessionTscBit) != 0;  // no session: CLOCK_MONOTONIC
   record_duration(p, end_ticks | (tsc ? PhaseRun::kTscEnd : 0), ns, self_ns, outermost);
   if (f.column_depth_counted || p.compile_event) {
     // Failing, the trace and the per-key times are kept.
