@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs a tests/perfetto Python script with what it needs: Debian's protoc
+# (protobuf-compiler) and a python3 that imports google.protobuf
+# (python3-protobuf). Debian's module lives in /usr/lib/python3/dist-packages,
+# which only Debian's /usr/bin/python3 reads: a python3 earlier on PATH
+# (pyenv, a venv) may lack it, so both are tried. When missing and we are
+# root, installs both with apt-get (serialized on a lock, since ctest -j runs
+# the checks at once).
+#
+# usage: with_protobuf.sh <work_dir> <script.py> [args...]
+#
+# exit 77: protoc or python3-protobuf is missing and cannot be installed (one
+# line on stdout says why: ctest SKIP_RETURN_CODE); otherwise the script's
+# status (77 from the script itself becomes 1: only a missing dependency skips).
+set -u
+SKIP=77
+if [ "$#" -lt 2 ]; then
+  echo "usage: $0 <work_dir> <script.py> [args...]" >&2
+  exit 2
+fi
+work_dir="$1"
+shift
+
+find_python() {
+  for py in python3 /usr/bin/python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import google.protobuf' 2>/dev/null; then
+      command -v "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
+python="$(find_python)"
+if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "perfetto test SKIPPED: protoc or python3-protobuf is missing" \
+      "(install them: sudo apt-get install -y protobuf-compiler python3-protobuf)"
+    exit "$SKIP"
+  fi
+  mkdir -p "$work_dir" || { echo "with_protobuf: cannot create $work_dir" >&2; exit 2; }
+  if command -v flock >/dev/null 2>&1; then
+    exec 8>"$work_dir/.protobuf.lock"
+    flock 8
+  fi
+  python="$(find_python)"
+  if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
+    log="$work_dir/apt-protobuf.log"
+    echo "with_protobuf: installing protobuf-compiler python3-protobuf" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # Empty package lists (a fresh container): update once, then retry.
+    if ! apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf \
+      >"$log" 2>&1; then
+      apt-get update -q >>"$log" 2>&1
+      apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf >>"$log" 2>&1
+    fi
+    python="$(find_python)"
+    if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
+      why="$(grep -E '^(E|W): ' "$log" | head -n 1)"
+      echo "perfetto test SKIPPED: protoc or python3-protobuf is missing and apt-get could not" \
+        "install them (${why:-see $log})"
+      exit "$SKIP"
+    fi
+  fi
+  exec 8>&-
+fi
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
+"$python" "$@"
+rc=$?
+[ "$rc" -eq "$SKIP" ] && rc=1
+exit "$rc"
