@@ -288,9 +288,11 @@ class Span {
     begin_static(name);
   }
   template <std::size_t N>
-  Span(const char (&name)[N], std::initializer_list<Arg> args) noexcept {
-    begin_static(name);
-    for (const Arg& a : args) arg(a);
+  JITSCOPE_ALWAYS_INLINE Span(const char (&name)[N], std::initializer_list<Arg> args) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      const std::uint32_t s = detail::session_word();
+      if (JITSCOPE_UNLIKELY(s != 0)) begin_with_args(s, name, args);
+    }
   }
   // A writable char buffer (a `char name[48]` member) may change or be
   // freed before the flusher reads it: its text is copied, as a dynamic name.
@@ -315,21 +317,26 @@ class Span {
   // another (a pass manager's before/after pass): keep it in a per-thread
   // stack or map, end() it by handle. It must end on the thread that began
   // it; ends out of order are fine (see "Threads" above).
-  Span(Span&& other) noexcept : token_(other.token_) { other.token_.session = 0; }
+  Span(Span&& other) noexcept : token_(other.token_) { other.token_ = {}; }
   Span& operator=(Span&& other) noexcept {
     if (this != &other) {
       end();
       token_ = other.token_;
-      other.token_.session = 0;
+      other.token_ = {};
     }
     return *this;
   }
   JITSCOPE_ALWAYS_INLINE ~Span() { end(); }
 
   // Adds an arg while the span is open; ignored once it has ended.
-  void arg(const Arg& a) noexcept {
+  JITSCOPE_ALWAYS_INLINE void arg(const Arg& a) noexcept {
     if constexpr (detail::kCompiledIn) {
-      if (token_.session != 0 && token_.recorded) detail::add_arg(token_, a);
+      if (token_.session() == 0 || !token_.recorded()) return;
+      if (a.type != detail::ValueType::kString &&
+          detail::add_scalar_arg(token_, a.key, a.type, scalar_bits(a))) {
+        return;
+      }
+      detail::add_arg(token_, a);
     }
   }
   template <std::size_t N, class T>
@@ -339,20 +346,46 @@ class Span {
   // Ends the span now (idempotent).
   JITSCOPE_ALWAYS_INLINE void end() noexcept {
     if constexpr (detail::kCompiledIn) {
-      if (token_.session != 0) {
-        detail::end_span(token_, detail::read_clock(token_.session));
-        token_.session = 0;
+      if (token_.session() != 0) {
+        detail::end_span_now(token_, detail::read_clock(token_.session()));
+        token_ = {};
       }
     }
   }
-  bool recording() const noexcept { return token_.session != 0 && token_.recorded; }
+  bool recording() const noexcept { return token_.session() != 0 && token_.recorded(); }
 
  private:
   JITSCOPE_ALWAYS_INLINE void begin_static(const char* name) noexcept {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
-      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_static(s, detail::read_clock(s), name);
+      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_span(s, detail::read_clock(s), name);
     }
+  }
+  // A scalar arg's value bits (not for strings).
+  static JITSCOPE_ALWAYS_INLINE std::uint64_t scalar_bits(const Arg& a) noexcept {
+    if (a.type == detail::ValueType::kBool) return a.b ? 1 : 0;
+    std::uint64_t bits;
+    std::memcpy(&bits, &a.u64, sizeof bits);  // the union's bytes: i64, u64, f64 alike
+    return bits;
+  }
+  // With scalar args only (the common case) the Begin and its args are one
+  // inline batch; otherwise the Begin and each arg as usual.
+  JITSCOPE_ALWAYS_INLINE void begin_with_args(std::uint32_t s, const char* name,
+                                              std::initializer_list<Arg> args) noexcept {
+    const std::uint64_t ts = detail::read_clock(s);
+    bool scalar = true;
+#pragma GCC unroll 16
+    for (const Arg& a : args) scalar = scalar && a.type != detail::ValueType::kString;
+    detail::SpanBatch batch;
+    if (scalar && detail::begin_span_batch(s, ts, name, args.size(), token_, batch)) [[likely]] {
+      std::uint64_t i = 0;
+#pragma GCC unroll 16
+      for (const Arg& a : args) detail::put_scalar_arg(batch, i++, a.key, a.type, scalar_bits(a));
+      detail::commit_batch(batch, args.size());
+      return;
+    }
+    token_ = detail::begin_static(s, ts, name);
+    for (const Arg& a : args) arg(a);
   }
   detail::SpanToken token_;
 };

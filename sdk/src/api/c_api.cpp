@@ -120,11 +120,11 @@ void jitscope_span_begin_copy(const char* name, size_t len) {
   }
 }
 
-static_assert(sizeof(jitscope_span) == sizeof(jitscope::detail::SpanToken));
+static_assert(sizeof(jitscope_span) >= sizeof(jitscope::detail::SpanToken));
 
 namespace {
 jitscope_span to_c(const jitscope::detail::SpanToken& token) noexcept {
-  return {{token.session, token.serial, token.index, token.recorded}};
+  return {{token.session(), token.serial(), 0, 0}};  // words 2 and 3: spare
 }
 }  // namespace
 
@@ -149,17 +149,16 @@ jitscope_span jitscope_span_open_copy(const char* name, size_t len) {
 
 void jitscope_span_close(jitscope_span* span) {
   if (span == nullptr) return;
-  const jitscope::detail::SpanToken token{span->words[0], span->words[1], span->words[2],
-                                          span->words[3]};
+  const jitscope::detail::SpanToken token{span->words[0], span->words[1]};
   *span = jitscope_span{};
-  if (token.session != 0)
-    jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session));
+  if (token.session() != 0)
+    jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session()));
 }
 
 // The C API's end has no token: an untracked one (serial 0) ends the
 // innermost span of `session`.
 static jitscope::detail::SpanToken innermost(std::uint32_t session) noexcept {
-  return {session, 0, 0, 0};
+  return {session, 0};
 }
 
 void jitscope_span_end(void) {
@@ -167,7 +166,7 @@ void jitscope_span_end(void) {
   const ThreadState* t = current_thread_state_if_registered();
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
-  if (t != nullptr && t->depth > 0) {
+  if (t != nullptr && t->hot.depth > 0) {
     end_span(innermost(t->session), read_clock(t->session));
     return;
   }

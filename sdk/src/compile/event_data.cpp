@@ -144,7 +144,7 @@ std::string render_members(const Fields& fields) {
 }
 
 void flush_frame_data(EventFrame& frame) noexcept {
-  if (frame.data == nullptr || frame.session == 0 || !frame.token.recorded) return;
+  if (frame.data == nullptr || frame.session == 0 || !frame.token.recorded()) return;
   // Failing, the slice goes without its data.
   guarded("writing event data into a trace slice", [&] {
     const std::string members = render_members(frame.data->trace);

@@ -302,7 +302,7 @@ void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept
   f.begin_ticks = read_phase_clock(s);
   if (s != 0) {
     f.token = begin_marked(s, f.begin_ticks, f.name, {}, stats->record_flags, 0);
-    if (f.token.recorded) {
+    if (f.token.recorded()) {
       for (std::size_t i = 0; i < count; ++i) add_arg(f.token, args[i]);
     }
   }
@@ -321,9 +321,9 @@ void Phase::end() noexcept {
   const std::uint64_t end_ticks = read_phase_clock(f.session);
   PhaseStats& p = *f.phase;
   if (f.data != nullptr) flush_frame_data(f);
-  // Only a span that began (token.session != 0) ends: an end without its
+  // Only a span that began (token.session() != 0) ends: an end without its
   // begin would close another span (or pop another NVTX range).
-  if (f.token.session != 0) end_span(f.token, end_ticks);
+  if (f.token.session() != 0) end_span(f.token, end_ticks);
   if (f.column_depth_counted && t_compile.top != &f) hand_over_open_children(f);
   pop_frame(f);
   const std::uint64_t ns =

@@ -100,7 +100,7 @@ void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
     frame.begin_ticks = read_clock(s);
     frame.token =
         begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit, state.packed_id);
-    if (frame.token.recorded && attached) add_arg(frame.token, Arg("attached", true));
+    if (frame.token.recorded() && attached) add_arg(frame.token, Arg("attached", true));
   }
   push_frame(frame);
   frame.open = true;
@@ -112,7 +112,7 @@ void leave_unit(EventFrame& frame) noexcept {
   if (!frame.open || !on_owning_thread(frame, "leaving a compile unit")) return;
   frame.open = false;
   if (frame.data != nullptr) flush_frame_data(frame);
-  if (frame.token.session != 0) end_span(frame.token, read_clock(frame.token.session));
+  if (frame.token.session() != 0) end_span(frame.token, read_clock(frame.token.session()));
   pop_frame(frame);
   delete frame.data;
   frame.data = nullptr;
@@ -245,7 +245,7 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     enter_unit(*state, frame_, false);
-    if (frame_.token.recorded) {
+    if (frame_.token.recorded()) {
       add_arg(frame_.token, Arg("is_forward", options.is_forward));
       if (!options.recompile_reason.empty()) {
         add_arg(frame_.token, Arg("recompile_reason", options.recompile_reason));
@@ -382,7 +382,7 @@ void CompileUnit::close() noexcept {
       done = s.record;
       have_record = true;
     }
-    if (frame_.token.recorded) {
+    if (frame_.token.recorded()) {
       add_arg(frame_.token, Arg("duration_us", done.duration_us));
       if (done.failed) {
         add_arg(frame_.token, Arg("fail_type", std::string_view(done.fail_type)));

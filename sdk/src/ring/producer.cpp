@@ -38,7 +38,7 @@ void cpu_relax() noexcept {
 }
 
 [[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
-  const std::size_t want = need + t.owed;
+  const std::size_t want = need + t.owed();
   if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
   for (unsigned spin = 0;; ++spin) {
     if (session_word() != t.session) return false;
@@ -54,7 +54,7 @@ void cpu_relax() noexcept {
 // Room for `need` records beyond the End records already owed. kBlock waits
 // for the flusher; it gives up when the session ends or `need` can never fit.
 JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
-  if (t.ring.has_room(need + t.owed)) [[likely]]
+  if (t.ring.has_room(need + t.owed())) [[likely]]
     return true;
   return make_room_slow(t, need);
 }
@@ -137,6 +137,7 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
   if (d >= 256) return;
   t.unrecorded_bits[d / 64] |= std::uint64_t{1} << (d % 64);
   ++t.unrecorded;
+  t.update_gate();
 }
 // True (and unmarks it) when the span at depth d was not recorded.
 JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
@@ -146,7 +147,7 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noe
   const std::uint64_t bit = std::uint64_t{1} << (d % 64);
   if ((t.unrecorded_bits[d / 64] & bit) == 0) return false;
   t.unrecorded_bits[d / 64] &= ~bit;
-  --t.unrecorded;
+  if (--t.unrecorded == 0) t.update_gate();
   return true;
 }
 
@@ -157,35 +158,42 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) [[unlikely]]
     return {};
-  // Pushed whenever the span's end will come (token.session != 0), even if
+  // Pushed whenever the span's end will come (token.session() != 0), even if
   // its record is dropped below, so NVTX stays balanced.
   if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
     if (const SpanMirror* m = span_mirror()) m->push(name, dynamic_name, flags, value);
   }
-  const std::uint32_t d = t->depth++;
+  const std::uint32_t d = t->hot.depth;
+  // Recorded spans open below this one, whose Ends are owed.
+  const std::uint32_t owed = t->owed();
+  t->hot.depth = d + 1;
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
   if (d >= 256) [[unlikely]] {
     mark_unrecorded(*t, d);
-    return {session, 0, 0, 0};  // untracked: its end closes the innermost
+    return {session, 0};  // untracked: its end closes the innermost
   }
-  // Unique among the thread's open spans. (After 2^32 spans one is 0, which
-  // only means untracked.)
-  const std::uint32_t serial = ++t->last_serial;
-  t->open_serial[d] = serial;
-  // 2: this Begin and its End, reserved now so that an End never fails.
-  if (t->owed >= kMaxRecordedDepth || !make_room(*t, 2 + payload_slots(name_len))) [[unlikely]] {
+  // 2: this Begin and its End, reserved now so that an End never fails;
+  // make_room adds the owed Ends, this span not yet among them (owed() counts
+  // it until it is marked or recorded, hence one fewer here).
+  if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len))) [[unlikely]] {
+    const std::uint32_t serial =
+        SpanToken::serial_of(++t->hot.dropped_begins, SpanToken::kUnrecorded);
+    t->hot.open_serial[d] = serial;
     mark_unrecorded(*t, d);
-    return {session, serial, 0, 0};
+    return {session, serial};
   }
-  const auto index = static_cast<std::uint8_t>(t->owed);
+  const auto index = static_cast<std::uint8_t>(owed);
+  // Stamped with the Begin's ring position, as the inline begin does.
+  const std::uint32_t serial =
+      SpanToken::serial_of(t->ring.producer().tail.load(std::memory_order_relaxed), index);
+  t->hot.open_serial[d] = serial;
   fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
        ValueType::kNone, flags, index);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
-  ++t->owed;
-  return {session, serial, index, 1};
+  return {session, serial};
 }
 
 }  // namespace
@@ -209,18 +217,18 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
 // have ended it with its Span alive (its index may then be another span's),
 // so threads that never had one check nothing more.
 bool still_open(const ThreadState& t, const SpanToken& token) noexcept {
-  if (token.index >= t.owed) return false;
-  if (token.serial == 0 || t.out_of_order_ends.load(std::memory_order_relaxed) == 0) return true;
-  for (std::uint32_t d = std::min<std::uint32_t>(t.depth, 256); d > 0; --d) {
-    if (t.open_serial[d - 1] == token.serial) return true;
+  if (token.index() >= t.owed()) return false;
+  if (token.serial() == 0 || t.out_of_order_ends.load(std::memory_order_relaxed) == 0) return true;
+  for (std::uint32_t d = std::min<std::uint32_t>(t.hot.depth, 256); d > 0; --d) {
+    if (t.hot.open_serial[d - 1] == token.serial()) return true;
   }
   return false;
 }
 
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session || !token.recorded || !still_open(*t, token) ||
-      members.empty()) {
+  if (t == nullptr || t->session != token.session() || !token.recorded() ||
+      !still_open(*t, token) || members.empty()) {
     return false;
   }
   // Never cut: a cut member list would not be JSON. Too long is dropped.
@@ -229,7 +237,7 @@ bool add_json_members(const SpanToken& token, std::string_view members) noexcept
     return false;
   }
   fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
-       static_cast<std::uint8_t>(token.index));
+       static_cast<std::uint8_t>(token.index()));
   t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
   return true;
 }
@@ -241,9 +249,8 @@ namespace {
 JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bool nvtx) noexcept {
   if (nvtx) [[unlikely]]
     mirror_pop();
-  const std::uint32_t d = --t.depth;
+  const std::uint32_t d = --t.hot.depth;
   if (take_unrecorded(t, d)) return;
-  --t.owed;
   // The Begin reserved this slot (make_room keeps `owed` slots free), so
   // there is room; check anyway rather than assume.
   if (!t.ring.has_room(1)) [[unlikely]] {
@@ -259,16 +266,16 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 // ended that way: nothing to do.
 [[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint32_t serial,
                                                    std::uint64_t ts, bool nvtx) noexcept {
-  std::uint32_t depth = std::min<std::uint32_t>(t.depth, 256);
-  while (depth > 0 && t.open_serial[depth - 1] != serial) --depth;
+  std::uint32_t depth = std::min<std::uint32_t>(t.hot.depth, 256);
+  while (depth > 0 && t.hot.open_serial[depth - 1] != serial) --depth;
   if (depth == 0) return;  // not open: it ended with an outer span
   bump(t.out_of_order_ends);
-  while (t.depth > depth) {
-    const std::uint32_t inner = t.depth - 1;
+  while (t.hot.depth > depth) {
+    const std::uint32_t inner = t.hot.depth - 1;
     const bool recorded = inner < 256 && (t.unrecorded_bits[inner / 64] >> (inner % 64) & 1) == 0;
-    if (recorded && t.owed > 0 && make_room(t, 1)) {
+    if (recorded && t.owed() > 0 && make_room(t, 1)) {
       const Arg mark("jitscope_ended_with_outer", true);
-      t.ring.commit(write_arg(t, 0, mark, 0, 0, static_cast<std::uint8_t>(t.owed - 1)));
+      t.ring.commit(write_arg(t, 0, mark, 0, 0, static_cast<std::uint8_t>(t.owed() - 1)));
     }
     close_innermost(t, ts, nvtx);
   }
@@ -280,23 +287,24 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 void end_span(SpanToken token, std::uint64_t ts) noexcept {
   ThreadState* t = current_thread_state_if_registered();
   if (t == nullptr) return;
-  const bool nvtx = (token.session & kSessionNvtxBit) != 0;
-  if (t->session != token.session) {  // began in an earlier session
+  const bool nvtx = (token.session() & kSessionNvtxBit) != 0;
+  if (t->session != token.session()) {  // began in an earlier session
     if (nvtx) [[unlikely]]
       mirror_pop();
     return;
   }
-  if (t->depth == 0) {
+  if (t->hot.depth == 0) {
     // Nothing open: an untracked end is unbalanced; a tracked one was
     // ended with its outer span.
-    if (token.serial == 0) bump(t->unbalanced_ends);
+    if (token.serial() == 0) bump(t->unbalanced_ends);
     return;
   }
   // Serials are unique among open spans: the innermost's matching is all
   // an in-order end needs to check.
-  const std::uint32_t top = t->depth - 1;
-  if (token.serial != 0 && (top >= 256 || t->open_serial[top] != token.serial)) [[unlikely]] {
-    end_out_of_order(*t, token.serial, ts, nvtx);
+  const std::uint32_t top = t->hot.depth - 1;
+  if (token.serial() != 0 && (top >= 256 || t->hot.open_serial[top] != token.serial()))
+      [[unlikely]] {
+    end_out_of_order(*t, token.serial(), ts, nvtx);
     return;
   }
   close_innermost(*t, ts, nvtx);
@@ -304,14 +312,14 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
 
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session || !still_open(*t, token)) return;
+  if (t == nullptr || t->session != token.session() || !still_open(*t, token)) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
   if (!make_room(*t, 1 + payload_slots(payload))) {
     bump(t->args_dropped);
     return;
   }
-  t->ring.commit(write_arg(*t, 0, arg, payload, flags, static_cast<std::uint8_t>(token.index)));
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, static_cast<std::uint8_t>(token.index())));
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,
@@ -387,7 +395,7 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void*
   if (t == nullptr) return false;
   // Never waits, even under kBlock: this runs inside a CUPTI callback, and
   // the flusher may be inside CUPTI (cuptiActivityFlushAll) at that moment.
-  if (!t->ring.has_room(1 + t->owed)) {
+  if (!t->ring.has_room(1 + t->owed())) {
     bump(t->dropped);
     return false;
   }

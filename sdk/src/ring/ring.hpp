@@ -11,6 +11,8 @@
 
 #include "ring/record.hpp"
 
+#include <jitscope/detail/hot_lane.hpp>
+
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -23,35 +25,43 @@ namespace jitscope::detail {
 class Ring {
  public:
   // Holds up to `capacity` records (storage rounds up to a power of two).
-  explicit Ring(std::size_t capacity)
+  // The producer's cursor is `producer` (a thread's HotThread, which the
+  // inline hot path writes through too), or the ring's own.
+  explicit Ring(std::size_t capacity, RingProducer* producer = nullptr)
       : capacity_(capacity),
         mask_(std::bit_ceil(capacity) - 1),
-        slots_(std::make_unique_for_overwrite<Record[]>(mask_ + 1)) {}  // pages touched on use
+        slots_(std::make_unique_for_overwrite<Record[]>(mask_ + 1)),  // pages touched on use
+        own_(producer == nullptr ? std::make_unique<RingProducer>() : nullptr),
+        producer_(producer != nullptr ? *producer : *own_) {
+    producer_.slots = slots_.get();
+    producer_.mask = mask_;
+    producer_.room_end = capacity;
+    producer_.tail.store(0, std::memory_order_relaxed);
+  }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
 
   std::size_t capacity() const noexcept { return capacity_; }
 
   // ---- producer side ----
 
+  RingProducer& producer() noexcept { return producer_; }
+
   // True when `count` more records fit. Reloads the consumer's index only
   // when the cached one says they might not.
   bool has_room(std::size_t count) noexcept {
-    if (tail_local_ + count - head_cached_ <= capacity_) return true;
-    // acquire: the consumer is done reading the slots it released.
-    head_cached_ = head_.load(std::memory_order_acquire);
-    return tail_local_ + count - head_cached_ <= capacity_;
+    if (producer_.fits(count)) return true;
+    refresh_room();
+    return producer_.fits(count);
   }
   std::size_t write_available() noexcept {
-    head_cached_ = head_.load(std::memory_order_acquire);  // as in has_room
-    return capacity_ - static_cast<std::size_t>(tail_local_ - head_cached_);
+    refresh_room();
+    return static_cast<std::size_t>(producer_.room_end -
+                                    producer_.tail.load(std::memory_order_relaxed));
   }
   // The i-th slot past the last committed one; write it, then commit().
-  Record& slot(std::size_t i) noexcept { return slots_[(tail_local_ + i) & mask_]; }
-  void commit(std::size_t count) noexcept {
-    tail_local_ += count;
-    // release: the records written into the slots are visible to a consumer
-    // that acquires this index.
-    tail_.store(tail_local_, std::memory_order_release);
-  }
+  Record& slot(std::size_t i) noexcept { return producer_.slot(i); }
+  void commit(std::size_t count) noexcept { producer_.commit(count); }
   // Convenience for whole records (tests, bench).
   bool push(const Record& r) noexcept {
     if (!has_room(1)) return false;
@@ -64,13 +74,14 @@ class Ring {
 
   std::size_t read_available() const noexcept {
     // acquire: pairs with commit(); the slots up to tail are fully written.
-    return static_cast<std::size_t>(tail_.load(std::memory_order_acquire) -
+    return static_cast<std::size_t>(producer_.tail.load(std::memory_order_acquire) -
                                     head_.load(std::memory_order_relaxed));
   }
   std::size_t pop(Record* out, std::size_t max) noexcept {
     // relaxed: only the consumer writes head_.
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
-    const std::uint64_t tail = tail_.load(std::memory_order_acquire);  // see read_available
+    const std::uint64_t tail =
+        producer_.tail.load(std::memory_order_acquire);  // see read_available
     std::size_t n = static_cast<std::size_t>(tail - head);
     if (n > max) n = max;
     const std::size_t first = static_cast<std::size_t>(head & mask_);
@@ -83,14 +94,17 @@ class Ring {
   }
 
  private:
+  void refresh_room() noexcept {
+    // acquire: the consumer is done reading the slots it released.
+    producer_.room_end = head_.load(std::memory_order_acquire) + capacity_;
+  }
+
   const std::size_t capacity_;
-  const std::size_t mask_;
+  const std::size_t mask_;  // the consumer's copy, off the producer's line
   const std::unique_ptr<Record[]> slots_;
-  // Producer line: its own tail and its cached view of head.
-  alignas(64) std::uint64_t tail_local_ = 0;
-  std::uint64_t head_cached_ = 0;
-  // Shared indices, each on its own line.
-  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  const std::unique_ptr<RingProducer> own_;  // when no producer was given
+  RingProducer& producer_;
+  // The consumer's index, on its own line.
   alignas(64) std::atomic<std::uint64_t> head_{0};  // the class's alignment pads this line
 };
 

@@ -17,6 +17,19 @@ namespace jitscope::detail {
 constinit thread_local ThreadState* t_state [[gnu::tls_model("initial-exec")]] = nullptr;
 
 namespace {
+// What t_hot points at while the thread has no state: its session 0 never
+// matches a session word, so the inline path always calls the library.
+constinit HotThread g_idle_hot{};
+}  // namespace
+
+constinit thread_local HotThread* t_hot [[gnu::tls_model("initial-exec")]] = &g_idle_hot;
+
+void set_current_thread_state(ThreadState* t) noexcept {
+  t_state = t;
+  t_hot = t != nullptr ? &t->hot : &g_idle_hot;
+}
+
+namespace {
 
 thread_local bool t_exiting = false;
 thread_local bool t_is_flusher = false;
@@ -42,7 +55,7 @@ struct ThreadExitGuard {
       // release: every record this thread pushed is visible to the flusher
       // once it sees retired == true.
       t_state->retired.store(true, std::memory_order_release);
-      t_state = nullptr;
+      set_current_thread_state(nullptr);
     }
   }
 };
@@ -56,12 +69,14 @@ std::size_t max_payload_for(std::size_t capacity) noexcept {
 
 ThreadState::ThreadState(std::uint32_t session_word, std::size_t capacity, OverflowPolicy p,
                          int os_tid, std::string name)
-    : ring(capacity),
+    : ring(capacity, &hot.producer),
       session(session_word),
       policy(p),
       max_payload_bytes(max_payload_for(capacity)),
       tid(os_tid),
-      initial_name(std::move(name)) {}
+      initial_name(std::move(name)) {
+  update_gate();
+}
 
 ThreadState::~ThreadState() = default;
 
@@ -122,7 +137,7 @@ void ThreadRegistry::forget_all_in_child() noexcept {
   // The parent's flusher may have been halfway through changing any of
   // them: abandon, never free. The memory is copy-on-write; it costs nothing.
   states_.clear();
-  t_state = nullptr;
+  set_current_thread_state(nullptr);
 }
 
 std::string current_thread_name() {
@@ -164,7 +179,7 @@ ThreadState* register_thread(std::uint32_t session) noexcept {
       // The old state belongs to an earlier session: hand it to the flusher.
       t->retired.store(true, std::memory_order_release);  // see ThreadExitGuard
     }
-    t_state = fresh;
+    set_current_thread_state(fresh);
     // A name given before this session goes to NVTX tools too.
     if ((session & kSessionNvtxBit) != 0 && t_name_set) {
       if (const SpanMirror* m = span_mirror()) m->thread_name(std::string_view(t_name, t_name_len));

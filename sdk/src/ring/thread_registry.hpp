@@ -24,28 +24,33 @@ struct ConsumerState {
   virtual ~ConsumerState() = default;
 };
 
-// Deepest recorded nesting; deeper spans are dropped and counted.
-inline constexpr std::uint32_t kMaxRecordedDepth = 255;
-
 struct ThreadState {
   ThreadState(std::uint32_t session, std::size_t capacity, OverflowPolicy policy, int tid,
               std::string name);
   ~ThreadState();
 
+  // Depth, serials and the ring's producer cursor, shared with the inline
+  // hot path (t_hot points here while this is the thread's state). Before
+  // `ring`, which is made on it.
+  HotThread hot;
   // Producer-only fields.
   Ring ring;
   const std::uint32_t session;  // session word it was registered under
   const OverflowPolicy policy;
   const std::size_t max_payload_bytes;  // longest dynamic string before truncation
-  std::uint32_t depth = 0;              // logical open spans, recorded or not
-  std::uint32_t owed = 0;  // recorded open spans: End records the ring must have room for
   // Spans open at depth < 256 whose Begin was dropped, and their depths as
   // bits: the common end path checks only the count.
   std::uint32_t unrecorded = 0;
   std::uint64_t unrecorded_bits[4] = {0, 0, 0, 0};
-  // The serial of the span open at each depth < 256 (SpanToken::serial).
-  std::uint32_t last_serial = 0;
-  std::uint32_t open_serial[256] = {};
+
+  // Recorded open spans: the End records the ring must keep room for. Every
+  // span below depth 256 is recorded or marked unrecorded; none above is.
+  std::uint32_t owed() const noexcept { return (hot.depth < 256 ? hot.depth : 256) - unrecorded; }
+  // Opens or closes the inline path (HotThread::session) after a change to
+  // what it assumes: no NVTX emission and no unrecorded span open.
+  void update_gate() noexcept {
+    hot.session = (session & kSessionNvtxBit) == 0 && unrecorded == 0 ? session : 0;
+  }
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.
   std::atomic<std::uint64_t> dropped{0};            // events lost (ring full / too deep)
@@ -103,6 +108,10 @@ extern std::atomic<std::uint64_t> g_events_lost;
 // The flusher never records: whatever it calls that is instrumented is skipped.
 void mark_flusher_thread() noexcept;
 bool on_flusher_thread() noexcept;
+
+// Makes `t` (or none) the calling thread's state, for the library and the
+// inline hot path (t_hot) alike.
+void set_current_thread_state(ThreadState* t) noexcept;
 
 // The calling thread's state. Initial-exec: the library is linked at
 // start-up, and this keeps the access one fs-relative load, also in the

@@ -1,14 +1,19 @@
 // Hot-path plumbing behind the public macros and classes. Internal: include
 // <jitscope/jitscope.hpp> instead.
 //
-// The inline part is the guard (one relaxed load of g_session) and the clock
-// read; recording is one out-of-line call into the library (ring/producer.cpp).
-// Under JITSCOPE_DISABLE every use of the calls below sits in a discarded
-// `if constexpr (kCompiledIn)` branch: declared, never referenced.
+// The inline part is the guard (one relaxed load of g_session), the clock
+// read and, for spans and their scalar args, the common case of recording:
+// a record written straight into the thread's ring (begin_span, end_span_now,
+// add_scalar_arg below). Every other case is one out-of-line call into the
+// library (ring/producer.cpp), which keeps every guarantee: drops counted,
+// the End's slot reserved at the Begin, NVTX ranges, dropped Begins, ends
+// out of order, registration. Under JITSCOPE_DISABLE every use of the calls below sits in a
+// discarded `if constexpr (kCompiledIn)` branch: declared, never referenced.
 #pragma once
 
 #include <jitscope/detail/unload_hook.h>
 #include <jitscope/detail/export.hpp>
+#include <jitscope/detail/hot_lane.hpp>
 #include <jitscope/detail/value_type.hpp>
 
 #include <atomic>
@@ -88,16 +93,37 @@ std::string_view buffer_text(const char (&buffer)[N]) noexcept {
           nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - buffer) : N};
 }
 
-// What a span's begin left behind for its end and its args.
+// What a span's begin left behind for its end and its args, in one 64-bit
+// word: compilers keep it in a register through the inline begin and end
+// (as four 32-bit fields GCC packed it through SSE registers and the stack,
+// a dozen instructions more per span, callgrind).
 struct SpanToken {
-  std::uint32_t session = 0;  // session word at begin; 0: span never began
-  // Which span this is among those the thread opened (0: not tracked, deeper
-  // than 256), so that an end out of order is known for what it is.
-  std::uint32_t serial = 0;
-  // Its slot on the writer's open-span stack (< 256). Four bytes, as is
-  // `recorded`: word-sized fields let a begin return the token in registers.
-  std::uint32_t index = 0;
-  std::uint32_t recorded = 0;  // 0: the begin was dropped (ring full / too deep)
+  std::uint64_t word = 0;  // session | serial << 32
+
+  // A serial: `stamp << 9 | 0x100 | index`. index, the low byte, is the
+  // span's slot on the writer's open-span stack (< 255), or kUnrecorded;
+  // the stamp is the ring position of its Begin, or for a span not recorded
+  // the count of dropped begins. Bit 8 keeps a tracked serial from being 0.
+  static constexpr std::uint32_t kUnrecorded = 0xff;
+  static constexpr std::uint32_t serial_of(std::uint64_t stamp, std::uint32_t index) noexcept {
+    return static_cast<std::uint32_t>(stamp << 9) | 0x100u | index;
+  }
+
+  constexpr SpanToken() = default;
+  constexpr SpanToken(std::uint32_t session, std::uint32_t serial) noexcept
+      : word(session | std::uint64_t{serial} << 32) {}
+
+  // The session word at begin; 0: the span never began.
+  constexpr std::uint32_t session() const noexcept { return static_cast<std::uint32_t>(word); }
+  // Which span this is among those the thread has open (0: not tracked,
+  // deeper than 256), so that an end out of order is known for what it is.
+  // Unique among a thread's open spans: recorded ones differ in their slot,
+  // the others in their count; a stale token matches a later span in its
+  // slot only 2^23 records or dropped begins later.
+  constexpr std::uint32_t serial() const noexcept { return static_cast<std::uint32_t>(word >> 32); }
+  constexpr std::uint32_t index() const noexcept { return serial() & 0xff; }
+  // False: the begin was dropped (ring full / too deep).
+  constexpr bool recorded() const noexcept { return serial() != 0 && index() != kUnrecorded; }
 };
 
 JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
@@ -116,5 +142,123 @@ JITSCOPE_API void instant(std::uint32_t session, std::uint64_t ts, const char* n
                           std::size_t arg_count) noexcept;
 JITSCOPE_API void counter(std::uint32_t session, std::uint64_t ts, const char* name,
                           std::string_view dynamic_name, double value) noexcept;
+
+// The inline paths. Each writes what the out-of-line call would, in the one
+// case that needs no decision: the thread's HotThread is open for `session`
+// (so no Begin dropped while spans are open, no NVTX), and the ring has room
+// by the producer's cached view. Anything else calls the library.
+
+// A span with a static name: room for its Begin, its End and the Ends the
+// open spans are owed (all recorded: `depth` of them), as the library's
+// begin reserves.
+JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t ts,
+                                            const char* name) noexcept {
+  HotThread& h = *t_hot;
+  if (h.session == session) [[likely]] {
+    const std::uint32_t d = h.depth;
+    RingProducer& r = h.producer;
+    const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+    if (d < kMaxRecordedDepth && tail + d + 2 <= r.room_end) [[likely]] {
+      Record& rec = r.slots[tail & r.mask];
+      const std::uint32_t serial = SpanToken::serial_of(tail, d);
+      h.open_serial[d] = serial;
+      h.depth = d + 1;
+      rec.ts = ts;
+      rec.name = name;  // value: read only under kFlagUnit, so left as it is
+      set_record_word(
+          rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, static_cast<std::uint8_t>(d)));
+      r.tail.store(tail + 1, std::memory_order_release);  // as RingProducer::commit
+      return {session, serial};
+    }
+  }
+  return begin_static(session, ts, name);
+}
+
+// A span with a static name and `args` scalar args, written in one commit:
+// begin_span's checks, with room for the args too. False: nothing written,
+// the caller takes the out-of-line path. Else the caller writes each arg
+// with put_scalar_arg and ends with commit_batch. The cursor's fields are
+// copies: the record stores cannot alias them, so nothing is reloaded.
+struct SpanBatch {
+  Record* slots;
+  std::uint64_t mask;
+  std::uint64_t tail;  // the Begin's position
+  std::atomic<std::uint64_t>* published;
+  std::uint8_t index;  // its slot on the writer's stack
+};
+JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
+                                             const char* name, std::uint64_t args, SpanToken& token,
+                                             SpanBatch& batch) noexcept {
+  HotThread& h = *t_hot;
+  if (h.session != session) [[unlikely]]
+    return false;
+  const std::uint32_t d = h.depth;
+  RingProducer& r = h.producer;
+  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
+    return false;
+  batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d)};
+  const std::uint32_t serial = SpanToken::serial_of(tail, d);
+  h.open_serial[d] = serial;
+  h.depth = d + 1;
+  Record& rec = batch.slots[tail & batch.mask];
+  rec.ts = ts;
+  rec.name = name;
+  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, batch.index));
+  token = {session, serial};
+  return true;
+}
+// The i-th arg (from 0) after the batch's Begin.
+JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t i, const char* key,
+                                           ValueType type, std::uint64_t bits) noexcept {
+  Record& rec = batch.slots[(batch.tail + 1 + i) & batch.mask];
+  rec.name = key;
+  rec.value.u64 = bits;
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, batch.index));
+}
+// Publishes the Begin and its `args` args together.
+JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
+  batch.published->store(batch.tail + 1 + args, std::memory_order_release);
+}
+
+// The end of the innermost span, when `token` is it; its slot was reserved.
+JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noexcept {
+  HotThread& h = *t_hot;
+  const std::uint32_t top = h.depth - 1;  // wraps at depth 0: fails the next test
+  if (h.session == token.session() && top < kMaxRecordedDepth &&
+      h.open_serial[top] == token.serial()) [[likely]] {
+    h.depth = top;
+    RingProducer& r = h.producer;
+    const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+    Record& rec = r.slots[tail & r.mask];
+    rec.ts = ts;  // only the time and the kind of an End are read
+    set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
+    r.tail.store(tail + 1, std::memory_order_release);
+    return;
+  }
+  end_span(token, ts);
+}
+
+// An integer, floating-point or bool arg (`bits` its value's bits) on the
+// open span `token`, when it is open at its index by the serials (each is
+// unique among a thread's open spans). False: the caller calls add_arg.
+JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(const SpanToken& token, const char* key, ValueType type,
+                                           std::uint64_t bits) noexcept {
+  HotThread& h = *t_hot;
+  const std::uint32_t index = token.index();
+  if (h.session != token.session() || index >= h.depth || h.open_serial[index] != token.serial())
+      [[unlikely]]
+    return false;
+  RingProducer& r = h.producer;
+  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  if (tail + h.depth + 1 > r.room_end) [[unlikely]]
+    return false;
+  Record& rec = r.slots[tail & r.mask];
+  rec.name = key;  // an arg's time is not read
+  rec.value.u64 = bits;
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(index)));
+  r.tail.store(tail + 1, std::memory_order_release);
+  return true;
+}
 
 }  // namespace jitscope::detail

@@ -1,0 +1,144 @@
+// The inline hot path (detail/hot.hpp): a span's common case written by
+// header code straight into the thread's ring. It must write what the
+// library's out-of-line begin writes, keep the End's slot reserved, and hand
+// every case it does not handle (dropped Begins open, a full ring, string
+// args) to the library.
+#include "ring/thread_registry.hpp"
+#include "trace_support.hpp"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace jitscope::testing {
+namespace {
+
+using nlohmann::json;
+
+// The record at ring position `pos` of the calling thread (slots keep their
+// bytes after the flusher has copied them out).
+const detail::Record& record_at(std::uint64_t pos) {
+  const detail::RingProducer& p = detail::t_hot->producer;
+  return p.slots[pos & p.mask];
+}
+std::uint64_t tail_now() {
+  return detail::t_hot->producer.tail.load(std::memory_order_relaxed);
+}
+
+Config quiet_config(const std::string& stem, std::size_t capacity) {
+  Config cfg = test_config(stem);
+  cfg.ring_capacity = capacity;
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.flush_interval = std::chrono::minutes(1);  // nothing drains the ring until stop
+  return cfg;
+}
+
+TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
+  ScopedSession session(quiet_config("inline_same", 1024));
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  // Registers the thread (the library's path), then one of each.
+  const detail::SpanToken first = detail::begin_static(s, 100, "lib");
+  ASSERT_NE(detail::t_hot->session, 0u) << "the gate is open on a plain session";
+  const std::uint64_t at = tail_now();
+  const detail::SpanToken inlined = detail::begin_span(s, 200, "inline");
+  ASSERT_EQ(tail_now(), at + 1);
+  const detail::SpanToken library = detail::begin_static(s, 300, "lib2");
+
+  const detail::Record& a = record_at(at);
+  const detail::Record& b = record_at(at + 1);
+  EXPECT_EQ(a.kind, detail::RecordKind::kBegin);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.name_len, b.name_len);
+  EXPECT_EQ(a.index, 1);  // the stack slot: one span open below it
+  EXPECT_EQ(b.index, 2);
+  EXPECT_EQ(a.ts, 200u);
+  EXPECT_STREQ(a.name, "inline");
+  // Serials: slot in the low byte, the Begin's position above, never 0.
+  EXPECT_TRUE(inlined.recorded());
+  EXPECT_EQ(inlined.index(), 1u);
+  EXPECT_EQ(library.index(), 2u);
+  EXPECT_EQ(inlined.serial(), detail::SpanToken::serial_of(at, 1));
+  EXPECT_EQ(library.serial(), detail::SpanToken::serial_of(at + 1, 2));
+  EXPECT_EQ(detail::t_hot->depth, 3u);
+
+  // Ends: inline and library alike write one End each, innermost first.
+  detail::end_span_now(library, 400);
+  const detail::Record& e = record_at(at + 2);
+  EXPECT_EQ(e.kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(e.ts, 400u);
+  detail::end_span_now(inlined, 500);
+  detail::end_span(first, 600);
+  EXPECT_EQ(record_at(at + 3).kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(record_at(at + 4).kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(detail::t_hot->depth, 0u);
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  auto spans = events_with_ph(load_trace(session.path()), "X");
+  ASSERT_EQ(spans.size(), 3u);
+}
+
+// Spans nested until the ring is full: every recorded span keeps its End
+// (reserved at its Begin), the rest are counted, and while a dropped span is
+// open the inline path stands aside.
+TEST(InlinePath, AFullRingKeepsEveryEndAndClosesTheGateWhileADroppedSpanIsOpen) {
+  ScopedSession session(quiet_config("inline_full", 64));
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::unique_ptr<Span>> open;
+  std::size_t recorded = 0;
+  std::size_t dropped = 0;
+  bool gate_closed_seen = false;
+  for (int i = 0; i < 100; ++i) {
+    open.push_back(std::make_unique<Span>("nested"));
+    if (open.back()->recording()) {
+      ++recorded;
+    } else {
+      ++dropped;
+      EXPECT_EQ(detail::t_hot->session, 0u) << "a dropped span is open: the gate must be closed";
+      gate_closed_seen = true;
+    }
+  }
+  EXPECT_TRUE(gate_closed_seen);
+  // 64 slots: each recorded span takes its Begin and keeps one for its End.
+  EXPECT_EQ(recorded, 32u);
+  EXPECT_EQ(dropped, 68u);
+  while (!open.empty()) open.pop_back();  // innermost first
+  EXPECT_EQ(detail::t_hot->depth, 0u);
+  EXPECT_NE(detail::t_hot->session, 0u) << "the gate reopens once no dropped span is open";
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, dropped);
+  EXPECT_EQ(stats.spans_incomplete, 0u) << "an End found no room";
+  const json trace = load_trace(session.path());
+  EXPECT_EQ(events_with_ph(trace, "X").size(), recorded);
+}
+
+// Scalar args go inline with their Begin; a string arg sends the whole span
+// through the library; an arg on a span that is not the innermost goes by
+// its slot. The trace has the same args either way.
+TEST(InlinePath, ArgsInlineAndThroughTheLibraryAreTheSame) {
+  ScopedSession session(test_config("inline_args"));
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span scalar("scalar", {{"i", -3}, {"u", 7u}, {"d", 1.5}, {"b", true}});
+    Span mixed("mixed", {{"i", -3}, {"u", 7u}, {"d", 1.5}, {"b", true}, {"s", "text"}});
+    Span inner("inner");
+    scalar.arg("later", 9);  // not the innermost: two spans open inside it
+    mixed.arg("later", 9);
+  }
+  session.finish();
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  ASSERT_EQ(args.size(), 3u);
+  json expected = {{"i", -3}, {"u", 7}, {"d", 1.5}, {"b", true}, {"later", 9}};
+  EXPECT_EQ(args["scalar"], expected);
+  expected["s"] = "text";
+  EXPECT_EQ(args["mixed"], expected);
+}
+
+}  // namespace
+}  // namespace jitscope::testing
