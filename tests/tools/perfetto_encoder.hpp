@@ -47,7 +47,9 @@ class Msg {
     for (int i = 0; i < 4; ++i) s_.push_back(static_cast<char>(v >> (8 * i)));
     return *this;
   }
-  Msg& dbl(std::uint32_t field, double v) { return fixed64(field, std::bit_cast<std::uint64_t>(v)); }
+  Msg& dbl(std::uint32_t field, double v) {
+    return fixed64(field, std::bit_cast<std::uint64_t>(v));
+  }
   Msg& bytes(std::uint32_t field, std::string_view b) {
     put_varint(s_, pf::tag(field, pf::kLengthDelimited));
     put_varint(s_, b.size());
@@ -86,22 +88,26 @@ inline Msg thread_track(std::uint64_t uuid, std::uint64_t parent, std::int64_t p
   th.varint(pf::track::kThreadPid, static_cast<std::uint64_t>(pid))
       .varint(pf::track::kThreadTid, static_cast<std::uint64_t>(tid));
   if (!name.empty()) th.bytes(pf::track::kThreadName, name);
-  return Msg().varint(pf::track::kUuid, uuid).varint(pf::track::kParentUuid, parent).msg(
-      pf::track::kThread, th);
+  return Msg()
+      .varint(pf::track::kUuid, uuid)
+      .varint(pf::track::kParentUuid, parent)
+      .msg(pf::track::kThread, th);
 }
 inline Msg named_track(std::uint64_t uuid, std::uint64_t parent, std::string_view name,
                        bool counter = false) {
   Msg t;
-  t.varint(pf::track::kUuid, uuid).bytes(pf::track::kName, name).varint(pf::track::kParentUuid,
-                                                                         parent);
+  t.varint(pf::track::kUuid, uuid)
+      .bytes(pf::track::kName, name)
+      .varint(pf::track::kParentUuid, parent);
   if (counter) t.msg(pf::track::kCounter, Msg());
   return t;
 }
 
 // Debug annotations: named by string (iid 0) or by interned id.
 inline Msg arg_int(std::string_view name, std::int64_t v) {
-  return Msg().bytes(pf::annotation::kName, name).varint(pf::annotation::kIntValue,
-                                                         static_cast<std::uint64_t>(v));
+  return Msg()
+      .bytes(pf::annotation::kName, name)
+      .varint(pf::annotation::kIntValue, static_cast<std::uint64_t>(v));
 }
 inline Msg arg_uint(std::string_view name, std::uint64_t v) {
   return Msg().bytes(pf::annotation::kName, name).varint(pf::annotation::kUintValue, v);

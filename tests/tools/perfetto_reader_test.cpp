@@ -49,7 +49,8 @@ std::vector<std::string> jsons(const ReaderOutput& r) {
 TEST(PerfettoReader, EveryKindOfEventAsTheJsonWriterWritesIt) {
   const auto steps = every_kind();
   const std::string path = write_trace(trace_of(steps));
-  for (const std::size_t chunk : {std::size_t{1}, std::size_t{5}, tools::TraceReader::kDefaultChunkSize}) {
+  for (const std::size_t chunk :
+       {std::size_t{1}, std::size_t{5}, tools::TraceReader::kDefaultChunkSize}) {
     SCOPED_TRACE(chunk);
     const ReaderOutput r = read_with(path, chunk);
     ASSERT_TRUE(r.ok) << r.error;
@@ -58,7 +59,8 @@ TEST(PerfettoReader, EveryKindOfEventAsTheJsonWriterWritesIt) {
     EXPECT_FALSE(r.repairs.any()) << ::testing::PrintToString(r.warnings);
   }
   tools::TraceReader reader;
-  ASSERT_TRUE(reader.read(path, [](const tools::RawEvent&) { return true; }, nullptr, nullptr));
+  ASSERT_TRUE(reader.read(
+      path, [](const tools::RawEvent&) { return true; }, nullptr, nullptr));
   EXPECT_TRUE(reader.protobuf());
   EXPECT_EQ(reader.bytes_read(), trace_of(steps).size());
 }
@@ -115,15 +117,14 @@ TEST(PerfettoReader, IncrementalStateClearedNeverClearedAndLost) {
   p.push_back(thread_head(2, 2, 5'000'000));
   p.push_back(event_at(2, 2, typed(ev::kInstant).varint(ev::kNameIid, 1), &renamed));
   p.push_back(event_at(2, 1, typed(ev::kInstant).varint(ev::kNameIid, 2)));  // never defined
-  p.push_back(event_at(2, 1, typed(ev::kSliceEnd)));                        // none open
+  p.push_back(event_at(2, 1, typed(ev::kSliceEnd)));                         // none open
   p.push_back(event_at(2, 1, typed(ev::kSliceBegin).bytes(ev::kName, "open at the end")));
   const ReaderOutput r = read_with(write_trace(trace(p)), 7);
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(jsons(r),
-            (std::vector<std::string>{
-                R"({"ph":"X","name":"first","ts":1000.001,"dur":0.001,"pid":5,"tid":6})",
-                R"({"ph":"I","s":"t","name":"second","ts":5000.002,"pid":5,"tid":6})",
-                R"({"ph":"I","s":"t","name":"","ts":5000.003,"pid":5,"tid":6})"}));
+  EXPECT_EQ(jsons(r), (std::vector<std::string>{
+                          R"({"ph":"X","name":"first","ts":1000.001,"dur":0.001,"pid":5,"tid":6})",
+                          R"({"ph":"I","s":"t","name":"second","ts":5000.002,"pid":5,"tid":6})",
+                          R"({"ph":"I","s":"t","name":"","ts":5000.003,"pid":5,"tid":6})"}));
   EXPECT_EQ(r.repairs.perfetto.needs_state, 3u);
   EXPECT_EQ(r.repairs.perfetto.unknown_iids, 1u);
   EXPECT_EQ(r.repairs.perfetto.unmatched_ends, 1u);
@@ -178,13 +179,12 @@ struct Corrupt {
 TEST(PerfettoReader, CorruptInputsAreErrorsWithByteOffsets) {
   const std::string head = trace({process_head()});
   const std::size_t h = head.size();
-  const std::size_t body = h + 2;  // a packet's tag and one-byte length
+  const std::size_t body = h + 2;                // a packet's tag and one-byte length
   const std::string seq = on_sequence(1).str();  // 2 bytes
   auto packet = [&](const std::string& b) { return head + trace({Msg().raw(seq + b)}); };
   std::vector<Corrupt> cases{
       {packet(Msg().bytes(pf::packet::kTimestamp, "x").str()),
-       "byte " + std::to_string(body + 2) +
-           ": TracePacket.timestamp has wire type 2, expected 0"},
+       "byte " + std::to_string(body + 2) + ": TracePacket.timestamp has wire type 2, expected 0"},
       {packet("\x5a\x32xyz"),  // track_event, 50 bytes long, in a packet with 3 left
        "byte " + std::to_string(body + 3) + ": a length past the end of its message"},
       {packet("\x40" + std::string(11, '\xff')),
@@ -193,19 +193,20 @@ TEST(PerfettoReader, CorruptInputsAreErrorsWithByteOffsets) {
        ""},
       {packet(Msg().msg(pf::packet::kTrackEvent, Msg().fixed64(ev::kType, 1)).str()),
        "byte " + std::to_string(body + 4) + ": TrackEvent.type has wire type 1, expected 0"},
-      {head + "\x08\x01", "byte " + std::to_string(h) + ": Trace.packet has wire type 0, expected 2"},
+      {head + "\x08\x01",
+       "byte " + std::to_string(h) + ": Trace.packet has wire type 0, expected 2"},
       {head + "\x0a" + std::string(11, '\xff'),
        "byte " + std::to_string(h) + ": a malformed varint (a packet's length)"},
-      {head + "\x13", "byte " + std::to_string(h) +
-                          ": a Trace field of wire type 3 (not in Perfetto's schema)"},
-      {packet("\x0f"), "byte " + std::to_string(body + 2) +
-                           ": wire type 3, 4, 6 or 7 (not in Perfetto's schema)"},
+      {head + "\x13",
+       "byte " + std::to_string(h) + ": a Trace field of wire type 3 (not in Perfetto's schema)"},
+      {packet("\x0f"),
+       "byte " + std::to_string(body + 2) + ": wire type 3, 4, 6 or 7 (not in Perfetto's schema)"},
   };
   {
     Msg deep = arg_int("leaf", 1);
     for (int i = 0; i < 70; ++i) deep = Msg().msg(pf::annotation::kDictEntries, deep);
-    const Msg p = on_sequence(1).msg(
-        pf::packet::kTrackEvent, typed(ev::kInstant).msg(ev::kDebugAnnotations, deep));
+    const Msg p = on_sequence(1).msg(pf::packet::kTrackEvent,
+                                     typed(ev::kInstant).msg(ev::kDebugAnnotations, deep));
     Corrupt c{head + trace({p}), ""};
     const ReaderOutput r = read_with(write_trace(c.bytes), 64);
     ASSERT_FALSE(r.ok);
@@ -232,7 +233,8 @@ TEST(PerfettoReader, BoundsArePerRead) {
   tools::TraceReader reader;
   reader.set_max_event_bytes(20);
   std::string error;
-  EXPECT_FALSE(reader.read(path, [](const tools::RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_FALSE(reader.read(
+      path, [](const tools::RawEvent&) { return true; }, nullptr, &error));
   EXPECT_EQ(error, path + ": byte 0: a packet larger than 20 bytes");
   // Interned strings are bounded too: one name over the bound.
   Msg interned;
@@ -240,8 +242,8 @@ TEST(PerfettoReader, BoundsArePerRead) {
   const std::string big =
       trace({process_head(), on_sequence(1).msg(pf::packet::kInternedData, interned)});
   reader.set_max_event_bytes(330);
-  EXPECT_FALSE(reader.read(write_trace(big), [](const tools::RawEvent&) { return true; }, nullptr,
-                           &error));
+  EXPECT_FALSE(reader.read(
+      write_trace(big), [](const tools::RawEvent&) { return true; }, nullptr, &error));
   EXPECT_NE(error.find("interned strings of more than 330 bytes"), std::string::npos) << error;
 }
 
@@ -272,8 +274,8 @@ TEST(PerfettoReader, FormIsKnownByItsFirstBytes) {
   EXPECT_EQ(tools::detect_trace_form("\x0a\x05"), TraceForm::kUndecided);
   EXPECT_EQ(tools::detect_trace_form("\x0a\x05\x50"), TraceForm::kProtobuf);
   EXPECT_EQ(tools::detect_trace_form(std::string_view("\x0a\x00", 2)), TraceForm::kProtobuf);
-  EXPECT_EQ(tools::detect_trace_form("\n\x01\x02"), TraceForm::kJson);  // field 0
-  EXPECT_EQ(tools::detect_trace_form("\n\x01\x0b"), TraceForm::kJson);  // a group
+  EXPECT_EQ(tools::detect_trace_form("\n\x01\x02"), TraceForm::kJson);        // field 0
+  EXPECT_EQ(tools::detect_trace_form("\n\x01\x0b"), TraceForm::kJson);        // a group
   EXPECT_EQ(tools::detect_trace_form("\x0a\x20\x50"), TraceForm::kProtobuf);  // length 32
   // JSON that starts with a newline still reads as JSON.
   const ReaderOutput r = read_with(write_trace("\n\n[{\"ph\":\"X\"}]"), 1);

@@ -62,20 +62,24 @@ std::vector<Step> report_trace() {
                             .bytes(ev::kCategories, "phase")
                             .msg(ev::kDebugAnnotations, unit_arg())),
                {}});
-  s.push_back({event_at(2, 3000, typed(ev::kSliceEnd)),
-               {R"({"ph":"X","cat":"phase","name":"lower","ts":2001.170,"dur":3.000,"pid":42,"tid":7,"args":{"compile_id":"0/0"}})"}});
-  s.push_back({event_at(2, 40, typed(ev::kSliceEnd)),
-               {R"({"ph":"X","cat":"compile_unit","name":"model","ts":2001.150,"dur":3.060,"pid":42,"tid":7,"args":{"compile_id":"0/0"}})"}});
+  s.push_back(
+      {event_at(2, 3000, typed(ev::kSliceEnd)),
+       {R"({"ph":"X","cat":"phase","name":"lower","ts":2001.170,"dur":3.000,"pid":42,"tid":7,"args":{"compile_id":"0/0"}})"}});
+  s.push_back(
+      {event_at(2, 40, typed(ev::kSliceEnd)),
+       {R"({"ph":"X","cat":"compile_unit","name":"model","ts":2001.150,"dur":3.060,"pid":42,"tid":7,"args":{"compile_id":"0/0"}})"}});
   return s;
 }
 
 // The report's output with the input's name and size taken out.
 std::string without_input(std::string text, const std::string& path) {
-  for (std::size_t at; (at = text.find(path)) != std::string::npos;) text.replace(at, path.size(), "TRACE");
+  for (std::size_t at; (at = text.find(path)) != std::string::npos;)
+    text.replace(at, path.size(), "TRACE");
   text = std::regex_replace(text, std::regex("\"bytes\":[0-9]+,"), "");  // --format json
   std::string out;
   for (const std::string& line : jitscope::testing::lines_of(text)) {
-    if (line.find("bytes") != std::string::npos && line.find("warning") == std::string::npos) continue;
+    if (line.find("bytes") != std::string::npos && line.find("warning") == std::string::npos)
+      continue;
     out += line + "\n";
   }
   return out;
@@ -131,22 +135,29 @@ std::string merge_input(const std::string& host) {
                      descriptor(thread_track(2, 1, 42, 7, "main")),
                      descriptor(process_track(10, 10000042, "GPU 0")),
                      descriptor(thread_track(11, 10, 10000042, 13, "stream 13"))};
-  p.push_back(event_at(1, 1'000'000,
-                       typed(ev::kInstant)
-                           .varint(ev::kTrackUuid, 1)
-                           .bytes(ev::kCategories, pf::kMetadataCategory)
-                           .bytes(ev::kName, "jitscope_session")
-                           .msg(ev::kDebugAnnotations, arg_string("host", host))
-                           .msg(ev::kDebugAnnotations, arg_string("boot_id", "boot-1"))
-                           .msg(ev::kDebugAnnotations, arg_int("session_start_unix_ns", 1'700'000'000'000'000'000))
-                           .msg(ev::kDebugAnnotations, arg_int("session_start_monotonic_ns", 1'000'000))));
+  p.push_back(event_at(
+      1, 1'000'000,
+      typed(ev::kInstant)
+          .varint(ev::kTrackUuid, 1)
+          .bytes(ev::kCategories, pf::kMetadataCategory)
+          .bytes(ev::kName, "jitscope_session")
+          .msg(ev::kDebugAnnotations, arg_string("host", host))
+          .msg(ev::kDebugAnnotations, arg_string("boot_id", "boot-1"))
+          .msg(ev::kDebugAnnotations, arg_int("session_start_unix_ns", 1'700'000'000'000'000'000))
+          .msg(ev::kDebugAnnotations, arg_int("session_start_monotonic_ns", 1'000'000))));
   p.push_back(event_at(1, 2'000'000,
-                       typed(ev::kSliceBegin).varint(ev::kTrackUuid, 2).bytes(ev::kName, "cuLaunchKernel").bytes(
-                           ev::kCategories, "cuda_api").fixed64(ev::kFlowIds, 77)));
+                       typed(ev::kSliceBegin)
+                           .varint(ev::kTrackUuid, 2)
+                           .bytes(ev::kName, "cuLaunchKernel")
+                           .bytes(ev::kCategories, "cuda_api")
+                           .fixed64(ev::kFlowIds, 77)));
   p.push_back(event_at(1, 2'000'500, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 2)));
   p.push_back(event_at(1, 2'001'000,
-                       typed(ev::kSliceBegin).varint(ev::kTrackUuid, 11).bytes(ev::kName, "kernel").bytes(
-                           ev::kCategories, "gpu").fixed64(ev::kTerminatingFlowIds, 77)));
+                       typed(ev::kSliceBegin)
+                           .varint(ev::kTrackUuid, 11)
+                           .bytes(ev::kName, "kernel")
+                           .bytes(ev::kCategories, "gpu")
+                           .fixed64(ev::kTerminatingFlowIds, 77)));
   p.push_back(event_at(1, 2'003'000, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 11)));
   return trace(p);
 }

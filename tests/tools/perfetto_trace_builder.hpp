@@ -53,7 +53,8 @@ inline Msg thread_head(std::uint32_t seq, std::uint64_t track, std::uint64_t mon
       .msg(pf::packet::kTracePacketDefaults,
            Msg()
                .varint(pf::defaults::kTimestampClockId, pf::clock::kThreadIncremental)
-               .msg(pf::defaults::kTrackEventDefaults, Msg().varint(pf::defaults::kTrackUuid, track)))
+               .msg(pf::defaults::kTrackEventDefaults,
+                    Msg().varint(pf::defaults::kTrackUuid, track)))
       .msg(pf::packet::kClockSnapshot, snap);
 }
 inline Msg descriptor(const Msg& track) {
@@ -112,7 +113,8 @@ inline std::vector<Step> every_kind(bool noise = false) {
                    .bytes(ev::kName, "inner")
                    .bytes(ev::kCategories, "phase")
                    .msg(ev::kDebugAnnotations, arg_string("s", "q\"x\n"))));
-  add(event_at(2, 100, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg_bool("incomplete", true))),
+  add(event_at(2, 100,
+               typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg_bool("incomplete", true))),
       {R"({"ph":"X","cat":"phase","name":"inner","ts":2000.015,"dur":0.100,"pid":42,"tid":7,)"
        R"("args":{"s":"q\"x\n","incomplete":true}})"});
   add(event_at(2, 1000, typed(ev::kSliceEnd)),
@@ -123,10 +125,13 @@ inline std::vector<Step> every_kind(bool noise = false) {
   add(event_at(2, 10, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 4)),
       {R"({"ph":"X","cat":"MyDomain","name":"range","ts":2001.130,"dur":0.010,"pid":42,"tid":7})"});
   add(event_at(1, 3'000'000,
-               typed(ev::kCounter).varint(ev::kTrackUuid, 3).bytes(ev::kCategories, "jitscope").varint(
-                   ev::kCounterValue, 4)),
+               typed(ev::kCounter)
+                   .varint(ev::kTrackUuid, 3)
+                   .bytes(ev::kCategories, "jitscope")
+                   .varint(ev::kCounterValue, 4)),
       {R"({"ph":"C","cat":"jitscope","name":"jitscope.dropped_events","ts":3000.000,"pid":42,"tid":0,"args":{"value":4}})"});
-  add(event_at(1, 3'000'500, typed(ev::kCounter).varint(ev::kTrackUuid, 3).dbl(ev::kDoubleCounterValue, 2.5)),
+  add(event_at(1, 3'000'500,
+               typed(ev::kCounter).varint(ev::kTrackUuid, 3).dbl(ev::kDoubleCounterValue, 2.5)),
       {R"({"ph":"C","name":"jitscope.dropped_events","ts":3000.500,"pid":42,"tid":0,"args":{"value":2.5}})"});
   add(event_at(1, 3'001'000,
                typed(ev::kInstant)
@@ -143,15 +148,20 @@ inline std::vector<Step> every_kind(bool noise = false) {
       {R"({"ph":"M","name":"jitscope_session","pid":42,"tid":0,"args":{"host":"h","clock":)"
        R"({"a":-1,"b":[18446744073709551615,0.25,false,"x"]}}})"});
   add(event_at(1, 3'002'000,
-               typed(ev::kInstant).varint(ev::kTrackUuid, 1).bytes(ev::kName, "proc_mark").bytes(
-                   ev::kCategories, "jitscope")),
+               typed(ev::kInstant)
+                   .varint(ev::kTrackUuid, 1)
+                   .bytes(ev::kName, "proc_mark")
+                   .bytes(ev::kCategories, "jitscope")),
       {R"({"ph":"I","s":"p","cat":"jitscope","name":"proc_mark","ts":3002.000,"pid":42,"tid":0})"});
   {
     Msg packed;  // terminating_flow_ids in the packed form
     for (int i = 0; i < 8; ++i) packed.raw(std::string(1, static_cast<char>(i == 0 ? 77 : 0)));
     add(event_at(1, 3'003'000,
-                 typed(ev::kSliceBegin).varint(ev::kTrackUuid, 11).bytes(ev::kName, "kernel").bytes(
-                     ev::kCategories, "gpu").bytes(ev::kTerminatingFlowIds, packed.str())),
+                 typed(ev::kSliceBegin)
+                     .varint(ev::kTrackUuid, 11)
+                     .bytes(ev::kName, "kernel")
+                     .bytes(ev::kCategories, "gpu")
+                     .bytes(ev::kTerminatingFlowIds, packed.str())),
         {R"({"ph":"f","cat":"gpu","name":"launch","id":77,"ts":3003.000,"pid":10000042,"tid":13,"bp":"e"})"});
   }
   add(event_at(1, 3'004'000, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 11)),

@@ -88,7 +88,18 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     bad(bytes.data(),
         "debug annotations nested deeper than " + std::to_string(kMaxAnnotationDepth) + " levels");
   }
-  enum class Kind { kNull, kBool, kUint, kInt, kDouble, kString, kStringIid, kPointer, kDict, kArray };
+  enum class Kind {
+    kNull,
+    kBool,
+    kUint,
+    kInt,
+    kDouble,
+    kString,
+    kStringIid,
+    kPointer,
+    kDict,
+    kArray
+  };
   Kind kind = Kind::kNull;
   std::uint64_t value = 0;
   std::string_view text, name;
@@ -114,9 +125,9 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
       case pf::annotation::kStringValueIid:
         want(f, pf::kVarint, "a DebugAnnotation value");
         value = f.value;
-        kind = f.number == pf::annotation::kBoolValue   ? Kind::kBool
-               : f.number == pf::annotation::kUintValue ? Kind::kUint
-               : f.number == pf::annotation::kIntValue  ? Kind::kInt
+        kind = f.number == pf::annotation::kBoolValue      ? Kind::kBool
+               : f.number == pf::annotation::kUintValue    ? Kind::kUint
+               : f.number == pf::annotation::kIntValue     ? Kind::kInt
                : f.number == pf::annotation::kPointerValue ? Kind::kPointer
                                                            : Kind::kStringIid;
         break;

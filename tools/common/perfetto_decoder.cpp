@@ -169,7 +169,7 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
 }
 
 PerfettoDecoder::State::Sequence& PerfettoDecoder::State::sequence(std::uint32_t id,
-                                                                  const char* at) {
+                                                                   const char* at) {
   const auto it = sequences.find(id);
   if (it != sequences.end()) return it->second;
   if (sequences.size() >= kMaxSequences) {
@@ -194,7 +194,8 @@ std::int64_t PerfettoDecoder::State::to_trace_clock(std::uint32_t clock,
     if (id == primary_clock) to = &ns;
   }
   if (from == nullptr || to == nullptr) return v;  // no relation known: taken as the trace clock
-  return static_cast<std::int64_t>(static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(*from) +
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(v) -
+                                   static_cast<std::uint64_t>(*from) +
                                    static_cast<std::uint64_t>(*to));
 }
 
@@ -269,8 +270,8 @@ void PerfettoDecoder::State::clock_snapshot(Sequence& seq, std::string_view byte
     k->incremental = c.incremental;
     k->multiplier = c.multiplier;
     k->last = c.value;
-    k->offset = static_cast<std::int64_t>(static_cast<std::uint64_t>(anchor_ns) -
-                                          c.value * c.multiplier);
+    k->offset =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(anchor_ns) - c.value * c.multiplier);
   }
 }
 
@@ -309,7 +310,8 @@ void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
       case pf::track::kProcess:
       case pf::track::kThread: {
         const bool is_thread = f.number == pf::track::kThread;
-        want(f, pf::kLengthDelimited, is_thread ? "TrackDescriptor.thread" : "TrackDescriptor.process");
+        want(f, pf::kLengthDelimited,
+             is_thread ? "TrackDescriptor.thread" : "TrackDescriptor.process");
         (is_thread ? thread : process) = true;
         FieldReader d(f.bytes);
         Field g;

@@ -74,8 +74,8 @@ class PerfettoDecoder {
   void finish();
 
   bool stopped() const noexcept;
-  std::uint64_t events() const noexcept;         // handed to on_event
-  std::size_t largest_event() const noexcept;    // bytes
+  std::uint64_t events() const noexcept;       // handed to on_event
+  std::size_t largest_event() const noexcept;  // bytes
   // The counts a read adds to InputRepairs (trace_reader.hpp).
   const PerfettoSkips& skips() const noexcept;
 

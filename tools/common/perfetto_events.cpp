@@ -113,8 +113,8 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
   Track& t = track(has_track ? uuid : 0, bytes.data());
   const Place where = place(t);
   // A named track under a thread (an NVTX domain): its name is the category.
-  if (!has_cat && type != pf::event::kCounter && !t.is_process && !t.is_thread &&
-      t.has_parent && !t.name.empty()) {
+  if (!has_cat && type != pf::event::kCounter && !t.is_process && !t.is_thread && t.has_parent &&
+      !t.name.empty()) {
     add_cat(t.name);
   }
   switch (type) {
@@ -153,9 +153,8 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       append_time(event, s.ts);
       event.append(",\"dur\":");
       // Both ends are points on one clock; an end before its begin is 0 long.
-      detail::append_us(event, ts > s.ts ? static_cast<std::uint64_t>(ts) -
-                                               static_cast<std::uint64_t>(s.ts)
-                                         : 0);
+      detail::append_us(
+          event, ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0);
       append_place(event, s.pid, s.tid);
       append_args_object(event, s.args, scratch);
       event.push_back('}');

@@ -33,9 +33,9 @@ TraceForm detect_trace_form(std::string_view head) noexcept {
     return truncated ? TraceForm::kUndecided : TraceForm::kJson;
   }
   const std::uint64_t wire = tag & 7;
-  const bool field = (tag >> 3) != 0 && (wire == detail::pf::kVarint || wire == detail::pf::kFixed64 ||
-                                         wire == detail::pf::kLengthDelimited ||
-                                         wire == detail::pf::kFixed32);
+  const bool field =
+      (tag >> 3) != 0 && (wire == detail::pf::kVarint || wire == detail::pf::kFixed64 ||
+                          wire == detail::pf::kLengthDelimited || wire == detail::pf::kFixed32);
   return field ? TraceForm::kProtobuf : TraceForm::kJson;
 }
 
@@ -45,8 +45,7 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
   namespace pf = detail::pf;
   protobuf_ = true;
   const std::string& label = in.label();
-  PerfettoDecoder decoder([&on_event](const RawEvent& e) { return on_event(e); },
-                          max_event_bytes_);
+  PerfettoDecoder decoder([&on_event](const RawEvent& e) { return on_event(e); }, max_event_bytes_);
   std::vector<char>& buf = buffer_;
   std::size_t pos = 0, end = head.size();
   std::uint64_t base = 0;  // input offset of buf[0]
@@ -74,8 +73,7 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
       }
       // Tests shrink chunk_size_ to cross every boundary; otherwise whole
       // packets in reads of at least 1 MiB.
-      const std::size_t to_read =
-          std::min(chunk_size_, std::max(need - end, std::size_t{1} << 20));
+      const std::size_t to_read = std::min(chunk_size_, std::max(need - end, std::size_t{1} << 20));
       if (buf.size() < end + to_read) buf.resize(std::max(end + to_read, buf.size() * 2));
       const long n = in.read(buf.data() + end, to_read, &why);
       if (n < 0) {
@@ -119,13 +117,14 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
     std::uint64_t tag = 0, value = 0;
     bool truncated = false;
     if (!proto::read_varint(&p, e, &tag, &truncated)) {
-      return truncated ? cut(start) : finish(fail(base + start, "a malformed varint (a field tag)"));
+      return truncated ? cut(start)
+                       : finish(fail(base + start, "a malformed varint (a field tag)"));
     }
     const auto wire = static_cast<std::uint32_t>(tag & 7);
     if ((tag >> 3) == 0) return finish(fail(base + start, "field number 0 in the Trace"));
     if ((tag >> 3) == pf::trace::kPacket && wire != pf::kLengthDelimited) {
-      return finish(fail(base + start, "Trace.packet has wire type " + std::to_string(wire) +
-                                           ", expected 2"));
+      return finish(fail(base + start,
+                         "Trace.packet has wire type " + std::to_string(wire) + ", expected 2"));
     }
     std::size_t size = 0;  // after the tag (and length)
     switch (wire) {
@@ -143,11 +142,10 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
         }
         if (value > max_event_bytes_) {
           const std::size_t max = max_event_bytes_;
-          return finish(fail(base + start,
-                             "a packet larger than " +
-                                 (max % (std::size_t{1} << 20) == 0
-                                      ? std::to_string(max >> 20) + " MiB"
-                                      : std::to_string(max) + " bytes")));
+          return finish(
+              fail(base + start, "a packet larger than " + (max % (std::size_t{1} << 20) == 0
+                                                                ? std::to_string(max >> 20) + " MiB"
+                                                                : std::to_string(max) + " bytes")));
         }
         size = static_cast<std::size_t>(value);
         break;

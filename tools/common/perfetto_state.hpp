@@ -37,7 +37,8 @@ inline void append_place(std::string& out, std::int64_t pid, std::int64_t tid) {
 }
 
 // `,"cat":C,"name":N` (no "cat" when there is no category).
-inline void append_cat_name(std::string& out, std::string_view cat, bool has_cat, std::string_view name) {
+inline void append_cat_name(std::string& out, std::string_view cat, bool has_cat,
+                            std::string_view name) {
   if (has_cat) {
     out.append(",\"cat\":");
     detail::append_json_string(out, cat);
@@ -72,9 +73,9 @@ struct PerfettoDecoder::State {
   };
   using Strings = std::unordered_map<std::uint64_t, std::string>;
   struct Sequence {
-    bool valid = false;            // incremental state cleared, and not lost since
-    std::uint32_t clock_id = 0;    // trace_packet_defaults.timestamp_clock_id; 0: the trace clock
-    bool has_track = false;        // track_event_defaults.track_uuid
+    bool valid = false;          // incremental state cleared, and not lost since
+    std::uint32_t clock_id = 0;  // trace_packet_defaults.timestamp_clock_id; 0: the trace clock
+    bool has_track = false;      // track_event_defaults.track_uuid
     std::uint64_t track = 0;
     Strings names, categories, arg_names, strings;
     std::vector<SeqClock> clocks;
@@ -91,8 +92,8 @@ struct PerfettoDecoder::State {
     bool has_parent = false;
     std::uint64_t parent = 0;
     std::int64_t pid = 0, tid = 0;
-    std::string name;   // the descriptor's name (an NVTX domain, a counter)
-    std::string named;  // the process or thread name last written as "M"
+    std::string name;             // the descriptor's name (an NVTX domain, a counter)
+    std::string named;            // the process or thread name last written as "M"
     std::vector<OpenSlice> open;  // [0, depth) open; kept beyond for their capacity
     std::size_t depth = 0;
   };
@@ -111,7 +112,7 @@ struct PerfettoDecoder::State {
 
   std::unordered_map<std::uint32_t, Sequence> sequences;
   std::unordered_map<std::uint64_t, Track> tracks;
-  std::uint32_t primary_clock = detail::pf::clock::kBoottime;  // Perfetto's default
+  std::uint32_t primary_clock = detail::pf::clock::kBoottime;    // Perfetto's default
   std::vector<std::pair<std::uint32_t, std::int64_t>> snapshot;  // latest absolute one, ns
   std::size_t interned_bytes = 0;
   std::size_t open_slices = 0;
@@ -121,9 +122,9 @@ struct PerfettoDecoder::State {
   const char* base = nullptr;
   std::uint64_t offset = 0;
 
-  std::string event;             // the event being written, then its padding
-  std::string scratch;           // END args, instant args
-  std::string cats;              // the event's categories, ','-joined
+  std::string event;    // the event being written, then its padding
+  std::string scratch;  // END args, instant args
+  std::string cats;     // the event's categories, ','-joined
   std::vector<std::string_view> annotations;
   std::vector<std::uint64_t> flows, terminating, ids;
 

@@ -52,9 +52,9 @@ inline bool read_varint(const char** p, const char* end, std::uint64_t* out,
 
 struct Field {
   std::uint32_t number = 0;
-  std::uint32_t wire = 0;   // detail::pf::WireType
-  std::uint64_t value = 0;  // varint, fixed64 and fixed32 (zero-extended)
-  std::string_view bytes;   // length-delimited
+  std::uint32_t wire = 0;       // detail::pf::WireType
+  std::uint64_t value = 0;      // varint, fixed64 and fixed32 (zero-extended)
+  std::string_view bytes;       // length-delimited
   const char* start = nullptr;  // the field's tag
 };
 
@@ -75,7 +75,8 @@ class FieldReader {
     }
     f->number = static_cast<std::uint32_t>(tag >> 3);
     f->wire = static_cast<std::uint32_t>(tag & 7);
-    if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) return fail(f->start, "field number 0 or over 2^29");
+    if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+      return fail(f->start, "field number 0 or over 2^29");
     const char* value_at = p_;
     switch (f->wire) {
       case detail::pf::kVarint:

@@ -434,9 +434,8 @@ std::vector<std::string> repair_warnings(const InputRepairs& r) {
   }
   if (r.cut_event) {
     out.push_back(std::string(r.cut_packet ? "1 packet" : "1 event") +
-                  " cut off by the end of the input (its " +
-                  std::to_string(r.cut_event_bytes) + " bytes from byte " +
-                  std::to_string(r.cut_event_offset) + " dropped)");
+                  " cut off by the end of the input (its " + std::to_string(r.cut_event_bytes) +
+                  " bytes from byte " + std::to_string(r.cut_event_offset) + " dropped)");
   }
   if (r.invalid_utf8 > 0) {
     out.push_back(std::to_string(r.invalid_utf8) + " invalid UTF-8 sequences in " +

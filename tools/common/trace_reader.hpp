@@ -1,5 +1,7 @@
 // A streaming reader for Chrome Trace Event Format JSON: jitscope's traces,
-// `clang -ftime-trace`, PyTorch profiler traces, anything Perfetto opens.
+// `clang -ftime-trace`, PyTorch profiler traces, anything Perfetto opens;
+// and for Perfetto's protobuf TrackEvent form, handed over as the same JSON
+// events.
 //
 // Quickstart
 //   jitscope::tools::TraceReader reader;
@@ -27,6 +29,14 @@
 //   array's `]` (ignored), the partial last event above, and invalid UTF-8
 //   inside an event (each maximal invalid subpart replaced by U+FFFD, the
 //   JSON writer's rule, so the event parses and names stay valid UTF-8).
+//
+// - Perfetto's protobuf form (`.pftrace`, docs/perfetto-format.md), known
+//   by its first bytes (perfetto_reader.hpp), gzip'd or not: each packet is
+//   turned into the JSON events the JSON writer writes for it
+//   (perfetto_decoder.hpp has the mapping), handed to on_event like the
+//   JSON form's; on_field is not called; protobuf() says so. A cut last
+//   packet is a repair (cut_event, cut_packet); what it skipped is counted in
+//   repairs().perfetto. Errors are "<path>: byte N: <what>" as below.
 //
 // - Gzip'd input (`.json.gz`, what Kineto writes and Perfetto opens),
 //   known by its magic bytes 1f 8b whatever the name, stdin too, is read
