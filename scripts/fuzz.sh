@@ -32,7 +32,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [seconds-per-target]" >&2
   exit 2
 fi
-all_targets=(fuzz_json_writer fuzz_config_env fuzz_report fuzz_merge)
+all_targets=(fuzz_json_writer fuzz_config_env fuzz_report fuzz_merge fuzz_perfetto)
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 for t in "${targets[@]}"; do
   if [[ " ${all_targets[*]} " != *" $t "* ]]; then

@@ -2,6 +2,7 @@
 
 #include "input_file.hpp"
 #include "json_scan.hpp"
+#include "perfetto_reader.hpp"
 #include "utf8_repair.hpp"
 
 #include <simdjson.h>
@@ -34,12 +35,13 @@ std::string describe(int c) {
 // One read() call: the buffer, the position, the top-level grammar.
 class TraceReader::Run {
  public:
-  Run(TraceReader& r, InputFile& in, std::string label,
+  Run(TraceReader& r, InputFile& in, std::string label, std::string_view head,
       const std::function<bool(const RawEvent&)>& on_event,
       const std::function<void(const TopLevelField&)>& on_field, std::string* error)
       : r_(r),
         buf_(r.buffer_),
         in_(in),
+        head_(head),
         size_hint_(in.size_hint()),
         label_(std::move(label)),
         on_event_(on_event),
@@ -77,6 +79,7 @@ class TraceReader::Run {
   TraceReader& r_;
   std::vector<char>& buf_;
   InputFile& in_;            // the file or stdin, plain or gzip
+  std::string_view head_;    // its first bytes, read to tell JSON from protobuf: read first
   std::uint64_t size_hint_;  // a plain regular file's size, or kUnknownSize
   std::size_t unknown_size_read_ = std::size_t{64} << 10;  // the next read without a size hint
   std::string label_;
@@ -117,11 +120,19 @@ bool TraceReader::Run::fill() {
     to_read = std::min(to_read, unknown_size_read_);
     unknown_size_read_ = std::min(unknown_size_read_ * 2, r_.chunk_size_);
   }
+  if (head_.size() > to_read) to_read = head_.size();
   const std::size_t want = end_ + to_read + kJsonPadding;
   if (buf_.size() < want)
     buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
   std::string why;
-  const long n = in_.read(buf_.data() + end_, to_read, &why);
+  long n;
+  if (!head_.empty()) {
+    std::memcpy(buf_.data() + end_, head_.data(), head_.size());
+    n = static_cast<long>(head_.size());
+    head_ = {};
+  } else {
+    n = in_.read(buf_.data() + end_, to_read, &why);
+  }
   if (n < 0) {  // a read error, or corrupt or cut-off gzip: at the end of the text so far
     fail(end_offset(), why);
     return false;
@@ -384,8 +395,30 @@ bool TraceReader::read(const std::string& path,
     return false;
   }
   gzip_ = in.compression() == InputFile::Compression::kGzip;
-  Run run(*this, in, in.label(), on_event, on_field, error);
-  const bool ok = run.run();
+  protobuf_ = false;
+  // The first bytes tell JSON from protobuf (perfetto_reader.hpp); usually
+  // one read decides. In chunk_size_ pieces, as the rest is read.
+  std::string head;
+  TraceForm form = TraceForm::kUndecided;
+  while (form == TraceForm::kUndecided && head.size() < 4096) {
+    const std::size_t old = head.size();
+    head.resize(old + std::min<std::size_t>(chunk_size_, 4096 - old));
+    const long n = in.read(head.data() + old, head.size() - old, &why);
+    if (n < 0) {
+      if (error != nullptr) *error = in.label() + ": byte " + std::to_string(old) + ": " + why;
+      return false;
+    }
+    head.resize(old + static_cast<std::size_t>(n));
+    if (n == 0) break;
+    form = detect_trace_form(head);
+  }
+  bool ok;
+  if (form == TraceForm::kProtobuf) {
+    ok = read_protobuf(in, head, on_event, error);
+  } else {
+    Run run(*this, in, in.label(), head, on_event, on_field, error);
+    ok = run.run();
+  }
   // Give back a huge buffer (one giant event) rather than keep it for the next read.
   if (buffer_.size() > 4 * (chunk_size_ + kJsonPadding)) std::vector<char>().swap(buffer_);
   if (repaired_.capacity() > (std::size_t{1} << 20)) std::string().swap(repaired_);
@@ -400,14 +433,24 @@ std::vector<std::string> repair_warnings(const InputRepairs& r) {
                   " trailing ',' before the closing ']' of the events (ignored)");
   }
   if (r.cut_event) {
-    out.push_back("1 event cut off by the end of the input (its " +
-                  std::to_string(r.cut_event_bytes) + " bytes from byte " +
-                  std::to_string(r.cut_event_offset) + " dropped)");
+    out.push_back(std::string(r.cut_packet ? "1 packet" : "1 event") +
+                  " cut off by the end of the input (its " + std::to_string(r.cut_event_bytes) +
+                  " bytes from byte " + std::to_string(r.cut_event_offset) + " dropped)");
   }
   if (r.invalid_utf8 > 0) {
     out.push_back(std::to_string(r.invalid_utf8) + " invalid UTF-8 sequences in " +
                   std::to_string(r.invalid_utf8_events) + " events (replaced by U+FFFD)");
   }
+  const PerfettoSkips& p = r.perfetto;
+  auto count = [&](std::uint64_t n, const char* one, const char* many, const char* rest) {
+    if (n > 0) out.push_back(std::to_string(n) + " " + (n == 1 ? one : many) + rest);
+  };
+  count(p.needs_state, "packet that needs", "packets that need",
+        " incremental state their sequence lost or never had (skipped)");
+  count(p.unknown_clock, "event", "events", " on a sequence clock no snapshot defined (skipped)");
+  count(p.unended, "slice", "slices", " begun and never ended (dropped)");
+  count(p.unmatched_ends, "slice end", "slice ends", " with no slice open on its track (ignored)");
+  count(p.unknown_iids, "interned id", "interned ids", " never defined (its name left empty)");
   return out;
 }
 

@@ -1,5 +1,7 @@
 // A streaming reader for Chrome Trace Event Format JSON: jitscope's traces,
-// `clang -ftime-trace`, PyTorch profiler traces, anything Perfetto opens.
+// `clang -ftime-trace`, PyTorch profiler traces, anything Perfetto opens;
+// and for Perfetto's protobuf TrackEvent form, handed over as the same JSON
+// events.
 //
 // Quickstart
 //   jitscope::tools::TraceReader reader;
@@ -27,6 +29,14 @@
 //   array's `]` (ignored), the partial last event above, and invalid UTF-8
 //   inside an event (each maximal invalid subpart replaced by U+FFFD, the
 //   JSON writer's rule, so the event parses and names stay valid UTF-8).
+//
+// - Perfetto's protobuf form (`.pftrace`, docs/perfetto-format.md), known
+//   by its first bytes (perfetto_reader.hpp), gzip'd or not: each packet is
+//   turned into the JSON events the JSON writer writes for it
+//   (perfetto_decoder.hpp has the mapping), handed to on_event like the
+//   JSON form's; on_field is not called; protobuf() says so. A cut last
+//   packet is a repair (cut_event, cut_packet); what it skipped is counted in
+//   repairs().perfetto. Errors are "<path>: byte N: <what>" as below.
 //
 // - Gzip'd input (`.json.gz`, what Kineto writes and Perfetto opens),
 //   known by its magic bytes 1f 8b whatever the name, stdin too, is read
@@ -91,22 +101,43 @@ struct TopLevelField {
 // simdjson::SIMDJSON_PADDING, without making every user include simdjson.
 inline constexpr std::size_t kJsonPadding = 64;
 
-// What a read accepted that strict JSON would refuse (see the file comment).
+// What a read of the protobuf form skipped (perfetto_decoder.hpp).
+struct PerfettoSkips {
+  std::uint64_t needs_state = 0;     // packets needing incremental state never cleared: skipped
+  std::uint64_t unknown_clock = 0;   // events on a sequence clock with no snapshot: skipped
+  std::uint64_t unended = 0;         // slices begun and never ended: dropped
+  std::uint64_t unmatched_ends = 0;  // slice ends on a track with none open: ignored
+  std::uint64_t unknown_iids = 0;    // interned ids never defined: empty names
+
+  bool any() const noexcept {
+    return needs_state > 0 || unknown_clock > 0 || unended > 0 || unmatched_ends > 0 ||
+           unknown_iids > 0;
+  }
+};
+
+// What a read accepted that strict JSON would refuse (see the file comment),
+// and what it skipped in the protobuf form.
 struct InputRepairs {
   bool bom = false;                       // a UTF-8 byte order mark at the start, skipped
   std::uint64_t trailing_commas = 0;      // a ',' right before the events array's ']'
   bool cut_event = false;                 // the input ends inside the array form's last event
-  std::uint64_t cut_event_offset = 0;     // where that event starts
+  bool cut_packet = false;                // (protobuf: inside its last packet)
+  std::uint64_t cut_event_offset = 0;     // where that event (packet) starts
   std::uint64_t cut_event_bytes = 0;      // and how much of it there is
   std::uint64_t invalid_utf8 = 0;         // invalid UTF-8 subparts replaced by U+FFFD
   std::uint64_t invalid_utf8_events = 0;  // in this many events
+  PerfettoSkips perfetto;
 
-  bool any() const noexcept { return bom || trailing_commas > 0 || cut_event || invalid_utf8 > 0; }
+  bool any() const noexcept {
+    return bom || trailing_commas > 0 || cut_event || invalid_utf8 > 0 || perfetto.any();
+  }
 };
 
 // One line per kind of repair, with its count ("1 event cut off by the end
 // of the input (its 12 bytes from byte 80 dropped)"): the tools' warnings.
 std::vector<std::string> repair_warnings(const InputRepairs& r);
+
+class InputFile;
 
 class TraceReader {
  public:
@@ -142,6 +173,8 @@ class TraceReader {
   std::uint64_t bytes_read() const noexcept { return bytes_read_; }
   // The input was gzip (last read).
   bool gzip() const noexcept { return gzip_; }
+  // The input was Perfetto's protobuf form (last read).
+  bool protobuf() const noexcept { return protobuf_; }
   // The largest event seen (last read), in bytes.
   std::size_t largest_event() const noexcept { return largest_event_; }
   // What the last read repaired or skipped.
@@ -149,10 +182,14 @@ class TraceReader {
 
  private:
   class Run;
+  // The protobuf form (perfetto_reader.cpp); `head`: its first bytes, already read.
+  bool read_protobuf(InputFile& in, const std::string& head,
+                     const std::function<bool(const RawEvent&)>& on_event, std::string* error);
   std::size_t chunk_size_ = kDefaultChunkSize;
   std::size_t max_event_bytes_ = kMaxEventBytes;
   bool unterminated_ = false;
   bool gzip_ = false;
+  bool protobuf_ = false;
   std::uint64_t events_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::size_t largest_event_ = 0;

@@ -15,7 +15,9 @@
 // directory is refused.
 //
 // Inputs may be gzip'd (.json.gz, known by their magic bytes; the reader
-// inflates them as a stream); the output is plain JSON.
+// inflates them as a stream) or Perfetto protobuf (.pftrace, known by their
+// first bytes; read as the JSON form's events, so pids and flow ids are
+// kept apart the same way); the output is plain JSON.
 //
 // Exit: 0 merged; 1 an input or the output failed (one `jitscope-merge:
 // error:` line); 2 usage.
@@ -209,13 +211,15 @@ int main(int argc, char** argv) {
       "processes or machines into one timeline: pids kept apart per input, flow ids renumbered "
       "per input, clocks lined up from each trace's session metadata, processes labelled "
       "[host, rank, pid]. Inputs may be gzip'd (.json.gz, known by their first bytes): they "
-      "are inflated as they are read; the output is plain JSON.",
+      "are inflated as they are read; they may be Perfetto protobuf traces (.pftrace, "
+      "JITSCOPE_FORMAT=perfetto), in any mix with JSON; the output is plain JSON.",
       "jitscope-merge"};
   std::vector<std::string> inputs;
   std::string output;
   bool children = false, quiet = false;
   PlanOptions options;
-  app.add_option("inputs", inputs, "trace files (plain or gzip'd JSON), in rank order")
+  app.add_option("inputs", inputs,
+                 "trace files (JSON or Perfetto protobuf, plain or gzip'd), in rank order")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("-o,--output", output,

@@ -1,5 +1,6 @@
 // jitscope-report: compile-time tables from any Chrome trace-event JSON file
-// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces), streamed;
+// (jitscope's, `clang -ftime-trace`, PyTorch profiler traces) or Perfetto
+// protobuf trace (.pftrace: trace_reader.hpp, perfetto_decoder.hpp), streamed;
 // traces and metrics files plain or gzip'd (.json.gz, .jsonl.gz), or stdin.
 //
 //   jitscope-report TRACE [--metrics FILE] [--format table|csv|json|markdown|html]
@@ -115,8 +116,9 @@ int run(int argc, char** argv) {
   using namespace jitscope;
   CLI::App app{
       "jitscope-report: compile-time tables from a Chrome trace-event JSON file (jitscope, "
-      "clang -ftime-trace, PyTorch profiler), read as a stream; .json.gz (gzip'd) traces and "
-      "metrics files are read directly.\n"
+      "clang -ftime-trace, PyTorch profiler) or a Perfetto protobuf trace (.pftrace, jitscope's "
+      "JITSCOPE_FORMAT=perfetto; known by its first bytes, same results as the JSON form), read "
+      "as a stream; .json.gz / .pftrace.gz (gzip'd) traces and metrics files are read directly.\n"
       "Sections: header, compile_times (count/total/mean/min/max/p50/p90/p99/stddev per span "
       "name), phases "
       "(inclusive and self time per name), units (per compile unit: wall time, time per phase, "

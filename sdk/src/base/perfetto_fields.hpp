@@ -86,6 +86,9 @@ inline constexpr std::uint32_t kCounterValue = 30;
 inline constexpr std::uint32_t kDoubleCounterValue = 44;
 inline constexpr std::uint32_t kFlowIds = 47;             // fixed64
 inline constexpr std::uint32_t kTerminatingFlowIds = 48;  // fixed64
+// Read by the tools only (older writers): uint64 varints.
+inline constexpr std::uint32_t kFlowIdsOld = 36;
+inline constexpr std::uint32_t kTerminatingFlowIdsOld = 42;
 // TrackEvent.Type values
 inline constexpr std::uint32_t kSliceBegin = 1;
 inline constexpr std::uint32_t kSliceEnd = 2;
@@ -100,6 +103,9 @@ inline constexpr std::uint32_t kUintValue = 3;
 inline constexpr std::uint32_t kIntValue = 4;
 inline constexpr std::uint32_t kDoubleValue = 5;  // fixed64
 inline constexpr std::uint32_t kStringValue = 6;
+inline constexpr std::uint32_t kPointerValue = 7;     // read by the tools only
+inline constexpr std::uint32_t kLegacyJsonValue = 9;  // read by the tools only
+inline constexpr std::uint32_t kStringValueIid = 17;  // read by the tools only
 inline constexpr std::uint32_t kName = 10;
 inline constexpr std::uint32_t kDictEntries = 11;
 inline constexpr std::uint32_t kArrayValues = 12;
@@ -109,8 +115,9 @@ namespace interned {  // message InternedData; EventName, EventCategory, DebugAn
 inline constexpr std::uint32_t kEventCategories = 1;
 inline constexpr std::uint32_t kEventNames = 2;
 inline constexpr std::uint32_t kDebugAnnotationNames = 3;
+inline constexpr std::uint32_t kDebugAnnotationStringValues = 29;  // read by the tools only
 inline constexpr std::uint32_t kIid = 1;
-inline constexpr std::uint32_t kName = 2;
+inline constexpr std::uint32_t kName = 2;  // InternedString's `str` too
 }  // namespace interned
 
 // The category of the instants that carry the JSON form's metadata ("M")

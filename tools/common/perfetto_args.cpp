@@ -1,0 +1,196 @@
+// PerfettoDecoder: interned data and debug annotations (a TrackEvent's args)
+// as JSON members (perfetto_decoder.hpp).
+#include "perfetto_state.hpp"
+
+#include <bit>
+#include <cstdio>
+
+namespace jitscope::tools {
+namespace {
+
+namespace pf = detail::pf;
+using proto::Field;
+using proto::FieldReader;
+
+// What a map entry costs beside its string: bounds a file of many empty names.
+constexpr std::size_t kEntryOverhead = 64;
+
+}  // namespace
+
+std::string PerfettoDecoder::State::limit() const {
+  return max_bytes % (std::size_t{1} << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
+                                                 : std::to_string(max_bytes) + " bytes";
+}
+
+void PerfettoDecoder::State::check_size(const std::string& s, const char* at,
+                                        const char* what) const {
+  if (s.size() > max_bytes) bad(at, std::string(what) + " larger than " + limit());
+}
+
+void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes) {
+  FieldReader r(bytes);
+  Field f;
+  while (r.next(&f)) {
+    Strings* table = nullptr;
+    switch (f.number) {
+      case pf::interned::kEventCategories: table = &seq.categories; break;
+      case pf::interned::kEventNames: table = &seq.names; break;
+      case pf::interned::kDebugAnnotationNames: table = &seq.arg_names; break;
+      case pf::interned::kDebugAnnotationStringValues: table = &seq.strings; break;
+      default: continue;  // interned data of other kinds (callstacks, ...): not used
+    }
+    want(f, pf::kLengthDelimited, "an InternedData entry");
+    std::uint64_t iid = 0;
+    std::string_view name;
+    FieldReader e(f.bytes);
+    Field g;
+    while (e.next(&g)) {
+      if (g.number == pf::interned::kIid) {
+        want(g, pf::kVarint, "an interned iid");
+        iid = g.value;
+      } else if (g.number == pf::interned::kName) {
+        want(g, pf::kLengthDelimited, "an interned name");
+        name = g.bytes;
+      }
+    }
+    check(e);
+    const auto [it, added] = table->try_emplace(iid);
+    const std::size_t before = it->second.size() + (added ? 0 : kEntryOverhead);
+    it->second.assign(name);
+    const std::size_t after = it->second.size() + kEntryOverhead;
+    seq.interned_bytes = seq.interned_bytes - before + after;
+    interned_bytes = interned_bytes - before + after;
+    if (interned_bytes > max_bytes) bad(f.start, "interned strings of more than " + limit());
+  }
+  check(r);
+}
+
+const std::string& PerfettoDecoder::State::lookup(const Strings& table, std::uint64_t iid) {
+  static const std::string kNone;
+  const auto it = table.find(iid);
+  if (it != table.end()) return it->second;
+  ++skips.unknown_iids;
+  return kNone;
+}
+
+void PerfettoDecoder::State::append_args(Sequence& seq, std::string* out) {
+  bool first = true;
+  for (const std::string_view a : annotations) {
+    if (!first) out->push_back(',');
+    first = false;
+    annotation(seq, a, out, true, 0);
+  }
+}
+
+void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, std::string* out,
+                                        bool named, int depth) {
+  if (depth >= kMaxAnnotationDepth) {
+    bad(bytes.data(),
+        "debug annotations nested deeper than " + std::to_string(kMaxAnnotationDepth) + " levels");
+  }
+  enum class Kind {
+    kNull,
+    kBool,
+    kUint,
+    kInt,
+    kDouble,
+    kString,
+    kStringIid,
+    kPointer,
+    kDict,
+    kArray
+  };
+  Kind kind = Kind::kNull;
+  std::uint64_t value = 0;
+  std::string_view text, name;
+  bool has_name = false;
+  FieldReader r(bytes);
+  Field f;
+  while (r.next(&f)) {
+    switch (f.number) {
+      case pf::annotation::kNameIid:
+        want(f, pf::kVarint, "DebugAnnotation.name_iid");
+        name = lookup(seq.arg_names, f.value);
+        has_name = true;
+        break;
+      case pf::annotation::kName:
+        want(f, pf::kLengthDelimited, "DebugAnnotation.name");
+        name = f.bytes;
+        has_name = true;
+        break;
+      case pf::annotation::kBoolValue:
+      case pf::annotation::kUintValue:
+      case pf::annotation::kIntValue:
+      case pf::annotation::kPointerValue:
+      case pf::annotation::kStringValueIid:
+        want(f, pf::kVarint, "a DebugAnnotation value");
+        value = f.value;
+        kind = f.number == pf::annotation::kBoolValue      ? Kind::kBool
+               : f.number == pf::annotation::kUintValue    ? Kind::kUint
+               : f.number == pf::annotation::kIntValue     ? Kind::kInt
+               : f.number == pf::annotation::kPointerValue ? Kind::kPointer
+                                                           : Kind::kStringIid;
+        break;
+      case pf::annotation::kDoubleValue:
+        want(f, pf::kFixed64, "DebugAnnotation.double_value");
+        value = f.value;
+        kind = Kind::kDouble;
+        break;
+      case pf::annotation::kStringValue:
+      case pf::annotation::kLegacyJsonValue:  // JSON text from the writer: kept as a string
+        want(f, pf::kLengthDelimited, "a DebugAnnotation string");
+        text = f.bytes;
+        kind = Kind::kString;
+        break;
+      case pf::annotation::kDictEntries:
+        want(f, pf::kLengthDelimited, "DebugAnnotation.dict_entries");
+        kind = Kind::kDict;
+        break;
+      case pf::annotation::kArrayValues:
+        want(f, pf::kLengthDelimited, "DebugAnnotation.array_values");
+        if (kind != Kind::kDict) kind = Kind::kArray;
+        break;
+      default: break;
+    }
+  }
+  check(r);
+  if (named) {
+    detail::append_json_string(*out, has_name ? name : std::string_view());
+    out->push_back(':');
+  }
+  switch (kind) {
+    case Kind::kNull: out->append("null"); break;
+    case Kind::kBool: out->append(value != 0 ? "true" : "false"); break;
+    case Kind::kUint: detail::append_uint(*out, value); break;
+    case Kind::kInt: detail::append_int(*out, static_cast<std::int64_t>(value)); break;
+    case Kind::kDouble: detail::append_double(*out, std::bit_cast<double>(value)); break;
+    case Kind::kString: detail::append_json_string(*out, text); break;
+    case Kind::kStringIid: detail::append_json_string(*out, lookup(seq.strings, value)); break;
+    case Kind::kPointer: {
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "\"0x%llx\"", static_cast<unsigned long long>(value));
+      out->append(buf);
+      break;
+    }
+    case Kind::kDict:
+    case Kind::kArray: {
+      const bool dict = kind == Kind::kDict;
+      const std::uint32_t field =
+          dict ? pf::annotation::kDictEntries : pf::annotation::kArrayValues;
+      out->push_back(dict ? '{' : '[');
+      bool first = true;
+      FieldReader e(bytes);
+      while (e.next(&f)) {
+        if (f.number != field) continue;
+        if (!first) out->push_back(',');
+        first = false;
+        annotation(seq, f.bytes, out, dict, depth + 1);
+      }
+      out->push_back(dict ? '}' : ']');
+      break;
+    }
+  }
+  check_size(*out, bytes.data(), "an event's args");
+}
+
+}  // namespace jitscope::tools

@@ -1,0 +1,87 @@
+// Perfetto's protobuf TrackEvent trace, one TracePacket at a time, turned
+// into the events of the Chrome JSON form (docs/perfetto-format.md, "Events"),
+// as the JSON text jitscope's JSON writer would have written for them. The
+// tools read both forms through TraceReader (trace_reader.hpp), which frames
+// the packets and hands them here; tests and fuzzers may call it directly.
+//
+// Quickstart
+//   jitscope::tools::PerfettoDecoder d([&](const jitscope::tools::RawEvent& e) {
+//     /* e.json: {"ph":"X","cat":"jitscope","name":"parse","ts":1.000,...} */
+//     return true;
+//   });
+//   std::string error;
+//   for (each packet's bytes p at file offset o)
+//     if (!d.packet(p, o, &error)) fail(error);  // "byte N: <what>", no path
+//   d.finish();                                  // counts the slices left open
+//
+// Mapping (what docs/tools.md lists for users)
+// - SLICE_BEGIN/SLICE_END on a track: one "X" written at the END (nested
+//   slices end inner-first, as the JSON writer writes them), ts of the BEGIN,
+//   dur = END - BEGIN, args of the BEGIN then of the END.
+// - INSTANT: "I" with "s":"t" (thread tracks) or "s":"p" (process tracks), the
+//   JSON writer's spelling; category "__metadata": an "M" event with the name
+//   and args (jitscope_session, jitscope_stats, ...), tid 0 on a process.
+// - COUNTER: "C" named by the event or else its counter track, args {"value":V}.
+// - Process / thread descriptors: process_name / thread_name "M" events when
+//   a name is first given or changes.
+// - A track without process or thread (an NVTX domain on a thread) takes
+//   the pid and tid of its nearest ancestor that has them; its events without
+//   a category take the track's name as "cat".
+// - flow_ids: an "s" at the event, terminating_flow_ids: an "f" with "bp":"e";
+//   the JSON writer's launch arrow shape ("cat":"gpu","name":"launch","id":N).
+// - Debug annotations: args (ints, uints, doubles, bools, strings, interned
+//   string values, pointers as "0x..." strings, dicts and arrays nested).
+//
+// Sequences: interned names and categories, trace_packet_defaults and the
+// sequence-scoped clocks (64..127, incremental or not, unit_multiplier_ns)
+// belong to the packet's trusted_packet_sequence_id and are dropped by
+// SEQ_INCREMENTAL_STATE_CLEARED; a packet that sets SEQ_NEEDS_INCREMENTAL_STATE
+// on a sequence never cleared is skipped and counted (Perfetto does the same).
+// Timestamps on other clocks are converted to the trace's clock through the
+// latest absolute ClockSnapshot (primary_trace_clock; BOOTTIME if none);
+// a clock the snapshot lacks is taken as the trace's clock.
+//
+// Bounds (a hostile file is an error, never unbounded memory): interned
+// strings, open slices' held bytes and events each at most max_bytes (the
+// reader's max_event_bytes), 1 << 16 sequences, 1 << 20 tracks and open
+// slices, annotations nested 64 deep.
+#pragma once
+
+#include "trace_reader.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace jitscope::tools {
+
+class PerfettoDecoder {
+ public:
+  explicit PerfettoDecoder(std::function<bool(const RawEvent&)> on_event,
+                           std::size_t max_bytes = TraceReader::kMaxEventBytes);
+  ~PerfettoDecoder();
+  PerfettoDecoder(const PerfettoDecoder&) = delete;
+  PerfettoDecoder& operator=(const PerfettoDecoder&) = delete;
+
+  // One TracePacket's bytes, at byte `offset` of the input. false: either
+  // the packet is malformed (*error = "byte N: <what>", N in the input) or
+  // on_event returned false (*error left as the callback set it; stopped()).
+  bool packet(std::string_view bytes, std::uint64_t offset, std::string* error);
+  // The end of the input: slices begun and never ended are counted (their
+  // JSON form, cut before their X was written, lacks them too).
+  void finish();
+
+  bool stopped() const noexcept;
+  std::uint64_t events() const noexcept;       // handed to on_event
+  std::size_t largest_event() const noexcept;  // bytes
+  // The counts a read adds to InputRepairs (trace_reader.hpp).
+  const PerfettoSkips& skips() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace jitscope::tools

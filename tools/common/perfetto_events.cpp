@@ -1,0 +1,235 @@
+// PerfettoDecoder: one TrackEvent as the JSON form's event(s)
+// (perfetto_decoder.hpp, "Mapping"), and handing events over.
+#include "perfetto_state.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace jitscope::tools {
+namespace {
+
+namespace pf = detail::pf;
+using proto::Field;
+using proto::FieldReader;
+using namespace pfjson;
+
+// `,"args":{a,b}` from two member lists, nothing when both are empty.
+void append_args_object(std::string& out, std::string_view a, std::string_view b) {
+  if (a.empty() && b.empty()) return;
+  out.append(",\"args\":{");
+  out.append(a);
+  if (!a.empty() && !b.empty()) out.push_back(',');
+  out.append(b);
+  out.push_back('}');
+}
+
+}  // namespace
+
+void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, std::int64_t ts) {
+  FieldReader r(bytes);
+  Field f;
+  std::uint64_t type = 0, uuid = seq.track;
+  bool has_track = seq.has_track, has_name = false, has_double = false;
+  std::string_view name;
+  std::int64_t int_value = 0;
+  double double_value = 0;
+  cats.clear();
+  bool has_cat = false;
+  annotations.clear();
+  flows.clear();
+  terminating.clear();
+  auto add_cat = [&](std::string_view c) {
+    if (has_cat) cats.push_back(',');
+    cats.append(c);
+    has_cat = true;
+  };
+  auto repeated = [&](const Field& g, bool fixed64, std::vector<std::uint64_t>* into,
+                      const char* what) {
+    const bool ok_wire = g.wire == pf::kLengthDelimited ||
+                         g.wire == static_cast<std::uint32_t>(fixed64 ? pf::kFixed64 : pf::kVarint);
+    if (!ok_wire) want(g, fixed64 ? pf::kFixed64 : pf::kVarint, what);
+    if (!proto::for_each_repeated(g, fixed64, [&](std::uint64_t v) { into->push_back(v); })) {
+      bad(g.start, std::string("a malformed packed ") + what);
+    }
+  };
+  while (r.next(&f)) {
+    switch (f.number) {
+      case pf::event::kType:
+        want(f, pf::kVarint, "TrackEvent.type");
+        type = f.value;
+        break;
+      case pf::event::kTrackUuid:
+        want(f, pf::kVarint, "TrackEvent.track_uuid");
+        uuid = f.value;
+        has_track = true;
+        break;
+      case pf::event::kNameIid:
+        want(f, pf::kVarint, "TrackEvent.name_iid");
+        name = lookup(seq.names, f.value);
+        has_name = true;
+        break;
+      case pf::event::kName:
+        want(f, pf::kLengthDelimited, "TrackEvent.name");
+        name = f.bytes;
+        has_name = true;
+        break;
+      case pf::event::kCategoryIids: {
+        ids.clear();
+        repeated(f, false, &ids, "TrackEvent.category_iids");
+        for (const std::uint64_t iid : ids) add_cat(lookup(seq.categories, iid));
+        break;
+      }
+      case pf::event::kCategories:
+        want(f, pf::kLengthDelimited, "TrackEvent.categories");
+        add_cat(f.bytes);
+        break;
+      case pf::event::kDebugAnnotations:
+        want(f, pf::kLengthDelimited, "TrackEvent.debug_annotations");
+        annotations.push_back(f.bytes);
+        break;
+      case pf::event::kCounterValue:
+        want(f, pf::kVarint, "TrackEvent.counter_value");
+        int_value = static_cast<std::int64_t>(f.value);
+        has_double = false;
+        break;
+      case pf::event::kDoubleCounterValue:
+        want(f, pf::kFixed64, "TrackEvent.double_counter_value");
+        double_value = std::bit_cast<double>(f.value);
+        has_double = true;
+        break;
+      case pf::event::kFlowIds: repeated(f, true, &flows, "TrackEvent.flow_ids"); break;
+      case pf::event::kTerminatingFlowIds:
+        repeated(f, true, &terminating, "TrackEvent.terminating_flow_ids");
+        break;
+      case pf::event::kFlowIdsOld: repeated(f, false, &flows, "TrackEvent.flow_ids_old"); break;
+      case pf::event::kTerminatingFlowIdsOld:
+        repeated(f, false, &terminating, "TrackEvent.terminating_flow_ids_old");
+        break;
+      default: break;
+    }
+  }
+  check(r);
+
+  Track& t = track(has_track ? uuid : 0, bytes.data());
+  const Place where = place(t);
+  // A named track under a thread (an NVTX domain): its name is the category.
+  if (!has_cat && type != pf::event::kCounter && !t.is_process && !t.is_thread && t.has_parent &&
+      !t.name.empty()) {
+    add_cat(t.name);
+  }
+  switch (type) {
+    case pf::event::kSliceBegin: {
+      if (open_slices >= kMaxOpenSlices) {
+        bad(bytes.data(), "more than " + std::to_string(kMaxOpenSlices) + " slices open at once");
+      }
+      if (t.depth == t.open.size()) t.open.emplace_back();
+      OpenSlice& s = t.open[t.depth];
+      s.head.clear();
+      append_cat_name(s.head, cats, has_cat, name);
+      s.args.clear();
+      append_args(seq, &s.args);
+      s.ts = ts;
+      s.pid = where.pid;
+      s.tid = where.tid;
+      open_bytes += s.head.size() + s.args.size();
+      if (open_bytes > max_bytes) bad(bytes.data(), "open slices holding more than " + limit());
+      ++t.depth;
+      ++open_slices;
+      break;
+    }
+    case pf::event::kSliceEnd: {
+      if (t.depth == 0) {
+        ++skips.unmatched_ends;
+        break;
+      }
+      OpenSlice& s = t.open[--t.depth];
+      --open_slices;
+      open_bytes -= s.head.size() + s.args.size();
+      scratch.clear();
+      append_args(seq, &scratch);
+      event.assign("{\"ph\":\"X\"");
+      event.append(s.head);
+      event.append(",\"ts\":");
+      append_time(event, s.ts);
+      event.append(",\"dur\":");
+      // Both ends are points on one clock; an end before its begin is 0 long.
+      detail::append_us(
+          event, ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0);
+      append_place(event, s.pid, s.tid);
+      append_args_object(event, s.args, scratch);
+      event.push_back('}');
+      hand_over(bytes.data());
+      break;
+    }
+    case pf::event::kInstant: {
+      scratch.clear();
+      append_args(seq, &scratch);
+      if (has_cat && cats == pf::kMetadataCategory) {
+        // The JSON form's other metadata: {"ph":"M","name":N,"pid":P,"tid":0,"args":{...}}.
+        event.assign("{\"ph\":\"M\",\"name\":");
+        detail::append_json_string(event, name);
+        append_place(event, where.pid, where.tid);
+        event.append(",\"args\":{");
+        event.append(scratch);
+        event.append("}}");
+      } else {
+        event.assign(where.process ? "{\"ph\":\"I\",\"s\":\"p\"" : "{\"ph\":\"I\",\"s\":\"t\"");
+        append_cat_name(event, cats, has_cat, name);
+        event.append(",\"ts\":");
+        append_time(event, ts);
+        append_place(event, where.pid, where.tid);
+        append_args_object(event, scratch, {});
+        event.push_back('}');
+      }
+      hand_over(bytes.data());
+      break;
+    }
+    case pf::event::kCounter:
+      event.assign("{\"ph\":\"C\"");
+      append_cat_name(event, cats, has_cat, has_name ? name : std::string_view(t.name));
+      event.append(",\"ts\":");
+      append_time(event, ts);
+      append_place(event, where.pid, where.tid);
+      event.append(",\"args\":{\"value\":");
+      if (has_double) {
+        detail::append_double(event, double_value);
+      } else {
+        detail::append_int(event, int_value);
+      }
+      event.append("}}");
+      hand_over(bytes.data());
+      break;
+    default: break;  // TYPE_UNSPECIFIED (legacy events), TYPE_STATE: not in the JSON form
+  }
+  emit_flows(ts, where);
+}
+
+void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
+  for (int end = 0; end < 2; ++end) {
+    for (const std::uint64_t id : end == 0 ? flows : terminating) {
+      event.assign(end == 0 ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"");
+      event.append(",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":");
+      detail::append_uint(event, id);
+      event.append(",\"ts\":");
+      append_time(event, ts);
+      append_place(event, where.pid, where.tid);
+      if (end == 1) event.append(",\"bp\":\"e\"");
+      event.push_back('}');
+      hand_over(base);
+    }
+  }
+}
+
+void PerfettoDecoder::State::hand_over(const char* at) {
+  check_size(event, at, "an event");
+  ++events;
+  largest = std::max(largest, event.size());
+  const std::size_t size = event.size();
+  event.append(kJsonPadding, ' ');  // what simdjson may read past the event
+  if (!on_event(RawEvent{std::string_view(event.data(), size), offset})) {
+    stopped = true;
+    bad(at, "");  // unwinds; packet() returns false and keeps the callback's error
+  }
+}
+
+}  // namespace jitscope::tools
