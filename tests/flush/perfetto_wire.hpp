@@ -55,7 +55,8 @@ inline bool fields_of(std::string_view m, std::vector<Field>& out) {
       if (!varint(f.value)) return false;
     } else if (f.type == 1) {
       if (i + 8 > m.size()) return false;
-      for (int k = 0; k < 8; ++k) f.value |= std::uint64_t{static_cast<unsigned char>(m[i + k])} << (8 * k);
+      for (int k = 0; k < 8; ++k)
+        f.value |= std::uint64_t{static_cast<unsigned char>(m[i + k])} << (8 * k);
       i += 8;
     } else if (f.type == 2) {
       std::uint64_t len = 0;
@@ -129,6 +130,7 @@ struct Reader {
   std::map<std::uint64_t, std::vector<json>> open;  // per track: the BEGINs not yet ended
   std::set<std::uint64_t> flow_out, flow_in;
   std::size_t packets = 0;
+  std::size_t absolute_on_thread = 0;  // a thread's packet on clock 3: time went back
   bool saw_snapshot = false;
 
   void error(const std::string& e) {
@@ -183,10 +185,11 @@ struct Reader {
     std::vector<Field> fs, entry;
     fields_of(m, fs);
     for (const Field& f : fs) {
-      std::map<std::uint64_t, std::string>* table = f.number == pf::interned::kEventNames ? &seq.names
-                                                 : f.number == pf::interned::kEventCategories ? &seq.categories
-                                                 : f.number == pf::interned::kDebugAnnotationNames ? &seq.annotations
-                                                                                                  : nullptr;
+      std::map<std::uint64_t, std::string>* table =
+          f.number == pf::interned::kEventNames             ? &seq.names
+          : f.number == pf::interned::kEventCategories      ? &seq.categories
+          : f.number == pf::interned::kDebugAnnotationNames ? &seq.annotations
+                                                            : nullptr;
       if (table == nullptr) continue;
       fields_of(f.bytes, entry);
       std::uint64_t iid = 0;
@@ -214,15 +217,18 @@ struct Reader {
         fields_of(f.bytes, sub);
         for (const Field& s : sub) {
           if (s.number == 1) t.pid = static_cast<std::int64_t>(s.value);
-          if (t.thread && s.number == pf::track::kThreadTid) t.tid = static_cast<std::int64_t>(s.value);
+          if (t.thread && s.number == pf::track::kThreadTid)
+            t.tid = static_cast<std::int64_t>(s.value);
           if (t.thread && s.number == pf::track::kThreadName) t.name = std::string(s.bytes);
           if (!t.thread && s.number == pf::track::kProcessName) t.name = std::string(s.bytes);
         }
       }
     }
     if (t.parent != 0) {
-      if (!tracks.count(t.parent)) error("parent_uuid names a track not described before");
-      else if (t.pid == 0 && !t.thread) t.pid = tracks[t.parent].pid, t.tid = tracks[t.parent].tid;
+      if (!tracks.count(t.parent))
+        error("parent_uuid names a track not described before");
+      else if (t.pid == 0 && !t.thread)
+        t.pid = tracks[t.parent].pid, t.tid = tracks[t.parent].tid;
     }
     tracks[uuid] = t;
   }
@@ -240,10 +246,18 @@ struct Reader {
     std::string_view te, interned_data, defaults, snapshot, desc;
     for (const Field& f : fs) {
       switch (f.number) {
-        case pf::packet::kTrustedPacketSequenceId: seq_id = static_cast<std::uint32_t>(f.value); break;
+        case pf::packet::kTrustedPacketSequenceId:
+          seq_id = static_cast<std::uint32_t>(f.value);
+          break;
         case pf::packet::kSequenceFlags: flags = static_cast<std::uint32_t>(f.value); break;
-        case pf::packet::kTimestamp: has_ts = true; ts = f.value; break;
-        case pf::packet::kTimestampClockId: has_clock = true; clock_id = static_cast<std::uint32_t>(f.value); break;
+        case pf::packet::kTimestamp:
+          has_ts = true;
+          ts = f.value;
+          break;
+        case pf::packet::kTimestampClockId:
+          has_clock = true;
+          clock_id = static_cast<std::uint32_t>(f.value);
+          break;
         case pf::packet::kTrackEvent: te = f.bytes; break;
         case pf::packet::kInternedData: interned_data = f.bytes; break;
         case pf::packet::kTracePacketDefaults: defaults = f.bytes; break;
@@ -265,7 +279,8 @@ struct Reader {
       std::vector<Field> ds, tds;
       fields_of(defaults, ds);
       for (const Field& d : ds) {
-        if (d.number == pf::defaults::kTimestampClockId) seq.clock_id = static_cast<std::uint32_t>(d.value);
+        if (d.number == pf::defaults::kTimestampClockId)
+          seq.clock_id = static_cast<std::uint32_t>(d.value);
         if (d.number == pf::defaults::kTrackEventDefaults) {
           fields_of(d.bytes, tds);
           for (const Field& t : tds) {
@@ -301,7 +316,8 @@ struct Reader {
       descriptor(desc);
     }
     if (te.empty()) return;
-    if ((flags & pf::packet::kSeqNeedsIncrementalState) == 0) error("a TrackEvent without SEQ_NEEDS_INCREMENTAL_STATE");
+    if ((flags & pf::packet::kSeqNeedsIncrementalState) == 0)
+      error("a TrackEvent without SEQ_NEEDS_INCREMENTAL_STATE");
     // Time.
     const std::uint32_t clock = has_clock ? clock_id : seq.clock_id;
     std::uint64_t ns = ts;
@@ -310,6 +326,8 @@ struct Reader {
       if (!seq.incremental) error("clock 64 used without its snapshot");
       seq.clock64 += ts;
       ns = seq.clock64;
+    } else if (clock == pf::clock::kMonotonic && seq_id != 1) {
+      ++absolute_on_thread;
     } else if (clock != pf::clock::kMonotonic) {
       error("timestamp on clock " + std::to_string(clock));
     }
@@ -325,7 +343,8 @@ struct Reader {
         case pf::event::kType: type = static_cast<std::uint32_t>(f.value); break;
         case pf::event::kTrackUuid: track = f.value; break;
         case pf::event::kNameIid:
-          if (!seq.names.count(f.value)) error("name iid " + std::to_string(f.value) + " used before defined");
+          if (!seq.names.count(f.value))
+            error("name iid " + std::to_string(f.value) + " used before defined");
           e["name"] = seq.names[f.value];
           break;
         case pf::event::kName: e["name"] = std::string(f.bytes); break;
@@ -334,7 +353,10 @@ struct Reader {
           e["cat"] = seq.categories[f.value];
           has_cat = true;
           break;
-        case pf::event::kCategories: e["cat"] = std::string(f.bytes); has_cat = true; break;
+        case pf::event::kCategories:
+          e["cat"] = std::string(f.bytes);
+          has_cat = true;
+          break;
         case pf::event::kDebugAnnotations: {
           std::string k;
           json v = annotation(f.bytes, seq, true, &k);
@@ -343,8 +365,14 @@ struct Reader {
         }
         case pf::event::kCounterValue: e["value"] = static_cast<std::int64_t>(f.value); break;
         case pf::event::kDoubleCounterValue: e["value"] = std::bit_cast<double>(f.value); break;
-        case pf::event::kFlowIds: flow_out.insert(f.value); e["flow_out"] = f.value; break;
-        case pf::event::kTerminatingFlowIds: flow_in.insert(f.value); e["flow_in"] = f.value; break;
+        case pf::event::kFlowIds:
+          flow_out.insert(f.value);
+          e["flow_out"] = f.value;
+          break;
+        case pf::event::kTerminatingFlowIds:
+          flow_in.insert(f.value);
+          e["flow_in"] = f.value;
+          break;
         default: break;
       }
     }
@@ -394,6 +422,27 @@ struct Reader {
     for (std::string_view p : packets_of(file, cut)) packet(p);
     // A file rebuilt alone: a BEGIN without END (the span ended in a later
     // file or was cut) is not an event of this file.
+  }
+  // The events as the JSON form writes them (ts/dur in µs, thread names as
+  // "M" thread_name events), for checks written against that form.
+  json json_form() const {
+    json out = json::array();
+    for (const auto& [uuid, t] : tracks) {
+      if (t.thread && !t.name.empty()) {
+        out.push_back({{"ph", "M"},
+                       {"name", "thread_name"},
+                       {"pid", t.pid},
+                       {"tid", t.tid},
+                       {"args", {{"name", t.name}}}});
+      }
+    }
+    for (json e : events) {
+      if (e.contains("ts_ns")) e["ts"] = e["ts_ns"].get<double>() / 1000.0;
+      if (e.contains("dur_ns")) e["dur"] = e["dur_ns"].get<double>() / 1000.0;
+      if (e["ph"] == "M") e.erase("ts");
+      out.push_back(e);
+    }
+    return out;
   }
   std::vector<json> of(std::string_view ph) const {
     std::vector<json> out;

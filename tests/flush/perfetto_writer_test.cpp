@@ -229,7 +229,7 @@ Records rich() {
   r.instant(t0 + 150, "mark", 1);
   r.arg_string(1, "why", "because");  // the instant's arg
   r.counter(t0 + 160, "queue", 3.5);
-  r.end(t0 + 100);  // ends before it began: the tie rule
+  r.end(t0 + 100);          // ends before it began: the tie rule
   r.arg_int(0, "late", 9);  // after a child: goes on the END
   r.begin_dyn(t0 + 300, "dyn \xE2\x82 name", 1);
   r.end(t0 + 400);
@@ -339,6 +339,31 @@ TEST(PerfettoWriter, TheCapKeepsEveryWrittenBeginsEndAndTheStats) {
   EXPECT_TRUE(root);
 }
 
+TEST(PerfettoWriter, UnderTheCapDeeplyNestedOpenSpansAllGetTheirEnds) {
+  // 250 spans open when the cap is reached, all ended at the close: their
+  // ENDs (each with "incomplete") need far more than the stats' room.
+  Records r;
+  const std::uint64_t t = 3'000'000'000'000;
+  for (int d = 0; d < 250; ++d) r.begin(t + d, "level", static_cast<std::uint8_t>(d));
+  for (int i = 0; i < 5000; ++i) {
+    r.begin(t + 1000 + 10 * i, "leaf", 250);
+    r.end(t + 1005 + 10 * i);
+  }
+  Options o;
+  o.perfetto = true;
+  o.max_bytes = 64 * 1024;
+  o.close_at = t + 1'000'000;
+  const auto files = write(r.r, o);
+  EXPECT_LE(files[0].size(), o.max_bytes);
+  Reader pf;
+  pf.read(files[0]);
+  EXPECT_TRUE(pf.errors.empty()) << pf.errors.front();
+  std::size_t levels = 0;
+  for (const json& e : pf.of("X")) levels += e["name"] == "level";
+  EXPECT_EQ(levels, 250u);
+  for (const auto& [track, open] : pf.open) EXPECT_TRUE(open.empty()) << "a BEGIN without END";
+}
+
 TEST(PerfettoWriter, RotatedFilesEachDecodeAloneAndTogetherHoldTheJsonFormsSpans) {
   Records r;
   std::uint64_t t = 2'000'000'000'000;
@@ -363,6 +388,9 @@ TEST(PerfettoWriter, RotatedFilesEachDecodeAloneAndTogetherHoldTheJsonFormsSpans
     one.read(files[i]);
     EXPECT_TRUE(one.errors.empty()) << "file " << i << ": " << one.errors.front();
     EXPECT_TRUE(one.saw_snapshot);
+    // The open root begins again at the head of its sequence in each file,
+    // so the thread's times stay in order there (no absolute fallback).
+    EXPECT_EQ(one.absolute_on_thread, 0u) << "file " << i;
     bool session = false;
     for (const json& e : one.of("M")) session = session || e["name"] == "jitscope_session";
     EXPECT_TRUE(session) << "file " << i;
@@ -378,7 +406,8 @@ TEST(PerfettoWriter, AFileCutAtAnyByteDecodesUpToItsLastWholePacket) {
   const auto whole = testing::pfwire::packets_of(file);
   ASSERT_GT(whole.size(), 10u);
   // Every offset in the last ten packets.
-  const std::size_t from = static_cast<std::size_t>(whole[whole.size() - 10].data() - file.data()) - 3;
+  const std::size_t from =
+      static_cast<std::size_t>(whole[whole.size() - 10].data() - file.data()) - 3;
   std::size_t ends = 0;
   for (std::size_t cut = from; cut < file.size(); ++cut) {
     bool was_cut = false;

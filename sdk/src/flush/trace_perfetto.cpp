@@ -164,25 +164,24 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
   }
 }
 
-void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts,
-                            std::uint32_t type, std::string_view category,
-                            const char* static_name, std::string_view name,
-                            std::string_view annotations, std::string_view more_annotations,
-                            bool intern) {
+void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
+                            std::string_view category, const char* static_name,
+                            std::string_view name, std::string_view annotations,
+                            std::string_view more_annotations, bool intern) {
   const bool named = type != pf::event::kSliceEnd;
   std::uint64_t cat_iid = 0, name_iid = 0;
-  std::string fixed_cat, fixed_name;
   if (named) {
     if (intern) {
       cat_iid = q.interner.intern_static(Interner::kCategory, category.data());
       name_iid = static_name != nullptr ? q.interner.intern_static(Interner::kName, static_name)
                                         : q.interner.intern(Interner::kName, name);
     }
-    if (static_name != nullptr) name = static_name;
-    if (cat_iid == 0) [[unlikely]]
-      category = pfw::valid_utf8(category, fixed_cat);
-    if (name_iid == 0) [[unlikely]]
-      name = pfw::valid_utf8(name, fixed_name);
+    if ((cat_iid == 0 || name_iid == 0)) [[unlikely]] {
+      // Inline (the table is full, or a lean END): valid UTF-8 as JSON has it.
+      if (static_name != nullptr) name = static_name;
+      if (cat_iid == 0) category = pfw::valid_utf8(category, pf_inline_cat_);
+      if (name_iid == 0) name = pfw::valid_utf8(name, pf_inline_name_);
+    }
   }
   const std::string_view defs = intern ? q.interner.take() : std::string_view();
   // Timestamps are deltas on clock 64; one that would go back in time (not
@@ -262,8 +261,8 @@ void TraceWriter::pf_flush_begin(ThreadDecodeState& d) {
   s.pf_begin_args = static_cast<std::uint32_t>(s.args.size());
 }
 
-bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
-                         std::uint64_t end_ns, bool incomplete) {
+bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                         bool incomplete) {
   if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) {
     if (s.pf_state == ThreadDecodeState::kPfNotBegun) ++decode_errors_;
     s.pf_state = ThreadDecodeState::kPfNotBegun;
@@ -284,8 +283,8 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
   // Args that came after the BEGIN go on the END, unless they no longer
   // fit under the cap; then the END is lean: fixed args only, names inline.
   const std::string_view late = std::string_view(s.args).substr(s.pf_begin_args);
-  const bool lean = info_.max_trace_bytes != 0 &&
-                    (capped_ || total() + late.size() + kEndReserve > cap_limit_);
+  const bool lean =
+      info_.max_trace_bytes != 0 && (capped_ || total() + late.size() + kEndReserve > cap_limit_);
   if (lean && !late.empty()) ++other_over_cap_;
   pf_args_.clear();
   pf_fixed_args(q, pf_args_, nullptr,
@@ -308,8 +307,8 @@ void TraceWriter::pf_instant(ThreadDecodeState& d) {
   pf_start(d, s.begin_ns);
   pf_args_.clear();
   pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
-  pf_packet(q, s.begin_ns, pf::event::kInstant, "jitscope", s.static_name, s.dynamic_name,
-            pf_args_, s.args);
+  pf_packet(q, s.begin_ns, pf::event::kInstant, "jitscope", s.static_name, s.dynamic_name, pf_args_,
+            s.args);
   const bool ok = commit(true);
   pf_settle(d, ok);
   if (!ok) return;
@@ -327,9 +326,29 @@ void TraceWriter::pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, c
     return;
   }
   namespace a = pf::annotation;
-  const std::size_t at = wire::begin_nested(s.args, nested(pf::event::kDebugAnnotations));
   const char* key = r.name != nullptr ? r.name : "?";
-  if (const std::uint64_t iid = interner.intern_static(Interner::kAnnotation, key); iid != 0) {
+  const std::uint64_t iid = interner.intern_static(Interner::kAnnotation, key);
+  if (iid != 0 && iid < 128 &&
+      (r.type == ValueType::kInt || r.type == ValueType::kUint || r.type == ValueType::kBool))
+      [[likely]] {
+    // The common arg, in one append: {name_iid, an integer}.
+    const bool uint = r.type == ValueType::kUint && r.value.u64 > std::uint64_t{INT64_MAX};
+    const std::uint64_t v = r.type == ValueType::kBool ? (r.value.u64 != 0 ? 1 : 0) : r.value.u64;
+    char tmp[16];
+    char* p = tmp;
+    *p++ = static_cast<char>(nested(pf::event::kDebugAnnotations));
+    *p++ = static_cast<char>(3 + varint_size(v));
+    *p++ = static_cast<char>(varint(a::kNameIid));
+    *p++ = static_cast<char>(iid);
+    *p++ = static_cast<char>(varint(r.type == ValueType::kBool ? a::kBoolValue
+                                    : uint                     ? a::kUintValue
+                                                               : a::kIntValue));
+    p = put_varint(p, v);
+    s.args.append(tmp, static_cast<std::size_t>(p - tmp));
+    return;
+  }
+  const std::size_t at = wire::begin_nested(s.args, nested(pf::event::kDebugAnnotations));
+  if (iid != 0) {
     wire::append_varint_field(s.args, varint(a::kNameIid), iid);
   } else {
     std::string fixed;

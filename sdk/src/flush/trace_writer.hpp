@@ -410,10 +410,11 @@ class TraceWriter {
   bool pf_ = false;
   pfw::ProcessSequence seq1_;
   std::uint32_t next_sequence_ = 2;
-  std::uint64_t open_end_bytes_ = 0;  // kEndReserve per written BEGIN, under a cap
-  std::string pf_json_;               // a cold event's JSON, being transcoded
-  std::string pf_args_;               // a hot event's fixed annotations
-  std::string pf_big_;                // a hot packet too big for the stack
+  std::uint64_t open_end_bytes_ = 0;            // kEndReserve per written BEGIN, under a cap
+  std::string pf_json_;                         // a cold event's JSON, being transcoded
+  std::string pf_args_;                         // a hot event's fixed annotations
+  std::string pf_big_;                          // a hot packet too big for the stack
+  std::string pf_inline_cat_, pf_inline_name_;  // names written inline, repaired
   // The latest name event per (what, pid, tid), when rotating.
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> names_;
 };

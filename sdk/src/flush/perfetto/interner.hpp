@@ -33,7 +33,10 @@ class Interner {
   std::uint64_t intern(Kind kind, std::string_view s);
   // The same for a static name; cached by pointer.
   std::uint64_t intern_static(Kind kind, const char* s) {
-    Slot& slot = cache_[kind][(reinterpret_cast<std::uintptr_t>(s) >> 3) % kCacheSlots];
+    // Fibonacci hashing: literals lie a few bytes apart, so the low bits
+    // alone would put neighbours in one slot.
+    const std::uint64_t h = reinterpret_cast<std::uintptr_t>(s) * 0x9e3779b97f4a7c15ull;
+    Slot& slot = cache_[kind][h >> (64 - kCacheBits)];
     if (slot.ptr == s && slot.ptr != nullptr) [[likely]]
       return slot.iid;
     const std::uint64_t iid = intern(kind, s);
@@ -59,7 +62,7 @@ class Interner {
   // After a commit: kept (its definitions are in the file) or cut (every
   // pending definition goes with the next packet again).
   void settle(bool committed) noexcept {
-    if (committed) pending.erase(0, taken_);  // those taken are in the file
+    if (committed && taken_ != 0) pending.erase(0, taken_);  // those taken are in the file
     taken_ = 0;
   }
   bool has_pending() const noexcept { return taken_ < pending.size(); }
@@ -67,7 +70,8 @@ class Interner {
   std::string pending;  // InternedData body: definitions not yet in a committed packet
 
  private:
-  static constexpr std::size_t kCacheSlots = 64;
+  static constexpr unsigned kCacheBits = 6;
+  static constexpr std::size_t kCacheSlots = std::size_t{1} << kCacheBits;
   struct Slot {
     const char* ptr = nullptr;
     std::uint64_t iid = 0;

@@ -63,8 +63,7 @@ void append_sequence_start(std::string& out, std::uint32_t sequence, std::uint64
                       pf::packet::kSeqIncrementalStateCleared);
   append_varint_field(out, varint(pf::packet::kFirstPacketOnSequence), 1);
   const std::size_t defaults = begin_nested(out, nested(pf::packet::kTracePacketDefaults));
-  append_varint_field(out, varint(pf::defaults::kTimestampClockId),
-                      pf::clock::kThreadIncremental);
+  append_varint_field(out, varint(pf::defaults::kTimestampClockId), pf::clock::kThreadIncremental);
   const std::size_t te = begin_nested(out, nested(pf::defaults::kTrackEventDefaults));
   append_varint_field(out, varint(pf::defaults::kTrackUuid), track_uuid);
   end_nested(out, te);

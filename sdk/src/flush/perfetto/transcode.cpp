@@ -161,7 +161,8 @@ bool ProcessSequence::transcode(std::string_view json, std::string& out, const H
   std::size_t pos = 0;
   bool ok = true;
   for (;;) {
-    while (pos < json.size() && std::string_view(", \n\r\t").find(json[pos]) != std::string_view::npos) {
+    while (pos < json.size() &&
+           std::string_view(", \n\r\t").find(json[pos]) != std::string_view::npos) {
       ++pos;
     }
     if (pos >= json.size()) break;
@@ -189,7 +190,8 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
     std::string d;
     append_varint_field(d, varint(pf::track::kUuid), uuid);
     if (!process) append_varint_field(d, varint(pf::track::kParentUuid), process_track(e.pid));
-    const std::size_t at = begin_nested(d, nested(process ? pf::track::kProcess : pf::track::kThread));
+    const std::size_t at =
+        begin_nested(d, nested(process ? pf::track::kProcess : pf::track::kThread));
     append_varint_field(d, varint(process ? pf::track::kProcessPid : pf::track::kThreadPid),
                         static_cast<std::uint64_t>(e.pid));
     if (!process) {
