@@ -115,9 +115,12 @@ std::vector<Record> FlusherPattern(std::size_t cycles, std::uint64_t start_ticks
 constexpr std::size_t kFlusherRing = std::size_t{1} << 20;       // 32 MiB
 constexpr std::size_t kFlusherCycles = (kFlusherRing / 2) / 16;  // half the ring per fill
 
-// Events/s of the JSON writer on one core: fill a ring (untimed), time
+namespace {
+
+// Events/s of the writer on one core: fill a ring (untimed), time
 // TraceWriter::drain + the hand-off to a sink that only counts the bytes.
-void BM_FlusherThroughput(benchmark::State& state) {
+// Every event here is a span; bytes_per_event is the trace's bytes per span.
+void FlusherThroughput(benchmark::State& state, bool perfetto) {
   using namespace jitscope::detail;
   CountingSink sink;
   SessionInfo info;
@@ -128,6 +131,7 @@ void BM_FlusherThroughput(benchmark::State& state) {
   info.ring_capacity = kFlusherRing;
   info.overflow = "drop";
   info.flush_interval_ms = 100;
+  info.perfetto = perfetto;
   TraceWriter writer(sink, info);
   writer.begin_trace();
   auto thread = std::make_unique<ThreadState>(3u, kFlusherRing, jitscope::OverflowPolicy::kDrop,
@@ -160,12 +164,21 @@ void BM_FlusherThroughput(benchmark::State& state) {
     bytes += sink.bytes() - b0;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(events));  // events (spans) per second
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));   // JSON bytes per second
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));   // trace bytes per second
+  state.counters["bytes_per_event"] =
+      events != 0 ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0;
   if (writer.decode_errors() != 0) state.SkipWithError("the writer reported decode errors");
   if (events != static_cast<std::uint64_t>(state.iterations()) * kFlusherCycles * 7) {
     state.SkipWithError("the writer wrote fewer events than were pushed");
   }
 }
+
+}  // namespace
+
+// The JSON form (Chrome Trace Event Format).
+void BM_FlusherThroughput(benchmark::State& state) { FlusherThroughput(state, false); }
+// The Perfetto protobuf form (docs/perfetto-format.md), the same records.
+void BM_FlusherThroughputPerfetto(benchmark::State& state) { FlusherThroughput(state, true); }
 
 // --- memory -------------------------------------------------------------------------
 

@@ -117,6 +117,10 @@ BENCHMARK(BM_NvtxCapturedRegistered)->Arg(Ops(2))->Apply(Traced);
 BENCHMARK(BM_NvtxCapturedRangeOff)->Arg(Ops(kCapturedAsciiRecords))->Apply(Untraced);
 #endif
 BENCHMARK(BM_FlusherThroughput)->UseManualTime()->MinTime(0.2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlusherThroughputPerfetto)
+    ->UseManualTime()
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemoryFlat)
     ->Setup(SessionOn)
     ->Teardown(SessionOff)

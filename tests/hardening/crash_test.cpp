@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "flush/perfetto_wire.hpp"
+
 #include <signal.h>
 
 #include <unistd.h>
@@ -49,9 +51,10 @@ struct Crash {
   std::string text;  // the trace file
 };
 
-Crash run_child(const std::string& how, bool wait = true) {
+Crash run_child(const std::string& how, bool wait = true, bool perfetto = false) {
   Crash c;
   c.trace_path = temp_path("crash_" + how);
+  if (perfetto) c.trace_path.replace(c.trace_path.size() - 5, 5, ".pftrace");
   c.marker_path = c.trace_path + ".marker";
   SpawnOptions options;
   options.env = {{"ASAN_OPTIONS", without_sanitizer_handlers("ASAN_OPTIONS")},
@@ -423,6 +426,47 @@ TEST(Crash, AHostClosingDescriptorsNeitherHangsTheSessionNorWritesIntoItsFiles) 
   EXPECT_TRUE(crash_instants(trace).empty());
   EXPECT_EQ(metadata_count(trace, "jitscope_stats"), 1u);
   EXPECT_EQ(c.process.err().find("jitscope:"), std::string::npos) << c.process.err();
+  remove_files(c);
+}
+
+// The Perfetto form (docs/perfetto-format.md), read back through the test
+// decoder (tests/flush/perfetto_wire.hpp) into the JSON form's events, so
+// the same checks apply.
+nlohmann::json perfetto_trace(const std::string& text, bool* cut) {
+  pfwire::Reader reader;
+  reader.read(text, cut);
+  for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+  return reader.json_form();
+}
+
+TEST(CrashPerfetto, ASegfaultWritesTheWholeCrashPictureAsPackets) {
+  Crash c = run_child("segv", /*wait=*/true, /*perfetto=*/true);
+  ASSERT_FALSE(c.text.empty());
+  EXPECT_EQ(c.process.signal, SIGSEGV);
+  bool cut = true;
+  expect_crash_trace(perfetto_trace(c.text, &cut), c.process, "SIGSEGV");
+  EXPECT_FALSE(cut) << "the crash cycle writes whole packets";
+  remove_files(c);
+}
+
+TEST(CrashPerfetto, SigkillLosesOnlyTheLastIntervalAndThePacketsDecode) {
+  Crash c = run_child("sigkill", /*wait=*/false, /*perfetto=*/true);
+  ASSERT_GT(c.process.pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (c.process.out().find("ready") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(c.process.out().find("ready"), std::string::npos) << c.process.err();
+  ASSERT_EQ(::kill(c.process.pid, SIGKILL), 0);
+  ASSERT_TRUE(c.process.wait());
+  EXPECT_EQ(c.process.signal, SIGKILL);
+  bool cut = true;
+  const nlohmann::json trace = perfetto_trace(read_file(c.trace_path), &cut);
+  EXPECT_FALSE(cut) << "packets are written whole";
+  expect_ended_spans(trace);
+  EXPECT_EQ(metadata(trace, "jitscope_stats"), nullptr);
+  EXPECT_NE(metadata(trace, "jitscope_session"), nullptr);
   remove_files(c);
 }
 

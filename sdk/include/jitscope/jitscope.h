@@ -56,7 +56,15 @@ typedef struct jitscope_config {
   int crash_handler;        /* 1: flush on a fatal signal or std::terminate (default); 0: off */
   unsigned long long max_trace_bytes; /* cap on the trace's bytes; 0: none (else >= 64 KiB) */
   unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
+  int format; /* a jitscope_format value: the trace's form (0: by the path's extension) */
 } jitscope_config;
+
+/* The trace's form; see jitscope::TraceFormat. */
+typedef enum jitscope_format {
+  JITSCOPE_FORMAT_AUTO = 0, /* by extension: ".pftrace" is Perfetto's protobuf, else JSON */
+  JITSCOPE_FORMAT_JSON = 1,
+  JITSCOPE_FORMAT_PERFETTO = 2
+} jitscope_format;
 
 /* An open span's handle (jitscope_span_open); opaque: copy it, zero it. */
 typedef struct jitscope_span {

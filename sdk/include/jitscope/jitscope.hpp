@@ -84,6 +84,11 @@ enum class ClockChoice : std::uint8_t { kAuto, kTsc, kMonotonic };
 // a CUDA driver is present. Off or unable to start: one `jitscope: CUPTI off:`
 // line (not for kOff) and the rest of the session is unchanged.
 enum class CuptiMode : std::uint8_t { kAuto, kOn, kOff };
+// The trace's form (docs/perfetto-format.md). kAuto: by the output path's
+// extension: ".pftrace" is Perfetto's protobuf, anything else JSON.
+// kJson: Chrome Trace Event Format. kPerfetto: Perfetto's native protobuf
+// TrackEvent trace (smaller, faster to write, opens in ui.perfetto.dev).
+enum class TraceFormat : std::uint8_t { kAuto, kJson, kPerfetto };
 inline constexpr std::size_t kDefaultCuptiBufferBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kDefaultCuptiBuffers = 8;
 
@@ -140,7 +145,8 @@ enum class CompileTimesReport : std::uint8_t {
 };
 
 struct Config {
-  std::string output_path;   // required: the Chrome trace JSON file
+  std::string output_path;  // required: the trace file (JSON, or .pftrace: see format)
+  TraceFormat format = TraceFormat::kAuto;  // explicit wins over the path's extension
   std::string metrics_path;  // compile records as JSON lines (compile.hpp); empty: none
   std::size_t ring_capacity = kDefaultRingCapacity;  // 32-byte records per thread
   OverflowPolicy overflow = OverflowPolicy::kDrop;

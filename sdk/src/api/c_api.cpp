@@ -51,6 +51,7 @@ void jitscope_config_init(jitscope_config* cfg) {
   cfg->crash_handler = 1;
   cfg->max_trace_bytes = 0;
   cfg->rotate_bytes = 0;
+  cfg->format = JITSCOPE_FORMAT_AUTO;
 }
 
 int jitscope_start(const jitscope_config* cfg) {
@@ -85,6 +86,16 @@ int jitscope_start(const jitscope_config* cfg) {
       config.crash_handler = cfg->crash_handler != 0;
       config.max_trace_bytes = cfg->max_trace_bytes;
       config.rotate_bytes = cfg->rotate_bytes;
+      switch (cfg->format) {
+        case JITSCOPE_FORMAT_AUTO: config.format = jitscope::TraceFormat::kAuto; break;
+        case JITSCOPE_FORMAT_JSON: config.format = jitscope::TraceFormat::kJson; break;
+        case JITSCOPE_FORMAT_PERFETTO: config.format = jitscope::TraceFormat::kPerfetto; break;
+        default:
+          if (result) {
+            result =
+                jitscope::Status::error("format must be JITSCOPE_FORMAT_AUTO, _JSON or _PERFETTO");
+          }
+      }
       // start() says why it refuses a config on stderr; so do these checks.
       if (!result) jitscope::detail::log_line(result.message());
     }

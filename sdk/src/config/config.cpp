@@ -28,6 +28,8 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_TRACE", "output path; starts a session at load, stops at exit"},
     {"JITSCOPE_RING_CAPACITY", "records per thread ring"},
     {"JITSCOPE_OVERFLOW", "drop|block"},
+    {"JITSCOPE_FORMAT",
+     "json|perfetto: the trace's form (default: by extension, .pftrace: perfetto)"},
     {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
     {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
     {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
@@ -209,6 +211,11 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       static constexpr Choice<OverflowPolicy> kChoices[] = {{"drop", OverflowPolicy::kDrop},
                                                             {"block", OverflowPolicy::kBlock}};
       if (Status st = parse_choice("JITSCOPE_OVERFLOW", v, kChoices, cfg.overflow); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_FORMAT")) {
+      static constexpr Choice<TraceFormat> kChoices[] = {{"json", TraceFormat::kJson},
+                                                         {"perfetto", TraceFormat::kPerfetto}};
+      if (Status st = parse_choice("JITSCOPE_FORMAT", v, kChoices, cfg.format); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_FLUSH_INTERVAL_MS")) {
       std::uint64_t n = 0;

@@ -24,6 +24,13 @@ extern char* program_invocation_short_name;
 namespace jitscope::detail {
 namespace {
 
+// TraceFormat::kAuto: a path ending in ".pftrace" is the protobuf form.
+bool is_perfetto_path(std::string_view path) {
+  constexpr std::string_view kExtension = ".pftrace";
+  return path.size() > kExtension.size() &&
+         path.substr(path.size() - kExtension.size()) == kExtension;
+}
+
 // This machine's name, for the session metadata ("" if unknown).
 std::string host_name() {
   char name[256] = {};
@@ -136,6 +143,8 @@ void Flusher::start() {
   info.gpu_clock = cupti_.clock;
   info.max_trace_bytes = config_.max_trace_bytes;
   info.rotate_bytes = config_.rotate_bytes;
+  info.perfetto = config_.format == TraceFormat::kPerfetto ||
+                  (config_.format == TraceFormat::kAuto && is_perfetto_path(config_.output_path));
   writer_ = std::make_unique<TraceWriter>(sink_, info);
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).

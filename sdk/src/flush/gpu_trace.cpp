@@ -195,7 +195,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     case GpuKind::kMemset: {
       const auto api = apis_.find(a.correlation);
       if (!force && (call == nullptr || api == apis_.end())) return false;
-      write_gpu_slice(writer, a, call);
+      write_gpu_slice(writer, a, call, api != apis_.end() && api->second.start_ns != 0);
       if (api != apis_.end() && api->second.start_ns != 0) {
         // The arrow: from the call's slice to this one; once per call (a
         // graph launch starts many kernels).
@@ -313,7 +313,8 @@ void GpuTrace::begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view
   w.begin_object();
 }
 
-void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call) {
+void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
+                               bool flow) {
   name_gpu_track(writer, a.device, a.stream);
   event_.clear();
   JsonWriter w(event_);
@@ -338,7 +339,10 @@ void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const 
   }
   w.end_object();
   w.end_object();
-  writer.append_event(event_);
+  // The protobuf form puts the arrow on the slices themselves (flow ids).
+  pfw::Hints hints;
+  if (flow) hints.flow_in = a.correlation;
+  writer.append_event(event_, hints);
 }
 
 void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid,
@@ -357,7 +361,15 @@ void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int t
   }
   w.end_object();
   w.end_object();
-  writer.append_event(event_);
+  // The protobuf form: a call that may start GPU work starts the launch
+  // arrow on its slice (flow id = the JSON form's "s" id); should no work
+  // follow, the arrow has no end and readers drop it.
+  pfw::Hints hints;
+  if (call != nullptr && call->role != GpuCallRole::kLoad && a.correlation != 0 &&
+      (a.kind == GpuKind::kRuntimeApi || a.kind == GpuKind::kDriverApi)) {
+    hints.flow_out = a.correlation;
+  }
+  writer.append_event(event_, hints);
 }
 
 void GpuTrace::charge_units(const GpuActivity& a, const GpuCall* call) {

@@ -115,7 +115,9 @@ class GpuTrace {
   // An "X" event's fields up to its open "args" object.
   void begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category, std::int64_t pid,
                    std::int64_t tid);
-  void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call);
+  // `flow`: the launch arrow ends at this slice (its "f" follows).
+  void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
+                       bool flow = false);
   void write_host_slice(TraceWriter& writer, const GpuActivity& a, int tid, const GpuCall* call);
   // The jitscope thread a CUPTI thread id is, when known.
   bool host_tid(const TraceWriter& writer, std::uint32_t cupti_thread, int& tid) const;

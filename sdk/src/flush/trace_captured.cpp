@@ -122,7 +122,10 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     write_args_object();
     buf_.push_back('}');
   }
-  if (!commit(true)) return;
+  pfw::Hints hints;
+  hints.domain_track =
+      kind != CapturedKind::kAsyncRange;  // on the domain's track, under the thread
+  if (!cold_commit(true, hints)) return;
   ++*counter;
   ++events_;
   ++summaries_[d.summary].events;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "base/json_writer.hpp"
+#include "ring/record.hpp"
 
 #include <cstdint>
 #include <string>
@@ -17,6 +18,14 @@ inline std::string tid_fields(int pid, int tid) {
   out.append(",\"tid\":");
   append_int(out, tid);
   return out;
+}
+
+// The category of a slice, from its Begin's flags (a static string).
+inline const char* span_category(std::uint8_t flags) noexcept {
+  if ((flags & kFlagUnit) != 0) return "compile_unit";
+  if ((flags & kFlagCompileEvent) != 0) return "compile_event";
+  if ((flags & kFlagPhase) != 0) return "phase";
+  return "jitscope";
 }
 
 // `"frame/attempt"` of a packed compile id, as a JSON string.

@@ -14,14 +14,16 @@
 
 namespace jitscope::detail {
 
-bool TraceWriter::commit_slow(bool counted) {
-  if (!capped_ && info_.max_trace_bytes != 0 && total() > cap_limit_) enter_capped();
-  if (capped_) {
+bool TraceWriter::commit_slow(bool counted, bool forced) {
+  if (!forced && !capped_ && info_.max_trace_bytes != 0 && total() > cap_limit_) {
+    enter_capped();
+  }
+  if (capped_ && !forced) {
     buf_.resize(mark_);  // the event and its separator
     ++(counted ? over_cap_ : other_over_cap_);
     return false;
   }
-  if (rotating_ && !rotate_pending_ && total() - file_base_ >= info_.rotate_bytes) {
+  if (!capped_ && rotating_ && !rotate_pending_ && total() - file_base_ >= info_.rotate_bytes) {
     rotate_pending_ = true;  // at the next event: this one may be the last of its file
   }
   if (buf_.size() >= kFlushThreshold) {
@@ -73,13 +75,19 @@ void TraceWriter::rotate() {
   rotate_pending_ = false;
   // The next file's head, built aside: under a cap it must fit, with the
   // "]" that closes this file, or the trace ends here instead.
-  head_.assign("[\n");
-  append_header(head_, part_ + 1);
-  if (info_.max_trace_bytes != 0 && total() + kCloseFile.size() + head_.size() > cap_limit_) {
+  head_.clear();
+  pfw::ProcessSequence next;  // the next file's, kept only if it starts
+  if (pf_) {
+    append_pf_head(head_, part_ + 1, next);
+  } else {
+    head_.assign("[\n");
+    append_header(head_, part_ + 1);
+  }
+  if (info_.max_trace_bytes != 0 && total() + close_file().size() + head_.size() > cap_limit_) {
     enter_capped();
     return;
   }
-  buf_.append(kCloseFile);
+  buf_.append(close_file());
   flush();
   if (!sink_.next_file()) {
     rotating_ = false;  // the sink said why; it discards the rest
@@ -88,6 +96,7 @@ void TraceWriter::rotate() {
   }
   ++part_;
   file_base_ = base_;
+  if (pf_) seq1_ = std::move(next);
   buf_.append(head_);
   update_check();
 }
@@ -108,14 +117,23 @@ void TraceWriter::reserve_for(ThreadSummary& s) {
   if (need <= s.reserved) return;
   reserve_ += need - s.reserved;
   s.reserved = need;
-  cap_limit_ = info_.max_trace_bytes > reserve_ ? info_.max_trace_bytes - reserve_ : 0;
+  set_cap_limit();
+}
+
+void TraceWriter::set_cap_limit() noexcept {
+  const std::uint64_t kept = reserve_ + open_end_bytes_;
+  cap_limit_ = info_.max_trace_bytes > kept ? info_.max_trace_bytes - kept : 0;
   update_check();
 }
 
 void TraceWriter::begin_trace(bool clock_known) {
   clock_known_ = clock_known;
-  buf_.append("[\n");
-  append_header(buf_, 0);
+  if (pf_) {
+    append_pf_head(buf_, 0, seq1_);
+  } else {
+    buf_.append("[\n");
+    append_header(buf_, 0);
+  }
   flush();
 }
 
@@ -125,8 +143,15 @@ void TraceWriter::set_conversion(const ClockConversion& conversion) {
   clock_known_ = true;
   // Part of the head, like it: written whatever the cap, counted in the
   // bytes handed to the sink.
-  buf_.append(",\n");
-  append_clock(buf_);
+  if (pf_) {
+    std::string json;
+    append_clock(json);
+    seq1_.transcode(json, buf_);
+    seq1_.settle(true);
+  } else {
+    buf_.append(",\n");
+    append_clock(buf_);
+  }
   flush();
 }
 
@@ -201,7 +226,7 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
 
 void TraceWriter::remember_name(std::string_view what, std::int64_t pid, std::int64_t tid) {
   if (!rotating_ || capped_) return;
-  const std::size_t at = mark_ + 2;  // past the separator
+  const std::size_t at = mark_ + (pf_ ? 0 : 2);  // past the separator (JSON)
   names_[std::tuple(std::string(what), pid, tid)].assign(buf_, at, std::string::npos);
 }
 

@@ -83,7 +83,7 @@ void TraceWriter::write_dropped_counter() {
   if (total_dropped == last_dropped_) return;
   event_prefix();
   append_dropped_counter(buf_, total_dropped);
-  if (commit(false)) last_dropped_ = total_dropped;
+  if (cold_commit(false)) last_dropped_ = total_dropped;
 }
 
 void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
@@ -177,14 +177,22 @@ void TraceWriter::end_trace(const CaptureTotals& nvtx,
   // again with less: without the extra stats, then with the threads that fit.
   const std::size_t at = buf_.size();
   const std::uint64_t dropped = events_dropped();
+  // The protobuf form renders the same JSON aside and transcodes it.
+  std::string json;
   const auto render = [&](bool extra, std::size_t threads) {
     buf_.resize(at);
+    std::string& out = pf_ ? json : buf_;
+    json.clear();
     if (dropped != last_dropped_) {
-      buf_.append(",\n");
-      append_dropped_counter(buf_, dropped);
+      out.append(",\n");
+      append_dropped_counter(out, dropped);
     }
-    append_stats(buf_, nvtx, extra ? &extra_stats : nullptr, threads);
-    buf_.append(kCloseFile);
+    append_stats(out, nvtx, extra ? &extra_stats : nullptr, threads);
+    if (pf_) {
+      seq1_.transcode(json, buf_);
+      seq1_.settle(false);  // each try carries all of its names' definitions
+    }
+    buf_.append(close_file());
     return info_.max_trace_bytes == 0 || total() <= info_.max_trace_bytes;
   };
   const std::size_t n = summaries_.size();

@@ -29,14 +29,6 @@ std::size_t string_payload(const Record& r) noexcept {
              : 0;
 }
 
-// The category of a slice, from its Begin's flags.
-std::string_view category(std::uint8_t flags) noexcept {
-  if ((flags & kFlagUnit) != 0) return "compile_unit";
-  if ((flags & kFlagCompileEvent) != 0) return "compile_event";
-  if ((flags & kFlagPhase) != 0) return "phase";
-  return "jitscope";
-}
-
 }  // namespace
 
 // Slots between a record and its payload bytes.
@@ -52,6 +44,7 @@ std::size_t group_slots(const Record& r) noexcept {
 TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
     : sink_(sink), info_(info), chunk_(kChunkRecords) {
   buf_.reserve(kFlushThreshold + 64 * 1024);
+  pf_ = info_.perfetto;
   rotating_ = info_.rotate_bytes != 0 && sink_.can_rotate();
   if (info_.max_trace_bytes != 0) {
     reserve_ = kTrailerReserve;
@@ -69,6 +62,7 @@ ThreadDecodeState& TraceWriter::prepare(ThreadState& t) {
     s.name = t.initial_name;
     summaries_.push_back(std::move(s));
     d.tid_fields = tid_fields(info_.pid, t.tid);
+    if (pf_) pf_prepare(d, t.tid);
     reserve_for(summaries_.back());
     write_thread_name(d, t.initial_name);
   }
@@ -115,6 +109,13 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
   const bool dyn = (r.flags & kFlagDynamicName) != 0;
   (void)slots;
 
+  // The protobuf form: a BEGIN waits for the args pushed with its Begin.
+  if (pf_ && d.pf->begin_pending &&
+      !(r.kind == RecordKind::kArg && d.instant_args_left == 0 &&
+        std::size_t{r.index} + 1 == d.depth)) [[unlikely]] {
+    pf_flush_begin(d);
+  }
+
   if (d.instant_args_left > 0 && r.kind != RecordKind::kArg) {
     // Cannot happen: an instant's args are pushed with it. Write what we have.
     ++decode_errors_;
@@ -142,6 +143,11 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       s.args.clear();
       s.truncated = (r.flags & kFlagTruncated) != 0;
       s.min_end_ns = 0;
+      if (pf_) {
+        s.pf_state = ThreadDecodeState::kPfNotBegun;
+        s.pf_begin_args = 0;
+        d.pf->begin_pending = true;
+      }
       break;
     }
     case RecordKind::kEnd: {
@@ -161,11 +167,15 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
         target = &d.stack[r.index];
       }
       if (target == nullptr) break;  // its span already ended
-      if (!target->args.empty()) target->args.push_back(',');
-      if (r.type == ValueType::kJsonMembers) {
-        target->args.append(payload, r.value.u64);  // rendered by our JsonWriter
+      if (pf_) {
+        pf_arg(d, *target, r, payload);
       } else {
-        render_arg(target->args, r, payload);
+        if (!target->args.empty()) target->args.push_back(',');
+        if (r.type == ValueType::kJsonMembers) {
+          target->args.append(payload, r.value.u64);  // rendered by our JsonWriter
+        } else {
+          render_arg(target->args, r, payload);
+        }
       }
       if ((r.flags & kFlagTruncated) != 0) target->truncated = true;
       if (target == &d.instant && --d.instant_args_left == 0) write_instant(d);
@@ -204,7 +214,7 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       buf_.append(",\"args\":{\"value\":");
       append_double(buf_, r.value.f64);
       buf_.append("}}");
-      if (commit(true)) {
+      if (cold_commit(true)) {
         ++events_;
         ++summaries_[d.summary].events;
       }
@@ -290,9 +300,10 @@ bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
   end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
   d.tie_floor_ns = end_ns + 1;
   d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
+  if (pf_) return pf_end(d, s, end_ns, incomplete);
   event_prefix();
   buf_.append("{\"ph\":\"X\",\"cat\":\"");
-  buf_.append(category(s.flags));
+  buf_.append(span_category(s.flags));
   buf_.append("\",\"name\":");
   append_json_string(buf_, s.static_name != nullptr ? std::string_view(s.static_name)
                                                     : std::string_view(s.dynamic_name));
@@ -311,6 +322,10 @@ bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
 }
 
 void TraceWriter::write_instant(ThreadDecodeState& d) {
+  if (pf_) {
+    pf_instant(d);
+    return;
+  }
   ThreadDecodeState::OpenSpan& s = d.instant;
   event_prefix();
   buf_.append("{\"ph\":\"I\",\"s\":\"t\",\"cat\":\"jitscope\",\"name\":");
@@ -335,16 +350,16 @@ void TraceWriter::write_thread_name(ThreadDecodeState& d, std::string_view name)
   write_thread_name_event(info_.pid, s.tid, d.tid_fields, name);
 }
 
-void TraceWriter::append_event(std::string_view event) {
+void TraceWriter::append_event(std::string_view event, const pfw::Hints& hints) {
   event_prefix();
   buf_.append(event);
-  if (commit(true)) ++events_;
+  if (cold_commit(true, hints)) ++events_;
 }
 
 void TraceWriter::append_metadata(std::string_view event) {
   event_prefix();
   buf_.append(event);
-  commit(false);
+  cold_commit(false);
 }
 
 void TraceWriter::write_name_metadata(std::string_view what, std::int64_t pid, std::int64_t tid,
@@ -362,7 +377,7 @@ void TraceWriter::write_name_metadata(std::string_view what, std::int64_t pid, s
   w.end_object();
   w.end_object();
   remember_name(what, pid, tid);
-  commit(false);
+  cold_commit(false);
 }
 
 bool TraceWriter::knows_tid(int tid) const noexcept {
@@ -379,13 +394,14 @@ void TraceWriter::write_thread_name_event(std::int64_t pid, std::int64_t tid,
   append_json_string(buf_, name);
   buf_.append("}}");
   remember_name("thread_name", pid, tid);
-  commit(false);
+  cold_commit(false);
 }
 
 void TraceWriter::close_open_spans(ThreadState& t, std::uint64_t end_ns) {
   if (t.consumer == nullptr) return;  // never drained: nothing open (and nothing to allocate)
   ThreadDecodeState& d = decode_state(t);
   if (d.summary == ~std::size_t{0}) return;
+  if (pf_ && d.pf->begin_pending) pf_flush_begin(d);
   if (d.instant_args_left > 0) {
     d.instant_args_left = 0;
     write_instant(d);
@@ -405,6 +421,7 @@ void TraceWriter::detach_static_names(ThreadState& t) {
     s.static_name = nullptr;
   };
   for (std::size_t i = 0; i < d.depth; ++i) detach(d.stack[i]);
+  if (d.pf) d.pf->interner.forget_static();  // their pointers may name other strings
   if (d.instant_args_left > 0) detach(d.instant);
   // A group split across pops keeps raw records; after a full drain there
   // is none (groups are pushed whole), but never keep a pointer for later.

@@ -22,10 +22,23 @@
 //   so far, so that each file loads alone. Events never span two files, so a
 //   file may pass rotate_bytes by one event; the last one also holds the
 //   closing stats. A captured async range's "b"/"e" pair counts as one event.
+//
+// Two forms (SessionInfo::perfetto): the JSON above, or Perfetto's protobuf
+// (docs/perfetto-format.md). The protobuf form keeps the same bounds with
+// packets for events: spans are written as a BEGIN when the flusher decodes
+// their Begin record (with the args pushed with it) and an END at their End
+// (trace_perfetto.cpp, encoded straight from the records); the cold events
+// are rendered as JSON text as above and transcoded to packets
+// (perfetto/transcode.hpp). Under a cap each written BEGIN keeps room for
+// its END (kEndReserve), so an END is never cut. At a rotation the spans
+// open on a thread are begun again in the next file (their BEGIN in the old
+// file has no END there: like the JSON form, a file holds the spans that
+// ended in it).
 #pragma once
 
 #include "clock/clock.hpp"
 #include "cupti/gpu_activity.hpp"
+#include "flush/perfetto/transcode.hpp"
 #include "nvtx/capture_totals.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -36,6 +49,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -80,7 +94,26 @@ struct ThreadDecodeState final : ConsumerState {
     std::uint8_t flags = 0;  // the Begin's flags: what kind of slice
     bool truncated = false;
     std::uint64_t min_end_ns = 0;  // 1 ns past its last child or instant (see tie_floor_ns)
+    // The protobuf form: `args` holds encoded debug annotations; those
+    // before pf_begin_args went on the BEGIN.
+    std::uint8_t pf_state = 0;  // kPf* below
+    std::uint32_t pf_begin_args = 0;
+    std::uint64_t pf_part = 0;  // the file its BEGIN is in
   };
+  static constexpr std::uint8_t kPfNotBegun = 0;  // BEGIN not written yet
+  static constexpr std::uint8_t kPfBegun = 1;     // BEGIN in file pf_part: its END will follow
+  static constexpr std::uint8_t kPfOverCap = 2;   // BEGIN not written (cap): no END either
+  static constexpr std::uint8_t kPfTruncatedOnBegin = 4;  // flag: jitscope_truncated on the BEGIN
+  // The thread's sequence in the protobuf form.
+  struct PfSequence {
+    std::uint32_t id = 0;
+    std::uint64_t track = 0;
+    std::uint64_t last_ns = 0;   // clock 64's value: the last timestamp written
+    std::uint64_t part = ~0ull;  // the file the sequence was started in
+    bool begin_pending = false;  // the innermost span's BEGIN waits for its args
+    pfw::Interner interner;
+  };
+  std::unique_ptr<PfSequence> pf;
   std::vector<Record> partial;  // a group split across pops
   std::vector<OpenSpan> stack;  // grows only; `depth` entries are live
   std::size_t depth = 0;
@@ -133,6 +166,8 @@ struct SessionInfo {
   // Config::max_trace_bytes and rotate_bytes (0: off).
   std::uint64_t max_trace_bytes = 0;
   std::uint64_t rotate_bytes = 0;
+  // The protobuf form (docs/perfetto-format.md) instead of JSON.
+  bool perfetto = false;
 };
 
 struct ThreadSummary {
@@ -189,7 +224,7 @@ class TraceWriter {
   // kGpuCall records go to `gpu` (none: they are skipped).
   void set_gpu(GpuTrace* gpu) noexcept { gpu_ = gpu; }
   // A whole event object, counted in events_written (or events_over_cap).
-  void append_event(std::string_view event);
+  void append_event(std::string_view event, const pfw::Hints& hints = {});
   // A whole event object that is not a slice (flows, metadata): not counted
   // (under a cap, counted in the stats' trace_cap.metadata_not_written).
   void append_metadata(std::string_view event);
@@ -230,6 +265,10 @@ class TraceWriter {
   // Per thread, its stats entry with every number at 20 digits, plus its name.
   static constexpr std::uint64_t kThreadEntryReserve = 256;
   static constexpr std::string_view kCloseFile = "\n]\n";
+  // The protobuf form: room kept for the END of each written BEGIN, under a
+  // cap (an END with no late args: under 50 bytes, names inline).
+  static constexpr std::uint64_t kEndReserve = 64;
+  std::string_view close_file() const noexcept { return pf_ ? std::string_view() : kCloseFile; }
 
   void handle(ThreadState& t, const Record* group, std::size_t slots);
   // True if written (false: over the cap). Flattened: the hot renderer; in
@@ -255,7 +294,15 @@ class TraceWriter {
     if (rotate_pending_) [[unlikely]]
       rotate();
     mark_ = buf_.size();
-    buf_.append(",\n", 2);
+    if (!pf_) buf_.append(",\n", 2);
+  }
+  // commit() for an event rendered as JSON after event_prefix: in the
+  // protobuf form it is transcoded to packets first.
+  bool cold_commit(bool counted, const pfw::Hints& hints = {});
+  // commit() for an END whose BEGIN is written: never cut (its room was kept).
+  JITSCOPE_ALWAYS_INLINE void commit_forced() {
+    if (buf_.size() >= check_at_) [[unlikely]]
+      commit_slow(true, /*forced=*/true);
   }
   // Ends the event begun by event_prefix. false: over the cap, the event is
   // gone again and counted (in over_cap_ if `counted`, else other_over_cap_).
@@ -268,7 +315,41 @@ class TraceWriter {
   // The bounds' code is marked cold: rare by design, and kept from taking
   // the compiler's inlining budget for this file away from the renderers
   // (seen: without it GCC stopped inlining string appends into write_span).
-  [[gnu::cold]] bool commit_slow(bool counted);
+  // `forced`: never cut (an END whose BEGIN is written: its room was kept).
+  [[gnu::cold]] bool commit_slow(bool counted, bool forced = false);
+  // cap_limit_ from the cap and the room kept (trailer, threads, ENDs).
+  void set_cap_limit() noexcept;
+  // Keeps (or frees) room for an END under a cap.
+  void pf_reserve(bool keep) noexcept {
+    if (info_.max_trace_bytes == 0) return;
+    open_end_bytes_ = keep ? open_end_bytes_ + kEndReserve : open_end_bytes_ - kEndReserve;
+    set_cap_limit();
+  }
+  // The protobuf form (trace_perfetto.cpp).
+  void pf_prepare(ThreadDecodeState& d, int tid);
+  void pf_flush_begin(ThreadDecodeState& d);
+  bool pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+              bool incomplete);
+  void pf_instant(ThreadDecodeState& d);
+  void pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
+              const char* payload);
+  // Starts d's sequence in this file if it is not yet: its first packet and
+  // the BEGINs of its spans still open; `ts` is the event's time.
+  void pf_start(ThreadDecodeState& d, std::uint64_t ts);
+  // A TrackEvent packet on d's sequence at `ts`.
+  void pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
+                 std::string_view category, const char* static_name, std::string_view name,
+                 std::string_view annotations, std::string_view more_annotations,
+                 bool intern = true);
+  // compile_id (and jitscope_truncated / incomplete) as annotations.
+  void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
+                     const ThreadDecodeState::OpenSpan* unit, bool truncated, bool incomplete,
+                     bool intern = true);
+  void pf_settle(ThreadDecodeState& d, bool committed);
+  bool pf_restarted_ = false;  // pf_start began the sequence in this event
+  // The head of a file in the protobuf form, into `out`, with `seq` as its
+  // process sequence.
+  void append_pf_head(std::string& out, std::uint64_t part, pfw::ProcessSequence& seq);
   void update_check() noexcept;  // check_at_ from the limits and base_
   [[gnu::cold]] void enter_capped() noexcept;
   [[gnu::cold]] void rotate();
@@ -325,6 +406,15 @@ class TraceWriter {
   bool ended_ = false;
   bool crash_cycle_ = false;
   std::string head_;  // the next file's head, built aside
+  // The protobuf form.
+  bool pf_ = false;
+  pfw::ProcessSequence seq1_;
+  std::uint32_t next_sequence_ = 2;
+  std::uint64_t open_end_bytes_ = 0;            // kEndReserve per written BEGIN, under a cap
+  std::string pf_json_;                         // a cold event's JSON, being transcoded
+  std::string pf_args_;                         // a hot event's fixed annotations
+  std::string pf_big_;                          // a hot packet too big for the stack
+  std::string pf_inline_cat_, pf_inline_name_;  // names written inline, repaired
   // The latest name event per (what, pid, tid), when rotating.
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> names_;
 };

@@ -1,0 +1,102 @@
+// Protobuf wire encoding: varints, tags, fixed64 and length-delimited fields,
+// written by hand (no protobuf library), for the SDK's Perfetto writer and
+// anything else that needs to write protobuf (tools may include base/ too).
+//
+// Two ways to write a length-delimited field whose size is not known first:
+// - Precomputed size: add up varint_size() of the parts and write the length
+//   before the body (the writer's hot packets do this: every part is known).
+// - Reserved length: begin_nested() leaves one byte for the length and
+//   end_nested() fills it in, moving the body up in the rare case that it is
+//   128 bytes or more. Nested messages are mostly short, so the move is rare
+//   and the output stays minimal (no padded varints).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace jitscope::detail::wire {
+
+// Bytes a varint of `v` takes: 1..10.
+constexpr std::size_t varint_size(std::uint64_t v) noexcept {
+  std::size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// Writes `v` at `p`; returns the end.
+inline char* put_varint(char* p, std::uint64_t v) noexcept {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+inline char* put_fixed64(char* p, std::uint64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));  // little-endian
+  return p;
+}
+
+inline char* put_bytes(char* p, std::string_view s) noexcept {
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Bytes of a whole length-delimited field: tag, length, body.
+constexpr std::size_t field_size(std::uint32_t tag, std::size_t body) noexcept {
+  return varint_size(tag) + varint_size(body) + body;
+}
+
+inline void append_varint(std::string& out, std::uint64_t v) {
+  char tmp[10];
+  out.append(tmp, static_cast<std::size_t>(put_varint(tmp, v) - tmp));
+}
+
+// tag (already shifted: perfetto_fields.hpp's pf::tag) and a varint value.
+inline void append_varint_field(std::string& out, std::uint32_t tag, std::uint64_t v) {
+  char tmp[20];
+  char* p = put_varint(tmp, tag);
+  p = put_varint(p, v);
+  out.append(tmp, static_cast<std::size_t>(p - tmp));
+}
+
+inline void append_fixed64_field(std::string& out, std::uint32_t tag, std::uint64_t v) {
+  char tmp[15];
+  char* p = put_varint(tmp, tag);
+  p = put_fixed64(p, v);
+  out.append(tmp, static_cast<std::size_t>(p - tmp));
+}
+
+inline void append_bytes_field(std::string& out, std::uint32_t tag, std::string_view body) {
+  char tmp[15];
+  char* p = put_varint(tmp, tag);
+  p = put_varint(p, body.size());
+  out.append(tmp, static_cast<std::size_t>(p - tmp));
+  out.append(body);
+}
+
+// Opens a nested message: its tag and one byte for its length. Returns
+// where the length goes, for end_nested.
+inline std::size_t begin_nested(std::string& out, std::uint32_t tag) {
+  append_varint(out, tag);
+  out.push_back('\0');
+  return out.size() - 1;
+}
+
+// Closes the message begin_nested opened at `at`: writes its length there,
+// moving the body up when the length needs more than the one byte.
+inline void end_nested(std::string& out, std::size_t at) {
+  const std::size_t len = out.size() - at - 1;
+  const std::size_t n = varint_size(len);
+  if (n > 1) out.insert(at + 1, n - 1, '\0');
+  put_varint(out.data() + at, len);
+}
+
+}  // namespace jitscope::detail::wire

@@ -1,0 +1,318 @@
+// The JSON form's cold events as packets on sequence 1 (transcode.hpp).
+#include "flush/perfetto/transcode.hpp"
+
+#include "base/perfetto_fields.hpp"
+#include "base/proto_wire.hpp"
+#include "flush/perfetto/json_value.hpp"
+#include "flush/perfetto/tracks.hpp"
+
+#include <bit>
+#include <limits>
+
+namespace jitscope::detail::pfw {
+namespace {
+
+using wire::append_bytes_field;
+using wire::append_fixed64_field;
+using wire::append_varint_field;
+using wire::begin_nested;
+using wire::end_nested;
+using Type = JsonValue::Type;
+
+constexpr std::uint32_t varint(std::uint32_t field) { return pf::tag(field, pf::kVarint); }
+constexpr std::uint32_t nested(std::uint32_t field) { return pf::tag(field, pf::kLengthDelimited); }
+constexpr std::uint32_t fixed64(std::uint32_t field) { return pf::tag(field, pf::kFixed64); }
+
+void append_string(std::string& out, std::uint32_t tag, std::string_view s) {
+  std::string fixed;
+  append_bytes_field(out, tag, valid_utf8(s, fixed));
+}
+
+// The value fields of a DebugAnnotation (docs/perfetto-format.md, "Args").
+void append_value(std::string& out, const JsonValue& v) {
+  namespace a = pf::annotation;
+  switch (v.type) {
+    case Type::kNull: break;  // a name without a value
+    case Type::kBool: append_varint_field(out, varint(a::kBoolValue), v.boolean ? 1 : 0); break;
+    case Type::kString: append_string(out, nested(a::kStringValue), v.string); break;
+    case Type::kNumber: {
+      std::int64_t i = 0;
+      std::uint64_t u = 0;
+      if (v.is_integer() && number_as_int(v.number, i)) {
+        append_varint_field(out, varint(a::kIntValue), static_cast<std::uint64_t>(i));
+      } else if (v.is_integer() && number_as_uint(v.number, u)) {
+        append_varint_field(out, varint(a::kUintValue), u);
+      } else {
+        append_fixed64_field(out, fixed64(a::kDoubleValue),
+                             std::bit_cast<std::uint64_t>(number_as_double(v.number)));
+      }
+      break;
+    }
+    case Type::kObject:
+      for (const auto& [key, member] : v.members) {
+        const std::size_t at = begin_nested(out, nested(a::kDictEntries));
+        append_string(out, nested(a::kName), key);
+        append_value(out, member);
+        end_nested(out, at);
+      }
+      break;
+    case Type::kArray:
+      for (const JsonValue& item : v.items) {
+        const std::size_t at = begin_nested(out, nested(a::kArrayValues));
+        append_value(out, item);
+        end_nested(out, at);
+      }
+      break;
+  }
+}
+
+void append_args(std::string& out, const JsonValue& args, Interner& interner) {
+  for (const auto& [key, value] : args.members) {
+    const std::size_t at = begin_nested(out, nested(pf::event::kDebugAnnotations));
+    if (const std::uint64_t iid = interner.intern(Interner::kAnnotation, key); iid != 0) {
+      append_varint_field(out, varint(pf::annotation::kNameIid), iid);
+    } else {
+      append_string(out, nested(pf::annotation::kName), key);
+    }
+    append_value(out, value);
+    end_nested(out, at);
+  }
+}
+
+std::int64_t int_of(const JsonValue* v) {
+  std::int64_t i = 0;
+  if (v != nullptr && v->type == Type::kNumber) number_as_int(v->number, i);
+  return i;
+}
+
+const std::string& string_of(const JsonValue* v) {
+  static const std::string empty;
+  return v != nullptr && v->type == Type::kString ? v->string : empty;
+}
+
+}  // namespace
+
+bool append_annotations(std::string_view members, Interner& interner, std::string& out) {
+  std::string text = "{";
+  text.append(members);
+  text.push_back('}');
+  std::size_t pos = 0;
+  JsonValue args;
+  if (!parse_json(text, pos, args) || args.type != Type::kObject) return false;
+  append_args(out, args, interner);
+  return true;
+}
+
+struct ProcessSequence::Event {
+  const JsonValue& v;
+  std::string_view ph, name, cat;
+  std::int64_t pid, tid;
+};
+
+void ProcessSequence::start_file(std::uint64_t file_ns) {
+  file_ns_ = file_ns;
+  described_.clear();
+  new_described_.clear();
+  interner.clear();
+}
+
+void ProcessSequence::settle(bool committed) {
+  interner.settle(committed);
+  if (!committed) {
+    for (std::uint64_t uuid : new_described_) described_.erase(uuid);
+  }
+  new_described_.clear();
+}
+
+void ProcessSequence::describe(std::uint64_t uuid, std::string& out, std::string_view descriptor) {
+  const std::size_t packet = begin_nested(out, nested(pf::trace::kPacket));
+  append_varint_field(out, varint(pf::packet::kTrustedPacketSequenceId), kProcessSequence);
+  append_bytes_field(out, nested(pf::packet::kTrackDescriptor), descriptor);
+  end_nested(out, packet);
+  if (described_.insert(uuid).second) new_described_.push_back(uuid);
+}
+
+void ProcessSequence::ensure_process(std::int64_t pid, std::string& out) {
+  const std::uint64_t uuid = process_track(pid);
+  if (described(uuid)) return;
+  std::string d;
+  append_varint_field(d, varint(pf::track::kUuid), uuid);
+  const std::size_t at = begin_nested(d, nested(pf::track::kProcess));
+  append_varint_field(d, varint(pf::track::kProcessPid), static_cast<std::uint64_t>(pid));
+  end_nested(d, at);
+  describe(uuid, out, d);
+}
+
+void ProcessSequence::ensure_thread(std::int64_t pid, std::int64_t tid, std::string& out) {
+  const std::uint64_t uuid = thread_track(pid, tid);
+  if (described(uuid)) return;
+  ensure_process(pid, out);
+  std::string d;
+  append_varint_field(d, varint(pf::track::kUuid), uuid);
+  append_varint_field(d, varint(pf::track::kParentUuid), process_track(pid));
+  const std::size_t at = begin_nested(d, nested(pf::track::kThread));
+  append_varint_field(d, varint(pf::track::kThreadPid), static_cast<std::uint64_t>(pid));
+  append_varint_field(d, varint(pf::track::kThreadTid), static_cast<std::uint64_t>(tid));
+  end_nested(d, at);
+  describe(uuid, out, d);
+}
+
+bool ProcessSequence::transcode(std::string_view json, std::string& out, const Hints& hints) {
+  std::size_t pos = 0;
+  bool ok = true;
+  for (;;) {
+    while (pos < json.size() &&
+           std::string_view(", \n\r\t").find(json[pos]) != std::string_view::npos) {
+      ++pos;
+    }
+    if (pos >= json.size()) break;
+    JsonValue v;
+    if (!parse_json(json, pos, v) || v.type != Type::kObject) return false;
+    const Event e{v,
+                  string_of(v.find("ph")),
+                  string_of(v.find("name")),
+                  string_of(v.find("cat")),
+                  int_of(v.find("pid")),
+                  int_of(v.find("tid"))};
+    ok = write_event(e, out, hints) && ok;
+  }
+  return ok;
+}
+
+bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints& hints) {
+  const JsonValue* args = e.v.find("args");
+  if (args != nullptr && args->type != Type::kObject) args = nullptr;
+  if (e.ph == "M" && (e.name == "process_name" || e.name == "thread_name")) {
+    const std::string_view name = string_of(args != nullptr ? args->find("name") : nullptr);
+    const bool process = e.name == "process_name";
+    if (!process) ensure_process(e.pid, out);
+    const std::uint64_t uuid = process ? process_track(e.pid) : thread_track(e.pid, e.tid);
+    std::string d;
+    append_varint_field(d, varint(pf::track::kUuid), uuid);
+    if (!process) append_varint_field(d, varint(pf::track::kParentUuid), process_track(e.pid));
+    const std::size_t at =
+        begin_nested(d, nested(process ? pf::track::kProcess : pf::track::kThread));
+    append_varint_field(d, varint(process ? pf::track::kProcessPid : pf::track::kThreadPid),
+                        static_cast<std::uint64_t>(e.pid));
+    if (!process) {
+      append_varint_field(d, varint(pf::track::kThreadTid), static_cast<std::uint64_t>(e.tid));
+    }
+    append_string(d, nested(process ? pf::track::kProcessName : pf::track::kThreadName), name);
+    end_nested(d, at);
+    describe(uuid, out, d);
+    return true;
+  }
+  if (e.ph == "s" || e.ph == "f") return true;  // carried by Hints (flow_ids)
+
+  // The track.
+  std::uint64_t track = 0;
+  std::string descriptor;  // for a track described here
+  const std::string_view scope = string_of(e.v.find("s"));
+  if (e.ph == "M" || ((e.ph == "I" || e.ph == "i") && (scope == "p" || scope == "g"))) {
+    ensure_process(e.pid, out);
+    track = process_track(e.pid);
+  } else if (e.ph == "C") {
+    ensure_process(e.pid, out);
+    track = mix(mix(4, static_cast<std::uint64_t>(e.pid)), e.name);
+    if (!described(track)) {
+      append_varint_field(descriptor, varint(pf::track::kUuid), track);
+      append_string(descriptor, nested(pf::track::kName), e.name);
+      append_varint_field(descriptor, varint(pf::track::kParentUuid), process_track(e.pid));
+      append_bytes_field(descriptor, nested(pf::track::kCounter), {});
+    }
+  } else if (e.ph == "b" || e.ph == "e") {
+    ensure_process(e.pid, out);
+    const JsonValue* id = e.v.find("id");
+    track = mix(mix(mix(5, static_cast<std::uint64_t>(e.pid)), e.cat),
+                id != nullptr ? mix(0, id->type == Type::kString ? id->string : id->number) : 0);
+    if (!described(track)) {
+      append_varint_field(descriptor, varint(pf::track::kUuid), track);
+      append_string(descriptor, nested(pf::track::kName), e.cat);
+      append_varint_field(descriptor, varint(pf::track::kParentUuid), process_track(e.pid));
+    }
+  } else if (e.ph == "X" || e.ph == "I" || e.ph == "i") {
+    ensure_thread(e.pid, e.tid, out);
+    track = thread_track(e.pid, e.tid);
+    if (hints.domain_track) {
+      const std::uint64_t parent = track;
+      track = mix(mix(3, parent), e.cat);
+      if (!described(track)) {
+        append_varint_field(descriptor, varint(pf::track::kUuid), track);
+        append_string(descriptor, nested(pf::track::kName), e.cat);
+        append_varint_field(descriptor, varint(pf::track::kParentUuid), parent);
+      }
+    }
+  } else {
+    return false;
+  }
+  if (!descriptor.empty()) describe(track, out, descriptor);
+
+  std::uint64_t ts = file_ns_, dur = 0;
+  if (const JsonValue* t = e.v.find("ts"); t != nullptr && t->type == Type::kNumber) {
+    us_to_ns(t->number, ts);
+  }
+  if (const JsonValue* d = e.v.find("dur"); d != nullptr && d->type == Type::kNumber) {
+    us_to_ns(d->number, dur);
+  }
+  std::uint32_t type = pf::event::kInstant;
+  if (e.ph == "X" || e.ph == "b") type = pf::event::kSliceBegin;
+  if (e.ph == "e") type = pf::event::kSliceEnd;
+  if (e.ph == "C") type = pf::event::kCounter;
+
+  const auto packet = [&](std::uint32_t event_type, std::uint64_t at_ns, bool full) {
+    const std::size_t p = begin_nested(out, nested(pf::trace::kPacket));
+    append_varint_field(out, varint(pf::packet::kTimestamp), at_ns);
+    append_varint_field(out, varint(pf::packet::kTrustedPacketSequenceId), kProcessSequence);
+    const std::size_t te = begin_nested(out, nested(pf::packet::kTrackEvent));
+    append_varint_field(out, varint(pf::event::kType), event_type);
+    append_varint_field(out, varint(pf::event::kTrackUuid), track);
+    if (full) {
+      const std::string_view cat = e.ph == "M" ? std::string_view(pf::kMetadataCategory) : e.cat;
+      if (const std::uint64_t iid = interner.intern(Interner::kCategory, cat); iid != 0) {
+        append_varint_field(out, varint(pf::event::kCategoryIids), iid);
+      } else {
+        append_string(out, nested(pf::event::kCategories), cat);
+      }
+      if (const std::uint64_t iid = interner.intern(Interner::kName, e.name); iid != 0) {
+        append_varint_field(out, varint(pf::event::kNameIid), iid);
+      } else {
+        append_string(out, nested(pf::event::kName), e.name);
+      }
+    }
+    if (event_type == pf::event::kCounter) {
+      const JsonValue* value = args != nullptr ? args->find("value") : nullptr;
+      std::int64_t i = 0;
+      if (value != nullptr && value->is_integer() && number_as_int(value->number, i)) {
+        append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(i));
+      } else {
+        const double d = value != nullptr && value->type == Type::kNumber
+                             ? number_as_double(value->number)
+                             : std::numeric_limits<double>::quiet_NaN();
+        append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
+                             std::bit_cast<std::uint64_t>(d));
+      }
+    } else if (full && args != nullptr) {
+      append_args(out, *args, interner);
+    }
+    if (event_type == pf::event::kSliceBegin || event_type == pf::event::kInstant) {
+      if (hints.flow_out != 0) {
+        append_fixed64_field(out, fixed64(pf::event::kFlowIds), hints.flow_out);
+      }
+      if (hints.flow_in != 0) {
+        append_fixed64_field(out, fixed64(pf::event::kTerminatingFlowIds), hints.flow_in);
+      }
+    }
+    end_nested(out, te);
+    if (const std::string_view defs = interner.take(); !defs.empty()) {
+      append_bytes_field(out, nested(pf::packet::kInternedData), defs);
+    }
+    append_varint_field(out, varint(pf::packet::kSequenceFlags),
+                        pf::packet::kSeqNeedsIncrementalState);
+    end_nested(out, p);
+  };
+  packet(type, ts, e.ph != "e");
+  if (e.ph == "X") packet(pf::event::kSliceEnd, ts + dur, false);
+  return true;
+}
+
+}  // namespace jitscope::detail::pfw

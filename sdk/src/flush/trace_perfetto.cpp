@@ -1,0 +1,388 @@
+// The trace writer's protobuf form (docs/perfetto-format.md): each recording
+// thread's sequence, its spans and instants encoded straight from their
+// records, and the hand-off of cold JSON-rendered events to the transcoder
+// (perfetto/transcode.hpp).
+//
+// Hot packets are written with a precomputed size: every part (the
+// timestamp delta, the interned ids, the args already encoded when their
+// records were decoded) is known before the first byte, so the packet's and
+// the TrackEvent's lengths are written up front into a stack buffer and the
+// whole packet goes into the output with one append: no length patching,
+// no moves, no per-field string growth (a span costs two appends).
+#include "flush/trace_writer.hpp"
+
+#include "base/perfetto_fields.hpp"
+#include "base/proto_wire.hpp"
+#include "flush/perfetto/tracks.hpp"
+#include "flush/trace_format.hpp"
+
+#include <time.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace jitscope::detail {
+namespace {
+
+using pfw::Interner;
+using wire::put_bytes;
+using wire::put_varint;
+using wire::varint_size;
+
+constexpr std::uint32_t varint(std::uint32_t field) { return pf::tag(field, pf::kVarint); }
+constexpr std::uint32_t nested(std::uint32_t field) { return pf::tag(field, pf::kLengthDelimited); }
+
+std::uint64_t clock_ns(clockid_t id) noexcept {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// An interned id or an inline string: bytes of the field.
+std::size_t id_or_string_size(std::uint64_t iid, std::uint32_t iid_field,
+                              std::uint32_t string_field, std::string_view s) {
+  return iid != 0 ? varint_size(varint(iid_field)) + varint_size(iid)
+                  : wire::field_size(nested(string_field), s.size());
+}
+
+char* put_id_or_string(char* p, std::uint64_t iid, std::uint32_t iid_field,
+                       std::uint32_t string_field, std::string_view s) {
+  if (iid != 0) return put_varint(put_varint(p, varint(iid_field)), iid);
+  p = put_varint(put_varint(p, nested(string_field)), s.size());
+  return put_bytes(p, s);
+}
+
+// One annotation {name, bool true}, or {name, string value}.
+void append_annotation(std::string& out, Interner* interner, const char* name,
+                       std::string_view text, bool is_bool) {
+  const std::size_t at = wire::begin_nested(out, nested(pf::event::kDebugAnnotations));
+  const std::uint64_t iid =
+      interner != nullptr ? interner->intern_static(Interner::kAnnotation, name) : 0;
+  if (iid != 0) {
+    wire::append_varint_field(out, varint(pf::annotation::kNameIid), iid);
+  } else {
+    wire::append_bytes_field(out, nested(pf::annotation::kName), name);
+  }
+  if (is_bool) {
+    wire::append_varint_field(out, varint(pf::annotation::kBoolValue), 1);
+  } else {
+    wire::append_bytes_field(out, nested(pf::annotation::kStringValue), text);
+  }
+  wire::end_nested(out, at);
+}
+
+}  // namespace
+
+bool TraceWriter::cold_commit(bool counted, const pfw::Hints& hints) {
+  if (!pf_) return commit(counted);
+  pf_json_.assign(buf_, mark_, std::string::npos);
+  buf_.resize(mark_);
+  if (!seq1_.transcode(pf_json_, buf_, hints)) ++decode_errors_;
+  const bool ok = commit(counted);
+  seq1_.settle(ok);
+  return ok;
+}
+
+void TraceWriter::append_pf_head(std::string& out, std::uint64_t part, pfw::ProcessSequence& seq) {
+  const std::uint64_t now = monotonic_ns();
+  pfw::append_file_start(out, now, clock_ns(CLOCK_BOOTTIME), clock_ns(CLOCK_REALTIME));
+  seq.start_file(now);
+  std::string json;
+  append_header(json, part);
+  if (!seq.transcode(json, out)) ++decode_errors_;
+  seq.settle(true);
+}
+
+void TraceWriter::pf_prepare(ThreadDecodeState& d, int tid) {
+  d.pf = std::make_unique<ThreadDecodeState::PfSequence>();
+  d.pf->id = next_sequence_++;
+  d.pf->track = pfw::thread_track(info_.pid, tid);
+}
+
+void TraceWriter::pf_settle(ThreadDecodeState& d, bool committed) {
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  q.interner.settle(committed);
+  if (committed || !pf_restarted_) return;
+  // The sequence's first packet in this file was cut with the event: it
+  // starts again with the next one; the spans it began again have no BEGIN
+  // here, so no END either.
+  q.part = ~0ull;
+  for (std::size_t i = 0; i < d.depth; ++i) {
+    ThreadDecodeState::OpenSpan& s = d.stack[i];
+    if ((s.pf_state & 3) == ThreadDecodeState::kPfBegun && s.pf_part == part_) {
+      s.pf_state = ThreadDecodeState::kPfOverCap;
+      pf_reserve(false);
+    }
+  }
+}
+
+void TraceWriter::pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
+                                const ThreadDecodeState::OpenSpan* unit, bool truncated,
+                                bool incomplete, bool intern) {
+  Interner* interner = intern ? &q.interner : nullptr;
+  if (unit != nullptr) {
+    std::string id;
+    append_compile_id(id, unit->unit);  // "frame/attempt", quotes included
+    append_annotation(out, interner, "compile_id", std::string_view(id).substr(1, id.size() - 2),
+                      false);
+  }
+  if (truncated) append_annotation(out, interner, "jitscope_truncated", {}, true);
+  if (incomplete) append_annotation(out, interner, "incomplete", {}, true);
+}
+
+void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  pf_restarted_ = false;
+  if (q.part == part_) [[likely]]
+    return;
+  pf_restarted_ = true;
+  q.part = part_;
+  // Args already encoded (a BEGIN waiting for its packet) hold ids: they
+  // keep their numbers and are defined again in this file.
+  q.interner.define_all();
+  std::uint64_t start = ts;
+  for (std::size_t i = 0; i < d.depth; ++i) {
+    if ((d.stack[i].pf_state & 3) == ThreadDecodeState::kPfBegun) {
+      start = std::min(start, d.stack[i].begin_ns);
+      break;
+    }
+  }
+  pfw::append_sequence_start(buf_, q.id, q.track, start);
+  q.last_ns = start;
+  // Spans still open that began in an earlier file begin again here.
+  for (std::size_t i = 0; i < d.depth; ++i) {
+    ThreadDecodeState::OpenSpan& s = d.stack[i];
+    if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;
+    pf_args_.clear();
+    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr,
+                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
+    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
+    s.pf_part = part_;
+  }
+}
+
+void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
+                            std::string_view category, const char* static_name,
+                            std::string_view name, std::string_view annotations,
+                            std::string_view more_annotations, bool intern) {
+  const bool named = type != pf::event::kSliceEnd;
+  std::uint64_t cat_iid = 0, name_iid = 0;
+  if (named) {
+    if (intern) {
+      cat_iid = q.interner.intern_static(Interner::kCategory, category.data());
+      name_iid = static_name != nullptr ? q.interner.intern_static(Interner::kName, static_name)
+                                        : q.interner.intern(Interner::kName, name);
+    }
+    if ((cat_iid == 0 || name_iid == 0)) [[unlikely]] {
+      // Inline (the table is full, or a lean END): valid UTF-8 as JSON has it.
+      if (static_name != nullptr) name = static_name;
+      if (cat_iid == 0) category = pfw::valid_utf8(category, pf_inline_cat_);
+      if (name_iid == 0) name = pfw::valid_utf8(name, pf_inline_name_);
+    }
+  }
+  const std::string_view defs = intern ? q.interner.take() : std::string_view();
+  // Timestamps are deltas on clock 64; one that would go back in time (not
+  // expected: the tie rule keeps a thread's times in record order) is
+  // written absolute, on clock 3, instead.
+  const bool forward = ts >= q.last_ns;
+  const std::uint64_t ts_value = forward ? ts - q.last_ns : ts;
+
+  std::size_t event = 2 + annotations.size() + more_annotations.size();  // type: 2 bytes
+  if (named) {
+    event += id_or_string_size(cat_iid, pf::event::kCategoryIids, pf::event::kCategories, category);
+    event += id_or_string_size(name_iid, pf::event::kNameIid, pf::event::kName, name);
+  }
+  std::size_t body = 1 + varint_size(ts_value) + 1 + varint_size(q.id) +
+                     wire::field_size(nested(pf::packet::kTrackEvent), event) + 2;  // + flags
+  if (!forward) body += varint_size(varint(pf::packet::kTimestampClockId)) + 1;
+  if (!defs.empty()) body += wire::field_size(nested(pf::packet::kInternedData), defs.size());
+  const std::size_t total = 1 + varint_size(body) + body;
+
+  char stack[256];
+  char* const start = total <= sizeof stack ? stack : (pf_big_.resize(total), pf_big_.data());
+  char* p = start;
+  *p++ = static_cast<char>(nested(pf::trace::kPacket));
+  p = put_varint(p, body);
+  *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
+  p = put_varint(p, ts_value);
+  if (!forward) {
+    p = put_varint(p, varint(pf::packet::kTimestampClockId));
+    *p++ = static_cast<char>(pf::clock::kMonotonic);
+  }
+  *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
+  p = put_varint(p, q.id);
+  *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
+  p = put_varint(p, event);
+  *p++ = static_cast<char>(varint(pf::event::kType));
+  *p++ = static_cast<char>(type);
+  if (named) {
+    p = put_id_or_string(p, cat_iid, pf::event::kCategoryIids, pf::event::kCategories, category);
+    p = put_id_or_string(p, name_iid, pf::event::kNameIid, pf::event::kName, name);
+  }
+  p = put_bytes(p, annotations);
+  p = put_bytes(p, more_annotations);
+  if (!defs.empty()) {
+    *p++ = static_cast<char>(nested(pf::packet::kInternedData));
+    p = put_varint(p, defs.size());
+    p = put_bytes(p, defs);
+  }
+  *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
+  *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
+  buf_.append(start, static_cast<std::size_t>(p - start));
+  if (forward) q.last_ns = ts;
+}
+
+void TraceWriter::pf_flush_begin(ThreadDecodeState& d) {
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  q.begin_pending = false;
+  if (d.depth == 0) return;
+  ThreadDecodeState::OpenSpan& s = d.stack[d.depth - 1];
+  if (s.pf_state != ThreadDecodeState::kPfNotBegun) return;
+  event_prefix();
+  pf_start(d, s.begin_ns);
+  pf_args_.clear();
+  pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
+  pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+            s.dynamic_name, pf_args_, s.args);
+  pf_reserve(true);  // room for its END, which must fit with it
+  const bool ok = commit(true);
+  pf_settle(d, ok);
+  if (!ok) {
+    pf_reserve(false);
+    s.pf_state = ThreadDecodeState::kPfOverCap;  // counted in events_over_cap
+    return;
+  }
+  s.pf_state = ThreadDecodeState::kPfBegun |
+               (s.truncated ? ThreadDecodeState::kPfTruncatedOnBegin : std::uint8_t{0});
+  s.pf_part = part_;
+  s.pf_begin_args = static_cast<std::uint32_t>(s.args.size());
+}
+
+bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                         bool incomplete) {
+  if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) {
+    if (s.pf_state == ThreadDecodeState::kPfNotBegun) ++decode_errors_;
+    s.pf_state = ThreadDecodeState::kPfNotBegun;
+    return false;  // over the cap: counted when its BEGIN was cut
+  }
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  pf_reserve(false);  // its room is used now
+  event_prefix();
+  const bool again = s.pf_part != part_;  // begun in an earlier file: begin again here
+  pf_start(d, again ? s.begin_ns : end_ns);
+  if (again) {
+    pf_args_.clear();
+    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr,
+                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
+    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
+  }
+  // Args that came after the BEGIN go on the END, unless they no longer
+  // fit under the cap; then the END is lean: fixed args only, names inline.
+  const std::string_view late = std::string_view(s.args).substr(s.pf_begin_args);
+  const bool lean =
+      info_.max_trace_bytes != 0 && (capped_ || total() + late.size() + kEndReserve > cap_limit_);
+  if (lean && !late.empty()) ++other_over_cap_;
+  pf_args_.clear();
+  pf_fixed_args(q, pf_args_, nullptr,
+                s.truncated && (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) == 0,
+                incomplete, !lean);
+  pf_packet(q, end_ns, pf::event::kSliceEnd, {}, nullptr, {}, lean ? std::string_view() : late,
+            pf_args_, !lean);
+  commit_forced();
+  q.interner.settle(true);
+  s.pf_state = ThreadDecodeState::kPfNotBegun;
+  ++events_;
+  ++summaries_[d.summary].events;
+  return true;
+}
+
+void TraceWriter::pf_instant(ThreadDecodeState& d) {
+  ThreadDecodeState::OpenSpan& s = d.instant;
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  event_prefix();
+  pf_start(d, s.begin_ns);
+  pf_args_.clear();
+  pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
+  pf_packet(q, s.begin_ns, pf::event::kInstant, "jitscope", s.static_name, s.dynamic_name, pf_args_,
+            s.args);
+  const bool ok = commit(true);
+  pf_settle(d, ok);
+  if (!ok) return;
+  ++events_;
+  ++summaries_[d.summary].events;
+}
+
+void TraceWriter::pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
+                         const char* payload) {
+  Interner& interner = d.pf->interner;
+  if (r.type == ValueType::kJsonMembers) {  // rendered by our JsonWriter
+    if (!pfw::append_annotations(std::string_view(payload, r.value.u64), interner, s.args)) {
+      ++decode_errors_;
+    }
+    return;
+  }
+  namespace a = pf::annotation;
+  const char* key = r.name != nullptr ? r.name : "?";
+  const std::uint64_t iid = interner.intern_static(Interner::kAnnotation, key);
+  if (iid != 0 && iid < 128 &&
+      (r.type == ValueType::kInt || r.type == ValueType::kUint || r.type == ValueType::kBool))
+      [[likely]] {
+    // The common arg, in one append: {name_iid, an integer}.
+    const bool uint = r.type == ValueType::kUint && r.value.u64 > std::uint64_t{INT64_MAX};
+    const std::uint64_t v = r.type == ValueType::kBool ? (r.value.u64 != 0 ? 1 : 0) : r.value.u64;
+    char tmp[16];
+    char* p = tmp;
+    *p++ = static_cast<char>(nested(pf::event::kDebugAnnotations));
+    *p++ = static_cast<char>(3 + varint_size(v));
+    *p++ = static_cast<char>(varint(a::kNameIid));
+    *p++ = static_cast<char>(iid);
+    *p++ = static_cast<char>(varint(r.type == ValueType::kBool ? a::kBoolValue
+                                    : uint                     ? a::kUintValue
+                                                               : a::kIntValue));
+    p = put_varint(p, v);
+    s.args.append(tmp, static_cast<std::size_t>(p - tmp));
+    return;
+  }
+  const std::size_t at = wire::begin_nested(s.args, nested(pf::event::kDebugAnnotations));
+  if (iid != 0) {
+    wire::append_varint_field(s.args, varint(a::kNameIid), iid);
+  } else {
+    std::string fixed;
+    wire::append_bytes_field(s.args, nested(a::kName), pfw::valid_utf8(key, fixed));
+  }
+  switch (r.type) {
+    case ValueType::kInt:
+      wire::append_varint_field(s.args, varint(a::kIntValue), r.value.u64);
+      break;
+    case ValueType::kUint:
+      wire::append_varint_field(
+          s.args, varint(r.value.u64 > std::uint64_t{INT64_MAX} ? a::kUintValue : a::kIntValue),
+          r.value.u64);
+      break;
+    case ValueType::kDouble:
+      // As JSON, which has no spelling for NaN and infinities: no value (null).
+      if (std::isfinite(r.value.f64)) {
+        wire::append_fixed64_field(s.args, pf::tag(a::kDoubleValue, pf::kFixed64),
+                                   std::bit_cast<std::uint64_t>(r.value.f64));
+      }
+      break;
+    case ValueType::kBool:
+      wire::append_varint_field(s.args, varint(a::kBoolValue), r.value.u64 != 0 ? 1 : 0);
+      break;
+    case ValueType::kString: {
+      std::string fixed;
+      wire::append_bytes_field(s.args, nested(a::kStringValue),
+                               pfw::valid_utf8(std::string_view(payload, r.value.u64), fixed));
+      break;
+    }
+    case ValueType::kNone:
+    case ValueType::kJsonMembers: break;
+  }
+  wire::end_nested(s.args, at);
+}
+
+}  // namespace jitscope::detail

@@ -1,0 +1,510 @@
+// The Perfetto form of the trace (docs/perfetto-format.md): the writer is
+// fed the same ring records in both forms and the packets, read back by a
+// decoder of our own (perfetto_wire.hpp, which also checks interning,
+// sequence flags, clocks and descriptors), must give the JSON form's events:
+// names, categories, ts, dur, args. Also: the cap, rotation, files cut at
+// any byte, static names after an unload, the config, a whole session.
+// Not covered here: GPU slices and flows (gpu_trace_writer_test drives the
+// JSON form; here the transcoder is exercised through captured NVTX and
+// metadata events), Perfetto's own trace processor (tests/perfetto/).
+#include "flush/perfetto_wire.hpp"
+#include "flush/trace_writer.hpp"
+#include "ring/thread_registry.hpp"
+#include "trace_support.hpp"
+
+#include <jitscope/jitscope.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace jitscope::detail {
+namespace {
+
+using nlohmann::json;
+using testing::pfwire::Reader;
+
+class FilesSink final : public TraceSink {
+ public:
+  explicit FilesSink(bool rotate) : rotate_(rotate) { files.emplace_back(); }
+  void write(std::string_view bytes) noexcept override { files.back().append(bytes); }
+  bool can_rotate() const noexcept override { return rotate_; }
+  bool next_file() noexcept override {
+    files.emplace_back();
+    return true;
+  }
+  std::vector<std::string> files;
+
+ private:
+  bool rotate_;
+};
+
+Record record(RecordKind kind, std::uint64_t ts, const char* name, std::uint8_t index,
+              std::uint8_t flags = 0) {
+  Record r{};
+  r.ts = ts;
+  r.name = name;
+  r.kind = kind;
+  r.type = ValueType::kNone;
+  r.index = index;
+  r.flags = flags;
+  return r;
+}
+
+struct Records {
+  std::vector<Record> r;
+  void add(const Record& x) { r.push_back(x); }
+  void bytes(std::string_view s) {
+    const std::size_t at = r.size();
+    r.resize(at + payload_slots(s.size()));
+    std::memcpy(static_cast<void*>(r.data() + at), s.data(), s.size());
+  }
+  void begin(std::uint64_t ts, const char* name, std::uint8_t depth, std::uint8_t flags = 0,
+             std::uint64_t unit = 0) {
+    Record x = record(RecordKind::kBegin, ts, name, depth, flags);
+    x.value.u64 = unit;
+    add(x);
+  }
+  void begin_dyn(std::uint64_t ts, std::string_view name, std::uint8_t depth) {
+    Record x = record(RecordKind::kBegin, ts, nullptr, depth, kFlagDynamicName);
+    x.name_len = static_cast<std::uint32_t>(name.size());
+    add(x);
+    bytes(name);
+  }
+  void end(std::uint64_t ts) { add(record(RecordKind::kEnd, ts, nullptr, 0)); }
+  void arg_int(std::uint8_t on, const char* key, std::int64_t v) {
+    Record x = record(RecordKind::kArg, 0, key, on);
+    x.type = ValueType::kInt;
+    x.value.i64 = v;
+    add(x);
+  }
+  void arg_uint(std::uint8_t on, const char* key, std::uint64_t v) {
+    Record x = record(RecordKind::kArg, 0, key, on);
+    x.type = ValueType::kUint;
+    x.value.u64 = v;
+    add(x);
+  }
+  void arg_double(std::uint8_t on, const char* key, double v) {
+    Record x = record(RecordKind::kArg, 0, key, on);
+    x.type = ValueType::kDouble;
+    x.value.f64 = v;
+    add(x);
+  }
+  void arg_bool(std::uint8_t on, const char* key, bool v) {
+    Record x = record(RecordKind::kArg, 0, key, on);
+    x.type = ValueType::kBool;
+    x.value.u64 = v ? 1 : 0;
+    add(x);
+  }
+  void arg_string(std::uint8_t on, const char* key, std::string_view v,
+                  ValueType type = ValueType::kString) {
+    Record x = record(RecordKind::kArg, 0, key, on);
+    x.type = type;
+    x.value.u64 = v.size();
+    add(x);
+    bytes(v);
+  }
+  void instant(std::uint64_t ts, const char* name, std::uint8_t args) {
+    add(record(RecordKind::kInstant, ts, name, args));
+  }
+  void counter(std::uint64_t ts, const char* name, double v) {
+    Record x = record(RecordKind::kCounter, ts, name, 0);
+    x.value.f64 = v;
+    add(x);
+  }
+  void captured(CapturedKind kind, std::uint64_t begin, std::uint64_t end, const char* name) {
+    Record x = record(RecordKind::kCaptured, begin, name, static_cast<std::uint8_t>(kind));
+    x.value.u64 = end;
+    add(x);
+    Record extra{};
+    const CapturedExtra c{nullptr, 0, 0, 0, 0};
+    std::memcpy(static_cast<void*>(&extra), &c, sizeof c);
+    add(extra);
+  }
+};
+
+struct Options {
+  bool perfetto = false;
+  std::uint64_t max_bytes = 0;
+  std::uint64_t rotate = 0;
+  std::uint64_t close_at = 0;
+  std::size_t batch = 0;  // records per drain (0: all at once)
+};
+
+std::vector<std::string> write(const std::vector<Record>& records, const Options& o) {
+  FilesSink sink(o.rotate != 0);
+  SessionInfo info;
+  info.process_name = "pf";
+  info.pid = 4242;
+  info.conversion = ClockConversion::identity();
+  info.overflow = "block";
+  info.host = "h";
+  info.perfetto = o.perfetto;
+  info.max_trace_bytes = o.max_bytes;
+  info.rotate_bytes = o.rotate;
+  TraceWriter writer(sink, info);
+  writer.begin_trace();
+  ThreadState t(1u << kSessionGenerationShift, 1u << 12, OverflowPolicy::kBlock, 7, "worker");
+  const std::size_t batch = o.batch != 0 ? o.batch : 1000;
+  for (std::size_t at = 0; at < records.size();) {
+    const std::size_t n = std::min(batch, records.size() - at);
+    for (std::size_t i = 0; i < n; ++i) t.ring.slot(i) = records[at + i];
+    t.ring.commit(n);
+    writer.drain(t);
+    at += n;
+  }
+  if (o.close_at != 0) writer.close_open_spans(t, o.close_at);
+  writer.settle(t);
+  writer.end_trace();
+  return sink.files;
+}
+
+long long ns_of(const json& us) { return std::llround(us.get<double>() * 1000.0); }
+
+// The JSON form's events of kind `ph`, with ts_ns/dur_ns, from all files.
+std::vector<json> json_events(const std::vector<std::string>& files, const std::string& ph) {
+  std::vector<json> out;
+  for (const std::string& f : files) {
+    std::string text = f;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.back() != ']') text += "]";
+    for (json e : json::parse(text)) {
+      if (e["ph"] != ph) continue;
+      if (e.contains("ts")) e["ts_ns"] = ns_of(e["ts"]);
+      if (e.contains("dur")) e["dur_ns"] = ns_of(e["dur"]);
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+Reader read_all(const std::vector<std::string>& files) {
+  Reader all;
+  for (const std::string& f : files) {
+    Reader one;
+    bool cut = true;
+    one.read(f, &cut);
+    EXPECT_FALSE(cut) << "a whole file ends with a whole packet";
+    for (const std::string& e : one.errors) ADD_FAILURE() << e;
+    all.events.insert(all.events.end(), one.events.begin(), one.events.end());
+    all.packets += one.packets;
+  }
+  return all;
+}
+
+// The same fields the JSON form has, for comparing.
+json key(const json& e) {
+  json k = {{"name", e.value("name", "")}, {"ts", e.value("ts_ns", 0LL)}};
+  if (e.contains("dur_ns")) k["dur"] = e["dur_ns"];
+  if (e["ph"] != "C") k["args"] = e.value("args", json::object());
+  if (e["ph"] != "M" && e["ph"] != "C") k["cat"] = e.value("cat", "");
+  if (e["ph"] != "M") k["tid"] = e.value("tid", 0);
+  return k;
+}
+
+std::vector<json> keys(const std::vector<json>& events) {
+  std::vector<json> out;
+  for (const json& e : events) out.push_back(key(e));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Records rich() {
+  Records r;
+  const std::uint64_t t0 = 7'000'000'000'000;
+  r.begin(t0, "outer", 0, kFlagUnit, (std::uint64_t{3} << 32) | 1);
+  r.arg_int(0, "n", -42);
+  r.arg_uint(0, "big", ~std::uint64_t{0});
+  r.arg_double(0, "ratio", 0.25);
+  r.arg_bool(0, "ok", true);
+  r.arg_string(0, "text", "h\xC3\xA9llo \"q\" \x01 \xFF!");
+  r.arg_string(0, "members", "\"nested\":{\"a\":[1,2.5,\"x\",null,true]},\"m\":-7",
+               ValueType::kJsonMembers);
+  r.begin(t0 + 100, "phase", 1, kFlagPhase);
+  r.instant(t0 + 150, "mark", 1);
+  r.arg_string(1, "why", "because");  // the instant's arg
+  r.counter(t0 + 160, "queue", 3.5);
+  r.end(t0 + 100);          // ends before it began: the tie rule
+  r.arg_int(0, "late", 9);  // after a child: goes on the END
+  r.begin_dyn(t0 + 300, "dyn \xE2\x82 name", 1);
+  r.end(t0 + 400);
+  r.captured(CapturedKind::kRange, t0 + 410, t0 + 420, "nvtx range");
+  r.captured(CapturedKind::kMark, t0 + 430, 0, "nvtx mark");
+  r.begin(t0 + 500, "same ns", 1);
+  r.begin(t0 + 500, "same ns", 2, kFlagCompileEvent);
+  r.end(t0 + 500);
+  r.end(t0 + 500);
+  r.begin(t0 + 600, "left open", 1);
+  r.arg_int(1, "k", 1);
+  return r;
+}
+
+TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
+  const Records r = rich();
+  Options o;
+  o.close_at = 7'000'000'001'000;
+  const auto json_files = write(r.r, o);
+  o.perfetto = true;
+  const auto pf_files = write(r.r, o);
+  const Reader pf = read_all(pf_files);
+  for (const char* ph : {"X", "I", "M"}) {
+    SCOPED_TRACE(ph);
+    const auto want = json_events(json_files, ph);
+    EXPECT_FALSE(want.empty());
+    // M: the pf form has no process_name / thread_name events (descriptors).
+    std::vector<json> want_kept;
+    for (const json& e : want) {
+      if (e["name"] != "process_name" && e["name"] != "thread_name") want_kept.push_back(e);
+    }
+    std::vector<json> got = pf.of(ph);
+    std::vector<json> got_kept;
+    for (json e : got) {
+      if (std::string(ph) == "M") e.erase("ts_ns");
+      got_kept.push_back(e);
+    }
+    if (std::string(ph) == "M") {
+      for (json& e : want_kept) e.erase("ts_ns");
+    }
+    EXPECT_EQ(keys(got_kept), keys(want_kept));
+  }
+  // The hot counter (the dropped-events counter is stamped at render time).
+  const auto counters = pf.of("C");
+  ASSERT_FALSE(counters.empty());
+  EXPECT_EQ(counters[0]["name"], "queue");
+  EXPECT_EQ(counters[0]["value"], 3.5);
+  EXPECT_EQ(counters[0]["ts_ns"], 7'000'000'000'160LL);
+  // Args were split: before the child on the BEGIN, after it on the END.
+  EXPECT_GT(pf_files[0].size(), 0u);
+  EXPECT_LT(pf_files[0].size(), json_files[0].size());
+}
+
+TEST(PerfettoWriter, ThreadTimestampsAreDeltasOnClock64ThatSumToTheJsonTs) {
+  Records r;
+  std::uint64_t t = 9'000'000'000'000;
+  for (int i = 0; i < 500; ++i) {
+    r.begin(t, "a", 0);
+    r.begin(t + 3, "b", 1);
+    r.end(t + 70 + i);
+    r.end(t + 200 + 3 * i);
+    t += 1000 + 17 * i;
+  }
+  Options o;
+  const auto j = json_events(write(r.r, o), "X");
+  o.perfetto = true;
+  const auto files = write(r.r, o);
+  const Reader pf = read_all(files);
+  EXPECT_EQ(keys(pf.of("X")), keys(j));
+  // Most span packets are small: the bench reports the average.
+  EXPECT_LT(files[0].size(), j.size() * 40 + 2048);
+}
+
+TEST(PerfettoWriter, TheCapKeepsEveryWrittenBeginsEndAndTheStats) {
+  Records r;
+  std::uint64_t t = 1'000'000'000'000;
+  r.begin(t, "root", 0);
+  for (int i = 0; i < 3000; ++i) {
+    r.begin(t + 10 * i + 1, "child", 1);
+    r.arg_int(1, "i", i);
+    r.begin(t + 10 * i + 2, "grandchild", 2);
+    r.end(t + 10 * i + 5);
+    r.end(t + 10 * i + 6);
+  }
+  Options o;
+  o.perfetto = true;
+  o.max_bytes = 16 * 1024;
+  o.close_at = t + 100'000;
+  const auto files = write(r.r, o);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_LE(files[0].size(), o.max_bytes);
+  Reader pf;
+  pf.read(files[0]);
+  EXPECT_TRUE(pf.errors.empty()) << pf.errors.front();
+  for (const auto& [track, open] : pf.open) EXPECT_TRUE(open.empty()) << "a BEGIN without END";
+  json stats;
+  for (const json& e : pf.of("M")) {
+    if (e["name"] == "jitscope_stats") stats = e["args"];
+  }
+  ASSERT_TRUE(stats.is_object());
+  EXPECT_EQ(stats["trace_cap"]["reached"], true);
+  EXPECT_GT(stats["trace_cap"]["events_not_written"].get<long long>(), 0);
+  EXPECT_EQ(stats["events_written"].get<std::size_t>(), pf.of("X").size());
+  // The root, open all along, is there (incomplete) with its children.
+  bool root = false;
+  for (const json& e : pf.of("X")) root = root || e["name"] == "root";
+  EXPECT_TRUE(root);
+}
+
+TEST(PerfettoWriter, UnderTheCapDeeplyNestedOpenSpansAllGetTheirEnds) {
+  // 250 spans open when the cap is reached, all ended at the close: their
+  // ENDs (each with "incomplete") need far more than the stats' room.
+  Records r;
+  const std::uint64_t t = 3'000'000'000'000;
+  for (int d = 0; d < 250; ++d) r.begin(t + d, "level", static_cast<std::uint8_t>(d));
+  for (int i = 0; i < 5000; ++i) {
+    r.begin(t + 1000 + 10 * i, "leaf", 250);
+    r.end(t + 1005 + 10 * i);
+  }
+  Options o;
+  o.perfetto = true;
+  o.max_bytes = 64 * 1024;
+  o.close_at = t + 1'000'000;
+  const auto files = write(r.r, o);
+  EXPECT_LE(files[0].size(), o.max_bytes);
+  Reader pf;
+  pf.read(files[0]);
+  EXPECT_TRUE(pf.errors.empty()) << pf.errors.front();
+  std::size_t levels = 0;
+  for (const json& e : pf.of("X")) levels += e["name"] == "level";
+  EXPECT_EQ(levels, 250u);
+  for (const auto& [track, open] : pf.open) EXPECT_TRUE(open.empty()) << "a BEGIN without END";
+}
+
+TEST(PerfettoWriter, RotatedFilesEachDecodeAloneAndTogetherHoldTheJsonFormsSpans) {
+  Records r;
+  std::uint64_t t = 2'000'000'000'000;
+  r.begin(t, "root", 0, kFlagUnit, 5);
+  r.arg_string(0, "what", "everything");
+  for (int i = 0; i < 2000; ++i) {
+    r.begin(t + 10 * i + 1, i % 2 == 0 ? "even" : "odd", 1);
+    r.arg_int(1, "i", i);
+    r.end(t + 10 * i + 6);
+  }
+  r.end(t + 30'000);
+  Options o;
+  o.rotate = 4096;
+  o.batch = 100;
+  const auto json_files = write(r.r, o);
+  o.perfetto = true;
+  const auto files = write(r.r, o);
+  ASSERT_GT(files.size(), 3u);
+  std::vector<json> all;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    Reader one;
+    one.read(files[i]);
+    EXPECT_TRUE(one.errors.empty()) << "file " << i << ": " << one.errors.front();
+    EXPECT_TRUE(one.saw_snapshot);
+    // The open root begins again at the head of its sequence in each file,
+    // so the thread's times stay in order there (no absolute fallback).
+    EXPECT_EQ(one.absolute_on_thread, 0u) << "file " << i;
+    bool session = false;
+    for (const json& e : one.of("M")) session = session || e["name"] == "jitscope_session";
+    EXPECT_TRUE(session) << "file " << i;
+    for (const json& e : one.of("X")) all.push_back(e);
+  }
+  EXPECT_EQ(keys(all), keys(json_events(json_files, "X")));
+}
+
+TEST(PerfettoWriter, AFileCutAtAnyByteDecodesUpToItsLastWholePacket) {
+  Options o;
+  o.perfetto = true;
+  const std::string file = write(rich().r, o)[0];
+  const auto whole = testing::pfwire::packets_of(file);
+  ASSERT_GT(whole.size(), 10u);
+  // Every offset in the last ten packets.
+  const std::size_t from =
+      static_cast<std::size_t>(whole[whole.size() - 10].data() - file.data()) - 3;
+  std::size_t ends = 0;
+  for (std::size_t cut = from; cut < file.size(); ++cut) {
+    bool was_cut = false;
+    Reader reader;
+    reader.read(std::string_view(file).substr(0, cut), &was_cut);
+    std::size_t expect = 0;
+    for (std::string_view p : whole) {
+      if (static_cast<std::size_t>(p.data() + p.size() - file.data()) <= cut) ++expect;
+    }
+    ASSERT_EQ(reader.packets, expect) << "cut at " << cut;
+    EXPECT_TRUE(reader.errors.empty()) << "cut at " << cut << ": " << reader.errors.front();
+    if (!was_cut) ++ends;
+  }
+  EXPECT_GE(ends, 9u);  // packet boundaries read as whole files
+}
+
+TEST(PerfettoWriter, AStaticNameReusedAfterAnUnloadIsNotTakenForTheOldOne) {
+  static char name[8] = "alpha";
+  FilesSink sink(false);
+  SessionInfo info;
+  info.pid = 1;
+  info.conversion = ClockConversion::identity();
+  info.perfetto = true;
+  TraceWriter writer(sink, info);
+  writer.begin_trace();
+  ThreadState t(1u << kSessionGenerationShift, 64, OverflowPolicy::kBlock, 7, "t");
+  const auto push = [&](std::vector<Record> rs) {
+    for (std::size_t i = 0; i < rs.size(); ++i) t.ring.slot(i) = rs[i];
+    t.ring.commit(rs.size());
+    writer.drain(t);
+  };
+  push({record(RecordKind::kBegin, 100, name, 0), record(RecordKind::kBegin, 110, name, 1),
+        record(RecordKind::kEnd, 120, nullptr, 0)});
+  writer.detach_static_names(t);  // the image holding `name` goes away
+  std::strcpy(name, "omega");     // another one puts a different string there
+  push({record(RecordKind::kBegin, 130, name, 1), record(RecordKind::kEnd, 140, nullptr, 0),
+        record(RecordKind::kEnd, 150, nullptr, 0)});
+  writer.settle(t);
+  writer.end_trace();
+  Reader pf;
+  pf.read(sink.files[0]);
+  EXPECT_TRUE(pf.errors.empty());
+  std::vector<std::string> names;
+  for (const json& e : pf.of("X")) names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"alpha", "omega", "alpha"}));
+}
+
+TEST(PerfettoConfig, FormatFromTheEnvironment) {
+  ::setenv("JITSCOPE_TRACE", "/tmp/x.json", 1);
+  ::setenv("JITSCOPE_FORMAT", "perfetto", 1);
+  Config cfg;
+  EXPECT_TRUE(Config::from_env(&cfg));
+  EXPECT_EQ(cfg.format, TraceFormat::kPerfetto);
+  ::setenv("JITSCOPE_FORMAT", "json", 1);
+  EXPECT_TRUE(Config::from_env(&cfg));
+  EXPECT_EQ(cfg.format, TraceFormat::kJson);
+  ::setenv("JITSCOPE_FORMAT", "protobuf", 1);
+  const Status st = Config::from_env(&cfg);
+  EXPECT_FALSE(st);
+  EXPECT_NE(st.message().find("JITSCOPE_FORMAT"), std::string::npos) << st.message();
+  ::unsetenv("JITSCOPE_FORMAT");
+  ::unsetenv("JITSCOPE_TRACE");
+}
+
+void session_work() {
+  for (int i = 0; i < 100; ++i) {
+    JITSCOPE_SPAN("work");
+    JITSCOPE_INSTANT("tick");
+  }
+}
+
+TEST(PerfettoSession, APftracePathWritesTheProtobufFormWithOneSequencePerThread) {
+  std::string path = testing::temp_path("session");
+  path.replace(path.size() - 5, 5, ".pftrace");
+  Config cfg;
+  cfg.output_path = path;
+  cfg.overflow = OverflowPolicy::kBlock;
+  ASSERT_TRUE(start(cfg));
+  session_work();
+  std::thread other(session_work);
+  other.join();
+  SessionStats stats;
+  ASSERT_TRUE(stop(&stats));
+  const std::string file = testing::read_file(path);
+  ASSERT_FALSE(file.empty());
+  EXPECT_NE(file[0], '[') << "not JSON";
+  Reader pf;
+  pf.read(file);
+  for (const std::string& e : pf.errors) ADD_FAILURE() << e;
+  EXPECT_EQ(pf.of("X").size(), 200u);
+  EXPECT_EQ(pf.of("I").size(), 200u);
+  std::set<long long> tids;
+  for (const json& e : pf.of("X")) tids.insert(e["tid"].get<long long>());
+  EXPECT_EQ(tids.size(), 2u);
+  EXPECT_GE(pf.sequences.size(), 3u) << "the process sequence and one per thread";
+  EXPECT_EQ(stats.events_written, 400u);
+}
+
+}  // namespace
+}  // namespace jitscope::detail
