@@ -21,9 +21,7 @@ const detail::Record& record_at(std::uint64_t pos) {
   const detail::RingProducer& p = detail::t_hot->producer;
   return p.slots[pos & p.mask];
 }
-std::uint64_t tail_now() {
-  return detail::t_hot->producer.tail.load(std::memory_order_relaxed);
-}
+std::uint64_t tail_now() { return detail::t_hot->producer.tail.load(std::memory_order_relaxed); }
 
 Config quiet_config(const std::string& stem, std::size_t capacity) {
   Config cfg = test_config(stem);
@@ -138,6 +136,28 @@ TEST(InlinePath, ArgsInlineAndThroughTheLibraryAreTheSame) {
   EXPECT_EQ(args["scalar"], expected);
   expected["s"] = "text";
   EXPECT_EQ(args["mixed"], expected);
+}
+
+// JITSCOPE_SPAN_ARGS evaluates its args only with a session on, once.
+TEST(InlinePath, MacroArgsAreEvaluatedOnlyWithASession) {
+  int calls = 0;
+  auto count = [&calls] { return ++calls; };
+  { JITSCOPE_SPAN_ARGS("off", {"n", count()}); }
+  EXPECT_EQ(calls, 0);
+  ScopedSession session(test_config("inline_macro"));
+  ASSERT_TRUE(session.status().ok());
+  {
+    JITSCOPE_SPAN_ARGS("on", {"n", count()}, {"s", "str"});
+    JITSCOPE_SPAN_ARGS("scalar", {"n", count()}, {"d", 0.25});
+  }
+  EXPECT_EQ(calls, 2);
+  session.finish();
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  EXPECT_EQ(args["on"], json({{"n", 1}, {"s", "str"}}));
+  EXPECT_EQ(args["scalar"], json({{"n", 2}, {"d", 0.25}}));
 }
 
 }  // namespace

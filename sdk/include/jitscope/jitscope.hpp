@@ -300,6 +300,19 @@ class Span {
       if (JITSCOPE_UNLIKELY(s != 0)) begin_with_args(s, name, args);
     }
   }
+  // The args made by `make_args(begin)` calling begin({...}), only with a
+  // session on (JITSCOPE_SPAN_ARGS: args cost nothing without one).
+  template <std::size_t N, class MakeArgs>
+  JITSCOPE_ALWAYS_INLINE Span(detail::LazyArgs, const char (&name)[N],
+                              MakeArgs&& make_args) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      const std::uint32_t s = detail::session_word();
+      if (JITSCOPE_UNLIKELY(s != 0)) {
+        make_args([&](std::initializer_list<Arg> args)
+                      JITSCOPE_LAMBDA_ALWAYS_INLINE { begin_with_args(s, name, args); });
+      }
+    }
+  }
   // A writable char buffer (a `char name[48]` member) may change or be
   // freed before the flusher reads it: its text is copied, as a dynamic name.
   template <std::size_t N>
@@ -462,8 +475,12 @@ JITSCOPE_NAMESPACE_END
 #define JITSCOPE_ARGS_IF_ACTIVE(...)                                            \
   (::jitscope::active() ? ::std::initializer_list<::jitscope::Arg>{__VA_ARGS__} \
                         : ::std::initializer_list<::jitscope::Arg>{})
-#define JITSCOPE_SPAN_ARGS(name, ...) \
-  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)("" name "", JITSCOPE_ARGS_IF_ACTIVE(__VA_ARGS__))
+// The args are evaluated only with a session on: the lambda hands them to
+// the span's begin, which runs it only then.
+#define JITSCOPE_SPAN_ARGS(name, ...)               \
+  ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)( \
+      ::jitscope::detail::kLazyArgs, "" name "",    \
+      [&](auto&& jitscope_begin) { jitscope_begin({__VA_ARGS__}); })
 // Braces: with parentheses, JITSCOPE_SPAN_DYN(var) would declare a function.
 #define JITSCOPE_SPAN_DYN(name) \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_) { ::std::string_view(name) }

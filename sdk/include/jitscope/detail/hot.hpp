@@ -29,9 +29,11 @@
 
 #if defined(__GNUC__)
 #define JITSCOPE_ALWAYS_INLINE inline __attribute__((always_inline))
+#define JITSCOPE_LAMBDA_ALWAYS_INLINE __attribute__((always_inline))
 #define JITSCOPE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define JITSCOPE_ALWAYS_INLINE inline
+#define JITSCOPE_LAMBDA_ALWAYS_INLINE
 #define JITSCOPE_UNLIKELY(x) (x)
 #endif
 
@@ -142,6 +144,10 @@ JITSCOPE_API void instant(std::uint32_t session, std::uint64_t ts, const char* n
                           std::size_t arg_count) noexcept;
 JITSCOPE_API void counter(std::uint32_t session, std::uint64_t ts, const char* name,
                           std::string_view dynamic_name, double value) noexcept;
+
+// The tag of Span's constructor whose args are made only with a session on.
+struct LazyArgs {};
+inline constexpr LazyArgs kLazyArgs{};
 
 // The inline paths. Each writes what the out-of-line call would, in the one
 // case that needs no decision: the thread's HotThread is open for `session`
