@@ -8,6 +8,8 @@
 
 #include <map>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace jitscope::testing {
@@ -158,6 +160,29 @@ TEST(InlinePath, MacroArgsAreEvaluatedOnlyWithASession) {
   }
   EXPECT_EQ(args["on"], json({{"n", 1}, {"s", "str"}}));
   EXPECT_EQ(args["scalar"], json({{"n", 2}, {"d", 0.25}}));
+}
+
+// An arg expression that throws reaches the caller (as when the caller
+// built the list) and leaves nothing recorded.
+TEST(InlinePath, AThrowingMacroArgReachesTheCallerAndRecordsNothing) {
+  ScopedSession session(test_config("inline_throw"));
+  ASSERT_TRUE(session.status().ok());
+  auto fail = []() -> int { throw std::runtime_error("arg failed"); };
+  bool caught = false;
+  try {
+    JITSCOPE_SPAN_ARGS("throws", {"n", fail()});
+  } catch (const std::runtime_error& e) {
+    caught = std::string(e.what()) == "arg failed";
+  }
+  EXPECT_TRUE(caught);
+  { JITSCOPE_SPAN("after"); }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  std::vector<std::string> names;
+  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
+    names.push_back(e["name"].get<std::string>());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"after"});
 }
 
 }  // namespace

@@ -245,6 +245,20 @@ TEST(PerfettoReader, BoundsArePerRead) {
   EXPECT_FALSE(reader.read(
       write_trace(big), [](const tools::RawEvent&) { return true; }, nullptr, &error));
   EXPECT_NE(error.find("interned strings of more than 330 bytes"), std::string::npos) << error;
+  // And an event's categories: one interned category named again and again
+  // by a small packet must not grow them past the bound first.
+  Msg category;
+  intern(category, pf::interned::kEventCategories, 1, std::string(300, 'c'));
+  Msg repeated = typed(ev::kInstant);
+  for (int i = 0; i < 8; ++i) repeated.varint(ev::kCategoryIids, 1);
+  const std::string many = trace({process_head(), on_sequence(1)
+                                                      .msg(pf::packet::kInternedData, category)
+                                                      .varint(pf::packet::kTimestamp, 1)
+                                                      .msg(pf::packet::kTrackEvent, repeated)});
+  reader.set_max_event_bytes(1000);
+  EXPECT_FALSE(reader.read(
+      write_trace(many), [](const tools::RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_NE(error.find("an event's categories larger than 1000 bytes"), std::string::npos) << error;
 }
 
 TEST(PerfettoReader, CallbackStopsTheRead) {

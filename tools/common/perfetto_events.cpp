@@ -39,6 +39,11 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
   flows.clear();
   terminating.clear();
   auto add_cat = [&](std::string_view c) {
+    // Bounded here, not only by the finished event's size: a packed list
+    // repeating one large interned category would grow it first.
+    if (cats.size() + c.size() + 1 > max_bytes) {
+      bad(f.start, "an event's categories larger than " + limit());
+    }
     if (has_cat) cats.push_back(',');
     cats.append(c);
     has_cat = true;

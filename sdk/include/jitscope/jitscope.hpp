@@ -301,10 +301,12 @@ class Span {
     }
   }
   // The args made by `make_args(begin)` calling begin({...}), only with a
-  // session on (JITSCOPE_SPAN_ARGS: args cost nothing without one).
+  // session on (JITSCOPE_SPAN_ARGS: args cost nothing without one). Not
+  // noexcept: an arg expression that throws reaches the caller, as it did
+  // when the caller built the list, and nothing is recorded (the span
+  // begins only once its list is whole).
   template <std::size_t N, class MakeArgs>
-  JITSCOPE_ALWAYS_INLINE Span(detail::LazyArgs, const char (&name)[N],
-                              MakeArgs&& make_args) noexcept {
+  JITSCOPE_ALWAYS_INLINE Span(detail::LazyArgs, const char (&name)[N], MakeArgs&& make_args) {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
       if (JITSCOPE_UNLIKELY(s != 0)) {
@@ -476,11 +478,12 @@ JITSCOPE_NAMESPACE_END
   (::jitscope::active() ? ::std::initializer_list<::jitscope::Arg>{__VA_ARGS__} \
                         : ::std::initializer_list<::jitscope::Arg>{})
 // The args are evaluated only with a session on: the lambda hands them to
-// the span's begin, which runs it only then.
+// the span's begin, which runs it only then. Inside a function, as a span is
+// scoped (the lambda captures by reference); not with co_await in an arg.
 #define JITSCOPE_SPAN_ARGS(name, ...)               \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_)( \
       ::jitscope::detail::kLazyArgs, "" name "",    \
-      [&](auto&& jitscope_begin) { jitscope_begin({__VA_ARGS__}); })
+      [&](auto&& jitscope_begin_with_args_) { jitscope_begin_with_args_({__VA_ARGS__}); })
 // Braces: with parentheses, JITSCOPE_SPAN_DYN(var) would declare a function.
 #define JITSCOPE_SPAN_DYN(name) \
   ::jitscope::Span JITSCOPE_UNIQUE(jitscope_span_) { ::std::string_view(name) }
