@@ -21,9 +21,7 @@ const detail::Record& record_at(std::uint64_t pos) {
   const detail::RingProducer& p = detail::t_hot->producer;
   return p.slots[pos & p.mask];
 }
-std::uint64_t tail_now() {
-  return detail::t_hot->producer.tail.load(std::memory_order_relaxed);
-}
+std::uint64_t tail_now() { return detail::t_hot->producer.tail.load(std::memory_order_relaxed); }
 
 Config quiet_config(const std::string& stem, std::size_t capacity) {
   Config cfg = test_config(stem);
