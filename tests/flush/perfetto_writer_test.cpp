@@ -7,6 +7,9 @@
 // Not covered here: GPU slices and flows (gpu_trace_writer_test drives the
 // JSON form; here the transcoder is exercised through captured NVTX and
 // metadata events), Perfetto's own trace processor (tests/perfetto/).
+// Each test also keeps its files as tmp/perfetto_writer.<name>.pftrace
+// (keep()), where ctest's pftrace.perfetto_writer_test.* checks run
+// tests/perfetto/check_pftrace.py on them (protoc --decode and the contract).
 #include "flush/perfetto_wire.hpp"
 #include "flush/trace_writer.hpp"
 #include "ring/thread_registry.hpp"
@@ -19,6 +22,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -164,6 +168,17 @@ std::vector<std::string> write(const std::vector<Record>& records, const Options
   return sink.files;
 }
 
+// Keeps a file the writer made at a known path, for the conformance check
+// that ctest runs after this test (tests/CMakeLists.txt lists the names).
+void keep(const std::string& name, std::string_view bytes) {
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  const std::string path =
+      std::string(dir != nullptr ? dir : "/tmp") + "/perfetto_writer." + name + ".pftrace";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_TRUE(out.good()) << path;
+}
+
 long long ns_of(const json& us) { return std::llround(us.get<double>() * 1000.0); }
 
 // The JSON form's events of kind `ph`, with ts_ns/dur_ns, from all files.
@@ -251,6 +266,8 @@ TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
   const auto json_files = write(r.r, o);
   o.perfetto = true;
   const auto pf_files = write(r.r, o);
+  ASSERT_EQ(pf_files.size(), 1u);
+  keep("every_kind", pf_files[0]);
   const Reader pf = read_all(pf_files);
   for (const char* ph : {"X", "I", "M"}) {
     SCOPED_TRACE(ph);
@@ -297,6 +314,7 @@ TEST(PerfettoWriter, ThreadTimestampsAreDeltasOnClock64ThatSumToTheJsonTs) {
   const auto j = json_events(write(r.r, o), "X");
   o.perfetto = true;
   const auto files = write(r.r, o);
+  keep("deltas", files[0]);
   const Reader pf = read_all(files);
   EXPECT_EQ(keys(pf.of("X")), keys(j));
   // Most span packets are small: the bench reports the average.
@@ -320,6 +338,7 @@ TEST(PerfettoWriter, TheCapKeepsEveryWrittenBeginsEndAndTheStats) {
   o.close_at = t + 100'000;
   const auto files = write(r.r, o);
   ASSERT_EQ(files.size(), 1u);
+  keep("cap", files[0]);
   EXPECT_LE(files[0].size(), o.max_bytes);
   Reader pf;
   pf.read(files[0]);
@@ -354,6 +373,7 @@ TEST(PerfettoWriter, UnderTheCapDeeplyNestedOpenSpansAllGetTheirEnds) {
   o.max_bytes = 64 * 1024;
   o.close_at = t + 1'000'000;
   const auto files = write(r.r, o);
+  keep("nested_cap", files[0]);
   EXPECT_LE(files[0].size(), o.max_bytes);
   Reader pf;
   pf.read(files[0]);
@@ -382,6 +402,9 @@ TEST(PerfettoWriter, RotatedFilesEachDecodeAloneAndTogetherHoldTheJsonFormsSpans
   o.perfetto = true;
   const auto files = write(r.r, o);
   ASSERT_GT(files.size(), 3u);
+  // The first parts (a rotated part: the stats come in the last) and the last.
+  for (std::size_t i = 0; i < 3; ++i) keep("rotated.part" + std::to_string(i), files[i]);
+  keep("rotated.last", files.back());
   std::vector<json> all;
   for (std::size_t i = 0; i < files.size(); ++i) {
     Reader one;
@@ -405,6 +428,8 @@ TEST(PerfettoWriter, AFileCutAtAnyByteDecodesUpToItsLastWholePacket) {
   const std::string file = write(rich().r, o)[0];
   const auto whole = testing::pfwire::packets_of(file);
   ASSERT_GT(whole.size(), 10u);
+  // Cut inside its last packet, as a crash leaves it.
+  keep("cut", std::string_view(file).substr(0, file.size() - whole.back().size() / 2));
   // Every offset in the last ten packets.
   const std::size_t from =
       static_cast<std::size_t>(whole[whole.size() - 10].data() - file.data()) - 3;
@@ -447,6 +472,7 @@ TEST(PerfettoWriter, AStaticNameReusedAfterAnUnloadIsNotTakenForTheOldOne) {
         record(RecordKind::kEnd, 150, nullptr, 0)});
   writer.settle(t);
   writer.end_trace();
+  keep("unload", sink.files[0]);
   Reader pf;
   pf.read(sink.files[0]);
   EXPECT_TRUE(pf.errors.empty());
@@ -480,8 +506,9 @@ void session_work() {
 }
 
 TEST(PerfettoSession, APftracePathWritesTheProtobufFormWithOneSequencePerThread) {
-  std::string path = testing::temp_path("session");
-  path.replace(path.size() - 5, 5, ".pftrace");
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  const std::string path =
+      std::string(dir != nullptr ? dir : "/tmp") + "/perfetto_writer.session.pftrace";
   Config cfg;
   cfg.output_path = path;
   cfg.overflow = OverflowPolicy::kBlock;

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -432,6 +433,18 @@ TEST(Crash, AHostClosingDescriptorsNeitherHangsTheSessionNorWritesIntoItsFiles) 
 // The Perfetto form (docs/perfetto-format.md), read back through the test
 // decoder (tests/flush/perfetto_wire.hpp) into the JSON form's events, so
 // the same checks apply.
+// The child's .pftrace is also kept as tmp/crash.<how>.pftrace, where ctest's
+// pftrace.crash_test.* checks run tests/perfetto/check_pftrace.py --cut on it
+// (crash.cmake).
+void keep_for_checker(const std::string& how, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  const std::string path =
+      std::string(dir != nullptr ? dir : "/tmp") + "/crash." + how + ".pftrace";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  EXPECT_TRUE(out.good()) << path;
+}
+
 nlohmann::json perfetto_trace(const std::string& text, bool* cut) {
   pfwire::Reader reader;
   reader.read(text, cut);
@@ -442,6 +455,7 @@ nlohmann::json perfetto_trace(const std::string& text, bool* cut) {
 TEST(CrashPerfetto, ASegfaultWritesTheWholeCrashPictureAsPackets) {
   Crash c = run_child("segv", /*wait=*/true, /*perfetto=*/true);
   ASSERT_FALSE(c.text.empty());
+  keep_for_checker("segv", c.text);
   EXPECT_EQ(c.process.signal, SIGSEGV);
   bool cut = true;
   expect_crash_trace(perfetto_trace(c.text, &cut), c.process, "SIGSEGV");
@@ -462,7 +476,9 @@ TEST(CrashPerfetto, SigkillLosesOnlyTheLastIntervalAndThePacketsDecode) {
   ASSERT_TRUE(c.process.wait());
   EXPECT_EQ(c.process.signal, SIGKILL);
   bool cut = true;
-  const nlohmann::json trace = perfetto_trace(read_file(c.trace_path), &cut);
+  const std::string text = read_file(c.trace_path);
+  keep_for_checker("sigkill", text);
+  const nlohmann::json trace = perfetto_trace(text, &cut);
   EXPECT_FALSE(cut) << "packets are written whole";
   expect_ended_spans(trace);
   EXPECT_EQ(metadata(trace, "jitscope_stats"), nullptr);

@@ -195,6 +195,11 @@ def _variants():
         ("rotated_part", _drop(16), None, ["--rotated-part"], 0, [r"16 packets, .*: ok$"]),
         ("rotated_part_open_flow", _set(13, "track_event.terminating_flow_ids", []), None,
          ["--rotated-part"], 0, [r": ok$"]),
+        # A span open at the rotation: its BEGIN stays without an END there
+        # (the writer begins it again in the next file).
+        ("rotated_part_open_slice", _drop(12, 16), None, ["--rotated-part"], 0, [r": ok$"]),
+        ("rotated_part_end_without_begin", _drop(9, 16), None, ["--rotated-part"], 1,
+         [r"packet 11 \(seq 2\): SLICE_END on track 2 without an open SLICE_BEGIN"]),
         ("cut_without_flag", None, cut_mid, [], 1,
          [r"the file ends inside packet 16: \d+ bytes cut"]),
         ("garbage_bytes", None, lambda d, pb: d + b"\xff\xff\xff garbage", [], 1,

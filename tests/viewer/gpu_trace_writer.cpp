@@ -3,7 +3,7 @@
 // functions, fed by tests/cupti/fake_cupti.hpp), for the viewer test
 // viewer_gpu_flows (gpu_expect.json). Needs no GPU.
 //
-// usage: gpu_trace_writer <trace.json>
+// usage: gpu_trace_writer <trace.json> [--launch-without-work]
 //
 // What it records:
 //   main thread "main":
@@ -13,6 +13,8 @@
 //                cuMemcpyHtoD (corr 104), all on stream 7
 //   thread "worker":
 //     worker_step: cuLaunchKernel x2 (corr 201, 202, softmax) on stream 9
+//     (--launch-without-work: and corr 203, whose kernel never comes: a
+//     call slice with no flow, tests/perfetto/both_forms.cmake)
 // Each CUDA call's API slice is [t, t + 5 us], t taken inside the span, so
 // the span encloses it; its GPU slice starts later, one at a time per stream.
 // Exit 0 on success, 1 when the session could not start or stop or wrote no
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -94,8 +97,9 @@ void call(std::vector<Call>& out, Op op, std::uint32_t correlation, std::uintptr
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <trace.json>\n", argv[0]);
+  const bool without_work = argc == 3 && std::string_view(argv[2]) == "--launch-without-work";
+  if (argc != 2 && !without_work) {
+    std::fprintf(stderr, "usage: %s <trace.json> [--launch-without-work]\n", argv[0]);
     return 2;
   }
   jitscope::detail::cupti_simulate_for_testing(true);
@@ -125,11 +129,13 @@ int main(int argc, char** argv) {
   }
 
   std::vector<Call> worker_calls;
-  std::thread worker([&worker_calls] {
+  constexpr std::uint32_t kNoWork = 203;
+  std::thread worker([&worker_calls, without_work] {
     jitscope::set_thread_name("worker");
     JITSCOPE_SPAN("worker_step");
     call(worker_calls, Op::kLaunch, 201, kSoftmax, 9, "softmax");
     call(worker_calls, Op::kLaunch, 202, kSoftmax, 9, "softmax");
+    if (without_work) call(worker_calls, Op::kLaunch, kNoWork, kSoftmax, 9, "softmax");
   });
   {
     JITSCOPE_SPAN("run_model");
@@ -151,7 +157,7 @@ int main(int argc, char** argv) {
   }
   std::uint64_t stream_free[2] = {0, 0};  // streams 7 and 9
   for (const Call& c : calls) {
-    if (c.op != Op::kLaunch && c.op != Op::kCopy) continue;
+    if ((c.op != Op::kLaunch && c.op != Op::kCopy) || c.correlation == kNoWork) continue;
     std::uint64_t& free_at = stream_free[c.stream == 7 ? 0 : 1];
     const std::uint64_t start = std::max(c.api_start + 20 * kUs, free_at + 2 * kUs);
     const std::uint64_t dur = c.op == Op::kLaunch ? 30 * kUs : 12 * kUs;

@@ -177,6 +177,11 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
     }
     case 'B': begin(thread_id(ev), ev); return;
     case 'E': end(thread_id(ev), ev); return;
+    case 'C':
+      // A counter belongs to its process (Chrome's format; the Perfetto
+      // form's counter track hangs under the process, with no thread):
+      // its tid names no thread, so both forms count the same threads.
+      return;
     default:
       if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
       return;

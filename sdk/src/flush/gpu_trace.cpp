@@ -74,20 +74,34 @@ void GpuTrace::write(TraceWriter& writer, bool final) {
   }
   ++cycle_;
   if (final) {
+    for (auto& [correlation, api] : apis_) release_held(writer, api);
     calls_.clear();
     apis_.clear();
     external_.clear();
   } else if (cycle_ % grace_ == 0) {
-    expire(cycle_);
+    expire(writer, cycle_);
   }
 }
 
-void GpuTrace::expire(std::uint64_t cycle) {
+void GpuTrace::release_held(TraceWriter& writer, Api& api) {
+  if (api.held.empty()) return;
+  writer.append_event(api.held);
+  api.held.clear();
+}
+
+void GpuTrace::expire(TraceWriter& writer, std::uint64_t cycle) {
   const std::uint64_t keep = grace_ * kKeepGraces;
   if (cycle < keep) return;
   const std::uint64_t oldest = cycle - keep;
   std::erase_if(calls_, [&](const auto& kv) { return kv.second.cycle < oldest; });
-  std::erase_if(apis_, [&](const auto& kv) { return kv.second.cycle < oldest; });
+  for (auto it = apis_.begin(); it != apis_.end();) {
+    if (it->second.cycle >= oldest) {
+      ++it;
+      continue;
+    }
+    release_held(writer, it->second);
+    it = apis_.erase(it);
+  }
   // External ids carry no age; they go with the calls they belong to.
   std::erase_if(external_, [&](const auto& kv) {
     return calls_.find(kv.first) == calls_.end() && apis_.find(kv.first) == apis_.end();
@@ -183,7 +197,9 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
       // their thread: calls jitscope watched, and synchronizations.
       if (call != nullptr || a.name.find("Synchronize") != std::string::npos ||
           a.name.find("WaitEvent") != std::string::npos) {
-        apis_[a.correlation] = Api{clock_.to_monotonic(a.start), tid, cycle_};
+        Api& api = apis_[a.correlation];
+        release_held(writer, api);  // a correlation id used again
+        api = Api{clock_.to_monotonic(a.start), tid, cycle_, {}};
       }
       write_host_slice(writer, a, tid, call);
       ++totals_.api_events;
@@ -195,6 +211,13 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     case GpuKind::kMemset: {
       const auto api = apis_.find(a.correlation);
       if (!force && (call == nullptr || api == apis_.end())) return false;
+      if (api != apis_.end() && api->second.start_ns != 0 && !api->second.held.empty()) {
+        // The protobuf form: the call's slice starts the arrow this slice ends.
+        pfw::Hints hints;
+        hints.flow_out = a.correlation;
+        writer.append_event(api->second.held, hints);
+        api->second.held.clear();
+      }
       write_gpu_slice(writer, a, call, api != apis_.end() && api->second.start_ns != 0);
       if (api != apis_.end() && api->second.start_ns != 0) {
         // The arrow: from the call's slice to this one; once per call (a
@@ -229,6 +252,7 @@ bool GpuTrace::try_write(TraceWriter& writer, const GpuActivity& a, bool force) 
     case GpuKind::kSync: {
       const auto api = apis_.find(a.correlation);
       if (api != apis_.end()) {
+        release_held(writer, api->second);
         write_host_slice(writer, a, api->second.tid, call);
         apis_.erase(api);  // one sync per call
       } else if (!force) {
@@ -361,15 +385,19 @@ void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int t
   }
   w.end_object();
   w.end_object();
-  // The protobuf form: a call that may start GPU work starts the launch
-  // arrow on its slice (flow id = the JSON form's "s" id); should no work
-  // follow, the arrow has no end and readers drop it.
-  pfw::Hints hints;
-  if (call != nullptr && call->role != GpuCallRole::kLoad && a.correlation != 0 &&
-      (a.kind == GpuKind::kRuntimeApi || a.kind == GpuKind::kDriverApi)) {
-    hints.flow_out = a.correlation;
+  // The protobuf form: the slice of a call that may start GPU work waits
+  // (Api::held) for that work, whose slice writes it with the launch arrow's
+  // flow id (the JSON form's "s" id), so that no flow id is written without
+  // its end; released without one when the work never comes (expire, the
+  // session's end).
+  if (writer.info().perfetto && call != nullptr && call->role != GpuCallRole::kLoad &&
+      a.correlation != 0 && (a.kind == GpuKind::kRuntimeApi || a.kind == GpuKind::kDriverApi)) {
+    if (const auto api = apis_.find(a.correlation); api != apis_.end()) {
+      api->second.held = event_;
+      return;
+    }
   }
-  writer.append_event(event_, hints);
+  writer.append_event(event_);
 }
 
 void GpuTrace::charge_units(const GpuActivity& a, const GpuCall* call) {

@@ -80,6 +80,10 @@ class GpuTrace {
     std::uint64_t start_ns = 0;
     int tid = 0;
     std::uint64_t cycle = 0;  // when it arrived, for expiry
+    // The protobuf form only: the call's slice, held until its GPU work
+    // comes (then written with the flow id) or never will (then without):
+    // a flow id is written only with its end (docs/perfetto-format.md).
+    std::string held;
   };
   struct Pending {
     GpuActivity a;
@@ -125,7 +129,9 @@ class GpuTrace {
   void name_gpu_track(TraceWriter& writer, std::uint32_t device, std::uint32_t stream);
   void append_call_args(JsonWriter& w, std::uint32_t correlation, const GpuCall* call);
   void charge_units(const GpuActivity& a, const GpuCall* call);
-  void expire(std::uint64_t cycle);
+  void expire(TraceWriter& writer, std::uint64_t cycle);
+  // Writes a held call slice without a flow id (its GPU work never came).
+  void release_held(TraceWriter& writer, Api& api);
 
   int pid_;
   GpuClock clock_;
