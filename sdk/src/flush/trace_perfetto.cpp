@@ -284,7 +284,8 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, s
   // fit under the cap; then the END is lean: fixed args only, names inline.
   const std::string_view late = std::string_view(s.args).substr(s.pf_begin_args);
   const bool lean =
-      info_.max_trace_bytes != 0 && (capped_ || total() + late.size() + kEndReserve > cap_limit_);
+      info_.max_trace_bytes != 0 &&
+      (capped_ || total() + late.size() + q.interner.pending.size() + kEndReserve > cap_limit_);
   if (lean && !late.empty()) ++other_over_cap_;
   pf_args_.clear();
   pf_fixed_args(q, pf_args_, nullptr,

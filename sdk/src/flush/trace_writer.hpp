@@ -266,8 +266,10 @@ class TraceWriter {
   static constexpr std::uint64_t kThreadEntryReserve = 256;
   static constexpr std::string_view kCloseFile = "\n]\n";
   // The protobuf form: room kept for the END of each written BEGIN, under a
-  // cap (an END with no late args: under 50 bytes, names inline).
-  static constexpr std::uint64_t kEndReserve = 64;
+  // cap. A lean END (no late args) is 57-61 bytes as a rule and about 66 at
+  // most (jitscope_truncated and incomplete named inline, an absolute
+  // timestamp on clock 3); 80 leaves room.
+  static constexpr std::uint64_t kEndReserve = 80;
   std::string_view close_file() const noexcept { return pf_ ? std::string_view() : kCloseFile; }
 
   void handle(ThreadState& t, const Record* group, std::size_t slots);
