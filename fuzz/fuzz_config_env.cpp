@@ -56,6 +56,7 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_CUPTI_LIBRARY",
     "JITSCOPE_ARTIFACTS",
     "JITSCOPE_MAX_ARTIFACT_SIZE",
+    "JITSCOPE_FORMAT",
 };
 bool known(std::string_view name) {
   for (const char* k : kKnown) {
@@ -125,7 +126,7 @@ bool same(const jitscope::Config& a, const jitscope::Config& b) {
          a.nvtx_capture == b.nvtx_capture && a.cupti == b.cupti &&
          a.cupti_buffer_bytes == b.cupti_buffer_bytes && a.cupti_buffers == b.cupti_buffers &&
          a.crash_handler == b.crash_handler && a.max_trace_bytes == b.max_trace_bytes &&
-         a.rotate_bytes == b.rotate_bytes;
+         a.rotate_bytes == b.rotate_bytes && a.format == b.format;
 }
 
 // `text`'s lines as environment entries (a NUL ends a line's entry early).
@@ -199,6 +200,11 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
   if (const auto v = lookup(env, "JITSCOPE_OVERFLOW")) {
     FUZZ_CHECK((*v == "drop" && cfg.overflow == jitscope::OverflowPolicy::kDrop) ||
                    (*v == "block" && cfg.overflow == jitscope::OverflowPolicy::kBlock),
+               describe(env));
+  }
+  if (const auto v = lookup(env, "JITSCOPE_FORMAT")) {
+    FUZZ_CHECK((*v == "json" && cfg.format == jitscope::TraceFormat::kJson) ||
+                   (*v == "perfetto" && cfg.format == jitscope::TraceFormat::kPerfetto),
                describe(env));
   }
 }
