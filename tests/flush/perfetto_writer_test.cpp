@@ -11,6 +11,7 @@
 // (keep()), where ctest's pftrace.perfetto_writer_test.* checks run
 // tests/perfetto/check_pftrace.py on them (protoc --decode and the contract).
 #include "flush/perfetto_wire.hpp"
+#include "flush/record_support.hpp"
 #include "flush/trace_writer.hpp"
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
@@ -47,18 +48,6 @@ class FilesSink final : public TraceSink {
  private:
   bool rotate_;
 };
-
-Record record(RecordKind kind, std::uint64_t ts, const char* name, std::uint8_t index,
-              std::uint8_t flags = 0) {
-  Record r{};
-  r.ts = ts;
-  r.name = name;
-  r.kind = kind;
-  r.type = ValueType::kNone;
-  r.index = index;
-  r.flags = flags;
-  return r;
-}
 
 struct Records {
   std::vector<Record> r;

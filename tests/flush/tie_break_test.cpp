@@ -5,6 +5,7 @@
 // The writer is fed records directly, with a clock whose ticks are ns.
 // Not covered here: the session path (span_test's nesting test and the
 // DevTools viewer test drive that).
+#include "flush/record_support.hpp"
 #include "flush/trace_writer.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -26,16 +27,6 @@ class StringSink final : public TraceSink {
   void write(std::string_view bytes) noexcept override { text.append(bytes); }
   std::string text;
 };
-
-Record record(RecordKind kind, std::uint64_t ts, const char* name, std::uint8_t index) {
-  Record r{};
-  r.ts = ts;
-  r.name = name;
-  r.kind = kind;
-  r.type = ValueType::kNone;
-  r.index = index;
-  return r;
-}
 
 // A captured NVTX push/pop range (two slots: the record and its CapturedExtra).
 std::vector<Record> captured_range(std::uint64_t begin, std::uint64_t end, const char* name) {

@@ -73,6 +73,21 @@ Crash run_child(const std::string& how, bool wait = true, bool perfetto = false)
 }
 
 // The files a child left, removed once its test passed (kept to look at otherwise).
+// Waits for the child's "ready" (two flush intervals after its ended spans,
+// at most a minute), then SIGKILLs it and reaps it.
+bool kill_when_ready(Crash& c) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (c.process.out().find("ready") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (c.process.out().find("ready") == std::string::npos) {
+    ADD_FAILURE() << "the child never said ready: " << c.process.err();
+    return false;
+  }
+  return ::kill(c.process.pid, SIGKILL) == 0 && c.process.wait();
+}
+
 void remove_files(const Crash& c) {
   if (::testing::Test::HasFailure()) return;
   c.process.remove_outputs();
@@ -333,15 +348,7 @@ TEST(Crash, OptedOutTheCrashIsTheHostsAlone) {
 TEST(Crash, SigkillLosesOnlyTheLastIntervalAndTheTraceLoads) {
   Crash c = run_child("sigkill", /*wait=*/false);
   ASSERT_GT(c.process.pid, 0);
-  // "ready" comes two flush intervals after the ended spans.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (c.process.out().find("ready") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_NE(c.process.out().find("ready"), std::string::npos) << c.process.err();
-  ASSERT_EQ(::kill(c.process.pid, SIGKILL), 0);
-  ASSERT_TRUE(c.process.wait());
+  ASSERT_TRUE(kill_when_ready(c));
   EXPECT_EQ(c.process.signal, SIGKILL);
   const nlohmann::json trace = load_trace(c.trace_path, /*allow_cut=*/true);
   expect_ended_spans(trace);
@@ -466,14 +473,7 @@ TEST(CrashPerfetto, ASegfaultWritesTheWholeCrashPictureAsPackets) {
 TEST(CrashPerfetto, SigkillLosesOnlyTheLastIntervalAndThePacketsDecode) {
   Crash c = run_child("sigkill", /*wait=*/false, /*perfetto=*/true);
   ASSERT_GT(c.process.pid, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (c.process.out().find("ready") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_NE(c.process.out().find("ready"), std::string::npos) << c.process.err();
-  ASSERT_EQ(::kill(c.process.pid, SIGKILL), 0);
-  ASSERT_TRUE(c.process.wait());
+  ASSERT_TRUE(kill_when_ready(c));
   EXPECT_EQ(c.process.signal, SIGKILL);
   bool cut = true;
   const std::string text = read_file(c.trace_path);
