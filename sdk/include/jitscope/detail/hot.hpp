@@ -154,34 +154,10 @@ inline constexpr LazyArgs kLazyArgs{};
 // (so no Begin dropped while spans are open, no NVTX), and the ring has room
 // by the producer's cached view. Anything else calls the library.
 
-// A span with a static name: room for its Begin, its End and the Ends the
-// open spans are owed (all recorded: `depth` of them), as the library's
-// begin reserves.
-JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t ts,
-                                            const char* name) noexcept {
-  HotThread& h = *t_hot;
-  if (h.session == session) [[likely]] {
-    const std::uint32_t d = h.depth;
-    RingProducer& r = h.producer;
-    const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-    if (d < kMaxRecordedDepth && tail + d + 2 <= r.room_end) [[likely]] {
-      Record& rec = r.slots[tail & r.mask];
-      const std::uint32_t serial = SpanToken::serial_of(tail, d);
-      h.open_serial[d] = serial;
-      h.depth = d + 1;
-      rec.ts = ts;
-      rec.name = name;  // value: read only under kFlagUnit, so left as it is
-      set_record_word(
-          rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, static_cast<std::uint8_t>(d)));
-      r.tail.store(tail + 1, std::memory_order_release);  // as RingProducer::commit
-      return {session, serial};
-    }
-  }
-  return begin_static(session, ts, name);
-}
-
-// A span with a static name and `args` scalar args, written in one commit:
-// begin_span's checks, with room for the args too. False: nothing written,
+// A span with a static name and `args` scalar args, written in one commit,
+// when the ring has room for its Begin, its args, its End and the Ends the
+// open spans are owed (all recorded while the gate is open: `depth` of
+// them), as the library's begin reserves. False: nothing written,
 // the caller takes the out-of-line path. Else the caller writes each arg
 // with put_scalar_arg and ends with commit_batch. The cursor's fields are
 // copies: the record stores cannot alias them, so nothing is reloaded.
@@ -198,7 +174,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_
   HotThread& h = *t_hot;
   if (h.session != session) [[unlikely]]
     return false;
-  const std::uint32_t d = h.depth;
+  const std::uint32_t d = h.depth;  // all recorded: the gate is open
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
   if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
@@ -225,6 +201,18 @@ JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
   batch.published->store(batch.tail + 1 + args, std::memory_order_release);
+}
+
+// A span with a static name: a batch without args.
+JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t ts,
+                                            const char* name) noexcept {
+  SpanToken token;
+  SpanBatch batch;
+  if (begin_span_batch(session, ts, name, 0, token, batch)) [[likely]] {
+    commit_batch(batch, 0);
+    return token;
+  }
+  return begin_static(session, ts, name);
 }
 
 // The end of the innermost span, when `token` is it; its slot was reserved.
