@@ -1,7 +1,8 @@
 // A protobuf encoder for the tools' tests: Perfetto traces built by hand
-// (tag and varint helpers over base/perfetto_fields.hpp), independent of
-// the SDK's writer, so the reader is checked against the schema's numbers
-// and not against the writer's habits.
+// (fields written with base/proto_wire.hpp, numbered by
+// base/perfetto_fields.hpp), apart from the SDK's trace writer, so the
+// reader is checked against the schema's numbers and not against the
+// writer's habits.
 //
 //   namespace e = jitscope::testing::pfenc;
 //   e::Msg p;
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "base/perfetto_fields.hpp"
+#include "base/proto_wire.hpp"
 
 #include <bit>
 #include <cstdint>
@@ -21,29 +23,20 @@
 namespace jitscope::testing::pfenc {
 
 namespace pf = jitscope::detail::pf;
-
-inline void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
+namespace wire = jitscope::detail::wire;
 
 class Msg {
  public:
   Msg& varint(std::uint32_t field, std::uint64_t v) {
-    put_varint(s_, pf::tag(field, pf::kVarint));
-    put_varint(s_, v);
+    wire::append_varint_field(s_, pf::tag(field, pf::kVarint), v);
     return *this;
   }
   Msg& fixed64(std::uint32_t field, std::uint64_t v) {
-    put_varint(s_, pf::tag(field, pf::kFixed64));
-    for (int i = 0; i < 8; ++i) s_.push_back(static_cast<char>(v >> (8 * i)));
+    wire::append_fixed64_field(s_, pf::tag(field, pf::kFixed64), v);
     return *this;
   }
   Msg& fixed32(std::uint32_t field, std::uint32_t v) {
-    put_varint(s_, pf::tag(field, pf::kFixed32));
+    wire::append_varint(s_, pf::tag(field, pf::kFixed32));
     for (int i = 0; i < 4; ++i) s_.push_back(static_cast<char>(v >> (8 * i)));
     return *this;
   }
@@ -51,9 +44,7 @@ class Msg {
     return fixed64(field, std::bit_cast<std::uint64_t>(v));
   }
   Msg& bytes(std::uint32_t field, std::string_view b) {
-    put_varint(s_, pf::tag(field, pf::kLengthDelimited));
-    put_varint(s_, b.size());
-    s_.append(b);
+    wire::append_bytes_field(s_, pf::tag(field, pf::kLengthDelimited), b);
     return *this;
   }
   Msg& msg(std::uint32_t field, const Msg& m) { return bytes(field, m.str()); }
