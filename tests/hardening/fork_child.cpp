@@ -91,6 +91,14 @@ void work(const CompileUnitRef& shared, const std::atomic<bool>& stop, int id) {
   ::_exit(failed == 0 ? 0 : 10 + failed);
 }
 
+// A hung child's stacks on stderr, when gdb is there: the test's output then
+// says where it hung.
+void print_stacks(pid_t pid) {
+  const std::string cmd = "command -v gdb >/dev/null && gdb -p " + std::to_string(pid) +
+                          " -batch -nx -ex 'thread apply all bt' 1>&2 2>/dev/null";
+  (void)std::system(cmd.c_str());
+}
+
 // Waits for `pid` up to kChildPatience; kills it if it hangs. Its exit code,
 // or -1 if it hung, -2 if a signal ended it.
 int wait_child(pid_t pid) {
@@ -101,6 +109,7 @@ int wait_child(pid_t pid) {
     if (w == pid) break;
     if (w < 0 && errno != EINTR) return -3;
     if (std::chrono::steady_clock::now() > deadline) {
+      print_stacks(pid);
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
