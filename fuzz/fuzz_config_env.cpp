@@ -57,6 +57,7 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_ARTIFACTS",
     "JITSCOPE_MAX_ARTIFACT_SIZE",
     "JITSCOPE_FORMAT",
+    "JITSCOPE_PARENT_PID",
 };
 bool known(std::string_view name) {
   for (const char* k : kKnown) {
@@ -126,7 +127,7 @@ bool same(const jitscope::Config& a, const jitscope::Config& b) {
          a.nvtx_capture == b.nvtx_capture && a.cupti == b.cupti &&
          a.cupti_buffer_bytes == b.cupti_buffer_bytes && a.cupti_buffers == b.cupti_buffers &&
          a.crash_handler == b.crash_handler && a.max_trace_bytes == b.max_trace_bytes &&
-         a.rotate_bytes == b.rotate_bytes && a.format == b.format;
+         a.rotate_bytes == b.rotate_bytes && a.format == b.format && a.parent_pid == b.parent_pid;
 }
 
 // `text`'s lines as environment entries (a NUL ends a line's entry early).
@@ -181,6 +182,9 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
     FUZZ_CHECK(plain_uint(*v) == static_cast<std::uint64_t>(cfg.flush_interval.count()),
                describe(env));
   }
+  if (const auto v = lookup(env, "JITSCOPE_PARENT_PID")) {
+    FUZZ_CHECK(plain_uint(*v) == static_cast<std::uint64_t>(cfg.parent_pid), describe(env));
+  }
   if (const auto v = lookup(env, "JITSCOPE_CUPTI_BUFFERS")) {
     FUZZ_CHECK(plain_uint(*v) == cfg.cupti_buffers, describe(env));
   }
@@ -227,6 +231,7 @@ bool expected_valid(const jitscope::Config& c, bool tsc_ok) {
     if (b != 0 && b < jitscope::kMinTraceBytes) return false;
   }
   if (c.clock == jitscope::ClockChoice::kTsc && !tsc_ok) return false;
+  if (c.parent_pid < 0 || c.parent_pid > 0x7fffffff) return false;  // pid_t
   return true;
 }
 
@@ -266,6 +271,7 @@ void fuzz_validate(FuzzedDataProvider& fdp) {
   c.crash_handler = fdp.ConsumeBool();
   c.max_trace_bytes = near<std::uint64_t>(fdp, {jitscope::kMinTraceBytes, 0});
   c.rotate_bytes = near<std::uint64_t>(fdp, {jitscope::kMinTraceBytes, 0});
+  c.parent_pid = near<std::int64_t>(fdp, {0, 0x7fffffff});
   const jitscope::Status st = c.validate();
   FUZZ_CHECK(st.ok() == expected_valid(c, tsc_ok), st.message());
   FUZZ_CHECK(st.ok() || !st.message().empty(), "");

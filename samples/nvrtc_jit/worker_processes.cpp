@@ -23,18 +23,21 @@ namespace {
 
 // The parent's environment without the variables that start a jitscope
 // session at load: a worker inheriting JITSCOPE_TRACE would try to write
-// the parent's trace (jitscope's file lock would refuse it, loudly).
+// the parent's trace (jitscope's file lock would refuse it, loudly). And
+// JITSCOPE_PARENT_PID=<this process>: the arrow from the spawn, which
+// note_child_process marks here, to the worker's first compile unit.
 std::vector<std::string> worker_environment() {
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view v(*e);
     bool drop = false;
-    for (std::string_view name :
-         {"JITSCOPE_TRACE=", "JITSCOPE_METRICS=", "JITSCOPE_COMPILE_TIMES="}) {
+    for (std::string_view name : {"JITSCOPE_TRACE=", "JITSCOPE_METRICS=", "JITSCOPE_COMPILE_TIMES=",
+                                  "JITSCOPE_PARENT_PID="}) {
       drop |= v.substr(0, name.size()) == name;
     }
     if (!drop) env.emplace_back(v);
   }
+  env.push_back("JITSCOPE_PARENT_PID=" + std::to_string(::getpid()));
   return env;
 }
 

@@ -26,6 +26,10 @@ For each file:
                 between a call's slice and its kernel's). An END without its
                 BEGIN is still a problem.
 
+A spawn arrow (flow ids in [2^52, 2^53), base/spawn_flow.hpp) joins a
+parent's trace to its worker's: one end is in each file, so only "at most
+once per file" is checked for it.
+
 Output: one line per problem, "FILE: packet I (seq S): what"; then one
 summary line per file. Exit 0 when clean, 1 on problems, 2 on usage or a
 missing schema. Needs python3-protobuf and protoc (tests/perfetto/
@@ -50,6 +54,11 @@ DEFAULT_PROTO_DIR = os.environ.get(
 PROTO = "perfetto_trace.proto"
 MONOTONIC, BOOTTIME = 3, 6
 MAX_PRINTED = 50  # per file: a broken writer must not print a million lines
+
+
+def is_spawn_flow(flow_id):
+    """A parent-to-worker arrow, whose other end is in the other process's file."""
+    return (1 << 52) <= flow_id < (1 << 53)
 
 
 class SchemaError(Exception):
@@ -415,7 +424,7 @@ class Checker:
             ends = self.flow_ends.get(f, [])
             if len(starts) > 1:
                 self.problem(starts[1][0], None, f"flow {f} started {len(starts)} times")
-            if not ends and not self.rotated_part:
+            if not ends and not self.rotated_part and not is_spawn_flow(f):
                 self.problem(starts[0][0], None, f"flow {f} is never terminated")
             elif ends and starts[0][1] is not None and ends[0][1] is not None and ends[0][1] < starts[0][1]:
                 self.problem(ends[0][0], None, f"flow {f} terminates at {ends[0][1]} ns, before it starts "
@@ -423,7 +432,7 @@ class Checker:
         for f, ends in self.flow_ends.items():
             if len(ends) > 1:
                 self.problem(ends[1][0], None, f"flow {f} terminated {len(ends)} times")
-            if f not in self.flow_starts and not self.rotated_part:
+            if f not in self.flow_starts and not self.rotated_part and not is_spawn_flow(f):
                 self.problem(ends[0][0], None, f"flow {f} is terminated but never started")
         if 1 not in self.seqs:
             self.problem(None, None, "no packet on sequence 1, the process sequence")

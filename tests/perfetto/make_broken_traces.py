@@ -24,6 +24,7 @@ T0 = 1_000_000_000  # MONOTONIC ns of the first snapshot
 PID, TID = 4242, 4243
 P, T, D, S, N, C = 1, 2, 3, 4, 5, 6  # track uuids
 FLOW = 42
+SPAWN_FLOW = (1 << 52) + 42  # a spawn arrow's id: its other end is in another file
 
 
 def valid_packets(pb):
@@ -243,6 +244,14 @@ def _variants():
         ("flow_never_started", _set(9, "track_event.flow_ids", []), None, [], 1,
          [r"packet 13 \(seq 1\): flow 42 is terminated but never started"]),
         ("flow_terminated_twice", _terminate_twice, None, [], 1, [r"flow 42 terminated 2 times"]),
+        # A spawn arrow (ids in [2^52, 2^53)) ends in the worker's file: alone here, it is fine,
+        # but still once only; an id outside that range gets no such leave.
+        ("spawn_flow_alone", _set(13, "track_event.terminating_flow_ids", []), None, [], 0,
+         [r": ok$"], SPAWN_FLOW),
+        ("spawn_flow_terminated_twice", _terminate_twice, None, [], 1,
+         [rf"flow {SPAWN_FLOW} terminated 2 times"], SPAWN_FLOW),
+        ("near_spawn_flow_alone", _set(13, "track_event.terminating_flow_ids", []), None, [], 1,
+         [rf"flow {(1 << 52) - 1} is never terminated"], (1 << 52) - 1),
         ("flow_on_end", _set(14, "track_event.flow_ids", [43]), None, [], 1,
          [r"packet 14 \(seq 1\): flow ids on a TrackEvent that is not a SLICE_BEGIN"]),
         ("missing_parent_track", _set(4, "track_descriptor.parent_uuid", 999), None, [], 1,
@@ -307,10 +316,14 @@ def write_all(out_dir, pb):
     """Writes every variant; returns [(name, path, flags, status, regexes)]."""
     os.makedirs(out_dir, exist_ok=True)
     written = []
-    for name, edit, edit_bytes, flags, status, expect in VARIANTS:
+    for name, edit, edit_bytes, flags, status, expect, *flow in VARIANTS:
         packets = valid_packets(pb)
         if edit:
             edit(pb, packets)
+        for p in packets:  # the variant's flow id in place of FLOW
+            if flow and p.HasField("track_event"):
+                for ids in (p.track_event.flow_ids, p.track_event.terminating_flow_ids):
+                    ids[:] = [flow[0] if f == FLOW else f for f in ids]
         data = serialize(packets)
         if edit_bytes:
             data = edit_bytes(data, pb)

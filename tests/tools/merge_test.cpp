@@ -615,13 +615,21 @@ TEST(MergeTool, NvrtcJitWorkerProcessesMergeIntoOneTrace) {
   EXPECT_NE(names.at(sessions[1]["pid"]).find("rank 1"), std::string::npos);
   EXPECT_NE(names.at(sessions[2]["pid"]).find("rank 2"), std::string::npos);
 
-  // Flows (the CUDA launch arrows, when a GPU ran): each id one s, then one f.
+  // Flows (the CUDA launch arrows, when a GPU ran, and the two spawn
+  // arrows, parent to worker): each id one s, then one f. A spawn arrow's
+  // ends come from two inputs: its id is kept, not renumbered per input.
   std::map<long long, std::string> phases_by_id;
+  int spawn_arrows = 0;
   for (const json& e : merged) {
     const std::string ph = e.value("ph", "");
     if (ph == "s" || ph == "f") phases_by_id[e["id"].get<long long>()] += ph;
+    if (ph == "f" && e.value("cat", "") == "jitscope.process") {
+      ++spawn_arrows;
+      EXPECT_NE(e["pid"], parent) << "the arrow ends in a worker";
+    }
   }
   for (const auto& [id, phs] : phases_by_id) EXPECT_EQ(phs, "sf") << "flow " << id;
+  EXPECT_EQ(spawn_arrows, 2);
 }
 #endif
 

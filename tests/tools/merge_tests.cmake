@@ -26,6 +26,17 @@ if(TARGET gpu_trace_writer)
   set_tests_properties(viewer_merged_gpu_flows PROPERTIES LABELS viewer SKIP_RETURN_CODE 77)
 endif()
 
+# The arrow from a parent's spawn to each worker's first compile unit, in
+# Chrome DevTools' trace engine after merge --children (label viewer).
+if(TARGET jitscope_nvrtc_jit)
+  add_test(NAME viewer_merged_spawn_flows
+           COMMAND bash "${PROJECT_SOURCE_DIR}/tests/viewer/run_spawn_merge_then_check.sh"
+                   $<TARGET_FILE:jitscope_nvrtc_jit> $<TARGET_FILE:jitscope-merge>
+                   "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_spawn"
+                   "${PROJECT_SOURCE_DIR}/tests/viewer/merged_spawn_expect.json")
+  set_tests_properties(viewer_merged_spawn_flows PROPERTIES LABELS viewer SKIP_RETURN_CODE 77)
+endif()
+
 # merge_output_test: -o on a FIFO (written in place, its reader gets the
 # merge), a symbolic link (followed, kept) and a directory (refused).
 jitscope_add_tools_test(merge_output_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_output_test.cpp")

@@ -2,6 +2,8 @@
 // (perfetto_decoder.hpp, "Mapping"), and handing events over.
 #include "perfetto_state.hpp"
 
+#include "base/spawn_flow.hpp"  // sdk/src
+
 #include <algorithm>
 #include <bit>
 
@@ -213,7 +215,13 @@ void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
   for (int end = 0; end < 2; ++end) {
     for (const std::uint64_t id : end == 0 ? flows : terminating) {
       event.assign(end == 0 ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"");
-      event.append(",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":");
+      // The JSON form's names: a spawn arrow's (base/spawn_flow.hpp), else a launch's.
+      const bool spawn = detail::is_spawn_flow(id);
+      event.append(",\"cat\":\"");
+      event.append(spawn ? detail::kSpawnFlowCategory : std::string_view("gpu"));
+      event.append("\",\"name\":\"");
+      event.append(spawn ? detail::kSpawnFlowName : std::string_view("launch"));
+      event.append("\",\"id\":");
       detail::append_uint(event, id);
       event.append(",\"ts\":");
       append_time(event, ts);

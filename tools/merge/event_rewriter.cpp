@@ -1,6 +1,7 @@
 #include "event_rewriter.hpp"
 
 #include "base/json_writer.hpp"  // sdk/src: the one escaping writer
+#include "base/spawn_flow.hpp"   // sdk/src: which flow ids join two inputs
 #include "json_scan.hpp"         // tools/common: trim_json_ws
 
 #include <algorithm>
@@ -206,6 +207,14 @@ void InputScanner::add_top_level(const TopLevelField& field) {
 // ---- pass 2 ----
 
 std::int64_t EventRewriter::flow_id(std::string_view token) {
+  // A spawn arrow's id is the same in the parent's and the worker's trace
+  // (base/spawn_flow.hpp), and must stay so to join them; the ids given to
+  // the others count from 1, far below.
+  std::uint64_t n = 0;
+  if (const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), n);
+      ec == std::errc() && end == token.data() + token.size() && detail::is_spawn_flow(n)) {
+    return static_cast<std::int64_t>(n);
+  }
   const auto [it, added] = flow_ids_.try_emplace(std::string(token), *next_flow_id_);
   if (added) ++*next_flow_id_;
   return it->second;

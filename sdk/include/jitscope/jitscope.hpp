@@ -183,6 +183,11 @@ struct Config {
   // Their bound in bytes, all of the session's together; past it an
   // artifact is counted, not written. 0: artifacts off.
   std::uint64_t max_artifact_bytes = kDefaultMaxArtifactBytes;
+  // The pid of the process that spawned this one and lists it with
+  // note_child_process: the parent's "spawn" then has an arrow to this
+  // session's first compile unit. 0: JITSCOPE_PARENT_PID's, which the
+  // parent puts in its workers' environment; unset, none.
+  std::int64_t parent_pid = 0;
 
   // Fills `out` from the JITSCOPE_* variables (docs/configuration.md). Unset
   // variables keep the defaults; a bad value is an error naming the variable.
@@ -239,7 +244,11 @@ inline bool active() noexcept {
 // written by the flusher's next cycle, so that jitscope-merge --children can
 // find the worker's own trace. For processes that run their own session
 // (e.g. a subprocess compile pool); a relative trace path is stored made
-// absolute against the current directory. Cold:
+// absolute against the current directory. Also marks the spawn, a "spawn"
+// slice on the calling thread, where an arrow starts that ends at the
+// worker's first compile unit when the worker's session knows its parent:
+// put JITSCOPE_PARENT_PID=<this pid> in the worker's environment (or set its
+// Config::parent_pid); merge --children then draws it. Cold:
 // it locks and allocates. An error without a session or for pid <= 0.
 JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
                                        std::string_view label = {}) noexcept;

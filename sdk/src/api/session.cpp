@@ -15,6 +15,7 @@
 #include "flush/crash_handler.hpp"
 #include "flush/file_sink.hpp"
 #include "flush/flusher.hpp"
+#include "flush/spawn_arrow.hpp"
 #include "flush/trace_format.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/session_params.hpp"
@@ -25,6 +26,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -46,6 +48,37 @@ Flusher* g_current = nullptr;     // guarded by control_mutex()
 bool g_current_from_env = false;  // guarded by control_mutex(): JITSCOPE_TRACE started it
 std::string g_artifacts_dir;      // guarded by control_mutex(): the session's, "" if off
 std::uint32_t g_generation = 0;
+// guarded by control_mutex(): the session's Config::parent_pid (0: none).
+std::int64_t g_parent_pid = 0;
+
+// Config::parent_pid, or when it is 0 JITSCOPE_PARENT_PID: the parent puts
+// the variable in its workers' environment, whatever way they configure
+// their session. A bad value costs the arrow only (one line), not the session.
+std::int64_t parent_pid_of(const Config& config) {
+  if (config.parent_pid != 0) return config.parent_pid;
+  const char* v = std::getenv("JITSCOPE_PARENT_PID");
+  if (v == nullptr) return 0;
+  const std::string_view text(v);
+  std::int64_t pid = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  if (ec != std::errc() || end != text.data() + text.size() || pid < 1 || pid > 0x7fffffff) {
+    log_line("JITSCOPE_PARENT_PID='" + std::string(text) +
+             "' is not a pid: no arrow from the parent's spawn to this session's first unit");
+    return 0;
+  }
+  return pid;
+}
+
+// The worker's end of its parent's spawn arrow, on the thread of the
+// session's first compile unit (compile/unit.cpp calls it once).
+void note_spawn_arrival() noexcept {
+  guarded("recording the end of the parent's spawn arrow", [] {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr || g_parent_pid <= 0) return;
+    g_current->add_metadata(
+        spawn_arrow_events(SpawnEnd::kArrival, g_parent_pid, ::getpid(), std::string_view()));
+  });
+}
 // Set by the autostart around its start() call, on the loading thread.
 thread_local bool t_starting_from_env = false;
 
@@ -95,6 +128,8 @@ void fork_child() noexcept {
   // Its files' descriptors (and their locks) stay the parent's alone.
   if (g_current != nullptr) g_current->close_files_in_child();
   g_current = nullptr;
+  g_parent_pid = 0;
+  set_first_unit_hook(nullptr);
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
   log_unlock_after_fork();
@@ -239,6 +274,8 @@ Status start(const Config& config) noexcept {
                                           config.max_artifact_bytes);
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
+        g_parent_pid = parent_pid_of(config);
+        set_first_unit_hook(g_parent_pid > 0 ? &note_spawn_arrival : nullptr);
         // release: a thread that sees this word also sees the params above.
         g_session.store(word, std::memory_order_release);
       }
@@ -263,9 +300,12 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
     w.member("label", label);
     w.end_object();
     w.end_object();
+    // The parent's end of the arrow to the worker's first compile unit.
+    std::string arrow = spawn_arrow_events(SpawnEnd::kSpawn, ::getpid(), pid, label);
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr) return Status::error("note_child_process: no active session");
     g_current->add_metadata(std::move(event));
+    g_current->add_metadata(std::move(arrow));
     return Status();
   });
 }
@@ -282,6 +322,8 @@ Status stop(SessionStats* stats) noexcept {
     g_session.store(0, std::memory_order_release);
     std::unique_ptr<Flusher> session(g_current);
     g_current = nullptr;
+    set_first_unit_hook(nullptr);
+    g_parent_pid = 0;
     session->stop_and_join();  // its final cycle flushed CUPTI
     cupti_end_session();
     session->write_metrics();  // records that closed during the final drain

@@ -222,6 +222,13 @@ void finish_record(const CompileRecord& record) noexcept;
 // Writes the runtime record if anything was charged to it, and starts anew.
 void flush_runtime_record() noexcept;
 
+// Called once, by the first compile unit opened after it is set, on that
+// unit's thread just after the unit's slice begins: a worker session's end
+// of its parent's spawn arrow (api/session.cpp). Set when such a session
+// starts, cleared (nullptr) when it stops.
+using FirstUnitHook = void (*)() noexcept;
+void set_first_unit_hook(FirstUnitHook hook) noexcept;
+
 // The session's metrics output: lines wait here for the flusher.
 void set_metrics_output(bool on) noexcept;
 void take_metrics_lines(std::vector<std::string>& out);

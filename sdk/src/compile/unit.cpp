@@ -160,6 +160,15 @@ void reset_units() noexcept {
   reg.nth_graph = 0;
 }
 
+namespace {
+std::atomic<FirstUnitHook> g_first_unit_hook{nullptr};
+}  // namespace
+
+void set_first_unit_hook(FirstUnitHook hook) noexcept {
+  // release: pairs with the exchange in open(); the hook reads what its setter wrote.
+  g_first_unit_hook.store(hook, std::memory_order_release);
+}
+
 }  // namespace jitscope::detail
 
 namespace jitscope {
@@ -245,6 +254,13 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     enter_unit(*state, frame_, false);
+    // relaxed first: units after the first pay one load; the exchange makes it once.
+    if (g_first_unit_hook.load(std::memory_order_relaxed) != nullptr) {
+      if (const FirstUnitHook hook =
+              g_first_unit_hook.exchange(nullptr, std::memory_order_acq_rel)) {
+        hook();
+      }
+    }
     if (frame_.token.recorded()) {
       add_arg(frame_.token, Arg("is_forward", options.is_forward));
       if (!options.recompile_reason.empty()) {

@@ -47,7 +47,12 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
     {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},
     {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
+    {"JITSCOPE_PARENT_PID",
+     "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
 };
+
+// pid_t's range (Linux's own limit, pid_max, is at most 2^22).
+constexpr std::uint64_t kMaxPid = 0x7fffffff;
 
 bool parse_uint(const char* text, std::uint64_t& out) {
   const char* end = text + std::strlen(text);
@@ -139,6 +144,10 @@ Status Config::validate() const noexcept {
     if (output_path.empty()) return Status::error("no output path (set Config::output_path)");
     if (!metrics_path.empty() && metrics_path == output_path) {
       return Status::error("metrics_path and output_path are the same file: " + output_path);
+    }
+    if (parent_pid < 0 || parent_pid > static_cast<std::int64_t>(kMaxPid)) {
+      return Status::error("parent_pid " + std::to_string(parent_pid) + " is outside [0, " +
+                           std::to_string(kMaxPid) + "]");
     }
     if (ring_capacity < kMinRingCapacity || ring_capacity > kMaxRingCapacity) {
       return Status::error("ring_capacity " + std::to_string(ring_capacity) + " is outside [" +
@@ -306,6 +315,13 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
                              "' is not a byte count (digits with an optional K, M or G; 0: "
                              "artifacts off)");
       }
+    }
+    if (const char* v = std::getenv("JITSCOPE_PARENT_PID")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < 1 || n > kMaxPid) {
+        return range_error("JITSCOPE_PARENT_PID", v, 1, kMaxPid);
+      }
+      cfg.parent_pid = static_cast<std::int64_t>(n);
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -289,6 +289,18 @@ TEST(Processes, TwoWorkerProcesses) {
   EXPECT_TRUE(slices(trace, "phase", "nvrtc").empty()) << "the parent compiles nothing itself";
   EXPECT_EQ(slices(trace, "jitscope", "compile (2 processes)").size(), 1u);
 
+  // The spawn arrows' starts, by child pid: a "spawn" slice and its "s".
+  std::map<long long, std::uint64_t> arrow_of;
+  for (const json& e : trace) {
+    if (str(e, "ph") != "X" || str(e, "name") != "spawn") continue;
+    for (const json& s : trace) {
+      if (str(s, "ph") == "s" && str(s, "cat") == "jitscope.process" && s["ts"] == e["ts"]) {
+        arrow_of[args(e).at("child_pid").get<long long>()] = s.at("id").get<std::uint64_t>();
+      }
+    }
+  }
+  EXPECT_EQ(arrow_of.size(), 2u) << "one spawn arrow per worker";
+
   std::set<long long> pids = {parent_pid};
   std::set<std::string> compiled;  // kernels with an nvrtc phase in a worker's trace
   int worker_lines = 0;
@@ -311,6 +323,14 @@ TEST(Processes, TwoWorkerProcesses) {
       }
     }
     EXPECT_TRUE(named);
+    // Its end of the arrow (JITSCOPE_PARENT_PID from the parent), by the same id.
+    int arrow_ends = 0;
+    for (const json& e : worker) {
+      if (str(e, "ph") != "f" || str(e, "cat") != "jitscope.process") continue;
+      ++arrow_ends;
+      EXPECT_EQ(e.at("id").get<std::uint64_t>(), arrow_of[pid]);
+    }
+    EXPECT_EQ(arrow_ends, 1);
     const std::map<std::string, const json*> units = units_by_kernel(worker);
     for (const auto& [kernel, unit] : units) {
       const auto nvrtc = phases_of(worker, *unit, "nvrtc");
