@@ -4,9 +4,10 @@
 // flusher's thread what writing each event costs. Deterministic, so a
 // hot-path change is judged in instructions, not in this VM's noisy time.
 //
-// usage: jitscope_instr_probe FORM N
+// usage: jitscope_instr_probe FORM N [json|perfetto]
 //   FORM: span | args | args_macro | off | dynamic | instant | counter | phase
 //         | phase_off | floor
+//   the trace's form (default json): what the flusher's column counts
 // floor is the physical minimum for comparison: two TSC reads and one
 // 24-byte store into a thread-local array, with no session.
 #include <jitscope/compile.hpp>
@@ -48,8 +49,13 @@ constexpr std::string_view kForms[] = {"span",    "args",    "args_macro", "off"
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s FORM N (FORM: see the source)\n", argv[0]);
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: %s FORM N [json|perfetto] (FORM: see the source)\n", argv[0]);
+    return 2;
+  }
+  const std::string_view trace_form = argc == 4 ? argv[3] : "json";
+  if (trace_form != "json" && trace_form != "perfetto") {
+    std::fprintf(stderr, "unknown trace form %s\n", argv[3]);
     return 2;
   }
   const std::string_view form = argv[1];
@@ -63,6 +69,8 @@ int main(int argc, char** argv) {
   const bool session = form != "off" && form != "phase_off" && form != "floor";
   jitscope::Config config;
   config.output_path = "/dev/null";
+  config.format =
+      trace_form == "perfetto" ? jitscope::TraceFormat::kPerfetto : jitscope::TraceFormat::kJson;
   config.cupti = jitscope::CuptiMode::kOff;
   config.crash_handler = false;
   config.ring_capacity = 1 << 20;

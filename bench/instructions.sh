@@ -2,7 +2,8 @@
 # Instructions per operation, counted by callgrind: (Ir(2N) - Ir(N)) / N on
 # the calling thread (the hot path) and on the flusher (writing the event).
 # usage: bench/instructions.sh [build dir] [N]   (defaults: build/dev 100000)
-# FORMS="span args" limits the forms (jitscope_instr_probe lists them all).
+# FORMS="span args" limits the forms (jitscope_instr_probe lists them all);
+# TRACE_FORM=perfetto counts the flusher writing the protobuf form (default json).
 # Needs valgrind (Debian: apt-get install valgrind).
 set -euo pipefail
 build="${1:-build/dev}"
@@ -14,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 # Per-thread totals of one run: "caller flusher".
 totals() {
   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/$1.$2" \
-    "$probe" "$1" "$2" >/dev/null 2>&1
+    "$probe" "$1" "$2" "${TRACE_FORM:-json}" >/dev/null 2>&1
   for t in 01 02; do
     f="$work/$1.$2-$t"
     if [ -f "$f" ]; then grep -m1 -E '^(summary|totals):' "$f" | awk '{printf "%s ", $2}'; else printf "0 "; fi

@@ -111,6 +111,7 @@ TEST(SpawnArrow, TheWorkerTakesItsParentFromTheEnvironment) {
   Config cfg = test_config("spawn_env");  // parent_pid 0: the variable's
   {
     ScopedSession session(cfg);
+    EXPECT_TRUE(session.status().ok()) << session.status().message();
     compile_two_units();
   }
   ::unsetenv("JITSCOPE_PARENT_PID");
@@ -177,7 +178,8 @@ TEST(SpawnArrow, BothEndsInTheProtobufForm) {
   EXPECT_EQ(*parent.flow_out.begin(), *worker.flow_in.begin());
   EXPECT_GE(*parent.flow_out.begin(), kSpawnLow);
   int spawn = 0, spawned = 0;
-  for (const json& e : parent.events) spawn += e.value("name", "") == "spawn" && e.contains("flow_out");
+  for (const json& e : parent.events)
+    spawn += e.value("name", "") == "spawn" && e.contains("flow_out");
   for (const json& e : worker.events) {
     spawned += e.value("name", "") == "spawned" && e.contains("flow_in");
   }

@@ -484,6 +484,39 @@ TEST(MergeTool, WhiteSpaceAroundTokensDoesNotSplitProcessesOrFlows) {
   EXPECT_EQ(ids.size(), 1u);
 }
 
+// A spawn arrow's ends (category jitscope.process, name spawn, an id in
+// [2^52, 2^53)) keep their id across inputs, to join a parent to its
+// worker; any other flow keeps to its input, whatever its id.
+TEST(MergeTool, OnlySpawnArrowsJoinTwoInputs) {
+  const std::string a = write_session_trace("merge_spawn_a", 1);
+  const long long spawn = (1LL << 52) + 7;
+  const auto input = [&](const std::string& stem, int pid, const char* ph) {
+    const std::string path = temp_path(stem);
+    std::ofstream(path) << "[\n"
+                        << R"({"ph":"X","name":"x","ts":1,"dur":2,"pid":)" << pid << R"(,"tid":1},)"
+                        << "\n"
+                        << R"({"ph":")" << ph
+                        << R"(","cat":"jitscope.process","name":"spawn","ts":1,"pid":)" << pid
+                        << R"(,"tid":1,"id":)" << spawn << "},\n"
+                        << R"({"ph":")" << ph << R"(","cat":"other","name":"spawn","ts":1,"pid":)"
+                        << pid << R"(,"tid":1,"id":)" << spawn << "}\n]";
+    return path;
+  };
+  const std::string parent = input("merge_spawn_parent", 100, "s");
+  const std::string worker = input("merge_spawn_worker", 200, "f");
+  const std::string out = temp_path("merged_spawn");
+  const Result r = run_merge({"--assume-same-clock", "-o", out, a, parent, worker});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::set<long long>> ids;  // category -> ids seen
+  for (const json& e : load_trace(out)) {
+    const std::string ph = e.value("ph", "");
+    if (ph == "s" || ph == "f") ids[e.value("cat", "")].insert(e["id"].get<long long>());
+  }
+  EXPECT_EQ(ids["jitscope.process"], std::set<long long>{spawn}) << "kept, one arrow";
+  ASSERT_EQ(ids["other"].size(), 2u) << "renumbered per input";
+  EXPECT_EQ(ids["other"].count(spawn), 0u);
+}
+
 TEST(MergeTool, RefusesInvalidJsonAMergedTraceAndAShiftPastInt64) {
   const std::string a = write_session_trace("merge_bad_a", 1);
   const std::string out = temp_path("merged_bad");

@@ -206,15 +206,25 @@ void InputScanner::add_top_level(const TopLevelField& field) {
 
 // ---- pass 2 ----
 
-std::int64_t EventRewriter::flow_id(std::string_view token) {
-  // A spawn arrow's id is the same in the parent's and the worker's trace
-  // (base/spawn_flow.hpp), and must stay so to join them; the ids given to
-  // the others count from 1, far below.
-  std::uint64_t n = 0;
-  if (const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), n);
-      ec == std::errc() && end == token.data() + token.size() && detail::is_spawn_flow(n)) {
-    return static_cast<std::int64_t>(n);
+namespace {
+
+// An end of a spawn arrow (base/spawn_flow.hpp): its id is the same in the
+// parent's and the worker's trace, and must stay so to join them; the ids
+// given to the others count from 1, far below its range.
+bool spawn_arrow_end(std::string_view ph, std::string_view cat, std::string_view name,
+                     std::string_view id) {
+  if ((ph != "s" && ph != "f") || cat != detail::kSpawnFlowCategory ||
+      name != detail::kSpawnFlowName) {
+    return false;
   }
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+  return ec == std::errc() && end == id.data() + id.size() && detail::is_spawn_flow(n);
+}
+
+}  // namespace
+
+std::int64_t EventRewriter::flow_id(std::string_view token) {
   const auto [it, added] = flow_ids_.try_emplace(std::string(token), *next_flow_id_);
   if (added) ++*next_flow_id_;
   return it->second;
@@ -234,7 +244,7 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
   auto where = [&](std::string_view token) {
     return static_cast<std::size_t>(token.data() - json.data());
   };
-  std::string_view ph, name, pid, ts, id, bind_id, global_id, args_name;
+  std::string_view ph, name, cat, pid, ts, id, bind_id, global_id, args_name;
   for (auto result : obj) {
     ondemand::field field;
     if (std::move(result).get(field)) {
@@ -247,6 +257,8 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
       ph = string_of(value);
     } else if (key == "name") {
       name = string_of(value);
+    } else if (key == "cat") {
+      cat = string_of(value);
     } else if (key == "pid") {
       pid = token_of(value);
     } else if (key == "ts") {
@@ -301,7 +313,7 @@ bool EventRewriter::rewrite(const RawEvent& event, std::string* out, std::string
     append_signed_us(&text, shifted);
     splices_.push_back({where(ts), ts.size(), std::move(text)});
   }
-  if (!id.empty() && global_ids)
+  if (!id.empty() && global_ids && !spawn_arrow_end(ph, cat, name, id))
     splices_.push_back({where(id), id.size(), std::to_string(flow_id(id))});
   if (!bind_id.empty()) {
     splices_.push_back({where(bind_id), bind_id.size(), std::to_string(flow_id(bind_id))});

@@ -72,11 +72,13 @@ std::int64_t parent_pid_of(const Config& config) {
 // The worker's end of its parent's spawn arrow, on the thread of the
 // session's first compile unit (compile/unit.cpp calls it once).
 void note_spawn_arrival() noexcept {
-  guarded("recording the end of the parent's spawn arrow", [] {
+  const std::uint32_t word = session_word();
+  if (word == 0) return;  // stopping: not worth waiting for the lock
+  guarded("recording the end of the parent's spawn arrow", [word] {
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr || g_parent_pid <= 0) return;
-    g_current->add_metadata(
-        spawn_arrow_events(SpawnEnd::kArrival, g_parent_pid, ::getpid(), std::string_view()));
+    g_current->add_spawn_mark(
+        spawn_mark(SpawnEnd::kArrival, word, g_parent_pid, ::getpid(), std::string_view()));
   });
 }
 // Set by the autostart around its start() call, on the loading thread.
@@ -216,6 +218,8 @@ Status start(const Config& config) noexcept {
     } else if (Status st = config.validate(); !st) {
       result = st;
     } else {
+      // Before anything is begun: what may throw here leaves nothing half made.
+      const std::int64_t parent_pid = parent_pid_of(config);
       std::string why;
       if (config.crash_handler) install_crash_handlers();
       // The trace may go to a new file beside the one asked for, after an
@@ -274,10 +278,12 @@ Status start(const Config& config) noexcept {
                                           config.max_artifact_bytes);
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
-        g_parent_pid = parent_pid_of(config);
-        set_first_unit_hook(g_parent_pid > 0 ? &note_spawn_arrival : nullptr);
+        g_parent_pid = parent_pid;
         // release: a thread that sees this word also sees the params above.
         g_session.store(word, std::memory_order_release);
+        // After the word: a unit opened before it is not recorded, so must
+        // not take the hook.
+        set_first_unit_hook(parent_pid > 0 ? &note_spawn_arrival : nullptr);
       }
     }
     return result;
@@ -300,12 +306,12 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
     w.member("label", label);
     w.end_object();
     w.end_object();
-    // The parent's end of the arrow to the worker's first compile unit.
-    std::string arrow = spawn_arrow_events(SpawnEnd::kSpawn, ::getpid(), pid, label);
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr) return Status::error("note_child_process: no active session");
+    // The parent's end of the arrow to the worker's first compile unit.
+    SpawnMark mark = spawn_mark(SpawnEnd::kSpawn, session_word(), ::getpid(), pid, label);
     g_current->add_metadata(std::move(event));
-    g_current->add_metadata(std::move(arrow));
+    g_current->add_spawn_mark(std::move(mark));
     return Status();
   });
 }

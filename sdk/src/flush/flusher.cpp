@@ -164,6 +164,11 @@ void Flusher::add_metadata(std::string event) {
   metadata_.push_back(std::move(event));
 }
 
+void Flusher::add_spawn_mark(SpawnMark mark) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  spawn_marks_.push_back(std::move(mark));
+}
+
 void Flusher::close_files_in_child() noexcept {
   sink_.abandon();
   if (metrics_) metrics_->abandon();
@@ -355,10 +360,17 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
     } else {
       (void)try_for_a_moment([&] { return lock.try_lock(); });
     }
-    if (lock.owns_lock()) metadata_batch_.swap(metadata_);
+    if (lock.owns_lock()) {
+      metadata_batch_.swap(metadata_);
+      spawn_batch_.swap(spawn_marks_);
+    }
   }
   for (const std::string& event : metadata_batch_) writer.append_event(event);
   metadata_batch_.clear();
+  for (const SpawnMark& mark : spawn_batch_) {
+    writer.append_event(spawn_arrow_events(mark, writer.info().conversion.to_ns(mark.ticks)));
+  }
+  spawn_batch_.clear();
   // Events lost before any ring are counted process-wide.
   writer.note_lost(g_events_lost.load(std::memory_order_relaxed) - lost_at_start_);
   writer.write_dropped_counter();

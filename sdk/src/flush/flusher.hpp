@@ -11,6 +11,7 @@
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
 #include "flush/file_sink.hpp"
+#include "flush/spawn_arrow.hpp"
 #include "nvtx/capture_totals.hpp"
 
 #include <jitscope/jitscope.hpp>
@@ -54,6 +55,8 @@ class Flusher {
 
   // A metadata event for the flusher's next cycle (note_child_process).
   void add_metadata(std::string event);
+  // An end of a spawn arrow for the flusher's next cycle.
+  void add_spawn_mark(SpawnMark mark);
   // In a forked child: close the inherited descriptors, write nothing.
   void close_files_in_child() noexcept;
 
@@ -94,6 +97,8 @@ class Flusher {
   std::uint32_t wake_seen_;
   std::vector<std::string> metadata_;        // guarded by mutex_
   std::vector<std::string> metadata_batch_;  // the flusher's
+  std::vector<SpawnMark> spawn_marks_;       // guarded by mutex_
+  std::vector<SpawnMark> spawn_batch_;       // the flusher's
   std::thread thread_;
   SessionStats stats_;
 };

@@ -11,13 +11,23 @@
 
 namespace jitscope::detail {
 
-std::string spawn_arrow_events(SpawnEnd end, std::int64_t parent_pid, std::int64_t child_pid,
-                               std::string_view label) {
-  const bool spawn = end == SpawnEnd::kSpawn;
-  const std::uint64_t id = spawn_flow_id(this_boot_id(), parent_pid, child_pid);
-  const std::uint64_t now = monotonic_ns();
-  const auto pid = static_cast<std::int64_t>(::getpid());
-  const auto tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
+SpawnMark spawn_mark(SpawnEnd end, std::uint32_t session_word, std::int64_t parent_pid,
+                     std::int64_t child_pid, std::string_view label) {
+  SpawnMark m;
+  m.ticks = read_clock(session_word);
+  m.end = end;
+  m.parent_pid = parent_pid;
+  m.child_pid = child_pid;
+  m.pid = static_cast<std::int64_t>(::getpid());
+  m.tid = static_cast<std::int64_t>(::syscall(SYS_gettid));
+  m.label.assign(label.data(), label.size());
+  return m;
+}
+
+std::string spawn_arrow_events(const SpawnMark& m, std::uint64_t ns) {
+  const bool spawn = m.end == SpawnEnd::kSpawn;
+  static const std::string boot_id = this_boot_id();  // a process never changes boots
+  const std::uint64_t id = spawn_flow_id(boot_id, m.parent_pid, m.child_pid);
   std::string text;
   JsonWriter w(text);
   w.begin_object();
@@ -25,17 +35,17 @@ std::string spawn_arrow_events(SpawnEnd end, std::int64_t parent_pid, std::int64
   w.member("cat", kSpawnFlowCategory);
   w.member("name", spawn ? "spawn" : "spawned");
   w.key("ts");
-  w.value_us(now);
+  w.value_us(ns);
   w.member("dur", 0);
-  w.member("pid", pid);
-  w.member("tid", tid);
+  w.member("pid", m.pid);
+  w.member("tid", m.tid);
   w.key("args");
   w.begin_object();
   if (spawn) {
-    w.member("child_pid", child_pid);
-    w.member("label", label);
+    w.member("child_pid", m.child_pid);
+    w.member("label", std::string_view(m.label));
   } else {
-    w.member("parent_pid", parent_pid);
+    w.member("parent_pid", m.parent_pid);
   }
   w.end_object();
   w.end_object();
@@ -49,9 +59,9 @@ std::string spawn_arrow_events(SpawnEnd end, std::int64_t parent_pid, std::int64
   f.member("name", kSpawnFlowName);
   f.member("id", id);
   f.key("ts");
-  f.value_us(now);
-  f.member("pid", pid);
-  f.member("tid", tid);
+  f.value_us(ns);
+  f.member("pid", m.pid);
+  f.member("tid", m.tid);
   if (!spawn) f.member("bp", "e");
   f.end_object();
   return text;

@@ -1,8 +1,8 @@
 // The events of a spawn arrow (base/spawn_flow.hpp), in the JSON form: a
-// zero-length slice on the calling thread ("spawn" in the parent, "spawned"
-// in the worker) and the flow event bound to it ("s" or "f"), as one text
-// for Flusher::add_metadata. The Perfetto form's transcoder turns the pair
-// into one slice carrying flow_ids or terminating_flow_ids.
+// zero-length slice on the marking thread ("spawn" in the parent, "spawned"
+// in the worker) and the flow event bound to it ("s" or "f"), as one text.
+// The Perfetto form's transcoder turns the pair into one slice carrying
+// flow_ids or terminating_flow_ids.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +16,21 @@ enum class SpawnEnd : std::uint8_t {
   kArrival,  // the worker's: its first compile unit
 };
 
-// Now, on the calling thread of this process. Throws only for allocation.
-std::string spawn_arrow_events(SpawnEnd end, std::int64_t parent_pid, std::int64_t child_pid,
-                               std::string_view label);
+// One end, taken where it happens; written by the flusher's next cycle.
+struct SpawnMark {
+  SpawnEnd end = SpawnEnd::kSpawn;
+  std::int64_t parent_pid = 0, child_pid = 0;
+  std::int64_t pid = 0, tid = 0;  // the marking thread's
+  // Ticks of the session's clock: the flusher converts them as it converts
+  // the rings' records, so the mark nests in the spans around it.
+  std::uint64_t ticks = 0;
+  std::string label;
+};
+
+// Now, on the calling thread. Throws only for allocation.
+SpawnMark spawn_mark(SpawnEnd end, std::uint32_t session_word, std::int64_t parent_pid,
+                     std::int64_t child_pid, std::string_view label);
+// Its two events at `ns` (CLOCK_MONOTONIC). Throws only for allocation.
+std::string spawn_arrow_events(const SpawnMark& mark, std::uint64_t ns);
 
 }  // namespace jitscope::detail
