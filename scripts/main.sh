@@ -27,7 +27,18 @@ echo
   --section header,compile_times,phases,top_spans,gpu --top 5
 html="$out/nvrtc_jit.report.html"
 ./build/release/tools/report/jitscope-report "$trace" --metrics "$metrics" --format html -o "$html"
+# The same sample once more, in Perfetto's native protobuf form (its own
+# kernel cache, so it compiles as the first run did).
+pftrace="$out/nvrtc_jit.pftrace"
+if ! ./build/release/samples/nvrtc_jit/jitscope_nvrtc_jit -q --trace "$pftrace" \
+  --metrics "$out/nvrtc_jit.pftrace.metrics.jsonl" --cache-dir "$out/kernel-cache-pftrace" \
+  2>"$out/nvrtc_jit.pftrace.log"; then
+  cat "$out/nvrtc_jit.pftrace.log" >&2
+  exit 1
+fi
 echo
 echo "Per compile unit:  ./build/release/tools/report/jitscope-report $trace --metrics $metrics --section units"
 echo "HTML report (units, phase waterfalls, artifacts): open $html in a browser."
 echo "Open $trace in https://ui.perfetto.dev (or chrome://tracing)."
+echo "Perfetto's native form of a second run: open $pftrace in https://ui.perfetto.dev"
+echo "  (jitscope-report and jitscope-merge read it too; docs/perfetto-format.md)."

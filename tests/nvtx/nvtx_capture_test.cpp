@@ -7,6 +7,7 @@
 // (nvtx_static_capture_test), emission (nvtx_emit_test), a program without
 // jitscope loading libjitscope.so through the injection library
 // (nvtx_injection_standalone), Nsight itself.
+#include "flush/perfetto_wire.hpp"
 #include "nvtx/vendor_lib.h"
 #include "trace_support.hpp"
 
@@ -155,6 +156,42 @@ TEST_F(NvtxCapture, StartEndAcrossThreadsIsOneAsyncSlice) {
   EXPECT_GE(jitscope::testing::to_ns(e[0]["ts"]) - jitscope::testing::to_ns(b[0]["ts"]),
             std::chrono::nanoseconds(kHeld).count());
   EXPECT_EQ(capture_stats(trace)["async_ranges"], 1);
+}
+
+// Every kind of captured event in the protobuf form: push/pop ranges on
+// the thread, a named domain's ranges and mark on the domain's child track,
+// and an async range across threads on a track of its own. The file is kept
+// for ctest's pftrace.nvtx_capture_test.* conformance check.
+TEST_F(NvtxCapture, EveryKindInTheProtobufForm) {
+  jitscope::Config cfg = test_config("nvtx_pf");
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  cfg.output_path = std::string(dir != nullptr ? dir : "/tmp") + "/nvtx_capture.every_kind.pftrace";
+  ScopedSession s(cfg);
+  ASSERT_TRUE(s.status().ok());
+  vendor_push_pop(1);
+  vendor_domain_ranges();
+  const std::uint64_t id = vendor_range_start("vendor.transfer");
+  std::thread([&] { vendor_range_end(id); }).join();
+  s.finish();
+  jitscope::testing::pfwire::Reader pf;
+  pf.read(jitscope::testing::read_file(cfg.output_path));
+  EXPECT_TRUE(pf.errors.empty()) << pf.errors.front();
+  std::map<std::string, int> names;
+  for (const json& e : pf.events) ++names[e.value("name", "")];
+  for (const char* n : {"vendor.outer", "vendor.inner", "vendor.gemm", "vendor.epilogue",
+                        "vendor.mark", "vendor.transfer"}) {
+    EXPECT_EQ(names[n], 1) << n;
+  }
+  int domain_tracks = 0, async_tracks = 0;
+  for (const auto& [uuid, t] : pf.tracks) {
+    if (t.thread || t.counter || t.parent == 0) continue;
+    const auto parent = pf.tracks.find(t.parent);
+    ASSERT_NE(parent, pf.tracks.end());
+    domain_tracks += t.name == "vendorlib" && parent->second.thread;
+    async_tracks += t.name == "nvtx" && !parent->second.thread;  // under the process
+  }
+  EXPECT_EQ(domain_tracks, 1);
+  EXPECT_EQ(async_tracks, 1);
 }
 
 TEST_F(NvtxCapture, MarksAndWideStrings) {
