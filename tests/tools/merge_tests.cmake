@@ -18,23 +18,19 @@ endif()
 # Chrome DevTools' trace engine reads a merged trace: two gpu_trace_writer
 # traces, their processes labelled and their 12 flows all bound (label viewer).
 if(TARGET gpu_trace_writer)
-  add_test(NAME viewer_merged_gpu_flows
-           COMMAND bash "${PROJECT_SOURCE_DIR}/tests/viewer/run_merge_then_check.sh"
-                   $<TARGET_FILE:gpu_trace_writer> $<TARGET_FILE:jitscope-merge>
-                   "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_merged"
-                   "${PROJECT_SOURCE_DIR}/tests/viewer/merged_gpu_expect.json")
-  set_tests_properties(viewer_merged_gpu_flows PROPERTIES LABELS viewer SKIP_RETURN_CODE 77)
+  jitscope_add_viewer_test(viewer_merged_gpu_flows run_merge_then_check.sh
+                           $<TARGET_FILE:gpu_trace_writer> $<TARGET_FILE:jitscope-merge>
+                           "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_merged"
+                           "${PROJECT_SOURCE_DIR}/tests/viewer/merged_gpu_expect.json")
 endif()
 
 # The arrow from a parent's spawn to each worker's first compile unit, in
 # Chrome DevTools' trace engine after merge --children (label viewer).
 if(TARGET jitscope_nvrtc_jit)
-  add_test(NAME viewer_merged_spawn_flows
-           COMMAND bash "${PROJECT_SOURCE_DIR}/tests/viewer/run_spawn_merge_then_check.sh"
-                   $<TARGET_FILE:jitscope_nvrtc_jit> $<TARGET_FILE:jitscope-merge>
-                   "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_spawn"
-                   "${PROJECT_SOURCE_DIR}/tests/viewer/merged_spawn_expect.json")
-  set_tests_properties(viewer_merged_spawn_flows PROPERTIES LABELS viewer SKIP_RETURN_CODE 77)
+  jitscope_add_viewer_test(viewer_merged_spawn_flows run_spawn_merge_then_check.sh
+                           $<TARGET_FILE:jitscope_nvrtc_jit> $<TARGET_FILE:jitscope-merge>
+                           "${CMAKE_BINARY_DIR}/viewer-work" "${CMAKE_CURRENT_BINARY_DIR}/../tmp/viewer_spawn"
+                           "${PROJECT_SOURCE_DIR}/tests/viewer/merged_spawn_expect.json")
 endif()
 
 # merge_output_test: -o on a FIFO (written in place, its reader gets the
