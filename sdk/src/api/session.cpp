@@ -72,13 +72,13 @@ std::int64_t parent_pid_of(const Config& config) {
 // The worker's end of its parent's spawn arrow, on the thread of the
 // session's first compile unit (compile/unit.cpp calls it once).
 void note_spawn_arrival() noexcept {
-  const std::uint32_t word = session_word();
-  if (word == 0) return;  // stopping: not worth waiting for the lock
-  guarded("recording the end of the parent's spawn arrow", [word] {
+  if (session_word() == 0) return;  // stopping: not worth waiting for the lock
+  guarded("recording the end of the parent's spawn arrow", [] {
     std::lock_guard<std::mutex> lock(control_mutex());
     if (g_current == nullptr || g_parent_pid <= 0) return;
-    g_current->add_spawn_mark(
-        spawn_mark(SpawnEnd::kArrival, word, g_parent_pid, ::getpid(), std::string_view()));
+    // The word read under the lock: the clock of the session the mark goes to.
+    g_current->add_spawn_mark(spawn_mark(SpawnEnd::kArrival, session_word(), g_parent_pid,
+                                         ::getpid(), std::string_view()));
   });
 }
 // Set by the autostart around its start() call, on the loading thread.
