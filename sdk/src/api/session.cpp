@@ -8,6 +8,7 @@
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
+#include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
@@ -26,7 +27,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -58,11 +58,9 @@ std::int64_t parent_pid_of(const Config& config) {
   if (config.parent_pid != 0) return config.parent_pid;
   const char* v = std::getenv("JITSCOPE_PARENT_PID");
   if (v == nullptr) return 0;
-  const std::string_view text(v);
   std::int64_t pid = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
-  if (ec != std::errc() || end != text.data() + text.size() || pid < 1 || pid > 0x7fffffff) {
-    log_line("JITSCOPE_PARENT_PID='" + std::string(text) +
+  if (!parse_parent_pid(v, pid)) {
+    log_line(std::string("JITSCOPE_PARENT_PID='") + v +
              "' is not a pid: no arrow from the parent's spawn to this session's first unit");
     return 0;
   }

@@ -8,6 +8,7 @@
 // (counting from 1), and exact as a JSON number (doubles hold 2^53).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string_view>
 
@@ -38,6 +39,18 @@ constexpr std::uint64_t spawn_flow_id(std::string_view boot_id, std::int64_t par
     for (int i = 0; i < 8; ++i) add((static_cast<std::uint64_t>(pid) >> (8 * i)) & 0xff);
   }
   return kSpawnFlowLow | (h & (kSpawnFlowLow - 1));
+}
+
+// pid_t's range (Linux's own limit, pid_max, is at most 2^22).
+inline constexpr std::int64_t kMaxPid = 0x7fffffff;
+
+// A JITSCOPE_PARENT_PID value: decimal digits only, a pid in [1, kMaxPid].
+inline bool parse_parent_pid(std::string_view text, std::int64_t& pid) noexcept {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > kMaxPid) return false;
+  pid = n;
+  return true;
 }
 
 }  // namespace jitscope::detail

@@ -254,15 +254,16 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     enter_unit(*state, frame_, false);
-    // relaxed first: units after the first pay one load; the exchange makes
-    // it once. Only a recorded unit takes it: the mark must sit in its slice.
-    if (frame_.token.recorded() && g_first_unit_hook.load(std::memory_order_relaxed) != nullptr) {
-      if (const FirstUnitHook hook =
-              g_first_unit_hook.exchange(nullptr, std::memory_order_acq_rel)) {
-        hook();
-      }
-    }
     if (frame_.token.recorded()) {
+      // Only a recorded unit takes the hook: the mark must sit in its slice.
+      // relaxed first: units after the first pay one load; the exchange
+      // makes it once.
+      if (g_first_unit_hook.load(std::memory_order_relaxed) != nullptr) {
+        if (const FirstUnitHook hook =
+                g_first_unit_hook.exchange(nullptr, std::memory_order_acq_rel)) {
+          hook();
+        }
+      }
       add_arg(frame_.token, Arg("is_forward", options.is_forward));
       if (!options.recompile_reason.empty()) {
         add_arg(frame_.token, Arg("recompile_reason", options.recompile_reason));

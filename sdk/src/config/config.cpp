@@ -2,6 +2,7 @@
 // is checked strictly: a bad value or an unknown JITSCOPE_ name is an error
 // that names it, never a silent default.
 #include "base/boundary.hpp"
+#include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
 
@@ -50,9 +51,6 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_PARENT_PID",
      "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
 };
-
-// pid_t's range (Linux's own limit, pid_max, is at most 2^22).
-constexpr std::uint64_t kMaxPid = 0x7fffffff;
 
 bool parse_uint(const char* text, std::uint64_t& out) {
   const char* end = text + std::strlen(text);
@@ -145,9 +143,9 @@ Status Config::validate() const noexcept {
     if (!metrics_path.empty() && metrics_path == output_path) {
       return Status::error("metrics_path and output_path are the same file: " + output_path);
     }
-    if (parent_pid < 0 || parent_pid > static_cast<std::int64_t>(kMaxPid)) {
+    if (parent_pid < 0 || parent_pid > detail::kMaxPid) {
       return Status::error("parent_pid " + std::to_string(parent_pid) + " is outside [0, " +
-                           std::to_string(kMaxPid) + "]");
+                           std::to_string(detail::kMaxPid) + "]");
     }
     if (ring_capacity < kMinRingCapacity || ring_capacity > kMaxRingCapacity) {
       return Status::error("ring_capacity " + std::to_string(ring_capacity) + " is outside [" +
@@ -317,11 +315,9 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       }
     }
     if (const char* v = std::getenv("JITSCOPE_PARENT_PID")) {
-      std::uint64_t n = 0;
-      if (!parse_uint(v, n) || n < 1 || n > kMaxPid) {
-        return range_error("JITSCOPE_PARENT_PID", v, 1, kMaxPid);
+      if (!detail::parse_parent_pid(v, cfg.parent_pid)) {
+        return range_error("JITSCOPE_PARENT_PID", v, 1, detail::kMaxPid);
       }
-      cfg.parent_pid = static_cast<std::int64_t>(n);
     }
     if (Status st = cfg.validate(); !st) return st;
     *out = std::move(cfg);

@@ -368,7 +368,10 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
   for (const std::string& event : metadata_batch_) writer.append_event(event);
   metadata_batch_.clear();
   for (const SpawnMark& mark : spawn_batch_) {
-    writer.append_event(spawn_arrow_events(mark, writer.info().conversion.to_ns(mark.ticks)));
+    pfw::Hints hints;
+    const std::string events =
+        spawn_arrow_events(mark, writer.info().conversion.to_ns(mark.ticks), hints);
+    writer.append_event(events, hints);
   }
   spawn_batch_.clear();
   // Events lost before any ring are counted process-wide.

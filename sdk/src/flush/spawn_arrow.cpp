@@ -24,10 +24,11 @@ SpawnMark spawn_mark(SpawnEnd end, std::uint32_t session_word, std::int64_t pare
   return m;
 }
 
-std::string spawn_arrow_events(const SpawnMark& m, std::uint64_t ns) {
+std::string spawn_arrow_events(const SpawnMark& m, std::uint64_t ns, pfw::Hints& hints) {
   const bool spawn = m.end == SpawnEnd::kSpawn;
   static const std::string boot_id = this_boot_id();  // a process never changes boots
   const std::uint64_t id = spawn_flow_id(boot_id, m.parent_pid, m.child_pid);
+  (spawn ? hints.flow_out : hints.flow_in) = id;
   std::string text;
   JsonWriter w(text);
   w.begin_object();

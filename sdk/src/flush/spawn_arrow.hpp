@@ -1,9 +1,11 @@
 // The events of a spawn arrow (base/spawn_flow.hpp), in the JSON form: a
 // zero-length slice on the marking thread ("spawn" in the parent, "spawned"
 // in the worker) and the flow event bound to it ("s" or "f"), as one text.
-// The Perfetto form's transcoder turns the pair into one slice carrying
-// flow_ids or terminating_flow_ids.
+// The Perfetto form's transcoder writes the slice with the flow id as a
+// hint (flow_ids or terminating_flow_ids), as it does a GPU launch's.
 #pragma once
+
+#include "flush/perfetto/transcode.hpp"
 
 #include <cstdint>
 #include <string>
@@ -30,7 +32,8 @@ struct SpawnMark {
 // Now, on the calling thread. Throws only for allocation.
 SpawnMark spawn_mark(SpawnEnd end, std::uint32_t session_word, std::int64_t parent_pid,
                      std::int64_t child_pid, std::string_view label);
-// Its two events at `ns` (CLOCK_MONOTONIC). Throws only for allocation.
-std::string spawn_arrow_events(const SpawnMark& mark, std::uint64_t ns);
+// Its two events at `ns` (CLOCK_MONOTONIC), and in `hints` its flow id for
+// the Perfetto form. Throws only for allocation.
+std::string spawn_arrow_events(const SpawnMark& mark, std::uint64_t ns, pfw::Hints& hints);
 
 }  // namespace jitscope::detail

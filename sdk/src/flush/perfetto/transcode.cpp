@@ -3,7 +3,6 @@
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
-#include "base/spawn_flow.hpp"
 #include "flush/perfetto/json_value.hpp"
 #include "flush/perfetto/tracks.hpp"
 
@@ -158,44 +157,24 @@ void ProcessSequence::ensure_thread(std::int64_t pid, std::int64_t tid, std::str
   describe(uuid, out, d);
 }
 
-namespace {
-
-// A spawn arrow's end (flush/spawn_arrow.hpp): the "s" or "f" right after
-// its slice, in the same text, becomes the slice's flow id.
-void spawn_flow_of(const JsonValue& next, Hints& hints) {
-  const std::string_view ph = string_of(next.find("ph"));
-  const JsonValue* id = next.find("id");
-  if ((ph != "s" && ph != "f") || id == nullptr || id->type != Type::kNumber) return;
-  std::int64_t n = 0;
-  if (!number_as_int(id->number, n) || !is_spawn_flow(static_cast<std::uint64_t>(n))) return;
-  (ph == "s" ? hints.flow_out : hints.flow_in) = static_cast<std::uint64_t>(n);
-}
-
-}  // namespace
-
 bool ProcessSequence::transcode(std::string_view json, std::string& out, const Hints& hints) {
-  std::vector<JsonValue> values;
-  for (std::size_t pos = 0;;) {
+  std::size_t pos = 0;
+  bool ok = true;
+  for (;;) {
     while (pos < json.size() &&
            std::string_view(", \n\r\t").find(json[pos]) != std::string_view::npos) {
       ++pos;
     }
     if (pos >= json.size()) break;
-    JsonValue& v = values.emplace_back();
+    JsonValue v;
     if (!parse_json(json, pos, v) || v.type != Type::kObject) return false;
-  }
-  bool ok = true;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const JsonValue& v = values[i];
     const Event e{v,
                   string_of(v.find("ph")),
                   string_of(v.find("name")),
                   string_of(v.find("cat")),
                   int_of(v.find("pid")),
                   int_of(v.find("tid"))};
-    Hints h = hints;
-    if (e.ph == "X" && i + 1 < values.size()) spawn_flow_of(values[i + 1], h);
-    ok = write_event(e, out, h) && ok;
+    ok = write_event(e, out, hints) && ok;
   }
   return ok;
 }

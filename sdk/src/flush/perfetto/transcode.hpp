@@ -28,7 +28,8 @@ namespace jitscope::detail::pfw {
 // What the JSON text does not say.
 struct Hints {
   // Flow ids: `flow_out` on the slice that starts a flow (a CUDA launch's
-  // call), `flow_in` on the one that ends it (the kernel). The JSON form's
+  // call, a parent's spawn), `flow_in` on the one that ends it (the kernel,
+  // the worker's spawned). The JSON form's
   // "s"/"f" events carry the same ids and are not written here.
   std::uint64_t flow_out = 0;
   std::uint64_t flow_in = 0;
