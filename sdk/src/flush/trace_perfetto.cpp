@@ -101,10 +101,8 @@ void TraceWriter::pf_prepare(ThreadDecodeState& d, int tid) {
   d.pf->track = pfw::thread_track(info_.pid, tid);
 }
 
-void TraceWriter::pf_settle(ThreadDecodeState& d, bool committed) {
+void TraceWriter::pf_settle_cut(ThreadDecodeState& d) {
   ThreadDecodeState::PfSequence& q = *d.pf;
-  q.interner.settle(committed);
-  if (committed || !pf_restarted_) return;
   // The sequence's first packet in this file was cut with the event: it
   // starts again with the next one; the spans it began again have no BEGIN
   // here, so no END either.
@@ -235,6 +233,67 @@ void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, 
   if (forward) q.last_ns = ts;
 }
 
+// Field order as pf_packet's: timestamp, sequence id, the TrackEvent
+// {type, category, name}, flags. Every value but the time delta is one byte.
+JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSequence& q,
+                                                         std::uint64_t ts, std::uint32_t type,
+                                                         std::uint64_t cat_iid,
+                                                         std::uint64_t name_iid) {
+  const bool named = type != pf::event::kSliceEnd;
+  char tmp[32];
+  char* p = tmp + 2;  // after the packet's tag and length (under 128)
+  *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
+  p = put_varint(p, ts - q.last_ns);
+  *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
+  *p++ = static_cast<char>(q.id);
+  *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
+  *p++ = static_cast<char>(named ? 6 : 2);
+  *p++ = static_cast<char>(varint(pf::event::kType));
+  *p++ = static_cast<char>(type);
+  if (named) {
+    *p++ = static_cast<char>(varint(pf::event::kCategoryIids));
+    *p++ = static_cast<char>(cat_iid);
+    *p++ = static_cast<char>(varint(pf::event::kNameIid));
+    *p++ = static_cast<char>(name_iid);
+  }
+  *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
+  *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
+  tmp[0] = static_cast<char>(nested(pf::trace::kPacket));
+  tmp[1] = static_cast<char>(p - tmp - 2);
+  buf_.append(tmp, static_cast<std::size_t>(p - tmp));
+  q.last_ns = ts;
+}
+
+bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
+                                 const ThreadDecodeState::OpenSpan& s) {
+  if (q.part != part_ || q.id >= 128 || s.static_name == nullptr || s.in_unit || s.truncated ||
+      !s.args.empty() || s.begin_ns < q.last_ns || q.interner.has_pending()) {
+    return false;
+  }
+  const std::uint64_t cat_iid =
+      q.interner.intern_static(Interner::kCategory, span_category(s.flags));
+  const std::uint64_t name_iid = q.interner.intern_static(Interner::kName, s.static_name);
+  // A new id is defined by the packet that first uses it: the general path.
+  if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
+  pf_restarted_ = false;
+  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid);
+  return true;
+}
+
+bool TraceWriter::pf_plain_end(ThreadDecodeState::PfSequence& q,
+                               const ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                               bool incomplete) {
+  const bool truncated_late =
+      s.truncated && (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) == 0;
+  if (q.part != part_ || s.pf_part != part_ || q.id >= 128 || incomplete || truncated_late ||
+      s.args.size() != s.pf_begin_args || end_ns < q.last_ns || q.interner.has_pending()) {
+    return false;
+  }
+  pf_restarted_ = false;
+  pf_plain_packet(q, end_ns, pf::event::kSliceEnd, 0, 0);
+  return true;
+}
+
 void TraceWriter::pf_flush_begin(ThreadDecodeState& d) {
   ThreadDecodeState::PfSequence& q = *d.pf;
   q.begin_pending = false;
@@ -242,11 +301,13 @@ void TraceWriter::pf_flush_begin(ThreadDecodeState& d) {
   ThreadDecodeState::OpenSpan& s = d.stack[d.depth - 1];
   if (s.pf_state != ThreadDecodeState::kPfNotBegun) return;
   event_prefix();
-  pf_start(d, s.begin_ns);
-  pf_args_.clear();
-  pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
-  pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
-            s.dynamic_name, pf_args_, s.args);
+  if (!pf_plain_begin(q, s)) {
+    pf_start(d, s.begin_ns);
+    pf_args_.clear();
+    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
+    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+              s.dynamic_name, pf_args_, s.args);
+  }
   pf_reserve(true);  // room for its END, which must fit with it
   const bool ok = commit(true);
   pf_settle(d, ok);
@@ -271,6 +332,18 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, s
   ThreadDecodeState::PfSequence& q = *d.pf;
   pf_reserve(false);  // its room is used now
   event_prefix();
+  if (!pf_plain_end(q, s, end_ns, incomplete)) pf_general_end(d, s, end_ns, incomplete);
+  commit_forced();
+  q.interner.settle(true);
+  s.pf_state = ThreadDecodeState::kPfNotBegun;
+  ++events_;
+  ++summaries_[d.summary].events;
+  return true;
+}
+
+void TraceWriter::pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::OpenSpan& s,
+                                 std::uint64_t end_ns, bool incomplete) {
+  ThreadDecodeState::PfSequence& q = *d.pf;
   const bool again = s.pf_part != part_;  // begun in an earlier file: begin again here
   pf_start(d, again ? s.begin_ns : end_ns);
   if (again) {
@@ -293,12 +366,6 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, s
                 incomplete, !lean);
   pf_packet(q, end_ns, pf::event::kSliceEnd, {}, nullptr, {}, lean ? std::string_view() : late,
             pf_args_, !lean);
-  commit_forced();
-  q.interner.settle(true);
-  s.pf_state = ThreadDecodeState::kPfNotBegun;
-  ++events_;
-  ++summaries_[d.summary].events;
-  return true;
 }
 
 void TraceWriter::pf_instant(ThreadDecodeState& d) {

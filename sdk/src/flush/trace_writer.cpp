@@ -20,7 +20,7 @@
 namespace jitscope::detail {
 namespace {
 
-constexpr std::size_t kChunkRecords = 4096;  // one pop: 128 KiB
+constexpr std::size_t kChunkRecords = 4096;  // one run decoded in place: 128 KiB
 
 std::size_t string_payload(const Record& r) noexcept {
   return r.kind == RecordKind::kArg &&
@@ -41,8 +41,7 @@ std::size_t group_slots(const Record& r) noexcept {
   return 1 + extra_slots(r) + payload_slots(name) + payload_slots(string_payload(r));
 }
 
-TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info)
-    : sink_(sink), info_(info), chunk_(kChunkRecords) {
+TraceWriter::TraceWriter(TraceSink& sink, const SessionInfo& info) : sink_(sink), info_(info) {
   buf_.reserve(kFlushThreshold + 64 * 1024);
   pf_ = info_.perfetto;
   rotating_ = info_.rotate_bytes != 0 && sink_.can_rotate();
@@ -76,29 +75,35 @@ void TraceWriter::drain(ThreadState& t) {
   if (budget == 0) return;
   ThreadDecodeState& d = prepare(t);
   while (budget > 0) {
-    const std::size_t n = t.ring.pop(chunk_.data(), std::min(budget, chunk_.size()));
+    // Decoded where they lie in the ring, released once done.
+    std::size_t n = 0;
+    const Record* run = t.ring.peek(std::min(budget, kChunkRecords), n);
     if (n == 0) break;
     budget -= n;
     std::size_t i = 0;
     if (!d.partial.empty()) {
       const std::size_t want = group_slots(d.partial.front()) - d.partial.size();
       const std::size_t take = std::min(want, n);
-      d.partial.insert(d.partial.end(), chunk_.begin(), chunk_.begin() + take);
+      d.partial.insert(d.partial.end(), run, run + take);
       i = take;
-      if (take < want) continue;
+      if (take < want) {
+        t.ring.release(n);
+        continue;
+      }
       handle(t, d.partial.data(), d.partial.size());
       d.partial.clear();
       if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
     }
     while (i < n) {
-      const std::size_t g = group_slots(chunk_[i]);
-      if (i + g > n) {
-        d.partial.assign(chunk_.begin() + i, chunk_.begin() + n);
+      const std::size_t g = group_slots(run[i]);
+      if (i + g > n) {  // the rest of its group is past the run: kept until it comes
+        d.partial.assign(run + i, run + n);
         break;
       }
-      handle(t, &chunk_[i], g);
+      handle(t, &run[i], g);
       i += g;
     }
+    t.ring.release(n);
   }
 }
 
@@ -139,7 +144,11 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
       d.tie_floor_ns = s.begin_ns;  // its children may begin with it, not before
       s.static_name = dyn ? nullptr : r.name;
-      s.dynamic_name.assign(dyn ? payload : "", dyn ? r.name_len : 0);
+      if (dyn) {
+        s.dynamic_name.assign(payload, r.name_len);
+      } else {
+        s.dynamic_name.clear();  // inline, where assign("", 0) is a call
+      }
       s.args.clear();
       s.truncated = (r.flags & kFlagTruncated) != 0;
       s.min_end_ns = 0;
@@ -159,6 +168,17 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
       write_span(d, s, info_.conversion.to_ns(r.ts), false);
       break;
     }
+    default: handle_other(t, d, group); break;
+  }
+}
+
+// The records other than a span's Begin and End, out of line: the common
+// pair's function stays small (fewer registers saved per record).
+void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group) {
+  const Record& r = group[0];
+  const char* payload = reinterpret_cast<const char*>(group + 1 + extra_slots(r));
+  const bool dyn = (r.flags & kFlagDynamicName) != 0;
+  switch (r.kind) {
     case RecordKind::kArg: {
       ThreadDecodeState::OpenSpan* target = nullptr;
       if (d.instant_args_left > 0) {

@@ -273,6 +273,7 @@ class TraceWriter {
   std::string_view close_file() const noexcept { return pf_ ? std::string_view() : kCloseFile; }
 
   void handle(ThreadState& t, const Record* group, std::size_t slots);
+  [[gnu::noinline]] void handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group);
   // True if written (false: over the cap). Flattened: the hot renderer; in
   // a translation unit this small GCC otherwise calls string::push_back out
   // of line (seen: 30 more instructions per span, callgrind).
@@ -343,11 +344,29 @@ class TraceWriter {
                  std::string_view category, const char* static_name, std::string_view name,
                  std::string_view annotations, std::string_view more_annotations,
                  bool intern = true);
+  // The common BEGIN and END (no annotations, no definitions, one-byte ids,
+  // the sequence started in this file): written without pf_packet's
+  // general sizing, the same bytes. false: nothing written, take the
+  // general path.
+  bool pf_plain_begin(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s);
+  bool pf_plain_end(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s,
+                    std::uint64_t end_ns, bool incomplete);
+  // The END's packet(s) in every other case.
+  void pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::OpenSpan& s,
+                      std::uint64_t end_ns, bool incomplete);
+  void pf_plain_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
+                       std::uint64_t cat_iid, std::uint64_t name_iid);
   // compile_id (and jitscope_truncated / incomplete) as annotations.
   void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
                      const ThreadDecodeState::OpenSpan* unit, bool truncated, bool incomplete,
                      bool intern = true);
-  void pf_settle(ThreadDecodeState& d, bool committed);
+  // After the commit of an event on d's sequence: its definitions kept or cut.
+  void pf_settle(ThreadDecodeState& d, bool committed) {
+    d.pf->interner.settle(committed);
+    if (!committed && pf_restarted_) pf_settle_cut(d);
+  }
+  // The event that started the sequence in this file was cut.
+  [[gnu::cold]] void pf_settle_cut(ThreadDecodeState& d);
   bool pf_restarted_ = false;  // pf_start began the sequence in this event
   // The head of a file in the protobuf form, into `out`, with `seq` as its
   // process sequence.
@@ -381,7 +400,6 @@ class TraceWriter {
   SessionInfo info_;
   bool clock_known_ = false;  // jitscope_clock is written (in the head of later files too)
   std::string buf_;
-  std::vector<Record> chunk_;
   std::vector<ThreadSummary> summaries_;
   std::string scratch_;  // captured events' args
   std::uint64_t events_ = 0;

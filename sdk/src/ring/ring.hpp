@@ -13,6 +13,7 @@
 
 #include <jitscope/detail/hot_lane.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -77,20 +78,34 @@ class Ring {
     return static_cast<std::size_t>(producer_.tail.load(std::memory_order_acquire) -
                                     head_.load(std::memory_order_relaxed));
   }
-  std::size_t pop(Record* out, std::size_t max) noexcept {
+  // Up to `max` records from the head, in place: the readable ones up to the
+  // end of the storage (a run that wraps comes back in two calls). They stay
+  // the consumer's until release(); decoding them where they lie saves a
+  // copy per record (the flusher's drain).
+  const Record* peek(std::size_t max, std::size_t& count) const noexcept {
     // relaxed: only the consumer writes head_.
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     const std::uint64_t tail =
         producer_.tail.load(std::memory_order_acquire);  // see read_available
-    std::size_t n = static_cast<std::size_t>(tail - head);
-    if (n > max) n = max;
     const std::size_t first = static_cast<std::size_t>(head & mask_);
-    const std::size_t run = n < mask_ + 1 - first ? n : mask_ + 1 - first;
-    std::memcpy(static_cast<void*>(out), &slots_[first], run * sizeof(Record));
-    std::memcpy(static_cast<void*>(out + run), &slots_[0], (n - run) * sizeof(Record));
+    count = std::min<std::size_t>({static_cast<std::size_t>(tail - head), max, mask_ + 1 - first});
+    return &slots_[first];
+  }
+  // Hands the first `count` peeked records back to the producer.
+  void release(std::size_t count) noexcept {
     // release: our reads of the slots happen before the producer reuses them.
-    head_.store(head + n, std::memory_order_release);
-    return n;
+    head_.store(head_.load(std::memory_order_relaxed) + count, std::memory_order_release);
+  }
+  // peek, copy, release: for a caller that keeps the records (the ring
+  // bench drains ours and boost's queue alike).
+  std::size_t pop(Record* out, std::size_t max) noexcept {
+    std::size_t done = 0;
+    for (std::size_t n = 1; done < max && n != 0; done += n) {
+      const Record* run = peek(max - done, n);
+      std::memcpy(static_cast<void*>(out + done), run, n * sizeof(Record));
+      release(n);
+    }
+    return done;
   }
 
  private:
