@@ -234,20 +234,24 @@ void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, 
 }
 
 // Field order as pf_packet's: timestamp, sequence id, the TrackEvent
-// {type, category, name}, flags. Every value but the time delta is one byte.
+// {type, category, name, annotations}, flags. Every value but the time
+// delta is one byte, and so is every length: a BEGIN's annotations (its
+// args, encoded as they were decoded) take at most kPlainAnnotationBytes,
+// which keeps the packet under 128 bytes.
 JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSequence& q,
                                                          std::uint64_t ts, std::uint32_t type,
                                                          std::uint64_t cat_iid,
-                                                         std::uint64_t name_iid) {
+                                                         std::uint64_t name_iid,
+                                                         std::string_view annotations) {
   const bool named = type != pf::event::kSliceEnd;
-  char tmp[32];
+  char tmp[32 + kPlainAnnotationBytes];
   char* p = tmp + 2;  // after the packet's tag and length (under 128)
   *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
   p = put_varint(p, ts - q.last_ns);
   *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
   *p++ = static_cast<char>(q.id);
   *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
-  *p++ = static_cast<char>(named ? 6 : 2);
+  *p++ = static_cast<char>((named ? 6 : 2) + annotations.size());
   *p++ = static_cast<char>(varint(pf::event::kType));
   *p++ = static_cast<char>(type);
   if (named) {
@@ -256,6 +260,7 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSe
     *p++ = static_cast<char>(varint(pf::event::kNameIid));
     *p++ = static_cast<char>(name_iid);
   }
+  p = put_bytes(p, annotations);
   *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
   *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
   tmp[0] = static_cast<char>(nested(pf::trace::kPacket));
@@ -267,7 +272,7 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSe
 bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
                                  const ThreadDecodeState::OpenSpan& s) {
   if (q.part != part_ || q.id >= 128 || s.static_name == nullptr || s.in_unit || s.truncated ||
-      !s.args.empty() || s.begin_ns < q.last_ns || q.interner.has_pending()) {
+      s.args.size() > kPlainAnnotationBytes || s.begin_ns < q.last_ns || q.interner.has_pending()) {
     return false;
   }
   const std::uint64_t cat_iid =
@@ -276,7 +281,7 @@ bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
   // A new id is defined by the packet that first uses it: the general path.
   if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
   pf_restarted_ = false;
-  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid);
+  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, s.args);
   return true;
 }
 
@@ -290,7 +295,7 @@ bool TraceWriter::pf_plain_end(ThreadDecodeState::PfSequence& q,
     return false;
   }
   pf_restarted_ = false;
-  pf_plain_packet(q, end_ns, pf::event::kSliceEnd, 0, 0);
+  pf_plain_packet(q, end_ns, pf::event::kSliceEnd, 0, 0, {});
   return true;
 }
 

@@ -344,7 +344,7 @@ class TraceWriter {
                  std::string_view category, const char* static_name, std::string_view name,
                  std::string_view annotations, std::string_view more_annotations,
                  bool intern = true);
-  // The common BEGIN and END (no annotations, no definitions, one-byte ids,
+  // The common BEGIN and END (short annotations, no definitions, one-byte ids,
   // the sequence started in this file): written without pf_packet's
   // general sizing, the same bytes. false: nothing written, take the
   // general path.
@@ -355,7 +355,8 @@ class TraceWriter {
   void pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::OpenSpan& s,
                       std::uint64_t end_ns, bool incomplete);
   void pf_plain_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
-                       std::uint64_t cat_iid, std::uint64_t name_iid);
+                       std::uint64_t cat_iid, std::uint64_t name_iid, std::string_view annotations);
+  static constexpr std::size_t kPlainAnnotationBytes = 64;
   // compile_id (and jitscope_truncated / incomplete) as annotations.
   void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
                      const ThreadDecodeState::OpenSpan* unit, bool truncated, bool incomplete,
