@@ -2,9 +2,11 @@
 // record by record (tie_break_test, perfetto_writer_test).
 #pragma once
 
+#include "flush/trace_writer.hpp"
 #include "ring/record.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace jitscope::detail {
 
@@ -18,6 +20,54 @@ inline Record record(RecordKind kind, std::uint64_t ts, const char* name, std::u
   r.index = index;
   r.flags = flags;
   return r;
+}
+
+// Gives hand-built records the serials the producer writes (record.hpp):
+// the tests describe a span's args by the depth of their span (Arg::index,
+// 0 = outermost) and let each End close the innermost open span; this sets
+// each End's value and each span arg's ts to its span's serial, the low 32
+// bits of its Begin's ring position. Records are numbered from 0 across
+// every call, as a fresh ring numbers them.
+class SpanLinker {
+ public:
+  void link(std::vector<Record>& records) {
+    std::uint32_t instant_args = 0;
+    for (std::size_t i = 0; i < records.size();) {
+      Record& r = records[i];
+      const std::size_t slots = group_slots(r);
+      switch (r.kind) {
+        case RecordKind::kBegin: open_.push_back(static_cast<std::uint32_t>(next_ + i)); break;
+        case RecordKind::kEnd:
+          if (!open_.empty()) {
+            r.value.u64 = open_.back();
+            open_.pop_back();
+          }
+          break;
+        case RecordKind::kInstant: instant_args = r.index; break;
+        case RecordKind::kArg:
+          if (instant_args > 0) {
+            --instant_args;
+          } else if (r.index < open_.size()) {
+            r.ts = open_[r.index];
+            r.index = 0;
+          }
+          break;
+        default: break;
+      }
+      i += slots;
+    }
+    next_ += records.size();
+  }
+
+ private:
+  std::vector<std::uint32_t> open_;
+  std::uint64_t next_ = 0;
+};
+
+// The same for one batch that is the whole of a ring's records.
+inline std::vector<Record> linked(std::vector<Record> records) {
+  SpanLinker().link(records);
+  return records;
 }
 
 }  // namespace jitscope::detail

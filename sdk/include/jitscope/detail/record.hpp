@@ -15,9 +15,12 @@
 namespace jitscope::detail {
 
 enum class RecordKind : std::uint8_t {
+  // Spans. A span is known by its serial, the low 32 bits of its Begin's
+  // ring position (SpanToken::serial): the flusher keeps each thread's open
+  // spans and matches Ends and args to them by it.
   kBegin = 1,       // span opened: ts, name (or dynamic name bytes follow)
-  kEnd = 2,         // innermost recorded span closed: ts
-  kArg = 3,         // arg on the open span at stack index `index`: name = key
+  kEnd = 2,         // span closed: ts, value.u64 = its serial
+  kArg = 3,         // arg: name = key; on a span, ts = its serial; after a kInstant, its own
   kInstant = 4,     // ts, name; `index` = number of kArg records that follow
   kCounter = 5,     // ts, name, value.f64
   kThreadName = 6,  // dynamic name bytes follow
@@ -64,27 +67,29 @@ struct Record {
     std::uint64_t u64;  // kUint value; for kString: the string's byte length
     double f64;
   } value;
-  std::uint32_t name_len;  // dynamic name length in bytes
+  // The last 8 bytes are one word to the hot path (record_word), kind first
+  // so that a record without a name length is a 32-bit immediate store.
   RecordKind kind;
   ValueType type;
   std::uint8_t flags;
-  std::uint8_t index;  // kArg: stack index of the target span; kInstant: arg count
+  std::uint8_t index;      // kInstant: arg count; kCaptured, kGpuCall: see RecordKind
+  std::uint32_t name_len;  // dynamic name length in bytes
 };
 
 static_assert(sizeof(Record) == 32, "a ring slot is pinned at 32 bytes");
 
-// name_len, kind, type, flags and index as the one 8-byte word they form
+// kind, type, flags, index and name_len as the one 8-byte word they form
 // (little-endian), so the hot path writes them with one store.
 constexpr std::uint64_t record_word(RecordKind kind, ValueType type, std::uint8_t flags,
                                     std::uint8_t index, std::uint32_t name_len = 0) noexcept {
-  return std::uint64_t{name_len} | std::uint64_t{static_cast<std::uint8_t>(kind)} << 32 |
-         std::uint64_t{static_cast<std::uint8_t>(type)} << 40 | std::uint64_t{flags} << 48 |
-         std::uint64_t{index} << 56;
+  return std::uint64_t{static_cast<std::uint8_t>(kind)} |
+         std::uint64_t{static_cast<std::uint8_t>(type)} << 8 | std::uint64_t{flags} << 16 |
+         std::uint64_t{index} << 24 | std::uint64_t{name_len} << 32;
 }
 inline void set_record_word(Record& r, std::uint64_t word) noexcept {
-  static_assert(offsetof(Record, name_len) == 24 && offsetof(Record, index) == 31);
+  static_assert(offsetof(Record, kind) == 24 && offsetof(Record, name_len) == 28);
   static_assert(std::endian::native == std::endian::little, "record_word's byte order");
-  std::memcpy(reinterpret_cast<char*>(&r) + offsetof(Record, name_len), &word, sizeof word);
+  std::memcpy(reinterpret_cast<char*>(&r) + offsetof(Record, kind), &word, sizeof word);
 }
 static_assert(std::is_trivially_copyable_v<Record>);
 
