@@ -10,6 +10,7 @@
 // Each test also keeps its files as tmp/perfetto_writer.<name>.pftrace
 // (keep()), where ctest's pftrace.perfetto_writer_test.* checks run
 // tests/perfetto/check_pftrace.py on them (protoc --decode and the contract).
+#include "flush/perfetto/tracks.hpp"
 #include "flush/perfetto_wire.hpp"
 #include "flush/record_support.hpp"
 #include "flush/trace_writer.hpp"
@@ -288,6 +289,62 @@ TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
   // Args were split: before the child on the BEGIN, after it on the END.
   EXPECT_GT(pf_files[0].size(), 0u);
   EXPECT_LT(pf_files[0].size(), json_files[0].size());
+}
+
+// Counters are encoded straight from their records, as the transcoder
+// writes the JSON form's "C" events: the same samples, integers where JSON
+// spells an integer, NaN where it has no number, names repaired alike.
+TEST(PerfettoWriter, CountersFromRecordsAreTheJsonFormsCountersTranscoded) {
+  const double values[] = {7.0, -3.0, 2.5, 1e300, std::nan(""), HUGE_VAL, 0x1p63, -0.0};
+  Records r;
+  std::uint64_t t = 8'000'000'000'000;
+  for (double v : values) r.counter(t += 10, "depth", v);
+  Record dyn = record(RecordKind::kCounter, t += 10, nullptr, 0, kFlagDynamicName);
+  const std::string_view bad_name = "q\xFF\xE2\x82 len";
+  dyn.name_len = static_cast<std::uint32_t>(bad_name.size());
+  dyn.value.f64 = 4.0;
+  r.add(dyn);
+  r.bytes(bad_name);
+  Options o;
+  const auto json_files = write(r.r, o);
+  o.perfetto = true;
+  const Reader native = read_all(write(r.r, o));
+
+  // The JSON form's counters through the transcoder, into a file of their own.
+  std::string file;
+  pfw::append_file_start(file, 1, 1, 1);
+  pfw::ProcessSequence seq;
+  seq.start_file(1);
+  std::size_t samples = 0;
+  for (const json& e : json_events(json_files, "C")) {
+    if (e["name"] == "jitscope.dropped_events") continue;
+    json text = e;
+    text.erase("ts_ns");
+    ASSERT_TRUE(seq.transcode(text.dump(), file)) << text;
+    ++samples;
+  }
+  ASSERT_EQ(samples, std::size(values) + 1);
+  const Reader transcoded = read_all({file});
+  auto counters = [](const Reader& from) {
+    std::vector<json> out;
+    for (json e : from.of("C")) {
+      if (e["name"] == "jitscope.dropped_events") continue;
+      const json& v = e["value"];
+      e["integer"] = v.is_number_integer();
+      if (v.is_number_float() && std::isnan(v.get<double>())) e["value"] = "nan";
+      out.push_back(e);
+    }
+    return out;
+  };
+  const std::vector<json> got = counters(native);
+  EXPECT_EQ(got, counters(transcoded));
+  ASSERT_EQ(got.size(), std::size(values) + 1);
+  EXPECT_EQ(got[0]["value"], 7);
+  EXPECT_TRUE(got[0]["integer"]);
+  EXPECT_FALSE(got[2]["integer"]) << got[2];
+  EXPECT_EQ(got[4]["value"], "nan");
+  EXPECT_EQ(got[5]["value"], "nan") << "JSON has no infinity: null";
+  EXPECT_EQ(got[8]["name"], "q\xEF\xBF\xBD\xEF\xBF\xBD len");
 }
 
 TEST(PerfettoWriter, ThreadTimestampsAreDeltasOnClock64ThatSumToTheJsonTs) {

@@ -103,12 +103,12 @@ TEST(SpanSerials, AnEndOutOfOrderEndsTheSpansInsideItMarkedAndTheirOwnEndsAreDro
 
 TEST(SpanSerials, AnArgFindsItsSpanByItsSerialAndOneForAnEndedSpanIsDropped) {
   const Written w = write({
-      begin(1000, "outer"),        // serial 0
-      begin(2000, "inner"),        // serial 1
-      int_arg(0, "on_outer", 7),   // not the innermost
+      begin(1000, "outer"),       // serial 0
+      begin(2000, "inner"),       // serial 1
+      int_arg(0, "on_outer", 7),  // not the innermost
       int_arg(1, "on_inner", 8),
       end(3000, 1),
-      int_arg(1, "too_late", 9),   // inner has ended
+      int_arg(1, "too_late", 9),  // inner has ended
       end(4000, 0),
   });
   ASSERT_EQ(w.spans.size(), 2u);

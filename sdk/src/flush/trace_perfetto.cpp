@@ -11,6 +11,7 @@
 // no moves, no per-field string growth (a span costs two appends).
 #include "flush/trace_writer.hpp"
 
+#include "base/json_writer.hpp"
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
 #include "flush/perfetto/tracks.hpp"
@@ -384,6 +385,19 @@ void TraceWriter::pf_instant(ThreadDecodeState& d) {
             s.args);
   const bool ok = commit(true);
   pf_settle(d, ok);
+  if (!ok) return;
+  ++events_;
+  ++summaries_[d.summary].events;
+}
+
+void TraceWriter::pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name,
+                             double value) {
+  pf_number_.clear();
+  append_double(pf_number_, value);  // so both forms decide alike what is an integer
+  event_prefix();
+  seq1_.counter(info_.pid, "jitscope", name, ts_ns, pf_number_, buf_);
+  const bool ok = commit(true);
+  seq1_.settle(ok);
   if (!ok) return;
   ++events_;
   ++summaries_[d.summary].events;

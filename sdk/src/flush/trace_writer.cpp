@@ -212,6 +212,12 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
       break;
     }
     case RecordKind::kCounter: {
+      if (pf_) {  // straight to its packet: a counter can be as frequent as a span
+        pf_counter(d, info_.conversion.to_ns(r.ts),
+                   dyn ? std::string_view(payload, r.name_len) : std::string_view(r.name),
+                   r.value.f64);
+        break;
+      }
       event_prefix();
       buf_.append("{\"ph\":\"C\",\"cat\":\"jitscope\",\"name\":");
       append_json_string(buf_,

@@ -355,6 +355,8 @@ class TraceWriter {
   bool pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
               bool incomplete);
   void pf_instant(ThreadDecodeState& d);
+  // A counter record's sample, on sequence 1 as the transcoder writes a "C" event.
+  void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name, double value);
   void pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
               const char* payload);
   // Starts d's sequence in this file if it is not yet: its first packet and
@@ -456,6 +458,7 @@ class TraceWriter {
   std::string pf_json_;                         // a cold event's JSON, being transcoded
   std::string pf_args_;                         // a hot event's fixed annotations
   std::string pf_big_;                          // a hot packet too big for the stack
+  std::string pf_number_;                       // a counter's value as JSON spells it
   std::string pf_inline_cat_, pf_inline_name_;  // names written inline, repaired
   // The latest name event per (what, pid, tid), when rotating.
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::string> names_;

@@ -28,6 +28,46 @@ void append_string(std::string& out, std::uint32_t tag, std::string_view s) {
   append_bytes_field(out, tag, valid_utf8(s, fixed));
 }
 
+// A TrackEvent packet on sequence 1 is opened with its time, type and
+// track, and closed with the definitions it made and its flags.
+struct OpenPacket {
+  std::size_t packet;
+  std::size_t event;
+};
+OpenPacket open_event_packet(std::string& out, std::uint64_t ts_ns, std::uint32_t type,
+                             std::uint64_t track) {
+  const std::size_t p = begin_nested(out, nested(pf::trace::kPacket));
+  append_varint_field(out, varint(pf::packet::kTimestamp), ts_ns);
+  append_varint_field(out, varint(pf::packet::kTrustedPacketSequenceId), kProcessSequence);
+  const std::size_t te = begin_nested(out, nested(pf::packet::kTrackEvent));
+  append_varint_field(out, varint(pf::event::kType), type);
+  append_varint_field(out, varint(pf::event::kTrackUuid), track);
+  return {p, te};
+}
+void close_event_packet(std::string& out, const OpenPacket& at, Interner& interner) {
+  end_nested(out, at.event);
+  if (const std::string_view defs = interner.take(); !defs.empty()) {
+    append_bytes_field(out, nested(pf::packet::kInternedData), defs);
+  }
+  append_varint_field(out, varint(pf::packet::kSequenceFlags),
+                      pf::packet::kSeqNeedsIncrementalState);
+  end_nested(out, at.packet);
+}
+// An event's category and name: interned, or inline when the table is full.
+void append_category_and_name(std::string& out, Interner& interner, std::string_view category,
+                              std::string_view name) {
+  if (const std::uint64_t iid = interner.intern(Interner::kCategory, category); iid != 0) {
+    append_varint_field(out, varint(pf::event::kCategoryIids), iid);
+  } else {
+    append_string(out, nested(pf::event::kCategories), category);
+  }
+  if (const std::uint64_t iid = interner.intern(Interner::kName, name); iid != 0) {
+    append_varint_field(out, varint(pf::event::kNameIid), iid);
+  } else {
+    append_string(out, nested(pf::event::kName), name);
+  }
+}
+
 // The value fields of a DebugAnnotation (docs/perfetto-format.md, "Args").
 void append_value(std::string& out, const JsonValue& v) {
   namespace a = pf::annotation;
@@ -212,14 +252,15 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
     ensure_process(e.pid, out);
     track = process_track(e.pid);
   } else if (e.ph == "C") {
-    ensure_process(e.pid, out);
-    track = mix(mix(4, static_cast<std::uint64_t>(e.pid)), e.name);
-    if (!described(track)) {
-      append_varint_field(descriptor, varint(pf::track::kUuid), track);
-      append_string(descriptor, nested(pf::track::kName), e.name);
-      append_varint_field(descriptor, varint(pf::track::kParentUuid), process_track(e.pid));
-      append_bytes_field(descriptor, nested(pf::track::kCounter), {});
+    std::uint64_t ts = file_ns_;
+    if (const JsonValue* t = e.v.find("ts"); t != nullptr && t->type == Type::kNumber) {
+      us_to_ns(t->number, ts);
     }
+    const JsonValue* value = args != nullptr ? args->find("value") : nullptr;
+    counter(e.pid, e.cat, e.name, ts,
+            value != nullptr && value->type == Type::kNumber ? value->number : std::string_view(),
+            out);
+    return true;
   } else if (e.ph == "b" || e.ph == "e") {
     ensure_process(e.pid, out);
     const JsonValue* id = e.v.find("id");
@@ -257,41 +298,14 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
   std::uint32_t type = pf::event::kInstant;
   if (e.ph == "X" || e.ph == "b") type = pf::event::kSliceBegin;
   if (e.ph == "e") type = pf::event::kSliceEnd;
-  if (e.ph == "C") type = pf::event::kCounter;
 
   const auto packet = [&](std::uint32_t event_type, std::uint64_t at_ns, bool full) {
-    const std::size_t p = begin_nested(out, nested(pf::trace::kPacket));
-    append_varint_field(out, varint(pf::packet::kTimestamp), at_ns);
-    append_varint_field(out, varint(pf::packet::kTrustedPacketSequenceId), kProcessSequence);
-    const std::size_t te = begin_nested(out, nested(pf::packet::kTrackEvent));
-    append_varint_field(out, varint(pf::event::kType), event_type);
-    append_varint_field(out, varint(pf::event::kTrackUuid), track);
+    const OpenPacket at = open_event_packet(out, at_ns, event_type, track);
     if (full) {
-      const std::string_view cat = e.ph == "M" ? std::string_view(pf::kMetadataCategory) : e.cat;
-      if (const std::uint64_t iid = interner.intern(Interner::kCategory, cat); iid != 0) {
-        append_varint_field(out, varint(pf::event::kCategoryIids), iid);
-      } else {
-        append_string(out, nested(pf::event::kCategories), cat);
-      }
-      if (const std::uint64_t iid = interner.intern(Interner::kName, e.name); iid != 0) {
-        append_varint_field(out, varint(pf::event::kNameIid), iid);
-      } else {
-        append_string(out, nested(pf::event::kName), e.name);
-      }
+      append_category_and_name(
+          out, interner, e.ph == "M" ? std::string_view(pf::kMetadataCategory) : e.cat, e.name);
     }
-    if (event_type == pf::event::kCounter) {
-      const JsonValue* value = args != nullptr ? args->find("value") : nullptr;
-      std::int64_t i = 0;
-      if (value != nullptr && value->is_integer() && number_as_int(value->number, i)) {
-        append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(i));
-      } else {
-        const double d = value != nullptr && value->type == Type::kNumber
-                             ? number_as_double(value->number)
-                             : std::numeric_limits<double>::quiet_NaN();
-        append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
-                             std::bit_cast<std::uint64_t>(d));
-      }
-    } else if (full && args != nullptr) {
+    if (full && args != nullptr) {
       append_args(out, *args, interner);
     }
     if (event_type == pf::event::kSliceBegin || event_type == pf::event::kInstant) {
@@ -302,17 +316,44 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
         append_fixed64_field(out, fixed64(pf::event::kTerminatingFlowIds), hints.flow_in);
       }
     }
-    end_nested(out, te);
-    if (const std::string_view defs = interner.take(); !defs.empty()) {
-      append_bytes_field(out, nested(pf::packet::kInternedData), defs);
-    }
-    append_varint_field(out, varint(pf::packet::kSequenceFlags),
-                        pf::packet::kSeqNeedsIncrementalState);
-    end_nested(out, p);
+    close_event_packet(out, at, interner);
   };
   packet(type, ts, e.ph != "e");
   if (e.ph == "X") packet(pf::event::kSliceEnd, ts + dur, false);
   return true;
+}
+
+void ProcessSequence::counter(std::int64_t pid, std::string_view category, std::string_view name,
+                              std::uint64_t ts_ns, std::string_view number, std::string& out) {
+  std::string fixed;
+  name = valid_utf8(name, fixed);  // as the JSON form's text has it
+  ensure_process(pid, out);
+  const std::uint64_t track = mix(mix(4, static_cast<std::uint64_t>(pid)), name);
+  if (!described(track)) {
+    std::string descriptor;
+    append_varint_field(descriptor, varint(pf::track::kUuid), track);
+    append_bytes_field(descriptor, nested(pf::track::kName), name);
+    append_varint_field(descriptor, varint(pf::track::kParentUuid), process_track(pid));
+    append_bytes_field(descriptor, nested(pf::track::kCounter), {});
+    describe(track, out, descriptor);
+  }
+  const OpenPacket at = open_event_packet(out, ts_ns, pf::event::kCounter, track);
+  append_category_and_name(out, interner, category, name);
+  // An integer as JSON spells one (no '.', 'e' or 'E') that fits int64 is an
+  // integer sample; any other number a double; none (JSON has no spelling
+  // for NaN and infinities: "null") a NaN.
+  std::int64_t i = 0;
+  const bool is_number = !number.empty() && number != "null";
+  if (is_number && number.find_first_of(".eE") == std::string_view::npos &&
+      number_as_int(number, i)) {
+    append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(i));
+  } else {
+    const double d =
+        is_number ? number_as_double(number) : std::numeric_limits<double>::quiet_NaN();
+    append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
+                         std::bit_cast<std::uint64_t>(d));
+  }
+  close_event_packet(out, at, interner);
 }
 
 }  // namespace jitscope::detail::pfw

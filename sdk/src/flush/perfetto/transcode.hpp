@@ -57,6 +57,12 @@ class ProcessSequence {
   void settle(bool committed);
   // Describes the thread's track (and its process) if this file has not yet.
   void ensure_thread(std::int64_t pid, std::int64_t tid, std::string& out);
+  // A counter sample: the JSON form's "C" event without its text, for the
+  // writer's counters (a record each) and the transcoder alike. `number` is
+  // the value as the JSON form spells it ("" or "null": none), so both forms
+  // decide alike whether it is an integer.
+  void counter(std::int64_t pid, std::string_view category, std::string_view name,
+               std::uint64_t ts_ns, std::string_view number, std::string& out);
 
   Interner interner;
 
