@@ -19,37 +19,16 @@ namespace {
 
 using nlohmann::json;
 
-class StringSink final : public TraceSink {
- public:
-  void write(std::string_view bytes) noexcept override { text.append(bytes); }
-  std::string text;
-};
-
 struct Written {
   std::vector<json> spans;  // "X" events, in file order
   json stats;               // the jitscope_stats args
 };
 
-// Records as the ring holds them from position 0; spans still open at the
-// end are closed at `close_at`, as at a stop.
+// Records as the ring holds them from position 0, serials as given; spans
+// still open at the end are closed at `close_at`, as at a stop.
 Written write(const std::vector<Record>& records, std::uint64_t close_at = 1'000'000) {
-  StringSink sink;
-  SessionInfo info;
-  info.process_name = "serials";
-  info.pid = 1;
-  info.conversion = ClockConversion::identity();
-  info.overflow = "block";
-  TraceWriter writer(sink, info);
-  writer.begin_trace();
-  ThreadState t(1u << kSessionGenerationShift, 1024, OverflowPolicy::kBlock, 7, "t");
-  for (std::size_t i = 0; i < records.size(); ++i) t.ring.slot(i) = records[i];
-  t.ring.commit(records.size());
-  writer.drain(t);
-  writer.close_open_spans(t, close_at);
-  writer.settle(t);
-  writer.end_trace();
   Written out;
-  for (const json& e : json::parse(sink.text)) {
+  for (const json& e : json::parse(write_json_trace(records, close_at))) {
     if (e["ph"] == "X") out.spans.push_back(e);
     if (e["ph"] == "M" && e["name"] == "jitscope_stats") out.stats = e["args"];
   }

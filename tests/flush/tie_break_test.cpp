@@ -22,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-class StringSink final : public TraceSink {
- public:
-  void write(std::string_view bytes) noexcept override { text.append(bytes); }
-  std::string text;
-};
-
 // A captured NVTX push/pop range (two slots: the record and its CapturedExtra).
 std::vector<Record> captured_range(std::uint64_t begin, std::uint64_t end, const char* name) {
   Record r =
@@ -44,23 +38,8 @@ std::vector<Record> captured_range(std::uint64_t begin, std::uint64_t end, const
 // `close_at`, the spans still open are closed there as at a stop or a crash.
 std::vector<json> write(std::vector<Record> records, std::uint64_t close_at = 0) {
   SpanLinker().link(records);
-  StringSink sink;
-  SessionInfo info;
-  info.process_name = "ties";
-  info.pid = 1;
-  info.conversion = ClockConversion::identity();
-  info.overflow = "block";
-  TraceWriter writer(sink, info);
-  writer.begin_trace();
-  ThreadState t(1u << kSessionGenerationShift, 64, OverflowPolicy::kBlock, 7, "t");
-  for (std::size_t i = 0; i < records.size(); ++i) t.ring.slot(i) = records[i];
-  t.ring.commit(records.size());
-  writer.drain(t);
-  if (close_at != 0) writer.close_open_spans(t, close_at);
-  writer.settle(t);
-  writer.end_trace();
   std::vector<json> out;
-  for (const json& e : json::parse(sink.text)) {
+  for (const json& e : json::parse(write_json_trace(records, close_at))) {
     if (e["ph"] == "X" || e["ph"] == "I") out.push_back(e);
   }
   return out;
