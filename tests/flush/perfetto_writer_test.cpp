@@ -130,8 +130,7 @@ struct Options {
   std::size_t batch = 0;  // records per drain (0: all at once)
 };
 
-std::vector<std::string> write(std::vector<Record> records, const Options& o) {
-  SpanLinker().link(records);
+std::vector<std::string> write(const std::vector<Record>& records, const Options& o) {
   FilesSink sink(o.rotate != 0);
   SessionInfo info;
   info.process_name = "pf";
@@ -506,9 +505,7 @@ TEST(PerfettoWriter, AStaticNameReusedAfterAnUnloadIsNotTakenForTheOldOne) {
   TraceWriter writer(sink, info);
   writer.begin_trace();
   ThreadState t(1u << kSessionGenerationShift, 64, OverflowPolicy::kBlock, 7, "t");
-  SpanLinker linker;
   const auto push = [&](std::vector<Record> rs) {
-    linker.link(rs);
     for (std::size_t i = 0; i < rs.size(); ++i) t.ring.slot(i) = rs[i];
     t.ring.commit(rs.size());
     writer.drain(t);

@@ -25,57 +25,9 @@ inline Record record(RecordKind kind, std::uint64_t ts, const char* name, std::u
   return r;
 }
 
-// Gives hand-built records the serials the producer writes (record.hpp):
-// the tests describe a span's args by the depth of their span (Arg::index,
-// 0 = outermost) and let each End close the innermost open span; this sets
-// each End's value and each span arg's ts to its span's serial, the low 32
-// bits of its Begin's ring position. Records are numbered from 0 across
-// every call, as a fresh ring numbers them.
-class SpanLinker {
- public:
-  void link(std::vector<Record>& records) {
-    std::uint32_t instant_args = 0;
-    for (std::size_t i = 0; i < records.size();) {
-      Record& r = records[i];
-      const std::size_t slots = group_slots(r);
-      switch (r.kind) {
-        case RecordKind::kBegin: open_.push_back(static_cast<std::uint32_t>(next_ + i)); break;
-        case RecordKind::kEnd:
-          if (!open_.empty()) {
-            r.value.u64 = open_.back();
-            open_.pop_back();
-          }
-          break;
-        case RecordKind::kInstant: instant_args = r.index; break;
-        case RecordKind::kArg:
-          if (instant_args > 0) {
-            --instant_args;
-          } else if (r.index < open_.size()) {
-            r.ts = open_[r.index];
-            r.index = 0;
-          }
-          break;
-        default: break;
-      }
-      i += slots;
-    }
-    next_ += records.size();
-  }
-
- private:
-  std::vector<std::uint32_t> open_;
-  std::uint64_t next_ = 0;
-};
-
-// The same for one batch that is the whole of a ring's records.
-inline std::vector<Record> linked(std::vector<Record> records) {
-  SpanLinker().link(records);
-  return records;
-}
-
 // The JSON trace one writer makes of `records`, as one thread's ring holds
-// them from position 0 (no linking: the serials are the caller's); with
-// `close_at`, the spans still open are closed there as at a stop or a crash.
+// them from position 0; with `close_at`, the spans still open are closed
+// there as at a stop or a crash.
 inline std::string write_json_trace(const std::vector<Record>& records,
                                     std::uint64_t close_at = 0) {
   struct StringSink final : TraceSink {

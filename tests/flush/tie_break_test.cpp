@@ -36,8 +36,7 @@ std::vector<Record> captured_range(std::uint64_t begin, std::uint64_t end, const
 
 // The events of one writer fed `records` on one thread, in file order; with
 // `close_at`, the spans still open are closed there as at a stop or a crash.
-std::vector<json> write(std::vector<Record> records, std::uint64_t close_at = 0) {
-  SpanLinker().link(records);
+std::vector<json> write(const std::vector<Record>& records, std::uint64_t close_at = 0) {
   std::vector<json> out;
   for (const json& e : json::parse(write_json_trace(records, close_at))) {
     if (e["ph"] == "X" || e["ph"] == "I") out.push_back(e);

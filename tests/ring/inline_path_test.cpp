@@ -1,8 +1,8 @@
 // The inline hot path (detail/hot.hpp): a span's common case written by
 // header code straight into the thread's ring. It must write what the
 // library's out-of-line begin writes, keep the End's slot reserved, and hand
-// every case it does not handle (a full ring, string args, tokens not
-// recorded) to the library.
+// every case it does not handle (dropped Begins open, a full ring, string
+// args) to the library.
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
@@ -52,30 +52,28 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   EXPECT_EQ(a.type, b.type);
   EXPECT_EQ(a.flags, b.flags);
   EXPECT_EQ(a.name_len, b.name_len);
-  EXPECT_EQ(a.index, 0);
-  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.index, 1);  // the stack slot: one span open below it
+  EXPECT_EQ(b.index, 2);
   EXPECT_EQ(a.ts, 200u);
   EXPECT_STREQ(a.name, "inline");
-  // Serials: the Begin's ring position; every Begin reserved its End's slot.
+  // Serials: slot in the low byte, the Begin's position above, never 0.
   EXPECT_TRUE(inlined.recorded());
-  EXPECT_TRUE(library.recorded());
-  EXPECT_EQ(inlined.serial(), static_cast<std::uint32_t>(at));
-  EXPECT_EQ(library.serial(), static_cast<std::uint32_t>(at + 1));
-  EXPECT_EQ(detail::t_hot->producer.owed(), 3u);
+  EXPECT_EQ(inlined.index(), 1u);
+  EXPECT_EQ(library.index(), 2u);
+  EXPECT_EQ(inlined.serial(), detail::SpanToken::serial_of(at, 1));
+  EXPECT_EQ(library.serial(), detail::SpanToken::serial_of(at + 1, 2));
+  EXPECT_EQ(detail::t_hot->depth, 3u);
 
-  // Ends: inline and library alike write one End each, naming their span.
+  // Ends: inline and library alike write one End each, innermost first.
   detail::end_span_now(library, 400);
   const detail::Record& e = record_at(at + 2);
   EXPECT_EQ(e.kind, detail::RecordKind::kEnd);
   EXPECT_EQ(e.ts, 400u);
-  EXPECT_EQ(e.value.u64, library.serial());
   detail::end_span_now(inlined, 500);
   detail::end_span(first, 600);
   EXPECT_EQ(record_at(at + 3).kind, detail::RecordKind::kEnd);
-  EXPECT_EQ(record_at(at + 3).value.u64, inlined.serial());
   EXPECT_EQ(record_at(at + 4).kind, detail::RecordKind::kEnd);
-  EXPECT_EQ(record_at(at + 4).value.u64, first.serial());
-  EXPECT_EQ(detail::t_hot->producer.owed(), 0u);
+  EXPECT_EQ(detail::t_hot->depth, 0u);
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, 0u);
   EXPECT_EQ(stats.spans_incomplete, 0u);
@@ -84,29 +82,32 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
 }
 
 // Spans nested until the ring is full: every recorded span keeps its End
-// (reserved at its Begin), the rest are counted; the inline path stays open
-// (a dropped span's end writes nothing).
-TEST(InlinePath, AFullRingKeepsEveryEndAndDropsTheRest) {
+// (reserved at its Begin), the rest are counted, and while a dropped span is
+// open the inline path stands aside.
+TEST(InlinePath, AFullRingKeepsEveryEndAndClosesTheGateWhileADroppedSpanIsOpen) {
   ScopedSession session(quiet_config("inline_full", 64));
   ASSERT_TRUE(session.status().ok());
   std::vector<std::unique_ptr<Span>> open;
   std::size_t recorded = 0;
   std::size_t dropped = 0;
+  bool gate_closed_seen = false;
   for (int i = 0; i < 100; ++i) {
     open.push_back(std::make_unique<Span>("nested"));
     if (open.back()->recording()) {
       ++recorded;
     } else {
       ++dropped;
+      EXPECT_EQ(detail::t_hot->session, 0u) << "a dropped span is open: the gate must be closed";
+      gate_closed_seen = true;
     }
-    EXPECT_NE(detail::t_hot->session, 0u) << "the inline path stays open";
-    EXPECT_EQ(detail::t_hot->producer.owed(), recorded);
   }
+  EXPECT_TRUE(gate_closed_seen);
   // 64 slots: each recorded span takes its Begin and keeps one for its End.
   EXPECT_EQ(recorded, 32u);
   EXPECT_EQ(dropped, 68u);
   while (!open.empty()) open.pop_back();  // innermost first
-  EXPECT_EQ(detail::t_hot->producer.owed(), 0u);
+  EXPECT_EQ(detail::t_hot->depth, 0u);
+  EXPECT_NE(detail::t_hot->session, 0u) << "the gate reopens once no dropped span is open";
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, dropped);
   EXPECT_EQ(stats.spans_incomplete, 0u) << "an End found no room";
@@ -115,8 +116,8 @@ TEST(InlinePath, AFullRingKeepsEveryEndAndDropsTheRest) {
 }
 
 // Scalar args go inline with their Begin; a string arg sends the whole span
-// through the library; an arg on a span that is not the innermost finds it
-// by its serial. The trace has the same args either way.
+// through the library; an arg on a span that is not the innermost goes by
+// its slot. The trace has the same args either way.
 TEST(InlinePath, ArgsInlineAndThroughTheLibraryAreTheSame) {
   ScopedSession session(test_config("inline_args"));
   ASSERT_TRUE(session.status().ok());

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <string>
 #include <type_traits>
 
@@ -28,25 +27,6 @@ long long raw_enum(const E& field) noexcept {
   static_assert(sizeof value == sizeof field);
   std::memcpy(&value, &field, sizeof value);
   return static_cast<long long>(static_cast<std::make_signed_t<std::underlying_type_t<E>>>(value));
-}
-
-// A handle-less begin: the span goes on the thread's C stack, which
-// jitscope_span_end pops. Deeper than the stack, spans are dropped and
-// counted (their ends pop nothing).
-template <class Begin>
-void begin_on_c_stack(Begin begin) noexcept {
-  using namespace jitscope::detail;
-  const std::uint32_t s = session_word();
-  if (s == 0) return;
-  ThreadState* t = current_thread_state(s);
-  if (t == nullptr) return;
-  if (t->c_depth >= std::size(t->c_open)) {
-    ++t->c_depth;
-    bump(t->dropped);
-    return;
-  }
-  const SpanToken token = begin(s, read_clock(s));
-  t->c_open[t->c_depth++] = token;
 }
 
 }  // namespace
@@ -138,16 +118,17 @@ const char* jitscope_last_error(void) { return t_last_error; }
 
 void jitscope_span_begin(const char* static_name) {
   if (static_name == nullptr) return;
-  begin_on_c_stack([static_name](std::uint32_t s, std::uint64_t ts) {
-    return jitscope::detail::begin_static(s, ts, static_name);
-  });
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) jitscope::detail::begin_static(s, jitscope::detail::read_clock(s), static_name);
 }
 
 void jitscope_span_begin_copy(const char* name, size_t len) {
   if (name == nullptr) return;
-  begin_on_c_stack([name, len](std::uint32_t s, std::uint64_t ts) {
-    return jitscope::detail::begin_dynamic(s, ts, std::string_view(name, len));
-  });
+  const std::uint32_t s = jitscope::detail::session_word();
+  if (s != 0) {
+    jitscope::detail::begin_dynamic(s, jitscope::detail::read_clock(s),
+                                    std::string_view(name, len));
+  }
 }
 
 static_assert(sizeof(jitscope_span) >= sizeof(jitscope::detail::SpanToken));
@@ -185,23 +166,26 @@ void jitscope_span_close(jitscope_span* span) {
     jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session()));
 }
 
+// The C API's end has no token: an untracked one (serial 0) ends the
+// innermost span of `session`.
+static jitscope::detail::SpanToken innermost(std::uint32_t session) noexcept {
+  return {session, 0};
+}
+
 void jitscope_span_end(void) {
   using namespace jitscope::detail;
-  ThreadState* t = current_thread_state_if_registered();
-  // The last span jitscope_span_begin opened on this thread, in its session,
-  // which may have ended since: end it there (its NVTX range pops, as a C++
-  // Span's does).
-  if (t != nullptr && t->c_depth > 0) {
-    const std::uint32_t d = --t->c_depth;
-    if (d < std::size(t->c_open)) end_span(t->c_open[d], read_clock(t->c_open[d].session()));
+  const ThreadState* t = current_thread_state_if_registered();
+  // The innermost open span began in this thread's session, which may have
+  // ended since: end it there (its NVTX range pops, as a C++ Span's does).
+  if (t != nullptr && t->hot.depth > 0) {
+    end_span(innermost(t->session), read_clock(t->session));
     return;
   }
   // Nothing open: an end in the current session counts as unbalanced, also
   // on a thread with no event in it yet or only in an earlier session (it
   // registers here, as on any first event).
   const std::uint32_t s = session_word();
-  if (s == 0) return;
-  if (ThreadState* now = current_thread_state(s); now != nullptr) bump(now->unbalanced_ends);
+  if (s != 0 && current_thread_state(s) != nullptr) end_span(innermost(s), read_clock(s));
 }
 
 void jitscope_instant(const char* static_name) {

@@ -242,8 +242,7 @@ Status start(const Config& config) noexcept {
         if (after_exec) say_kept_after_exec(config, session_config);
         const ClockSource clock = pick_clock(config.clock);
         nvtx_capture_begin_session(config);
-        // Below bit 31, which tokens use (kSessionUnrecordedBit).
-        g_generation = (g_generation + 1) & (0x7fffffffu >> kSessionGenerationShift);
+        g_generation = (g_generation + 1) & (0xffffffffu >> kSessionGenerationShift);
         if (g_generation == 0) g_generation = 1;
         const std::uint32_t word = (g_generation << kSessionGenerationShift) |
                                    (clock == ClockSource::kTsc ? kSessionTscBit : 0u) |

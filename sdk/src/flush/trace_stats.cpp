@@ -34,8 +34,9 @@ void TraceWriter::settle(ThreadState& t) {
   const auto dropped = t.dropped.load(std::memory_order_relaxed);
   const auto args_dropped = t.args_dropped.load(std::memory_order_relaxed);
   const auto unbalanced = t.unbalanced_ends.load(std::memory_order_relaxed);
+  const auto out_of_order = t.out_of_order_ends.load(std::memory_order_relaxed);
   const auto truncated = t.truncated.load(std::memory_order_relaxed);
-  const bool counted = dropped + args_dropped + unbalanced + truncated != 0;
+  const bool counted = dropped + args_dropped + unbalanced + out_of_order + truncated != 0;
   // A thread that never recorded nor lost anything gets no entry, and no
   // decoding state is made for it (allocation on the flusher, maybe in a
   // crash cycle, only for threads that have something to say).
@@ -46,10 +47,11 @@ void TraceWriter::settle(ThreadState& t) {
     prepare(t);
   }
   ThreadSummary& s = summaries_[d.summary];
-  s.dropped = dropped + d.dropped_deep;  // the producer's and the decoder's
+  s.dropped = dropped;
   s.args_dropped = args_dropped;
   s.unbalanced_ends = unbalanced;
-  s.truncated = truncated;  // out_of_order_ends: counted as decoded
+  s.out_of_order_ends = out_of_order;
+  s.truncated = truncated;
 }
 
 std::uint64_t TraceWriter::out_of_order_ends() const noexcept {

@@ -77,8 +77,7 @@ void TraceWriter::drain(ThreadState& t) {
   while (budget > 0) {
     // Decoded where they lie in the ring, released once done.
     std::size_t n = 0;
-    std::uint64_t at = 0;
-    const Record* run = t.ring.peek(std::min(budget, kChunkRecords), n, at);
+    const Record* run = t.ring.peek(std::min(budget, kChunkRecords), n);
     if (n == 0) break;
     budget -= n;
     std::size_t i = 0;
@@ -91,7 +90,7 @@ void TraceWriter::drain(ThreadState& t) {
         t.ring.release(n);
         continue;
       }
-      handle(t, d.partial.data(), d.partial_at);
+      handle(t, d.partial.data(), d.partial.size());
       d.partial.clear();
       if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
     }
@@ -99,26 +98,26 @@ void TraceWriter::drain(ThreadState& t) {
       const std::size_t g = group_slots(run[i]);
       if (i + g > n) {  // the rest of its group is past the run: kept until it comes
         d.partial.assign(run + i, run + n);
-        d.partial_at = at + i;
         break;
       }
-      handle(t, &run[i], at + i);
+      handle(t, &run[i], g);
       i += g;
     }
     t.ring.release(n);
   }
 }
 
-void TraceWriter::handle(ThreadState& t, const Record* group, std::uint64_t at) {
+void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots) {
   ThreadDecodeState& d = decode_state(t);
   const Record& r = group[0];
   const char* payload = reinterpret_cast<const char*>(group + 1 + extra_slots(r));
   const bool dyn = (r.flags & kFlagDynamicName) != 0;
+  (void)slots;
 
   // The protobuf form: a BEGIN waits for the args pushed with its Begin.
   if (pf_ && d.pf->begin_pending &&
-      !(r.kind == RecordKind::kArg && d.instant_args_left == 0 && d.depth > 0 &&
-        static_cast<std::uint32_t>(r.ts) == d.stack[d.depth - 1].serial)) [[unlikely]] {
+      !(r.kind == RecordKind::kArg && d.instant_args_left == 0 &&
+        std::size_t{r.index} + 1 == d.depth)) [[unlikely]] {
     pf_flush_begin(d);
   }
 
@@ -130,16 +129,15 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::uint64_t at) 
   }
   switch (r.kind) {
     case RecordKind::kBegin: {
-      if (d.depth >= ThreadDecodeState::kMaxDepth) [[unlikely]] {
-        ++d.dropped_deep;  // its End and args find no open span: dropped too
-        break;
+      if (r.index != d.depth) {
+        ++decode_errors_;
+        d.depth = std::min<std::size_t>(r.index, d.depth);
       }
       if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
       const ThreadDecodeState::OpenSpan* outer = d.innermost();
       const bool outer_in_unit = outer != nullptr && outer->in_unit;
       const std::uint64_t outer_unit = outer_in_unit ? outer->unit : 0;
       ThreadDecodeState::OpenSpan& s = d.stack[d.depth++];
-      s.serial = static_cast<std::uint32_t>(at);
       s.flags = r.flags;
       s.in_unit = (r.flags & kFlagUnit) != 0 || outer_in_unit;
       s.unit = (r.flags & kFlagUnit) != 0 ? r.value.u64 : outer_unit;
@@ -162,14 +160,12 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::uint64_t at) 
       break;
     }
     case RecordKind::kEnd: {
-      const auto serial = static_cast<std::uint32_t>(r.value.u64);
-      if (d.depth > 0 && d.stack[d.depth - 1].serial == serial) [[likely]] {
-        ThreadDecodeState::OpenSpan& s = d.stack[--d.depth];
-        write_span(d, s, info_.conversion.to_ns(r.ts), false);
-      } else if (const std::size_t at_depth = d.depth_of(serial); at_depth != 0) {
-        end_at_depth(d, at_depth, info_.conversion.to_ns(r.ts));
+      if (d.depth == 0) {
+        ++decode_errors_;
+        break;
       }
-      // Else not open: it ended with an outer span, or was too deep to keep.
+      ThreadDecodeState::OpenSpan& s = d.stack[--d.depth];
+      write_span(d, s, info_.conversion.to_ns(r.ts), false);
       break;
     }
     default: handle_other(t, d, group); break;
@@ -184,14 +180,25 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
   const bool dyn = (r.flags & kFlagDynamicName) != 0;
   switch (r.kind) {
     case RecordKind::kArg: {
+      ThreadDecodeState::OpenSpan* target = nullptr;
       if (d.instant_args_left > 0) {
-        add_arg(d, d.instant, r, payload);
-        if (--d.instant_args_left == 0) write_instant(d);
-      } else if (const std::size_t at_depth = d.depth_of(static_cast<std::uint32_t>(r.ts));
-                 at_depth != 0) {
-        add_arg(d, d.stack[at_depth - 1], r, payload);
+        target = &d.instant;
+      } else if (r.index < d.depth) {
+        target = &d.stack[r.index];
       }
-      // Else its span has ended (or was too deep to keep): dropped.
+      if (target == nullptr) break;  // its span already ended
+      if (pf_) {
+        pf_arg(d, *target, r, payload);
+      } else {
+        if (!target->args.empty()) target->args.push_back(',');
+        if (r.type == ValueType::kJsonMembers) {
+          target->args.append(payload, r.value.u64);  // rendered by our JsonWriter
+        } else {
+          render_arg(target->args, r, payload);
+        }
+      }
+      if ((r.flags & kFlagTruncated) != 0) target->truncated = true;
+      if (target == &d.instant && --d.instant_args_left == 0) write_instant(d);
       break;
     }
     case RecordKind::kInstant: {
@@ -274,38 +281,6 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
     }
     default: ++decode_errors_; break;
   }
-}
-
-void TraceWriter::add_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& target,
-                          const Record& r, const char* payload) {
-  if (pf_) {
-    pf_arg(d, target, r, payload);
-  } else {
-    if (!target.args.empty()) target.args.push_back(',');
-    if (r.type == ValueType::kJsonMembers) {
-      target.args.append(payload, r.value.u64);  // rendered by our JsonWriter
-    } else {
-      render_arg(target.args, r, payload);
-    }
-  }
-  if ((r.flags & kFlagTruncated) != 0) target.truncated = true;
-}
-
-void TraceWriter::end_at_depth(ThreadDecodeState& d, std::size_t depth, std::uint64_t end_ns) {
-  ++summaries_[d.summary].out_of_order_ends;
-  // The spans inside end with it (a slice cannot outlive its parent's),
-  // each marked so.
-  Record mark{};
-  mark.name = "jitscope_ended_with_outer";
-  mark.kind = RecordKind::kArg;
-  mark.type = ValueType::kBool;
-  mark.value.u64 = 1;
-  while (d.depth > depth) {
-    ThreadDecodeState::OpenSpan& inner = d.stack[--d.depth];
-    add_arg(d, inner, mark, nullptr);
-    write_span(d, inner, end_ns, false);
-  }
-  write_span(d, d.stack[--d.depth], end_ns, false);
 }
 
 void TraceWriter::render_arg(std::string& out, const Record& r, const char* payload) {

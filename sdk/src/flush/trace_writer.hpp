@@ -86,7 +86,6 @@ class TraceSink {
 struct ThreadDecodeState final : ConsumerState {
   struct OpenSpan {
     std::uint64_t begin_ns = 0;
-    std::uint32_t serial = 0;  // its Begin's ring position, low 32 bits (SpanToken::serial)
     const char* static_name = nullptr;
     std::string dynamic_name;
     std::string args;        // rendered `"k":v,...`
@@ -115,9 +114,8 @@ struct ThreadDecodeState final : ConsumerState {
     pfw::Interner interner;
   };
   std::unique_ptr<PfSequence> pf;
-  std::vector<Record> partial;   // a group split across runs
-  std::uint64_t partial_at = 0;  // the ring position of its first record
-  std::vector<OpenSpan> stack;   // grows only; `depth` entries are live
+  std::vector<Record> partial;  // a group split across pops
+  std::vector<OpenSpan> stack;  // grows only; `depth` entries are live
   std::size_t depth = 0;
   // Ties. The clock can be coarser than the work between two events (on a
   // VM whose TSC reads take 10 ns, a child often begins, or ends, in the
@@ -144,18 +142,6 @@ struct ThreadDecodeState final : ConsumerState {
 
   // The compile unit the thread is in now: that of its innermost open span.
   const OpenSpan* innermost() const noexcept { return depth > 0 ? &stack[depth - 1] : nullptr; }
-  // The depth of the open span of `serial` (its index + 1), searched from
-  // the innermost; 0: none is open (it ended with an outer span, or it was
-  // never kept: deeper than kMaxDepth).
-  std::size_t depth_of(std::uint32_t serial) const noexcept {
-    for (std::size_t i = depth; i > 0; --i) {
-      if (stack[i - 1].serial == serial) return i;
-    }
-    return 0;
-  }
-  // Nesting kept: deeper Begins are dropped and counted (dropped_deep).
-  static constexpr std::size_t kMaxDepth = 255;
-  std::uint64_t dropped_deep = 0;
 };
 
 struct SessionInfo {
@@ -286,11 +272,7 @@ class TraceWriter {
   static constexpr std::uint64_t kEndReserve = 80;
   std::string_view close_file() const noexcept { return pf_ ? std::string_view() : kCloseFile; }
 
-  // One record group; `at`: the ring position of its first record.
-  void handle(ThreadState& t, const Record* group, std::uint64_t at);
-  // The End of the span at `depth` (1 = outermost) at end_ns; the spans
-  // inside it end with it, marked (an end out of order).
-  void end_at_depth(ThreadDecodeState& d, std::size_t depth, std::uint64_t end_ns);
+  void handle(ThreadState& t, const Record* group, std::size_t slots);
   [[gnu::noinline]] void handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group);
   // True if written (false: over the cap). Flattened: the hot renderer; in
   // a translation unit this small GCC otherwise calls string::push_back out
@@ -307,9 +289,6 @@ class TraceWriter {
   void write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
                       std::string_view dynamic_name);
   void render_arg(std::string& out, const Record& r, const char* payload);
-  // An arg record's arg onto `target` (a span or the instant), in the form written.
-  void add_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& target, const Record& r,
-               const char* payload);
   void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
   // The hot pair, once per event: a flag test here, one compare in commit().
   // Starts an event: remembers where (mark_) and writes the separator;

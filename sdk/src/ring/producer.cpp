@@ -27,6 +27,10 @@ SessionParams& session_params() noexcept {
 
 namespace {
 
+void mirror_pop() noexcept {
+  if (const SpanMirror* m = span_mirror()) m->pop();
+}
+
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
@@ -38,7 +42,7 @@ void cpu_relax() noexcept {
   if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
   for (unsigned spin = 0;; ++spin) {
     if (session_word() != t.session) return false;
-    if (t.ring.has_room(need)) return true;
+    if (t.ring.has_room(want)) return true;
     if (spin < 256) {
       cpu_relax();
     } else {
@@ -50,7 +54,7 @@ void cpu_relax() noexcept {
 // Room for `need` records beyond the End records already owed. kBlock waits
 // for the flusher; it gives up when the session ends or `need` can never fit.
 JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
-  if (t.ring.has_room(need)) [[likely]]
+  if (t.ring.has_room(need + t.owed())) [[likely]]
     return true;
   return make_room_slow(t, need);
 }
@@ -108,10 +112,9 @@ std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexc
   return a.type == ValueType::kString ? clamp_payload(t, a.str.size(), flags) : 0;
 }
 
-// Writes an arg record and its payload at offset `at`; returns the offset
-// after. `serial`: its span's (SpanToken::serial), 0 for an instant's.
+// Writes an arg record and its payload at offset `at`; returns the offset after.
 std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
-                      std::uint8_t flags, std::uint32_t serial) noexcept {
+                      std::uint8_t flags, std::uint8_t index) noexcept {
   std::uint64_t value = 0;
   switch (a.type) {
     case ValueType::kInt: std::memcpy(&value, &a.i64, sizeof value); break;
@@ -123,8 +126,29 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
     case ValueType::kJsonMembers:  // only add_json_members writes these
       break;
   }
-  fill(t.ring.slot(at), serial, a.key, value, 0, RecordKind::kArg, a.type, flags, 0);
+  fill(t.ring.slot(at), 0, a.key, value, 0, RecordKind::kArg, a.type, flags, index);
   return payload != 0 ? write_payload(t, at + 1, a.str.data(), payload) : at + 1;
+}
+
+// A span at logical depth d >= 256 is never recorded; below that, a dropped
+// Begin marks its depth so that its end pushes nothing.
+[[gnu::noinline]] void mark_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  bump(t.dropped);
+  if (d >= 256) return;
+  t.unrecorded_bits[d / 64] |= std::uint64_t{1} << (d % 64);
+  ++t.unrecorded;
+  t.update_gate();
+}
+// True (and unmarks it) when the span at depth d was not recorded.
+JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+  if (d >= 256) return true;
+  if (t.unrecorded == 0) [[likely]]
+    return false;
+  const std::uint64_t bit = std::uint64_t{1} << (d % 64);
+  if ((t.unrecorded_bits[d / 64] & bit) == 0) return false;
+  t.unrecorded_bits[d / 64] &= ~bit;
+  if (--t.unrecorded == 0) t.update_gate();
+  return true;
 }
 
 template <bool kDynamic>
@@ -139,21 +163,35 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
     if (const SpanMirror* m = span_mirror()) m->push(name, dynamic_name, flags, value);
   }
+  const std::uint32_t d = t->hot.depth;
+  // Recorded spans open below this one, whose Ends are owed.
+  const std::uint32_t owed = t->owed();
+  t->hot.depth = d + 1;
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
-  // The Begin, its name and its End, whose slot is reserved now so that an
-  // End never fails (make_room adds the Ends already owed).
-  if (!make_room(*t, 2 + payload_slots(name_len))) [[unlikely]] {
-    bump(t->dropped);
-    return {session | kSessionUnrecordedBit, 0};
+  if (d >= 256) [[unlikely]] {
+    mark_unrecorded(*t, d);
+    return {session, 0};  // untracked: its end closes the innermost
   }
-  const auto serial =
-      static_cast<std::uint32_t>(t->ring.producer().tail.load(std::memory_order_relaxed));
+  // 2: this Begin and its End, reserved now so that an End never fails;
+  // make_room adds the owed Ends, this span not yet among them (owed() counts
+  // it until it is marked or recorded, hence one fewer here).
+  if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len))) [[unlikely]] {
+    const std::uint32_t serial =
+        SpanToken::serial_of(++t->hot.dropped_begins, SpanToken::kUnrecorded);
+    t->hot.open_serial[d] = serial;
+    mark_unrecorded(*t, d);
+    return {session, serial};
+  }
+  const auto index = static_cast<std::uint8_t>(owed);
+  // Stamped with the Begin's ring position, as the inline begin does.
+  const std::uint32_t serial =
+      SpanToken::serial_of(t->ring.producer().tail.load(std::memory_order_relaxed), index);
+  t->hot.open_serial[d] = serial;
   fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
-       ValueType::kNone, flags, 0);
+       ValueType::kNone, flags, index);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
-  t->ring.producer().reserve_end();
   t->ring.commit(used);
   return {session, serial};
 }
@@ -175,9 +213,22 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
   return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
 }
 
+// Whether `token`'s span is still open on `t`. Only an end out of order can
+// have ended it with its Span alive (its index may then be another span's),
+// so threads that never had one check nothing more.
+bool still_open(const ThreadState& t, const SpanToken& token) noexcept {
+  if (token.index() >= t.owed()) return false;
+  if (token.serial() == 0 || t.out_of_order_ends.load(std::memory_order_relaxed) == 0) return true;
+  for (std::uint32_t d = std::min<std::uint32_t>(t.hot.depth, 256); d > 0; --d) {
+    if (t.hot.open_serial[d - 1] == token.serial()) return true;
+  }
+  return false;
+}
+
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session() || !token.recorded() || members.empty()) {
+  if (t == nullptr || t->session != token.session() || !token.recorded() ||
+      !still_open(*t, token) || members.empty()) {
     return false;
   }
   // Never cut: a cut member list would not be JSON. Too long is dropped.
@@ -185,43 +236,90 @@ bool add_json_members(const SpanToken& token, std::string_view members) noexcept
     bump(t->args_dropped);
     return false;
   }
-  fill(t->ring.slot(0), token.serial(), nullptr, members.size(), 0, RecordKind::kArg,
-       ValueType::kJsonMembers, 0, 0);
+  fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
+       static_cast<std::uint8_t>(token.index()));
   t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
   return true;
 }
 
-void end_span(SpanToken token, std::uint64_t ts) noexcept {
-  // Every end pops the NVTX range its begin pushed, recorded or not.
-  if ((token.session() & kSessionNvtxBit) != 0) [[unlikely]] {
-    if (const SpanMirror* m = span_mirror()) m->pop();
-  }
-  ThreadState* t = current_thread_state_if_registered();
-  // Not recorded, or began in an earlier session: nothing to write.
-  if (t == nullptr || !token.recorded() || t->session != token.session()) return;
-  // Into the slot its Begin reserved. None owed: a token that began on
-  // another thread, or ended twice (the API hands out neither); its End
-  // goes where there is room, and the flusher drops an End it cannot match.
-  if (t->owed() != 0) {
-    t->ring.producer().use_reserved_end();
-  } else if (!t->ring.has_room(1)) {
-    bump(t->dropped);
+namespace {
+
+// Ends the innermost open span (t->depth > 0); a real end pops the NVTX
+// range its begin pushed.
+JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bool nvtx) noexcept {
+  if (nvtx) [[unlikely]]
+    mirror_pop();
+  const std::uint32_t d = --t.hot.depth;
+  if (take_unrecorded(t, d)) return;
+  // The Begin reserved this slot (make_room keeps `owed` slots free), so
+  // there is room; check anyway rather than assume.
+  if (!t.ring.has_room(1)) [[unlikely]] {
+    bump(t.dropped);
     return;
   }
-  fill(t->ring.slot(0), ts, nullptr, token.serial(), 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
-  t->ring.commit(1);
+  fill(t.ring.slot(0), ts, nullptr, 0, 0, RecordKind::kEnd, ValueType::kNone, 0, 0);
+  t.ring.commit(1);
+}
+
+// The span of `serial` is not the innermost. Still open: the spans inside it end
+// with it, each marked (a trace slice cannot outlive its parent's). Already
+// ended that way: nothing to do.
+[[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint32_t serial,
+                                                   std::uint64_t ts, bool nvtx) noexcept {
+  std::uint32_t depth = std::min<std::uint32_t>(t.hot.depth, 256);
+  while (depth > 0 && t.hot.open_serial[depth - 1] != serial) --depth;
+  if (depth == 0) return;  // not open: it ended with an outer span
+  bump(t.out_of_order_ends);
+  while (t.hot.depth > depth) {
+    const std::uint32_t inner = t.hot.depth - 1;
+    const bool recorded = inner < 256 && (t.unrecorded_bits[inner / 64] >> (inner % 64) & 1) == 0;
+    if (recorded && t.owed() > 0 && make_room(t, 1)) {
+      const Arg mark("jitscope_ended_with_outer", true);
+      t.ring.commit(write_arg(t, 0, mark, 0, 0, static_cast<std::uint8_t>(t.owed() - 1)));
+    }
+    close_innermost(t, ts, nvtx);
+  }
+  close_innermost(t, ts, nvtx);
+}
+
+}  // namespace
+
+void end_span(SpanToken token, std::uint64_t ts) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr) return;
+  const bool nvtx = (token.session() & kSessionNvtxBit) != 0;
+  if (t->session != token.session()) {  // began in an earlier session
+    if (nvtx) [[unlikely]]
+      mirror_pop();
+    return;
+  }
+  if (t->hot.depth == 0) {
+    // Nothing open: an untracked end is unbalanced; a tracked one was
+    // ended with its outer span.
+    if (token.serial() == 0) bump(t->unbalanced_ends);
+    return;
+  }
+  // Serials are unique among open spans: the innermost's matching is all
+  // an in-order end needs to check.
+  const std::uint32_t top = t->hot.depth - 1;
+  if (token.serial() != 0 && (top >= 256 || t->hot.open_serial[top] != token.serial()))
+      [[unlikely]] {
+    end_out_of_order(*t, token.serial(), ts, nvtx);
+    return;
+  }
+  close_innermost(*t, ts, nvtx);
 }
 
 void add_arg(const SpanToken& token, const Arg& arg) noexcept {
   ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || !token.recorded() || t->session != token.session()) return;
+  if (t == nullptr || t->session != token.session() || !still_open(*t, token)) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
   if (!make_room(*t, 1 + payload_slots(payload))) {
     bump(t->args_dropped);
     return;
   }
-  t->ring.commit(write_arg(*t, 0, arg, payload, flags, token.serial()));
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, static_cast<std::uint8_t>(token.index())));
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,
@@ -297,7 +395,7 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void*
   if (t == nullptr) return false;
   // Never waits, even under kBlock: this runs inside a CUPTI callback, and
   // the flusher may be inside CUPTI (cuptiActivityFlushAll) at that moment.
-  if (!t->ring.has_room(1)) {  // beside the Ends owed
+  if (!t->ring.has_room(1 + t->owed())) {
     bump(t->dropped);
     return false;
   }

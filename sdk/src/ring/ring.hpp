@@ -37,7 +37,6 @@ class Ring {
     producer_.slots = slots_.get();
     producer_.mask = mask_;
     producer_.room_end = capacity;
-    producer_.cap_end = capacity;
     producer_.tail.store(0, std::memory_order_relaxed);
   }
   Ring(const Ring&) = delete;
@@ -49,8 +48,8 @@ class Ring {
 
   RingProducer& producer() noexcept { return producer_; }
 
-  // True when `count` more records fit, beside the End records owed.
-  // Reloads the consumer's index only when the cached one says they might not.
+  // True when `count` more records fit. Reloads the consumer's index only
+  // when the cached one says they might not.
   bool has_room(std::size_t count) noexcept {
     if (producer_.fits(count)) return true;
     refresh_room();
@@ -83,12 +82,9 @@ class Ring {
   // end of the storage (a run that wraps comes back in two calls). They stay
   // the consumer's until release(); decoding them where they lie saves a
   // copy per record (the flusher's drain).
-  // `at`: the ring position of the first (records are numbered from 0 as
-  // pushed; a span's serial is its Begin's).
-  const Record* peek(std::size_t max, std::size_t& count, std::uint64_t& at) const noexcept {
+  const Record* peek(std::size_t max, std::size_t& count) const noexcept {
     // relaxed: only the consumer writes head_.
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
-    at = head;
     const std::uint64_t tail =
         producer_.tail.load(std::memory_order_acquire);  // see read_available
     const std::size_t first = static_cast<std::size_t>(head & mask_);
@@ -104,9 +100,8 @@ class Ring {
   // bench drains ours and boost's queue alike).
   std::size_t pop(Record* out, std::size_t max) noexcept {
     std::size_t done = 0;
-    std::uint64_t at = 0;
     for (std::size_t n = 1; done < max && n != 0; done += n) {
-      const Record* run = peek(max - done, n, at);
+      const Record* run = peek(max - done, n);
       std::memcpy(static_cast<void*>(out + done), run, n * sizeof(Record));
       release(n);
     }
@@ -116,9 +111,7 @@ class Ring {
  private:
   void refresh_room() noexcept {
     // acquire: the consumer is done reading the slots it released.
-    const std::uint64_t cap_end = head_.load(std::memory_order_acquire) + capacity_;
-    producer_.room_end += cap_end - producer_.cap_end;  // the Ends owed stay kept
-    producer_.cap_end = cap_end;
+    producer_.room_end = head_.load(std::memory_order_acquire) + capacity_;
   }
 
   const std::size_t capacity_;

@@ -29,32 +29,35 @@ struct ThreadState {
               std::string name);
   ~ThreadState();
 
-  // The ring's producer cursor and the End slots owed, shared with the
-  // inline hot path (t_hot points here while this is the thread's state).
-  // Before `ring`, which is made on it.
+  // Depth, serials and the ring's producer cursor, shared with the inline
+  // hot path (t_hot points here while this is the thread's state). Before
+  // `ring`, which is made on it.
   HotThread hot;
   // Producer-only fields.
   Ring ring;
   const std::uint32_t session;  // session word it was registered under
   const OverflowPolicy policy;
   const std::size_t max_payload_bytes;  // longest dynamic string before truncation
-  // Spans jitscope_span_begin opened and jitscope_span_end has not closed:
-  // the C API's ends without a handle close the last of them. Deeper than
-  // the array, only counted (their ends close nothing recorded).
-  SpanToken c_open[256];
-  std::uint32_t c_depth = 0;
+  // Spans open at depth < 256 whose Begin was dropped, and their depths as
+  // bits: the common end path checks only the count.
+  std::uint32_t unrecorded = 0;
+  std::uint64_t unrecorded_bits[4] = {0, 0, 0, 0};
 
-  // Recorded open spans: the End records the ring must keep room for.
-  std::uint64_t owed() const noexcept { return hot.producer.owed(); }
-  // Opens or closes the inline path (HotThread::session): closed while
-  // spans are emitted as NVTX ranges (the library pushes them).
-  void update_gate() noexcept { hot.session = (session & kSessionNvtxBit) == 0 ? session : 0; }
+  // Recorded open spans: the End records the ring must keep room for. Every
+  // span below depth 256 is recorded or marked unrecorded; none above is.
+  std::uint32_t owed() const noexcept { return (hot.depth < 256 ? hot.depth : 256) - unrecorded; }
+  // Opens or closes the inline path (HotThread::session) after a change to
+  // what it assumes: no NVTX emission and no unrecorded span open.
+  void update_gate() noexcept {
+    hot.session = (session & kSessionNvtxBit) == 0 && unrecorded == 0 ? session : 0;
+  }
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.
-  std::atomic<std::uint64_t> dropped{0};          // events lost (ring full / too deep)
-  std::atomic<std::uint64_t> args_dropped{0};     // args and thread names lost
-  std::atomic<std::uint64_t> unbalanced_ends{0};  // a C API end with nothing open
-  std::atomic<std::uint64_t> truncated{0};        // dynamic strings cut to fit
+  std::atomic<std::uint64_t> dropped{0};            // events lost (ring full / too deep)
+  std::atomic<std::uint64_t> args_dropped{0};       // args and thread names lost
+  std::atomic<std::uint64_t> unbalanced_ends{0};    // end with nothing open
+  std::atomic<std::uint64_t> out_of_order_ends{0};  // ends of a span with inner ones open
+  std::atomic<std::uint64_t> truncated{0};          // dynamic strings cut to fit
   std::atomic<bool> retired{false};  // no more pushes; release pairs with the flusher's acquire
 
   const int tid;

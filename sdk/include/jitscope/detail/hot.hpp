@@ -95,11 +95,6 @@ std::string_view buffer_text(const char (&buffer)[N]) noexcept {
           nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - buffer) : N};
 }
 
-// Bit 31 of a session word: never a session's (the generation stays below
-// it). Set in a token, it says the span was not recorded: its end and args
-// write nothing, and its clock and NVTX bits are still the session's.
-inline constexpr std::uint32_t kSessionUnrecordedBit = 0x80000000u;
-
 // What a span's begin left behind for its end and its args, in one 64-bit
 // word: compilers keep it in a register through the inline begin and end
 // (as four 32-bit fields GCC packed it through SSE registers and the stack,
@@ -107,22 +102,30 @@ inline constexpr std::uint32_t kSessionUnrecordedBit = 0x80000000u;
 struct SpanToken {
   std::uint64_t word = 0;  // session | serial << 32
 
+  // A serial: `stamp << 9 | 0x100 | index`. index, the low byte, is the
+  // span's slot on the writer's open-span stack (< 255), or kUnrecorded;
+  // the stamp is the ring position of its Begin, or for a span not recorded
+  // the count of dropped begins. Bit 8 keeps a tracked serial from being 0.
+  static constexpr std::uint32_t kUnrecorded = 0xff;
+  static constexpr std::uint32_t serial_of(std::uint64_t stamp, std::uint32_t index) noexcept {
+    return static_cast<std::uint32_t>(stamp << 9) | 0x100u | index;
+  }
+
   constexpr SpanToken() = default;
   constexpr SpanToken(std::uint32_t session, std::uint32_t serial) noexcept
       : word(session | std::uint64_t{serial} << 32) {}
 
-  // The session word at begin (kSessionUnrecordedBit added if the span was
-  // not recorded); 0: the span never began.
+  // The session word at begin; 0: the span never began.
   constexpr std::uint32_t session() const noexcept { return static_cast<std::uint32_t>(word); }
-  // Which span this is: the low 32 bits of its Begin's ring position. Its
-  // End record and its args carry it, and the flusher, which keeps the
-  // thread's open spans, finds the span by it (docs/api.md, "Ends out of
-  // order"); the producer keeps no stack.
+  // Which span this is among those the thread has open (0: not tracked,
+  // deeper than 256), so that an end out of order is known for what it is.
+  // Unique among a thread's open spans: recorded ones differ in their slot,
+  // the others in their count; a stale token matches a later span in its
+  // slot only 2^23 records or dropped begins later.
   constexpr std::uint32_t serial() const noexcept { return static_cast<std::uint32_t>(word >> 32); }
-  // False: the begin was dropped (ring full), or the span never began.
-  constexpr bool recorded() const noexcept {
-    return session() != 0 && (session() & kSessionUnrecordedBit) == 0;
-  }
+  constexpr std::uint32_t index() const noexcept { return serial() & 0xff; }
+  // False: the begin was dropped (ring full / too deep).
+  constexpr bool recorded() const noexcept { return serial() != 0 && index() != kUnrecorded; }
 };
 
 JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
@@ -148,21 +151,22 @@ inline constexpr LazyArgs kLazyArgs{};
 
 // The inline paths. Each writes what the out-of-line call would, in the one
 // case that needs no decision: the thread's HotThread is open for `session`
-// (no NVTX emission), and the ring has room by the producer's cached view.
-// Anything else calls the library.
+// (so no Begin dropped while spans are open, no NVTX), and the ring has room
+// by the producer's cached view. Anything else calls the library.
 
 // A span with a static name and `args` scalar args, written in one commit,
-// when the ring has room for its Begin, its args, its End and the Ends
-// owed to the spans open, as the library's begin reserves. False: nothing
-// written, the caller takes the out-of-line path. Else the caller writes
-// each arg with put_scalar_arg and ends with commit_batch. The cursor's
-// fields are copies: the record stores cannot alias them, so nothing is
-// reloaded.
+// when the ring has room for its Begin, its args, its End and the Ends the
+// open spans are owed (all recorded while the gate is open: `depth` of
+// them), as the library's begin reserves. False: nothing written,
+// the caller takes the out-of-line path. Else the caller writes each arg
+// with put_scalar_arg and ends with commit_batch. The cursor's fields are
+// copies: the record stores cannot alias them, so nothing is reloaded.
 struct SpanBatch {
   Record* slots;
   std::uint64_t mask;
   std::uint64_t tail;  // the Begin's position
   std::atomic<std::uint64_t>* published;
+  std::uint8_t index;  // its slot on the writer's stack
 };
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
                                              const char* name, std::uint64_t args, SpanToken& token,
@@ -170,27 +174,29 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_
   HotThread& h = *t_hot;
   if (h.session != session) [[unlikely]]
     return false;
+  const std::uint32_t d = h.depth;  // all recorded: the gate is open
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (tail + 2 + args > r.room_end) [[unlikely]]
+  if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
     return false;
-  r.reserve_end();
-  batch = {r.slots, r.mask, tail, &r.tail};
+  batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d)};
+  const std::uint32_t serial = SpanToken::serial_of(tail, d);
+  h.open_serial[d] = serial;
+  h.depth = d + 1;
   Record& rec = batch.slots[tail & batch.mask];
   rec.ts = ts;
   rec.name = name;
-  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
-  token = {session, static_cast<std::uint32_t>(tail)};
+  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, batch.index));
+  token = {session, serial};
   return true;
 }
-// The i-th arg (from 0) after the batch's Begin; its ts names the span.
+// The i-th arg (from 0) after the batch's Begin.
 JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t i, const char* key,
                                            ValueType type, std::uint64_t bits) noexcept {
   Record& rec = batch.slots[(batch.tail + 1 + i) & batch.mask];
-  rec.ts = static_cast<std::uint32_t>(batch.tail);
   rec.name = key;
   rec.value.u64 = bits;
-  set_record_word(rec, record_word(RecordKind::kArg, type, 0, 0));
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, batch.index));
 }
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
@@ -209,18 +215,17 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t
   return begin_static(session, ts, name);
 }
 
-// The End of `token`'s span, into the slot its Begin reserved: whichever
-// span it is (the flusher sorts out an end out of order by the serial).
-// A token of another session, or not recorded, goes to the library.
+// The end of the innermost span, when `token` is it; its slot was reserved.
 JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noexcept {
   HotThread& h = *t_hot;
-  RingProducer& r = h.producer;
-  if (h.session == token.session() && r.room_end < r.cap_end) [[likely]] {  // an End is owed
-    r.use_reserved_end();
+  const std::uint32_t top = h.depth - 1;  // wraps at depth 0: fails the next test
+  if (h.session == token.session() && top < kMaxRecordedDepth &&
+      h.open_serial[top] == token.serial()) [[likely]] {
+    h.depth = top;
+    RingProducer& r = h.producer;
     const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
     Record& rec = r.slots[tail & r.mask];
-    rec.ts = ts;
-    rec.value.u64 = token.serial();
+    rec.ts = ts;  // only the time and the kind of an End are read
     set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
     r.tail.store(tail + 1, std::memory_order_release);
     return;
@@ -228,23 +233,24 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noex
   end_span(token, ts);
 }
 
-// An integer, floating-point or bool arg (`bits` its value's bits) on
-// `token`'s span, recorded in this thread's session. The flusher drops it
-// if the span has ended. False: the caller calls add_arg.
+// An integer, floating-point or bool arg (`bits` its value's bits) on the
+// open span `token`, when it is open at its index by the serials (each is
+// unique among a thread's open spans). False: the caller calls add_arg.
 JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(const SpanToken& token, const char* key, ValueType type,
                                            std::uint64_t bits) noexcept {
   HotThread& h = *t_hot;
-  if (h.session != token.session()) [[unlikely]]
+  const std::uint32_t index = token.index();
+  if (h.session != token.session() || index >= h.depth || h.open_serial[index] != token.serial())
+      [[unlikely]]
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (tail + 1 > r.room_end) [[unlikely]]
+  if (tail + h.depth + 1 > r.room_end) [[unlikely]]
     return false;
   Record& rec = r.slots[tail & r.mask];
-  rec.ts = token.serial();
-  rec.name = key;
+  rec.name = key;  // an arg's time is not read
   rec.value.u64 = bits;
-  set_record_word(rec, record_word(RecordKind::kArg, type, 0, 0));
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(index)));
   r.tail.store(tail + 1, std::memory_order_release);
   return true;
 }

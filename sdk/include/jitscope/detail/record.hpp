@@ -15,12 +15,9 @@
 namespace jitscope::detail {
 
 enum class RecordKind : std::uint8_t {
-  // Spans. A span is known by its serial, the low 32 bits of its Begin's
-  // ring position (SpanToken::serial): the flusher keeps each thread's open
-  // spans and matches Ends and args to them by it.
   kBegin = 1,       // span opened: ts, name (or dynamic name bytes follow)
-  kEnd = 2,         // span closed: ts, value.u64 = its serial
-  kArg = 3,         // arg: name = key; on a span, ts = its serial; after a kInstant, its own
+  kEnd = 2,         // innermost recorded span closed: ts
+  kArg = 3,         // arg on the open span at stack index `index`: name = key
   kInstant = 4,     // ts, name; `index` = number of kArg records that follow
   kCounter = 5,     // ts, name, value.f64
   kThreadName = 6,  // dynamic name bytes follow
@@ -72,7 +69,7 @@ struct Record {
   RecordKind kind;
   ValueType type;
   std::uint8_t flags;
-  std::uint8_t index;      // kInstant: arg count; kCaptured, kGpuCall: see RecordKind
+  std::uint8_t index;      // kArg: stack index of the target span; kInstant: arg count
   std::uint32_t name_len;  // dynamic name length in bytes
 };
 
