@@ -4,6 +4,7 @@
 // Counted in the stats and said once at stop.
 #include "trace_support.hpp"
 
+#include <jitscope/jitscope.h>
 #include <jitscope/compile.hpp>
 
 #include <map>
@@ -19,6 +20,12 @@ std::map<std::string, json> spans_by_name(const json& trace) {
   std::map<std::string, json> out;
   for (const auto& e : events_with_ph(trace, "X")) out[e["name"].get<std::string>()] = e;
   return out;
+}
+
+std::size_t count_named(const json& trace, const std::string& name) {
+  std::size_t n = 0;
+  for (const auto& e : events_with_ph(trace, "X")) n += e["name"] == name ? 1 : 0;
+  return n;
 }
 
 long long end_ns(const json& e) { return to_ns(e["ts"]) + to_ns(e["dur"]); }
@@ -140,6 +147,60 @@ TEST(EndOrder, APhaseEndedInsideAnotherUnitChargesItsOwn) {
   ASSERT_TRUE(a_rec && b_rec);
   EXPECT_EQ(a_rec->columns.count("order_column_us"), 1u);
   EXPECT_EQ(b_rec->columns.count("order_column_us"), 0u);
+}
+
+// The End slots reserved at begin stay exact when an outer end closes the
+// spans inside it: an inner span that is never ended itself (a C handle
+// left open, as an outer end allows) gives its slot back with its outer
+// span. Were it kept reserved, 100 of them would eat this 64-slot ring and
+// every later span would be dropped (or, under kBlock, wait for the flusher).
+TEST(EndOrder, InnerSpansNeverEndedThemselvesGiveTheirSlotsBackWithTheirOuterEnd) {
+  Config cfg = test_config("end_order_reserved");
+  cfg.ring_capacity = 64;
+  cfg.overflow = OverflowPolicy::kBlock;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  StderrCapture err;  // stop() says the ends out of order
+  for (int i = 0; i < 100; ++i) {
+    jitscope_span outer = jitscope_span_open("outer");
+    jitscope_span inner = jitscope_span_open("inner");  // never closed
+    (void)inner;
+    jitscope_span_close(&outer);
+  }
+  Span after("after", {{"a", 1}, {"b", 2}, {"c", 3}});
+  EXPECT_TRUE(after.recording());
+  after.end();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(stats.spans_ended_out_of_order, 100u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(session.path());
+  EXPECT_EQ(count_named(trace, "inner"), 100u);
+  EXPECT_EQ(count_named(trace, "after"), 1u);
+}
+
+// A stale end (a copy of a handle already closed) ends nothing and takes
+// no other span's reserved slot: the span open at the time still ends
+// whole when the ring is full.
+TEST(EndOrder, AStaleHandleClosedAgainTakesNoOtherSpansSlot) {
+  Config cfg = test_config("end_order_stale");
+  cfg.ring_capacity = 64;
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.flush_interval = std::chrono::minutes(1);  // nothing drains the ring until stop
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  jitscope_span a = jitscope_span_open("a");
+  jitscope_span copy = a;
+  jitscope_span_close(&a);
+  jitscope_span b = jitscope_span_open("b");
+  jitscope_span_close(&copy);                              // closed already
+  for (int i = 0; i < 200; ++i) JITSCOPE_INSTANT("fill");  // the ring fills up
+  jitscope_span_close(&b);
+  const SessionStats stats = session.finish();
+  EXPECT_GT(stats.events_dropped, 0u) << "the ring was meant to fill";
+  EXPECT_EQ(stats.spans_incomplete, 0u) << "b's End found no room";
+  const json trace = load_trace(session.path());
+  EXPECT_EQ(count_named(trace, "b"), 1u);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
  *   if (jitscope_start(&cfg) != 0) fprintf(stderr, "%s\n", jitscope_last_error());
  *   jitscope_span_begin("compile");        // string literal: stored by pointer
  *   jitscope_span_begin_copy(name, len);   // runtime name: copied
- *   jitscope_span_end();                   // closes the last span_begin opened
+ *   jitscope_span_end();                   // closes the innermost span
  *   jitscope_span_end();
  *   jitscope_span s = jitscope_span_open("pass");  // ended by handle:
  *   jitscope_span_close(&s);                       //   any order
@@ -84,10 +84,6 @@ JITSCOPE_API int jitscope_active(void);
 /* The reason for the calling thread's last failed start/stop; "" if none. */
 JITSCOPE_API const char* jitscope_last_error(void);
 
-/* Handle-less spans: jitscope_span_end() closes the last span that
- * jitscope_span_begin*() opened on the calling thread and that is still
- * open (none open: counted as unbalanced). Up to 256 deep per thread;
- * deeper ones are dropped and counted. */
 JITSCOPE_API void jitscope_span_begin(const char* static_name);
 JITSCOPE_API void jitscope_span_begin_copy(const char* name, size_t len);
 JITSCOPE_API void jitscope_span_end(void);
