@@ -12,6 +12,11 @@
 
 namespace jitscope::detail::pfw {
 
+// A number token spelled as an integer: no fraction, no exponent.
+inline bool is_integer_token(std::string_view token) noexcept {
+  return token.find_first_of(".eE") == std::string_view::npos;
+}
+
 struct JsonValue {
   enum class Type : unsigned char { kNull, kBool, kNumber, kString, kObject, kArray };
   Type type = Type::kNull;
@@ -27,9 +32,7 @@ struct JsonValue {
     }
     return nullptr;
   }
-  bool is_integer() const noexcept {
-    return type == Type::kNumber && number.find_first_of(".eE") == std::string_view::npos;
-  }
+  bool is_integer() const noexcept { return type == Type::kNumber && is_integer_token(number); }
 };
 
 // Parses one value at `pos` (white space and commas before it skipped);

@@ -339,13 +339,12 @@ void ProcessSequence::counter(std::int64_t pid, std::string_view category, std::
   }
   const OpenPacket at = open_event_packet(out, ts_ns, pf::event::kCounter, track);
   append_category_and_name(out, interner, category, name);
-  // An integer as JSON spells one (no '.', 'e' or 'E') that fits int64 is an
-  // integer sample; any other number a double; none (JSON has no spelling
-  // for NaN and infinities: "null") a NaN.
+  // A number spelled as an integer that fits int64 is an integer sample (as
+  // JsonValue::is_integer decides for args); any other number a double; none
+  // (JSON has no spelling for NaN and infinities: "null") a NaN.
   std::int64_t i = 0;
   const bool is_number = !number.empty() && number != "null";
-  if (is_number && number.find_first_of(".eE") == std::string_view::npos &&
-      number_as_int(number, i)) {
+  if (is_number && is_integer_token(number) && number_as_int(number, i)) {
     append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(i));
   } else {
     const double d =
