@@ -52,16 +52,17 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   EXPECT_EQ(a.type, b.type);
   EXPECT_EQ(a.flags, b.flags);
   EXPECT_EQ(a.name_len, b.name_len);
-  EXPECT_EQ(a.index, 1);  // the stack slot: one span open below it
-  EXPECT_EQ(b.index, 2);
+  EXPECT_EQ(a.index, b.index);  // a Begin's index is not read
   EXPECT_EQ(a.ts, 200u);
   EXPECT_STREQ(a.name, "inline");
-  // Serials: slot in the low byte, the Begin's position above, never 0.
+  // Serials: the ring position after the Begin, never 0; each on the stack
+  // at its span's depth.
   EXPECT_TRUE(inlined.recorded());
-  EXPECT_EQ(inlined.index(), 1u);
-  EXPECT_EQ(library.index(), 2u);
-  EXPECT_EQ(inlined.serial(), detail::SpanToken::serial_of(at, 1));
-  EXPECT_EQ(library.serial(), detail::SpanToken::serial_of(at + 1, 2));
+  EXPECT_TRUE(library.recorded());
+  EXPECT_EQ(inlined.serial(), at + 1);
+  EXPECT_EQ(library.serial(), at + 2);
+  EXPECT_EQ(detail::t_hot->open_serial[1], at + 1);
+  EXPECT_EQ(detail::t_hot->open_serial[2], at + 2);
   EXPECT_EQ(detail::t_hot->depth, 3u);
 
   // Ends: inline and library alike write one End each, innermost first.
@@ -183,6 +184,87 @@ TEST(InlinePath, AThrowingMacroArgReachesTheCallerAndRecordsNothing) {
     names.push_back(e["name"].get<std::string>());
   }
   EXPECT_EQ(names, std::vector<std::string>{"after"});
+}
+
+// More scalar args than one inline batch takes (8), and a batch that does
+// not fit the ring while its Begin does: each goes through the library with
+// the values it was given, none lost or moved to another span.
+TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
+  ScopedSession session(quiet_config("inline_batch_edges", 64));
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span nine("nine", {{"a0", 0},
+                       {"a1", 1},
+                       {"a2", 2.5},
+                       {"a3", true},
+                       {"a4", 4u},
+                       {"a5", -5},
+                       {"a6", 6},
+                       {"a7", 7},
+                       {"a8", 8}});
+  }
+  {
+    Span outer("outer");
+    // 4 free slots: room for a Begin, one arg and the two Ends (outer's and
+    // its own), not for the Begin with its three args (the batch).
+    while (64 - tail_now() > 4) JITSCOPE_INSTANT("fill");
+    Span three("three", {{"x", 1}, {"y", 2}, {"z", 3}});
+    EXPECT_TRUE(three.recording());
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"], 2) << "one of three's args fits, two do not";
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(trace, "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  EXPECT_EQ(args["nine"], json({{"a0", 0},
+                                {"a1", 1},
+                                {"a2", 2.5},
+                                {"a3", true},
+                                {"a4", 4},
+                                {"a5", -5},
+                                {"a6", 6},
+                                {"a7", 7},
+                                {"a8", 8}}));
+  EXPECT_EQ(args["three"], json({{"x", 1}}));
+  EXPECT_EQ(args["outer"], json::object());
+}
+
+// An arg for a span with a dropped span below it names it by its place
+// among the recorded spans, not by its depth: found out of line (the gate
+// is closed) from the serials of the open spans.
+TEST(InlinePath, AnArgAboveADroppedSpanReachesItsOwnSpan) {
+  ScopedSession session(quiet_config("inline_arg_above_dropped", 64));
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span a("a");
+    // 6 free slots: too few for b (a Begin with a 100-byte name, 1 + 4
+    // slots, and its End beside a's), enough for c, its arg and a's arg
+    // (each with the Ends owed: a's and c's).
+    while (64 - tail_now() > 6) JITSCOPE_INSTANT("fill");
+    Span b(std::string(100, 'b'));
+    EXPECT_FALSE(b.recording());
+    Span c("c");
+    ASSERT_TRUE(c.recording());
+    c.arg("on_c", 1);
+    a.arg("on_a", 2);
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(session.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"], 0);
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(trace, "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  ASSERT_EQ(args.size(), 2u) << "a and c; b was dropped";
+  EXPECT_EQ(args["c"], json({{"on_c", 1}}));
+  EXPECT_EQ(args["a"], json({{"on_a", 2}}));
 }
 
 }  // namespace

@@ -305,8 +305,12 @@ class Span {
   template <std::size_t N>
   JITSCOPE_ALWAYS_INLINE Span(const char (&name)[N], std::initializer_list<Arg> args) noexcept {
     if constexpr (detail::kCompiledIn) {
+      // Read before the session's (atomic) load, which the compiler does
+      // not move them across: here their stores are seen, so the reads
+      // fold away, and with them the list (built on every pass otherwise).
+      const BatchArgs batch(args);
       const std::uint32_t s = detail::session_word();
-      if (JITSCOPE_UNLIKELY(s != 0)) begin_with_args(s, name, args);
+      if (JITSCOPE_UNLIKELY(s != 0)) begin_with_args(s, name, args, batch);
     }
   }
   // The args made by `make_args(begin)` calling begin({...}), only with a
@@ -319,8 +323,9 @@ class Span {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
       if (JITSCOPE_UNLIKELY(s != 0)) {
-        make_args([&](std::initializer_list<Arg> args)
-                      JITSCOPE_LAMBDA_ALWAYS_INLINE { begin_with_args(s, name, args); });
+        make_args([&](std::initializer_list<Arg> args) JITSCOPE_LAMBDA_ALWAYS_INLINE {
+          begin_with_args(s, name, args, BatchArgs(args));
+        });
       }
     }
   }
@@ -398,24 +403,73 @@ class Span {
     std::memcpy(&bits, &a.u64, sizeof bits);  // the union's bytes: i64, u64, f64 alike
     return bits;
   }
-  // With scalar args only (the common case) the Begin and its args are one
-  // inline batch; otherwise the Begin and each arg as usual.
+  // Up to 8 args, all scalar (the common case), read into locals: their
+  // key, type and bits. Read later, after a call or a store into the ring
+  // (either could change the list, as far as the compiler knows), they would
+  // be read again from the stack.
+  struct BatchArgs {
+    static constexpr std::size_t kMax = 8;
+    struct Scalar {
+      const char* key;
+      detail::ValueType type;
+      std::uint64_t bits;
+    } at[kMax];
+    std::size_t n;
+    bool scalar;  // false: the args go one by one through the library
+    JITSCOPE_ALWAYS_INLINE explicit BatchArgs(std::initializer_list<Arg> args) noexcept
+        : n(args.size()), scalar(args.size() <= kMax) {
+      const std::size_t count = n < kMax ? n : kMax;
+#pragma GCC unroll 8
+      for (std::size_t i = 0; i < count; ++i) {
+        const Arg& a = args.begin()[i];
+        scalar = scalar && a.type != detail::ValueType::kString;
+        at[i] = {a.key, a.type, scalar_bits(a)};
+      }
+    }
+  };
+  // With a batch of scalar args the Begin and its args are written inline,
+  // together; otherwise the Begin and each arg through the library.
   JITSCOPE_ALWAYS_INLINE void begin_with_args(std::uint32_t s, const char* name,
-                                              std::initializer_list<Arg> args) noexcept {
-    const std::uint64_t ts = detail::read_clock(s);
-    bool scalar = true;
-#pragma GCC unroll 16
-    for (const Arg& a : args) scalar = scalar && a.type != detail::ValueType::kString;
-    detail::SpanBatch batch;
-    if (scalar && detail::begin_span_batch(s, ts, name, args.size(), token_, batch)) [[likely]] {
-      std::uint64_t i = 0;
-#pragma GCC unroll 16
-      for (const Arg& a : args) detail::put_scalar_arg(batch, i++, a.key, a.type, scalar_bits(a));
-      detail::commit_batch(batch, args.size());
+                                              std::initializer_list<Arg> args,
+                                              const BatchArgs& scalars) noexcept {
+    const std::size_t n = scalars.n;
+    const bool scalar = scalars.scalar;
+    if (!scalar) [[unlikely]] {
+      token_ = begin_then_args(s, detail::read_clock(s), name, args);
       return;
     }
+    const std::uint64_t ts = detail::read_clock(s);
+    detail::SpanBatch batch;
+    if (detail::begin_span_batch(s, ts, name, n, token_, batch)) [[likely]] {
+#pragma GCC unroll 8
+      for (std::size_t i = 0; i < n; ++i) {
+        const BatchArgs::Scalar& a = scalars.at[i];
+        detail::put_scalar_arg(batch, i, a.key, a.type, a.bits);
+      }
+      detail::commit_batch(batch, n);
+      return;
+    }
+    // Through the library, with the values (not the list: its address
+    // given to a call would keep the list in memory, built on every pass).
     token_ = detail::begin_static(s, ts, name);
-    for (const Arg& a : args) arg(a);
+    if (token_.recorded()) {
+#pragma GCC unroll 8
+      for (std::size_t i = 0; i < n; ++i) {
+        const BatchArgs::Scalar& a = scalars.at[i];
+        detail::add_arg_bits(token_, a.key, a.type, a.bits);
+      }
+    }
+  }
+  // The Begin and then each arg, through the library. Static, returning the
+  // token: a member function called here would take the Span's address, and
+  // its token would then live in memory on the inline path too.
+  static detail::SpanToken begin_then_args(std::uint32_t s, std::uint64_t ts, const char* name,
+                                           std::initializer_list<Arg> args) noexcept {
+    const detail::SpanToken token = detail::begin_static(s, ts, name);
+    if (token.recorded()) {
+      for (const Arg& a : args) detail::add_arg(token, a);
+    }
+    return token;
   }
   detail::SpanToken token_;
 };

@@ -135,7 +135,9 @@ static_assert(sizeof(jitscope_span) >= sizeof(jitscope::detail::SpanToken));
 
 namespace {
 jitscope_span to_c(const jitscope::detail::SpanToken& token) noexcept {
-  return {{token.session(), token.serial(), 0, 0}};  // words 2 and 3: spare
+  const std::uint64_t serial = token.serial();
+  return {{token.session(), static_cast<unsigned>(serial), static_cast<unsigned>(serial >> 32),
+           0}};  // word 3: spare
 }
 }  // namespace
 
@@ -160,7 +162,8 @@ jitscope_span jitscope_span_open_copy(const char* name, size_t len) {
 
 void jitscope_span_close(jitscope_span* span) {
   if (span == nullptr) return;
-  const jitscope::detail::SpanToken token{span->words[0], span->words[1]};
+  const jitscope::detail::SpanToken token{span->words[0],
+                                          span->words[1] | std::uint64_t{span->words[2]} << 32};
   *span = jitscope_span{};
   if (token.session() != 0)
     jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session()));

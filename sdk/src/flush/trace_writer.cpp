@@ -129,10 +129,6 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
   }
   switch (r.kind) {
     case RecordKind::kBegin: {
-      if (r.index != d.depth) {
-        ++decode_errors_;
-        d.depth = std::min<std::size_t>(r.index, d.depth);
-      }
       if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
       const ThreadDecodeState::OpenSpan* outer = d.innermost();
       const bool outer_in_unit = outer != nullptr && outer->in_unit;

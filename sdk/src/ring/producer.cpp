@@ -177,19 +177,16 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   // make_room adds the owed Ends, this span not yet among them (owed() counts
   // it until it is marked or recorded, hence one fewer here).
   if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len))) [[unlikely]] {
-    const std::uint32_t serial =
-        SpanToken::serial_of(++t->hot.dropped_begins, SpanToken::kUnrecorded);
+    const std::uint64_t serial = SpanToken::kUnrecordedBit | ++t->hot.dropped_begins;
     t->hot.open_serial[d] = serial;
     mark_unrecorded(*t, d);
     return {session, serial};
   }
-  const auto index = static_cast<std::uint8_t>(owed);
-  // Stamped with the Begin's ring position, as the inline begin does.
-  const std::uint32_t serial =
-      SpanToken::serial_of(t->ring.producer().tail.load(std::memory_order_relaxed), index);
+  // The ring position after the Begin's record, as the inline begin stamps it.
+  const std::uint64_t serial = t->ring.producer().tail.load(std::memory_order_relaxed) + 1;
   t->hot.open_serial[d] = serial;
   fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
-       ValueType::kNone, flags, index);
+       ValueType::kNone, flags, 0);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
@@ -213,31 +210,58 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
   return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
 }
 
-// Whether `token`'s span is still open on `t`. Only an end out of order can
-// have ended it with its Span alive (its index may then be another span's),
-// so threads that never had one check nothing more.
-bool still_open(const ThreadState& t, const SpanToken& token) noexcept {
-  if (token.index() >= t.owed()) return false;
-  if (token.serial() == 0 || t.out_of_order_ends.load(std::memory_order_relaxed) == 0) return true;
-  for (std::uint32_t d = std::min<std::uint32_t>(t.hot.depth, 256); d > 0; --d) {
-    if (t.hot.open_serial[d - 1] == token.serial()) return true;
+namespace {
+
+// Recorded spans open below depth d: what an arg record names its span by.
+std::uint32_t recorded_below(const ThreadState& t, std::uint32_t d) noexcept {
+  std::uint32_t unrecorded = 0;
+  if (t.unrecorded != 0) {
+    for (std::uint32_t w = 0; w < 4 && w * 64 < d; ++w) {
+      std::uint64_t bits = t.unrecorded_bits[w];
+      if (d - w * 64 < 64) bits &= (std::uint64_t{1} << (d - w * 64)) - 1;
+      unrecorded += static_cast<std::uint32_t>(__builtin_popcountll(bits));
+    }
   }
-  return false;
+  return d - unrecorded;
 }
 
-bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
-  ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session() || !token.recorded() ||
-      !still_open(*t, token) || members.empty()) {
-    return false;
+// The index (among the recorded open spans) of `token`'s span on `t`, or -1
+// when it is not open there (an end out of order ended it) or not recorded.
+// Serials are unique among open spans; the innermost is found first.
+int open_index(const ThreadState& t, const SpanToken& token) noexcept {
+  if (!token.recorded()) return -1;
+  for (std::uint32_t d = std::min<std::uint32_t>(t.hot.depth, 256); d > 0; --d) {
+    if (t.hot.open_serial[d - 1] == token.serial()) {
+      return static_cast<int>(recorded_below(t, d - 1));
+    }
   }
+  return -1;
+}
+
+// The thread an arg on `token`'s span is written on, and the span's index
+// there; nullptr when the span is not open on the calling thread.
+ThreadState* arg_target(const SpanToken& token, std::uint8_t& index) noexcept {
+  ThreadState* t = current_thread_state_if_registered();
+  if (t == nullptr || t->session != token.session()) return nullptr;
+  const int i = open_index(*t, token);
+  if (i < 0) return nullptr;
+  index = static_cast<std::uint8_t>(i);
+  return t;
+}
+
+}  // namespace
+
+bool add_json_members(const SpanToken& token, std::string_view members) noexcept {
+  std::uint8_t index = 0;
+  ThreadState* t = members.empty() ? nullptr : arg_target(token, index);
+  if (t == nullptr) return false;
   // Never cut: a cut member list would not be JSON. Too long is dropped.
   if (members.size() > t->max_payload_bytes || !make_room(*t, 1 + payload_slots(members.size()))) {
     bump(t->args_dropped);
     return false;
   }
   fill(t->ring.slot(0), 0, nullptr, members.size(), 0, RecordKind::kArg, ValueType::kJsonMembers, 0,
-       static_cast<std::uint8_t>(token.index()));
+       index);
   t->ring.commit(write_payload(*t, 1, members.data(), members.size()));
   return true;
 }
@@ -264,7 +288,7 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 // The span of `serial` is not the innermost. Still open: the spans inside it end
 // with it, each marked (a trace slice cannot outlive its parent's). Already
 // ended that way: nothing to do.
-[[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint32_t serial,
+[[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint64_t serial,
                                                    std::uint64_t ts, bool nvtx) noexcept {
   std::uint32_t depth = std::min<std::uint32_t>(t.hot.depth, 256);
   while (depth > 0 && t.hot.open_serial[depth - 1] != serial) --depth;
@@ -310,16 +334,29 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   close_innermost(*t, ts, nvtx);
 }
 
-void add_arg(const SpanToken& token, const Arg& arg) noexcept {
-  ThreadState* t = current_thread_state_if_registered();
-  if (t == nullptr || t->session != token.session() || !still_open(*t, token)) return;
+void add_arg(SpanToken token, const Arg& arg) noexcept {
+  std::uint8_t index = 0;
+  ThreadState* t = arg_target(token, index);
+  if (t == nullptr) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
   if (!make_room(*t, 1 + payload_slots(payload))) {
     bump(t->args_dropped);
     return;
   }
-  t->ring.commit(write_arg(*t, 0, arg, payload, flags, static_cast<std::uint8_t>(token.index())));
+  t->ring.commit(write_arg(*t, 0, arg, payload, flags, index));
+}
+
+void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_t bits) noexcept {
+  std::uint8_t index = 0;
+  ThreadState* t = arg_target(token, index);
+  if (t == nullptr) return;
+  if (!make_room(*t, 1)) {
+    bump(t->args_dropped);
+    return;
+  }
+  fill(t->ring.slot(0), 0, key, bits, 0, RecordKind::kArg, type, 0, index);
+  t->ring.commit(1);
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,

@@ -95,37 +95,33 @@ std::string_view buffer_text(const char (&buffer)[N]) noexcept {
           nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - buffer) : N};
 }
 
-// What a span's begin left behind for its end and its args, in one 64-bit
-// word: compilers keep it in a register through the inline begin and end
-// (as four 32-bit fields GCC packed it through SSE registers and the stack,
-// a dozen instructions more per span, callgrind).
+// What a span's begin left behind for its end and its args: two words, so
+// that compilers keep it in two registers through the inline begin and end
+// with nothing to pack or unpack (as four 32-bit fields GCC packed it
+// through SSE registers and the stack; as one word, session | serial << 32,
+// building and splitting it took 7 instructions a span, callgrind).
 struct SpanToken {
-  std::uint64_t word = 0;  // session | serial << 32
+  std::uint32_t session_word = 0;  // the session word at begin; 0: never began
+  std::uint64_t serial_word = 0;
 
-  // A serial: `stamp << 9 | 0x100 | index`. index, the low byte, is the
-  // span's slot on the writer's open-span stack (< 255), or kUnrecorded;
-  // the stamp is the ring position of its Begin, or for a span not recorded
-  // the count of dropped begins. Bit 8 keeps a tracked serial from being 0.
-  static constexpr std::uint32_t kUnrecorded = 0xff;
-  static constexpr std::uint32_t serial_of(std::uint64_t stamp, std::uint32_t index) noexcept {
-    return static_cast<std::uint32_t>(stamp << 9) | 0x100u | index;
-  }
+  // A serial names a span among those its thread has open, so that an end
+  // out of order is known for what it is. A recorded span's is the ring
+  // position after its Begin (never 0, never reused within the session, so
+  // a stale token never matches a later span); a span whose Begin was
+  // dropped has kUnrecordedBit and the count of dropped begins; 0: not
+  // tracked (deeper than 256).
+  static constexpr std::uint64_t kUnrecordedBit = std::uint64_t{1} << 63;
 
   constexpr SpanToken() = default;
-  constexpr SpanToken(std::uint32_t session, std::uint32_t serial) noexcept
-      : word(session | std::uint64_t{serial} << 32) {}
+  constexpr SpanToken(std::uint32_t session, std::uint64_t serial) noexcept
+      : session_word(session), serial_word(serial) {}
 
-  // The session word at begin; 0: the span never began.
-  constexpr std::uint32_t session() const noexcept { return static_cast<std::uint32_t>(word); }
-  // Which span this is among those the thread has open (0: not tracked,
-  // deeper than 256), so that an end out of order is known for what it is.
-  // Unique among a thread's open spans: recorded ones differ in their slot,
-  // the others in their count; a stale token matches a later span in its
-  // slot only 2^23 records or dropped begins later.
-  constexpr std::uint32_t serial() const noexcept { return static_cast<std::uint32_t>(word >> 32); }
-  constexpr std::uint32_t index() const noexcept { return serial() & 0xff; }
+  constexpr std::uint32_t session() const noexcept { return session_word; }
+  constexpr std::uint64_t serial() const noexcept { return serial_word; }
   // False: the begin was dropped (ring full / too deep).
-  constexpr bool recorded() const noexcept { return serial() != 0 && index() != kUnrecorded; }
+  constexpr bool recorded() const noexcept {
+    return serial_word != 0 && (serial_word & kUnrecordedBit) == 0;
+  }
 };
 
 JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
@@ -138,7 +134,11 @@ JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
 // By value: the token stays in registers (an address taken would keep it in
 // memory, also on the no-session path).
 JITSCOPE_API void end_span(SpanToken token, std::uint64_t ts) noexcept;
-JITSCOPE_API void add_arg(const SpanToken& token, const Arg& arg) noexcept;
+// The token by value, as end_span's: a Span's token never has its address taken.
+JITSCOPE_API void add_arg(SpanToken token, const Arg& arg) noexcept;
+// add_arg for an integer, floating-point or bool arg, `bits` its value's bits.
+JITSCOPE_API void add_arg_bits(SpanToken token, const char* key, ValueType type,
+                               std::uint64_t bits) noexcept;
 JITSCOPE_API void instant(std::uint32_t session, std::uint64_t ts, const char* name,
                           std::string_view dynamic_name, const Arg* args,
                           std::size_t arg_count) noexcept;
@@ -166,7 +166,7 @@ struct SpanBatch {
   std::uint64_t mask;
   std::uint64_t tail;  // the Begin's position
   std::atomic<std::uint64_t>* published;
-  std::uint8_t index;  // its slot on the writer's stack
+  std::uint8_t index;  // its slot on the writer's stack: the span's depth
 };
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
                                              const char* name, std::uint64_t args, SpanToken& token,
@@ -180,14 +180,14 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_
   if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
     return false;
   batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d)};
-  const std::uint32_t serial = SpanToken::serial_of(tail, d);
-  h.open_serial[d] = serial;
+  h.open_serial[d] = tail + 1;
   h.depth = d + 1;
   Record& rec = batch.slots[tail & batch.mask];
   rec.ts = ts;
   rec.name = name;
-  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, batch.index));
-  token = {session, serial};
+  // A Begin's index is not read: the flusher keeps the depth itself.
+  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
+  token = {session, tail + 1};
   return true;
 }
 // The i-th arg (from 0) after the batch's Begin.
@@ -234,23 +234,24 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noex
 }
 
 // An integer, floating-point or bool arg (`bits` its value's bits) on the
-// open span `token`, when it is open at its index by the serials (each is
-// unique among a thread's open spans). False: the caller calls add_arg.
-JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(const SpanToken& token, const char* key, ValueType type,
+// open span `token`, when it is the innermost (an arg on an outer span finds
+// its span out of line). False: the caller calls add_arg.
+JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, const char* key, ValueType type,
                                            std::uint64_t bits) noexcept {
   HotThread& h = *t_hot;
-  const std::uint32_t index = token.index();
-  if (h.session != token.session() || index >= h.depth || h.open_serial[index] != token.serial())
-      [[unlikely]]
+  const std::uint32_t top = h.depth - 1;  // wraps at depth 0: fails the next test
+  if (h.session != token.session() || top >= kMaxRecordedDepth ||
+      h.open_serial[top] != token.serial()) [[unlikely]]
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (tail + h.depth + 1 > r.room_end) [[unlikely]]
+  if (tail + top + 2 > r.room_end) [[unlikely]]  // the arg and the open spans' Ends
     return false;
   Record& rec = r.slots[tail & r.mask];
   rec.name = key;  // an arg's time is not read
   rec.value.u64 = bits;
-  set_record_word(rec, record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(index)));
+  // The gate is open: every open span is recorded, so its depth is its index.
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(top)));
   r.tail.store(tail + 1, std::memory_order_release);
   return true;
 }

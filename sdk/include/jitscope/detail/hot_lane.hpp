@@ -52,9 +52,9 @@ struct alignas(64) HotThread {
   std::uint32_t depth = 0;  // logical open spans, recorded or not
   RingProducer producer;
   // Begins dropped so far: the serials of spans not recorded (SpanToken).
-  std::uint32_t dropped_begins = 0;
+  std::uint64_t dropped_begins = 0;
   // Serials (SpanToken::serial) of the spans open at each depth < 256.
-  std::uint32_t open_serial[256] = {};
+  std::uint64_t open_serial[256] = {};
 };
 
 // The calling thread's HotThread; an idle one (session 0) before the thread
