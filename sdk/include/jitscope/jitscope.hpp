@@ -414,13 +414,12 @@ class Span {
       detail::ValueType type;
       std::uint64_t bits;
     } at[kMax];
-    std::size_t n;
-    bool scalar;  // false: the args go one by one through the library
+    std::size_t n;  // the args read: all of them when `scalar`
+    bool scalar;    // false: the args go one by one through the library
     JITSCOPE_ALWAYS_INLINE explicit BatchArgs(std::initializer_list<Arg> args) noexcept
-        : n(args.size()), scalar(args.size() <= kMax) {
-      const std::size_t count = n < kMax ? n : kMax;
+        : n(args.size() < kMax ? args.size() : kMax), scalar(args.size() <= kMax) {
 #pragma GCC unroll 8
-      for (std::size_t i = 0; i < count; ++i) {
+      for (std::size_t i = 0; i < n; ++i) {
         const Arg& a = args.begin()[i];
         scalar = scalar && a.type != detail::ValueType::kString;
         at[i] = {a.key, a.type, scalar_bits(a)};

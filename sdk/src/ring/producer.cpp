@@ -132,7 +132,7 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
 
 // A span at logical depth d >= 256 is never recorded; below that, a dropped
 // Begin marks its depth so that its end pushes nothing.
-[[gnu::noinline]] void mark_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+[[gnu::noinline]] void mark_unrecorded(ThreadState& t, std::uint64_t d) noexcept {
   bump(t.dropped);
   if (d >= 256) return;
   t.unrecorded_bits[d / 64] |= std::uint64_t{1} << (d % 64);
@@ -140,7 +140,7 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
   t.update_gate();
 }
 // True (and unmarks it) when the span at depth d was not recorded.
-JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint32_t d) noexcept {
+JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noexcept {
   if (d >= 256) return true;
   if (t.unrecorded == 0) [[likely]]
     return false;
@@ -163,7 +163,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
     if (const SpanMirror* m = span_mirror()) m->push(name, dynamic_name, flags, value);
   }
-  const std::uint32_t d = t->hot.depth;
+  const std::uint64_t d = t->hot.depth;
   // Recorded spans open below this one, whose Ends are owed.
   const std::uint32_t owed = t->owed();
   t->hot.depth = d + 1;
@@ -230,9 +230,9 @@ std::uint32_t recorded_below(const ThreadState& t, std::uint32_t d) noexcept {
 // Serials are unique among open spans; the innermost is found first.
 int open_index(const ThreadState& t, const SpanToken& token) noexcept {
   if (!token.recorded()) return -1;
-  for (std::uint32_t d = std::min<std::uint32_t>(t.hot.depth, 256); d > 0; --d) {
+  for (std::uint64_t d = std::min<std::uint64_t>(t.hot.depth, 256); d > 0; --d) {
     if (t.hot.open_serial[d - 1] == token.serial()) {
-      return static_cast<int>(recorded_below(t, d - 1));
+      return static_cast<int>(recorded_below(t, static_cast<std::uint32_t>(d - 1)));
     }
   }
   return -1;
@@ -273,7 +273,7 @@ namespace {
 JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bool nvtx) noexcept {
   if (nvtx) [[unlikely]]
     mirror_pop();
-  const std::uint32_t d = --t.hot.depth;
+  const std::uint64_t d = --t.hot.depth;
   if (take_unrecorded(t, d)) return;
   // The Begin reserved this slot (make_room keeps `owed` slots free), so
   // there is room; check anyway rather than assume.
@@ -290,12 +290,12 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 // ended that way: nothing to do.
 [[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint64_t serial,
                                                    std::uint64_t ts, bool nvtx) noexcept {
-  std::uint32_t depth = std::min<std::uint32_t>(t.hot.depth, 256);
+  std::uint64_t depth = std::min<std::uint64_t>(t.hot.depth, 256);
   while (depth > 0 && t.hot.open_serial[depth - 1] != serial) --depth;
   if (depth == 0) return;  // not open: it ended with an outer span
   bump(t.out_of_order_ends);
   while (t.hot.depth > depth) {
-    const std::uint32_t inner = t.hot.depth - 1;
+    const std::uint64_t inner = t.hot.depth - 1;
     const bool recorded = inner < 256 && (t.unrecorded_bits[inner / 64] >> (inner % 64) & 1) == 0;
     if (recorded && t.owed() > 0 && make_room(t, 1)) {
       const Arg mark("jitscope_ended_with_outer", true);
@@ -325,7 +325,7 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   }
   // Serials are unique among open spans: the innermost's matching is all
   // an in-order end needs to check.
-  const std::uint32_t top = t->hot.depth - 1;
+  const std::uint64_t top = t->hot.depth - 1;
   if (token.serial() != 0 && (top >= 256 || t->hot.open_serial[top] != token.serial()))
       [[unlikely]] {
     end_out_of_order(*t, token.serial(), ts, nvtx);

@@ -45,7 +45,9 @@ struct ThreadState {
 
   // Recorded open spans: the End records the ring must keep room for. Every
   // span below depth 256 is recorded or marked unrecorded; none above is.
-  std::uint32_t owed() const noexcept { return (hot.depth < 256 ? hot.depth : 256) - unrecorded; }
+  std::uint32_t owed() const noexcept {
+    return static_cast<std::uint32_t>(hot.depth < 256 ? hot.depth : 256) - unrecorded;
+  }
   // Opens or closes the inline path (HotThread::session) after a change to
   // what it assumes: no NVTX emission and no unrecorded span open.
   void update_gate() noexcept {

@@ -174,7 +174,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_
   HotThread& h = *t_hot;
   if (h.session != session) [[unlikely]]
     return false;
-  const std::uint32_t d = h.depth;  // all recorded: the gate is open
+  const std::uint64_t d = h.depth;  // all recorded: the gate is open
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
   if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
@@ -218,19 +218,19 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t
 // The end of the innermost span, when `token` is it; its slot was reserved.
 JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noexcept {
   HotThread& h = *t_hot;
-  const std::uint32_t top = h.depth - 1;  // wraps at depth 0: fails the next test
-  if (h.session == token.session() && top < kMaxRecordedDepth &&
-      h.open_serial[top] == token.serial()) [[likely]] {
-    h.depth = top;
-    RingProducer& r = h.producer;
-    const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-    Record& rec = r.slots[tail & r.mask];
-    rec.ts = ts;  // only the time and the kind of an End are read
-    set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
-    r.tail.store(tail + 1, std::memory_order_release);
+  const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
+  if (h.session != token.session() || top >= kMaxRecordedDepth ||
+      h.open_serial[top] != token.serial()) [[unlikely]] {
+    end_span(token, ts);
     return;
   }
-  end_span(token, ts);
+  h.depth = top;
+  RingProducer& r = h.producer;
+  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  Record& rec = r.slots[tail & r.mask];
+  rec.ts = ts;  // only the time and the kind of an End are read
+  set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
+  r.tail.store(tail + 1, std::memory_order_release);
 }
 
 // An integer, floating-point or bool arg (`bits` its value's bits) on the
@@ -239,7 +239,7 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noex
 JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, const char* key, ValueType type,
                                            std::uint64_t bits) noexcept {
   HotThread& h = *t_hot;
-  const std::uint32_t top = h.depth - 1;  // wraps at depth 0: fails the next test
+  const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
   if (h.session != token.session() || top >= kMaxRecordedDepth ||
       h.open_serial[top] != token.serial()) [[unlikely]]
     return false;

@@ -49,7 +49,9 @@ struct alignas(64) HotThread {
   // the out-of-line path: no session on this thread, NVTX emission on (the
   // library pushes the ranges), or spans whose Begin was dropped still open.
   std::uint32_t session = 0;
-  std::uint32_t depth = 0;  // logical open spans, recorded or not
+  // Logical open spans, recorded or not. 64 bits: an index as it is, with
+  // no zero-extension before each use (callgrind).
+  std::uint64_t depth = 0;
   RingProducer producer;
   // Begins dropped so far: the serials of spans not recorded (SpanToken).
   std::uint64_t dropped_begins = 0;
