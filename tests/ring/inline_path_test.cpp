@@ -267,5 +267,46 @@ TEST(InlinePath, AnArgAboveADroppedSpanReachesItsOwnSpan) {
   EXPECT_EQ(args["a"], json({{"on_a", 2}}));
 }
 
+// The same past the first 64 depths: a dropped span at depth 70 and args
+// on spans at depths 63, 64, 129 and 132, whose places among the recorded
+// spans count the dropped one below them across the stack's bit words.
+TEST(InlinePath, ArgsFarAboveADroppedSpanReachTheirOwnSpans) {
+  ScopedSession session(quiet_config("inline_arg_deep", 1024));
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::unique_ptr<Span>> open;
+  auto open_at_depth = [&open] {
+    open.push_back(std::make_unique<Span>("d" + std::to_string(open.size())));
+  };
+  for (int i = 0; i < 70; ++i) open_at_depth();  // each: Begin, name, End owed
+  // 200 free slots beside the 70 Ends owed: too few for a Begin with an
+  // 8,000-byte name (1 + 250 slots and its End), enough for 62 more spans
+  // (3 slots each) and 4 args.
+  while (1024 - tail_now() > 70 + 200) JITSCOPE_INSTANT("fill");
+  open.push_back(std::make_unique<Span>(std::string(8000, 'x')));
+  EXPECT_FALSE(open.back()->recording());
+  for (int i = 0; i < 62; ++i) open_at_depth();
+  for (int depth : {63, 64, 129, 132}) {
+    ASSERT_TRUE(open[depth]->recording()) << depth;
+    open[depth]->arg("depth", depth);
+  }
+  while (!open.empty()) open.pop_back();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 1u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  EXPECT_EQ(args.size(), 132u);
+  for (const auto& [name, a] : args) {
+    const int depth = std::stoi(name.substr(1));
+    if (depth == 63 || depth == 64 || depth == 129 || depth == 132) {
+      EXPECT_EQ(a, json({{"depth", depth}})) << name;
+    } else {
+      EXPECT_EQ(a, json::object()) << name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jitscope::testing

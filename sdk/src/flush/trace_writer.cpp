@@ -129,6 +129,12 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
   }
   switch (r.kind) {
     case RecordKind::kBegin: {
+      // A thread records at most kMaxRecordedDepth open spans; deeper means
+      // an End was lost. Count it and stay bounded.
+      if (d.depth >= kMaxRecordedDepth) [[unlikely]] {
+        ++decode_errors_;
+        d.depth = kMaxRecordedDepth - 1;
+      }
       if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
       const ThreadDecodeState::OpenSpan* outer = d.innermost();
       const bool outer_in_unit = outer != nullptr && outer->in_unit;

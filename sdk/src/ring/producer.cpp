@@ -348,6 +348,11 @@ void add_arg(SpanToken token, const Arg& arg) noexcept {
 }
 
 void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_t bits) noexcept {
+  // Scalars only: a string's or a member list's value is a payload length.
+  if (type != ValueType::kInt && type != ValueType::kUint && type != ValueType::kDouble &&
+      type != ValueType::kBool) {
+    return;
+  }
   std::uint8_t index = 0;
   ThreadState* t = arg_target(token, index);
   if (t == nullptr) return;

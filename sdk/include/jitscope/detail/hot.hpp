@@ -7,8 +7,10 @@
 // add_scalar_arg below). Every other case is one out-of-line call into the
 // library (ring/producer.cpp), which keeps every guarantee: drops counted,
 // the End's slot reserved at the Begin, NVTX ranges, dropped Begins, ends
-// out of order, registration. Under JITSCOPE_DISABLE every use of the calls below sits in a
-// discarded `if constexpr (kCompiledIn)` branch: declared, never referenced.
+// out of order, registration. Under JITSCOPE_DISABLE the public classes and
+// macros reach the calls below only from discarded `if constexpr
+// (kCompiledIn)` branches or from inline functions never used: declared,
+// never referenced.
 #pragma once
 
 #include <jitscope/detail/unload_hook.h>
@@ -166,7 +168,8 @@ struct SpanBatch {
   std::uint64_t mask;
   std::uint64_t tail;  // the Begin's position
   std::atomic<std::uint64_t>* published;
-  std::uint8_t index;  // its slot on the writer's stack: the span's depth
+  std::uint8_t
+      index;  // the span's index among the recorded open spans: its depth (the gate is open)
 };
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
                                              const char* name, std::uint64_t args, SpanToken& token,

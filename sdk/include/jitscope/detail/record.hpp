@@ -15,9 +15,9 @@
 namespace jitscope::detail {
 
 enum class RecordKind : std::uint8_t {
-  kBegin = 1,       // span opened: ts, name (or dynamic name bytes follow)
+  kBegin = 1,       // span opened: ts, name (or dynamic name bytes follow); index unused
   kEnd = 2,         // innermost recorded span closed: ts
-  kArg = 3,         // arg on the open span at stack index `index`: name = key
+  kArg = 3,         // arg on the `index`-th recorded open span (from 0): name = key
   kInstant = 4,     // ts, name; `index` = number of kArg records that follow
   kCounter = 5,     // ts, name, value.f64
   kThreadName = 6,  // dynamic name bytes follow
@@ -69,7 +69,7 @@ struct Record {
   RecordKind kind;
   ValueType type;
   std::uint8_t flags;
-  std::uint8_t index;      // kArg: stack index of the target span; kInstant: arg count
+  std::uint8_t index;  // kArg: the target span among the recorded open ones; kInstant: arg count
   std::uint32_t name_len;  // dynamic name length in bytes
 };
 
