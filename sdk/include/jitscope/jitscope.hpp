@@ -367,11 +367,7 @@ class Span {
   JITSCOPE_ALWAYS_INLINE void arg(const Arg& a) noexcept {
     if constexpr (detail::kCompiledIn) {
       if (token_.session() == 0 || !token_.recorded()) return;
-      if (a.type != detail::ValueType::kString &&
-          detail::add_scalar_arg(token_, a.key, a.type, scalar_bits(a))) {
-        return;
-      }
-      detail::add_arg(token_, a);
+      add_arg_to(token_, a);
     }
   }
   template <std::size_t N, class T>
@@ -466,9 +462,18 @@ class Span {
                                            std::initializer_list<Arg> args) noexcept {
     const detail::SpanToken token = detail::begin_static(s, ts, name);
     if (token.recorded()) {
-      for (const Arg& a : args) detail::add_arg(token, a);
+      for (const Arg& a : args) add_arg_to(token, a);
     }
     return token;
+  }
+  // An arg on the recorded span `token`: inline when it is a scalar on the
+  // innermost span, else through the library.
+  static JITSCOPE_ALWAYS_INLINE void add_arg_to(detail::SpanToken token, const Arg& a) noexcept {
+    if (a.type != detail::ValueType::kString &&
+        detail::add_scalar_arg(token, a.key, a.type, scalar_bits(a))) {
+      return;
+    }
+    detail::add_arg(token, a);
   }
   detail::SpanToken token_;
 };
