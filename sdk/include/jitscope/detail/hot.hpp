@@ -168,8 +168,9 @@ struct SpanBatch {
   std::uint64_t mask;
   std::uint64_t tail;  // the Begin's position
   std::atomic<std::uint64_t>* published;
-  std::uint8_t
-      index;  // the span's index among the recorded open spans: its depth (the gate is open)
+  // The span's index among the recorded open spans: its depth, as the gate
+  // is open.
+  std::uint8_t index;
 };
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
                                              const char* name, std::uint64_t args, SpanToken& token,
