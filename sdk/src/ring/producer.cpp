@@ -225,17 +225,22 @@ std::uint32_t recorded_below(const ThreadState& t, std::uint32_t d) noexcept {
   return d - unrecorded;
 }
 
+// The depth of the span of `serial` on `t` plus one, or 0 when it is not
+// open there (an end out of order ended it). Serials are unique among open
+// spans; the innermost is found first.
+std::uint64_t open_depth_above(const ThreadState& t, std::uint64_t serial) noexcept {
+  std::uint64_t d = std::min<std::uint64_t>(t.hot.depth, 256);
+  while (d > 0 && t.hot.open_serial[d - 1] != serial) --d;
+  return d;
+}
+
 // The index (among the recorded open spans) of `token`'s span on `t`, or -1
-// when it is not open there (an end out of order ended it) or not recorded.
-// Serials are unique among open spans; the innermost is found first.
+// when it is not open there or not recorded.
 int open_index(const ThreadState& t, const SpanToken& token) noexcept {
   if (!token.recorded()) return -1;
-  for (std::uint64_t d = std::min<std::uint64_t>(t.hot.depth, 256); d > 0; --d) {
-    if (t.hot.open_serial[d - 1] == token.serial()) {
-      return static_cast<int>(recorded_below(t, static_cast<std::uint32_t>(d - 1)));
-    }
-  }
-  return -1;
+  const std::uint64_t above = open_depth_above(t, token.serial());
+  if (above == 0) return -1;
+  return static_cast<int>(recorded_below(t, static_cast<std::uint32_t>(above - 1)));
 }
 
 // The thread an arg on `token`'s span is written on, and the span's index
@@ -290,8 +295,7 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 // ended that way: nothing to do.
 [[gnu::noinline, gnu::cold]] void end_out_of_order(ThreadState& t, std::uint64_t serial,
                                                    std::uint64_t ts, bool nvtx) noexcept {
-  std::uint64_t depth = std::min<std::uint64_t>(t.hot.depth, 256);
-  while (depth > 0 && t.hot.open_serial[depth - 1] != serial) --depth;
+  const std::uint64_t depth = open_depth_above(t, serial);
   if (depth == 0) return;  // not open: it ended with an outer span
   bump(t.out_of_order_ends);
   while (t.hot.depth > depth) {
