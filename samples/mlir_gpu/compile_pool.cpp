@@ -104,6 +104,7 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
                BuiltKernel& out) {
   out.spec = k;
   jitscope::CompileUnit unit({.frame = k.name, .graph = family_name(k.family)});
+  out.unit = unit.ref();
   record("kernel", k.name);
   record("family", family_name(k.family));
   record("variant", k.variant);

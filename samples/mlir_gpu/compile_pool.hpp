@@ -20,6 +20,8 @@
 
 #include "kernel_catalog.hpp"
 
+#include <jitscope/compile.hpp>
+
 #include <string>
 #include <vector>
 
@@ -37,6 +39,9 @@ struct BuiltKernel {
   std::string mlir;
   std::string ptx;
   std::vector<char> cubin;
+  // The unit that built it: the runner loads the cubin later, under a
+  // jitscope::LoadScope, so its kernels' GPU slices name this unit.
+  jitscope::CompileUnitRef unit;
 };
 
 struct BuildSettings {

@@ -8,6 +8,7 @@
 
 #include "common/cuda_driver.hpp"
 
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <cstdint>
@@ -65,8 +66,12 @@ std::string run_one(const BuiltKernel& b) {
   const sample_common::Driver& d = driver();
   const KernelSpec& k = b.spec;
   CUmodule module = nullptr;
-  if (const CUresult r = d.cuModuleLoadData(&module, b.cubin.data()); r != CUDA_SUCCESS)
-    return "cuModuleLoadData: " + cu_error(r);
+  {
+    // Loaded at run time, after its unit closed: credited to that unit.
+    jitscope::LoadScope loading(b.unit);
+    if (const CUresult r = d.cuModuleLoadData(&module, b.cubin.data()); r != CUDA_SUCCESS)
+      return "cuModuleLoadData: " + cu_error(r);
+  }
   struct Cleanup {
     CUmodule module;
     std::vector<CUdeviceptr> buffers;

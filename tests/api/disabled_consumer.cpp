@@ -141,6 +141,7 @@ void compile_calls() {
     const jitscope::CompileUnitRef ref = unit.ref();
     EXPECT(!ref.valid());
     std::thread([&ref] { jitscope::UnitScope scope(ref); }).join();
+    { jitscope::LoadScope loading(ref); }
     EXPECT(!jitscope::current_compile_unit().valid());
     jitscope::CompileId id{3, 1};
     EXPECT(!jitscope::current_compile_id(&id));

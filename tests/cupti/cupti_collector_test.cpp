@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -204,6 +206,62 @@ TEST(CuptiCollector, AKernelCarriesItsSpanAndTheUnitThatBuiltIt) {
   EXPECT_EQ(cs["records"], 2);
   ASSERT_EQ(cs["units"].size(), 1u);
   EXPECT_EQ(cs["units"][0]["compile_id"], id.str());
+}
+
+// A JIT that compiles in a unit and loads the binary later (at first
+// launch, from its cache, on another thread) names the unit with a LoadScope.
+TEST(CuptiCollector, ALoadScopeCreditsLaterLoadsToAClosedUnit) {
+  GpuSession session("cupti_load_scope");
+  CompileUnitRef built;
+  std::string built_slice;
+  {
+    CompileUnit unit(CompileUnitOptions{.frame = "built_earlier"});
+    built = unit.ref();
+    built_slice = unit.id().display() + " " + unit.name();
+  }
+  std::thread([&built] {
+    LoadScope loading(built);
+    load_module(90, fake_module(0x9000));  // after the unit closed, on another thread
+  }).join();
+  get_function(91, fake_function(0x9100), fake_module(0x9000));
+  {
+    CompileUnit open(CompileUnitOptions{.frame = "open_here"});
+    LoadScope loading(built);  // wins over the unit open on this thread
+    load_module(92, fake_module(0x9200));
+    get_function(93, fake_function(0x9300), fake_module(0x9200));
+  }
+  load_module(94, fake_module(0x9400));  // no scope, no unit: nobody's
+  get_function(95, fake_function(0x9500), fake_module(0x9400));
+  {
+    LoadScope invalid{CompileUnitRef{}};  // an invalid ref credits nothing
+    load_module(96, fake_module(0x9600));
+    get_function(97, fake_function(0x9700), fake_module(0x9600));
+  }
+  launch_kernel(98, fake_function(0x9100));
+  launch_kernel(99, fake_function(0x9300));
+  launch_kernel(100, fake_function(0x9500));
+  launch_kernel(101, fake_function(0x9700));
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(98, t + 100, t + 200, 1, "scoped_on_a_thread");
+  b.kernel(99, t + 300, t + 400, 1, "scoped_in_an_open_unit");
+  b.kernel(100, t + 500, t + 600, 1, "unscoped");
+  b.kernel(101, t + 700, t + 800, 1, "invalid_scope");
+  b.consume();
+  session.finish();
+  for (const char* name : {"scoped_on_a_thread", "scoped_in_an_open_unit"}) {
+    const auto k = slices_named(session.trace(), name);
+    ASSERT_EQ(k.size(), 1u) << name;
+    EXPECT_EQ(k[0]["args"]["compiled_by"], built_slice) << name;
+  }
+  for (const char* name : {"unscoped", "invalid_scope"}) {
+    const auto k = slices_named(session.trace(), name);
+    ASSERT_EQ(k.size(), 1u) << name;
+    EXPECT_FALSE(k[0]["args"].contains("compiled_by")) << name;
+  }
+  const nlohmann::json m = session.gpu_metrics(built_slice.substr(1, built_slice.find(']') - 1));
+  ASSERT_FALSE(m.is_null());
+  EXPECT_EQ(m["gpu"]["compiled_kernels"], 2);
 }
 
 TEST(CuptiCollector, WorkInsideAUnitAndItsDriverJitAreChargedToIt) {
@@ -517,6 +575,47 @@ TEST(CuptiCollector, AReusedHandleOrADestroyedContextForgetsTheOldUnit) {
   EXPECT_FALSE(slices_named(session.trace(), "after_destroy")[0]["args"].contains("compiled_by"));
 }
 
+// What an H100 showed (CUDA 13.0, driver 580): after cuModuleUnload the
+// driver hands the same function handle out for the next module's kernel,
+// and CUPTI's kernel records keep the first name that handle had; the
+// launch callback's symbolName is right, in a buffer CUPTI rewrites for the
+// next launch. No unit is involved: nothing else would make the launching
+// thread look its handle up again.
+TEST(CuptiCollector, AKernelIsNamedByItsLaunchAlsoWhenTheDriverReusesItsHandle) {
+  GpuSession session("cupti_kernel_names");
+  char symbol[32];  // CUPTI's one buffer
+  std::snprintf(symbol, sizeof symbol, "%s", "alpha_kernel");
+  load_module(80, fake_module(0x8000));
+  get_function(81, fake_function(0x8100), fake_module(0x8000));
+  launch_kernel(82, fake_function(0x8100), symbol);
+  launch_kernel(83, fake_function(0x8100), symbol);  // from this thread's cache
+  unload_module(84, fake_module(0x8000));
+  std::snprintf(symbol, sizeof symbol, "%s", "bravo_kernel");
+  load_module(85, fake_module(0x8000));
+  get_function(86, fake_function(0x8100), fake_module(0x8000));
+  launch_kernel(87, fake_function(0x8100), symbol);
+  std::snprintf(symbol, sizeof symbol, "%s", "overwritten");  // the next launch's
+  launch_kernel(88, fake_function(0x8200));                   // no symbolName: CUPTI's name
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  b.kernel(82, t + 100, t + 200, 1, "alpha_kernel");
+  b.kernel(83, t + 300, t + 400, 1, "alpha_kernel");
+  b.kernel(87, t + 500, t + 600, 1, "alpha_kernel");  // CUPTI's stale name
+  b.kernel(88, t + 700, t + 800, 1, "cupti_name");
+  b.consume();
+  session.finish();
+  const auto alpha = slices_named(session.trace(), "alpha_kernel");
+  ASSERT_EQ(alpha.size(), 2u);
+  EXPECT_EQ(alpha[0]["args"]["correlation"], 82);
+  EXPECT_EQ(alpha[1]["args"]["correlation"], 83);
+  const auto bravo = slices_named(session.trace(), "bravo_kernel");
+  ASSERT_EQ(bravo.size(), 1u);
+  EXPECT_EQ(bravo[0]["args"]["correlation"], 87);
+  EXPECT_EQ(bravo[0]["args"]["grid"], nlohmann::json::array({4, 1, 1})) << "the rest is CUPTI's";
+  EXPECT_EQ(slices_named(session.trace(), "cupti_name").size(), 1u);
+  EXPECT_TRUE(slices_named(session.trace(), "overwritten").empty());
+}
+
 // A launching thread caches what it looked up; a change made on another
 // thread must reach it.
 TEST(CuptiCollector, AnotherThreadsUnloadReachesALaunchingThread) {
@@ -655,6 +754,43 @@ TEST(CuptiCollector, CopiesSetsAndOverheadHaveTheirPlaces) {
   EXPECT_EQ(to_ns(syncs[0]["dur"]), 580);
   EXPECT_EQ(syncs[1]["pid"], gpu_pid());
   EXPECT_EQ(syncs[1]["tid"], 7);
+}
+
+// The OS tid of this process's thread named `comm` (/proc), or 0.
+int thread_named(const std::string& comm) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "comm");
+    std::string name;
+    if (std::getline(in, name) && name == comm) return std::stoi(task.path().filename().string());
+  }
+  return 0;
+}
+
+// CUPTI's overhead on the thread that flushes its buffers (seen on an H100:
+// "CUDA thread <tid>") is jitscope's own: its track says so.
+TEST(CuptiCollector, OverheadOnTheFlusherThreadIsOnATrackNamedForIt) {
+  GpuSession session("cupti_flusher_track");
+  const int flusher = thread_named("jitscope-flush");
+  ASSERT_NE(flusher, 0) << "the flusher thread names itself";
+  const std::uint64_t t = monotonic_ns();
+  ActivityBuffer b;
+  auto& mine = b.overhead(t + 100, t + 200);
+  mine.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  mine.objectId.pt.threadId = static_cast<std::uint32_t>(flusher);
+  auto& theirs = b.overhead(t + 300, t + 400);
+  theirs.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  theirs.objectId.pt.threadId = 0x7fff0001;  // a thread jitscope never saw
+  b.consume();
+  session.finish();
+  const auto overhead = slices_named(session.trace(), "CUPTI overhead: buffer flush");
+  ASSERT_EQ(overhead.size(), 2u);
+  EXPECT_EQ(overhead[0]["tid"], flusher);
+  const nlohmann::json* track = name_metadata(session.trace(), "thread_name", ::getpid(), flusher);
+  ASSERT_NE(track, nullptr);
+  EXPECT_EQ((*track)["args"]["name"], "jitscope flusher");
+  track = name_metadata(session.trace(), "thread_name", ::getpid(), 0x7fff0001);
+  ASSERT_NE(track, nullptr);
+  EXPECT_EQ((*track)["args"]["name"], "CUDA thread " + std::to_string(0x7fff0001));
 }
 
 TEST(CuptiCollector, LaunchesFromSeveralThreadsKeepTheirOwnSpans) {

@@ -170,10 +170,14 @@ inline void get_function(std::uint32_t correlation, CUfunction function, CUmodul
   call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuModuleGetFunction, correlation,
            &p);
 }
-inline void launch_kernel(std::uint32_t correlation, CUfunction function) {
+// `symbol`: the kernel's name as CUPTI gives it to the launch callback
+// (CUpti_CallbackData::symbolName).
+inline void launch_kernel(std::uint32_t correlation, CUfunction function,
+                          const char* symbol = nullptr) {
   cuLaunchKernel_params p{};
   p.f = function;
-  call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, correlation, &p);
+  call_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, correlation, &p, 0,
+           symbol);
 }
 inline void launch_graph(std::uint32_t correlation) {
   cuGraphLaunch_params p{};

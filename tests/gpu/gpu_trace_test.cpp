@@ -28,10 +28,8 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -39,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -768,8 +767,11 @@ int run_test(const std::string& dir) {
   if (!exact) note("NVRTC has no sm_" + std::to_string(cc) + "; compiling PTX for " + target);
 
   // The session. Started before the context exists, so CUPTI sees it created.
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    fail("cannot create the output directory " + dir + ": " + std::strerror(errno));
+  // With its parents: run by hand, it may be given any path.
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) {
+    fail("cannot create the output directory " + dir + ": " + made.message());
     return kFail;
   }
   run.trace_path = dir + "/gpu_trace.json";

@@ -234,6 +234,7 @@ struct CompileUnitOptions {
 };
 
 class CompileUnitRef;
+class LoadScope;
 JITSCOPE_API CompileUnitRef current_compile_unit() noexcept;
 
 // A copyable handle to an open unit, for work done on other threads.
@@ -245,6 +246,7 @@ class CompileUnitRef {
  private:
   friend class CompileUnit;
   friend class UnitScope;
+  friend class LoadScope;
   friend JITSCOPE_API CompileUnitRef current_compile_unit() noexcept;
   std::shared_ptr<detail::UnitState> state_;
 };
@@ -322,6 +324,25 @@ class JITSCOPE_API UnitScope {
   friend class ThreadAttachment;
   std::shared_ptr<detail::UnitState> state_;
   detail::EventFrame frame_;
+};
+
+// RAII: the CUDA modules and libraries this thread loads while it lives are
+// credited to `unit`, open or closed: their kernels' GPU slices carry
+// `compiled_by` = that unit, for every later launch (docs/gpu-activity.md).
+// For a JIT that compiles in a unit and loads the binary later (at first
+// launch, from its cache, on another thread). Nothing else changes: this
+// thread's spans carry no compile_id. Without it a load is credited to the
+// unit open on the thread, if any. Nests; destroy on the thread that made it.
+class JITSCOPE_API LoadScope {
+ public:
+  explicit LoadScope(const CompileUnitRef& unit) noexcept;
+  ~LoadScope();
+  LoadScope(const LoadScope&) = delete;
+  LoadScope& operator=(const LoadScope&) = delete;
+
+ private:
+  std::shared_ptr<detail::UnitState> state_;
+  detail::UnitState* previous_ = nullptr;
 };
 
 // current_compile_unit(): the unit current on this thread (invalid if none).

@@ -152,6 +152,7 @@ struct CompileThread {
   EventFrame* top = nullptr;
   std::uint32_t column_depth = 0;            // open phases that have a column
   std::uint32_t phase_shard = kPhaseShards;  // PhaseStats::shards index; kPhaseShards: not yet
+  UnitState* load_unit = nullptr;            // the innermost LoadScope's unit
 };
 extern constinit thread_local CompileThread t_compile;
 
@@ -173,6 +174,9 @@ void leave_unit(EventFrame& frame) noexcept;
 // The innermost unit frame on this thread and its unit, or nullptr.
 EventFrame* current_unit_frame() noexcept;
 UnitState* current_unit_state() noexcept;
+// The unit this thread's CUDA module loads are credited to: the innermost
+// LoadScope's, else current_unit_state().
+UnitState* loading_unit_state() noexcept;
 
 // ---- fields (event_data.cpp) ----
 enum class FieldOp : std::uint8_t { kSet, kIncrement, kAddToSet };

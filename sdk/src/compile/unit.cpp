@@ -426,6 +426,22 @@ UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {
 
 UnitScope::~UnitScope() { leave_unit(frame_); }
 
+LoadScope::LoadScope(const CompileUnitRef& unit) noexcept {
+  if constexpr (!kCompiledIn) return;
+  if (!unit.state_) return;
+  state_ = unit.state_;
+  previous_ = t_compile.load_unit;
+  t_compile.load_unit = state_.get();
+}
+
+LoadScope::~LoadScope() {
+  if (state_) t_compile.load_unit = previous_;
+}
+
+detail::UnitState* detail::loading_unit_state() noexcept {
+  return t_compile.load_unit != nullptr ? t_compile.load_unit : current_unit_state();
+}
+
 CompileUnitRef current_compile_unit() noexcept {
   CompileUnitRef r;
   // Frames hold raw pointers; find the owning handle through the frame's unit.

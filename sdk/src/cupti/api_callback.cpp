@@ -113,18 +113,29 @@ void handles_changed(Collector& c) {
   c.handles_generation.fetch_add(1, std::memory_order_release);
 }
 
-// tag_of for the launch path: a few handles per thread, cached until the map
-// changes, so threads launching at once do not all take one mutex.
+// What a launch's record carries: the unit that built the function, and the
+// kernel's name as this launch gave it.
+struct LaunchTags {
+  const GpuUnitTag* unit = nullptr;
+  const std::string* kernel = nullptr;
+};
+
+// tag_of and the interned kernel name for the launch path: a few handles per
+// thread, cached until the map changes or anything is unloaded (the driver
+// reuses a function handle for another module's kernel), so threads
+// launching at once do not all take one mutex.
 struct LaunchCache {
   static constexpr std::size_t kWays = 8;
   std::uint64_t generation = 0;  // 0: empty (the map's generation starts at 1)
   const void* handle[kWays] = {};
-  const GpuUnitTag* tag[kWays] = {};
+  LaunchTags tags[kWays] = {};
 };
 constinit thread_local LaunchCache t_launch_cache;
 
-const GpuUnitTag* tag_of_launch(const void* handle) {
-  if (handle == nullptr) return nullptr;
+// `symbol`: CUPTI's symbolName, valid only during this callback (CUPTI
+// rewrites it for the next launch).
+LaunchTags tags_of_launch(const void* handle, const char* symbol) {
+  if (handle == nullptr) return {};
   LaunchCache& cache = t_launch_cache;
   // acquire: pairs with handles_changed(); an unchanged generation means
   // every cached answer is still the map's.
@@ -134,13 +145,13 @@ const GpuUnitTag* tag_of_launch(const void* handle) {
     cache.generation = generation;
   }
   const std::size_t way = (reinterpret_cast<std::uintptr_t>(handle) >> 4) % LaunchCache::kWays;
-  if (cache.handle[way] == handle) return cache.tag[way];
+  if (cache.handle[way] == handle) return cache.tags[way];
   // A change after the generation was read gives a newer answer under an
   // older generation: the next call sees the new generation and asks again.
-  const GpuUnitTag* tag = tag_of(handle);
+  const LaunchTags tags{tag_of(handle), symbol != nullptr ? intern_kernel_name(symbol) : nullptr};
   cache.handle[way] = handle;
-  cache.tag[way] = tag;
-  return tag;
+  cache.tags[way] = tags;
+  return tags;
 }
 
 void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
@@ -152,11 +163,14 @@ void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
 }
 
 // A module or library went away: forget it and what was got from it, so a
-// handle the driver reuses is not credited to the old unit.
-void forget(const void* handle) {
+// handle the driver reuses is not credited to the old unit. `unloaded`: the
+// launch caches start again even when no unit built it, since they also
+// hold kernel names by function handle.
+void forget(const void* handle, bool unloaded = false) {
   if (handle == nullptr) return;
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.handles_mutex);
+  if (unloaded) handles_changed(c);
   std::vector<const void*> gone{handle};
   while (!gone.empty()) {
     const void* h = gone.back();
@@ -289,12 +303,12 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
     if (watch == ApiWatch::kNone) return;
     if (cb->callbackSite == CUPTI_API_ENTER) {
       GpuCallRole role = GpuCallRole::kOther;
-      const GpuUnitTag* tag = nullptr;
+      LaunchTags tags;
       switch (watch) {
         case ApiWatch::kLaunch:
         case ApiWatch::kLaunchSecond:
           role = GpuCallRole::kLaunch;
-          tag = tag_of_launch(param(cb, watch == ApiWatch::kLaunch ? 0 : 1));
+          tags = tags_of_launch(param(cb, watch == ApiWatch::kLaunch ? 0 : 1), cb->symbolName);
           break;
         case ApiWatch::kLoad: role = GpuCallRole::kLoad; break;
         case ApiWatch::kGraphLaunch: role = GpuCallRole::kGraph; break;
@@ -303,17 +317,19 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
       }
       // Counted by the flusher, not here: a shared counter would cost every
       // launching thread a contended atomic.
-      (void)emit_gpu_call(s, cb->correlationId, tag, static_cast<std::uint8_t>(role));
+      (void)emit_gpu_call(s, cb->correlationId, tags.unit, tags.kernel,
+                          static_cast<std::uint8_t>(role));
       return;
     }
     if (!call_succeeded(cb)) return;
     switch (watch) {
       case ApiWatch::kLoad: {
-        // A module loaded inside a compile unit: that unit built it. The
-        // driver may reuse a freed module's handle: what it meant before goes.
+        // A module loaded inside a compile unit, or under a LoadScope: that
+        // unit built it. The driver may reuse a freed module's handle: what
+        // it meant before goes.
         const void* handle = out_handle(cb);
         forget(handle);
-        if (UnitState* u = current_unit_state(); u != nullptr) {
+        if (UnitState* u = loading_unit_state(); u != nullptr) {
           remember(handle, intern_unit_tag(u->packed_id, u->display), nullptr);
         }
         break;
@@ -328,7 +344,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         }
         break;
       }
-      case ApiWatch::kUnload: forget(param(cb, 0)); break;
+      case ApiWatch::kUnload: forget(param(cb, 0), /*unloaded=*/true); break;
       case ApiWatch::kForgetAll: forget_all(c); break;
       default: break;
     }

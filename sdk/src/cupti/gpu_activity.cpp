@@ -1,6 +1,6 @@
 // The parts of gpu_activity.hpp that are code: the interned compile-unit
-// tags (the collector's API callback makes them; the flusher reads them)
-// and the collector's count differences.
+// tags and kernel names (the collector's API callback makes them; the
+// flusher reads them) and the collector's count differences.
 #include "cupti/gpu_activity.hpp"
 
 #include "base/immortal.hpp"
@@ -19,7 +19,8 @@ struct UnitTagLess {
 };
 struct UnitTags {
   std::mutex mutex;
-  std::set<GpuUnitTag, UnitTagLess> tags;  // node-based: element addresses are stable
+  std::set<GpuUnitTag, UnitTagLess> tags;           // node-based: element addresses are stable
+  std::set<std::string, std::less<>> kernel_names;  // likewise; under the same mutex
 };
 }  // namespace
 
@@ -30,6 +31,15 @@ const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view disp
   UnitTags& t = immortal<UnitTags>();
   std::lock_guard<std::mutex> lock(t.mutex);
   return &*t.tags.insert(GpuUnitTag{packed_id, std::string(display)}).first;
+}
+
+const std::string* intern_kernel_name(std::string_view name) {
+  if (name.empty()) return nullptr;
+  UnitTags& t = immortal<UnitTags>();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (auto it = t.kernel_names.find(name); it != t.kernel_names.end()) return &*it;
+  if (t.kernel_names.size() >= kMaxKernelNames) return nullptr;
+  return &*t.kernel_names.emplace(name).first;
 }
 
 GpuCollectorCounts GpuCollectorCounts::operator-(const GpuCollectorCounts& o) const noexcept {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -63,7 +64,17 @@ struct GpuUnitTag {
 };
 // The tag of (packed_id, display); the same pointer for the same pair.
 const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view display);
-// fork(): the interning lock held across it.
+// A kernel's name as its launch gave it (CUPTI's symbolName, copied during
+// the launch callback): interned, never freed, so that the launch's ring
+// record can point at it. CUPTI's own kernel records cannot be trusted
+// for it: CUPTI keeps the first name it saw for a function handle, and
+// the driver hands a function handle out again after a module unload
+// (seen on an H100, CUDA 13.0, driver 580). nullptr for an empty name,
+// and for new names once kMaxKernelNames are kept (the kernel's slice then
+// has CUPTI's name).
+inline constexpr std::size_t kMaxKernelNames = 1 << 16;
+const std::string* intern_kernel_name(std::string_view name);
+// fork(): the interning lock (unit tags and kernel names) held across it.
 void lock_unit_tags_for_fork() noexcept;
 void unlock_unit_tags_after_fork() noexcept;
 

@@ -125,12 +125,13 @@ bool GpuTrace::host_tid(const TraceWriter& writer, std::uint32_t cupti_thread, i
 int GpuTrace::host_tid_or_raw(TraceWriter& writer, std::uint32_t cupti_thread) {
   int tid = 0;
   if (host_tid(writer, cupti_thread, tid)) return tid;
-  // A thread jitscope never saw: a track of its own, named.
+  // A thread jitscope never saw (or its own flusher): a track of its own, named.
   tid = static_cast<int>(cupti_thread);
   if (!raw_threads_named_[cupti_thread]) {
     raw_threads_named_[cupti_thread] = true;
     writer.write_name_metadata("thread_name", pid_, tid,
-                               "CUDA thread " + std::to_string(cupti_thread));
+                               tid == flusher_tid_ ? std::string("jitscope flusher")
+                                                   : "CUDA thread " + std::to_string(cupti_thread));
   }
   return tid;
 }
@@ -321,12 +322,16 @@ std::uint64_t GpuTrace::duration_ns(const GpuActivity& a) const noexcept {
   return e > b ? e - b : 0;
 }
 
-void GpuTrace::begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category,
-                           std::int64_t pid, std::int64_t tid) {
+void GpuTrace::begin_slice(JsonWriter& w, const GpuActivity& a, const GpuCall* call,
+                           std::string_view category, std::int64_t pid, std::int64_t tid) {
   w.begin_object();
   w.member("ph", "X");
   w.member("cat", category);
-  w.member("name", std::string_view(a.name));
+  // A kernel is named by its launch, not by CUPTI's record (which keeps the
+  // first name a reused function handle had: gpu_activity.hpp).
+  const bool launch_named = a.kind == GpuKind::kKernel && call != nullptr &&
+                            call->role == GpuCallRole::kLaunch && call->kernel_name != nullptr;
+  w.member("name", launch_named ? std::string_view(*call->kernel_name) : std::string_view(a.name));
   w.key("ts");
   w.value_us(clock_.to_monotonic(a.start));
   w.key("dur");
@@ -342,7 +347,7 @@ void GpuTrace::write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const 
   name_gpu_track(writer, a.device, a.stream);
   event_.clear();
   JsonWriter w(event_);
-  begin_slice(w, a, kCategory, device_pid(a.device, pid_), a.stream);
+  begin_slice(w, a, call, kCategory, device_pid(a.device, pid_), a.stream);
   append_call_args(w, a.correlation, call);
   if (call == nullptr && is_gpu_side(a.kind)) w.member("unattributed", true);
   w.member("device", a.device);
@@ -373,8 +378,8 @@ void GpuTrace::write_host_slice(TraceWriter& writer, const GpuActivity& a, int t
                                 const GpuCall* call) {
   event_.clear();
   JsonWriter w(event_);
-  begin_slice(w, a, a.kind == GpuKind::kOverhead ? std::string_view("cupti") : kCategory, pid_,
-              tid);
+  begin_slice(w, a, call, a.kind == GpuKind::kOverhead ? std::string_view("cupti") : kCategory,
+              pid_, tid);
   if (a.correlation != 0) append_call_args(w, a.correlation, call);
   if (a.kind == GpuKind::kJit) {
     w.member("device", a.device);

@@ -33,6 +33,9 @@ struct GpuCall {
   std::uint64_t unit = 0;  // packed compile id of the unit open there
   std::string unit_name;   // that unit's slice name, "[F/A] name"
   const GpuUnitTag* compiled_by = nullptr;
+  // A launch: the kernel's name as the launch gave it (interned; nullptr:
+  // none), which names its GPU slice instead of CUPTI's record.
+  const std::string* kernel_name = nullptr;
 };
 
 // Totals over a session, for the stats event and SessionStats.
@@ -57,6 +60,9 @@ class GpuTrace {
   GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
            std::uint32_t grace_cycles);
 
+  // The flusher thread's OS tid: CUPTI's overhead there (the buffers it
+  // flushes) goes on a track named "jitscope flusher".
+  void set_flusher_tid(int tid) noexcept { flusher_tid_ = tid; }
   void on_call(std::uint32_t correlation, GpuCall call);
   // Takes the batch's records (leaves it empty).
   void add(std::vector<GpuActivity>& batch);
@@ -117,8 +123,8 @@ class GpuTrace {
                   int& tid);
   std::uint64_t duration_ns(const GpuActivity& a) const noexcept;
   // An "X" event's fields up to its open "args" object.
-  void begin_slice(JsonWriter& w, const GpuActivity& a, std::string_view category, std::int64_t pid,
-                   std::int64_t tid);
+  void begin_slice(JsonWriter& w, const GpuActivity& a, const GpuCall* call,
+                   std::string_view category, std::int64_t pid, std::int64_t tid);
   // `flow`: the launch arrow ends at this slice (its "f" follows).
   void write_gpu_slice(TraceWriter& writer, const GpuActivity& a, const GpuCall* call,
                        bool flow = false);
@@ -134,6 +140,7 @@ class GpuTrace {
   void release_held(TraceWriter& writer, Api& api);
 
   int pid_;
+  int flusher_tid_ = 0;
   GpuClock clock_;
   std::uint64_t session_start_ns_;
   std::uint32_t grace_;

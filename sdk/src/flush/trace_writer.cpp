@@ -257,6 +257,7 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
       call.tid = t.tid;
       call.role = static_cast<GpuCallRole>(r.index);
       call.compiled_by = reinterpret_cast<const GpuUnitTag*>(r.name);
+      call.kernel_name = reinterpret_cast<const std::string*>(static_cast<std::uintptr_t>(r.ts));
       if (const ThreadDecodeState::OpenSpan* s = d.innermost(); s != nullptr) {
         call.span = s->static_name != nullptr ? std::string_view(s->static_name)
                                               : std::string_view(s->dynamic_name);

@@ -436,7 +436,7 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
 }
 
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,
-                   std::uint8_t role) noexcept {
+                   const void* kernel_name, std::uint8_t role) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return false;
   // Never waits, even under kBlock: this runs inside a CUPTI callback, and
@@ -445,9 +445,11 @@ bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void*
     bump(t->dropped);
     return false;
   }
-  // No clock read: the call's times come from CUPTI's own API record.
-  fill(t->ring.slot(0), 0, reinterpret_cast<const char*>(compiled_by), correlation, 0,
-       RecordKind::kGpuCall, ValueType::kNone, 0, role);
+  // No clock read: the call's times come from CUPTI's own API record, and
+  // ts carries the kernel's name instead.
+  fill(t->ring.slot(0), reinterpret_cast<std::uintptr_t>(kernel_name),
+       reinterpret_cast<const char*>(compiled_by), correlation, 0, RecordKind::kGpuCall,
+       ValueType::kNone, 0, role);
   t->ring.commit(1);
   return true;
 }

@@ -42,9 +42,10 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept;
 
 // A CUDA call the CUPTI collector correlates (RecordKind::kGpuCall), from
 // its API callback on the calling thread: `compiled_by` is the collector's
-// GpuUnitTag* (opaque here), `role` its GpuCallRole. Never waits for room,
-// whatever the overflow policy: false if dropped (counted) or no session `session`.
+// GpuUnitTag* and `kernel_name` its interned kernel name (both opaque here,
+// nullptr: none), `role` its GpuCallRole. Never waits for room, whatever
+// the overflow policy: false if dropped (counted) or no session `session`.
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,
-                   std::uint8_t role) noexcept;
+                   const void* kernel_name, std::uint8_t role) noexcept;
 
 }  // namespace jitscope::detail

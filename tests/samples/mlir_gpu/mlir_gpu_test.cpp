@@ -468,7 +468,26 @@ TEST(Gpu, RunsEveryKernel) {
   }
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_NE(r.out.find("24 of 24 kernels ran correctly"), std::string::npos) << r.describe();
-  EXPECT_EQ(slices(load_trace(r.trace), "jitscope", "run matmul_t16_s256").size(), 1u);
+  const json trace = load_trace(r.trace);
+  EXPECT_EQ(slices(trace, "jitscope", "run matmul_t16_s256").size(), 1u);
+  // Each kernel's GPU slice: named as launched (the runner unloads each
+  // module, and the driver reuses function handles, which CUPTI's own names
+  // follow), and credited to the unit that built it (loaded under a LoadScope).
+  const std::map<std::string, const json*> units = units_by_kernel(trace);
+  std::size_t kernels = 0;
+  for (const json* k : slices(trace, "cuda")) {
+    const json& a = args(*k);
+    if (!a.contains("grid")) continue;  // not a kernel
+    ++kernels;
+    const std::string span = str(a, "span");
+    ASSERT_EQ(span.rfind("run ", 0), 0u) << k->dump();
+    const std::string kernel = span.substr(4);
+    EXPECT_EQ(str(*k, "name"), kernel) << k->dump();
+    const auto unit = units.find(kernel);
+    ASSERT_NE(unit, units.end()) << kernel;
+    EXPECT_EQ(str(a, "compiled_by"), str(*unit->second, "name")) << k->dump();
+  }
+  EXPECT_EQ(kernels, 24u);
 }
 
 }  // namespace

@@ -66,6 +66,8 @@ inline void CompileUnit::close() noexcept {}
 
 inline UnitScope::UnitScope(const CompileUnitRef& unit) noexcept { static_cast<void>(unit); }
 inline UnitScope::~UnitScope() = default;
+inline LoadScope::LoadScope(const CompileUnitRef& unit) noexcept { static_cast<void>(unit); }
+inline LoadScope::~LoadScope() = default;
 
 inline EventRef event(std::string_view name) noexcept {
   static_cast<void>(name);

@@ -28,7 +28,8 @@ enum class RecordKind : std::uint8_t {
   kCaptured = 7,
   // A CUDA API call on this thread that the CUPTI collector correlates
   // (launch, copy, set, graph launch, module load), written at its entry:
-  // ts = 0 (its times come from CUPTI), value.u64 = CUPTI's correlation id,
+  // ts = the launched kernel's interned name (a const std::string*, 0:
+  // none; its times come from CUPTI), value.u64 = CUPTI's correlation id,
   // name = the GpuUnitTag* of the compile unit that built the launched
   // function (nullptr: none), index = GpuCallRole. The flusher pairs it with
   // the innermost span open on the thread.
