@@ -106,6 +106,9 @@ int jitscope_c_compile_scenario(void) {
   if (jitscope_unit_set_int(NULL, "k", 1) == 0) return 8;
   if (jitscope_unit_attach(NULL) != NULL) return 10;
   jitscope_attachment_detach(NULL);
+  if (jitscope_unit_ref_get(NULL) != NULL || jitscope_load_begin(NULL) != NULL) return 12;
+  jitscope_unit_ref_free(NULL);
+  jitscope_load_end(NULL);
   if (jitscope_phase_begin(NULL) != NULL) return 11;
   jitscope_phase_end(NULL);
   jitscope_span_close(NULL);

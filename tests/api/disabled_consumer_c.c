@@ -57,6 +57,8 @@ int c_api_failures(void) {
     jitscope_unit_cache_hit(unit, "k", NULL);
     jitscope_unit_cache_miss(unit, "k", NULL);
     jitscope_attachment_detach(jitscope_unit_attach(unit));
+    jitscope_load_end(jitscope_load_begin(jitscope_unit_ref_get(unit)));
+    jitscope_unit_ref_free(jitscope_unit_ref_get(unit));
     jitscope_phase_end(jitscope_phase_begin(jitscope_phase_key_get("p", "p_us", 0)));
     if (unit != NULL || frame != 0 || attempt != 0 || o.is_forward != 1 ||
         jitscope_unit_set_int(unit, "k", 1) != 0 || jitscope_unit_set_double(unit, "k", 1) != 0 ||

@@ -13,6 +13,7 @@
 #include "fail_allocation.hpp"
 #include "trace_support.hpp"
 
+#include <jitscope/compile.h>
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
@@ -262,6 +263,67 @@ TEST(CuptiCollector, ALoadScopeCreditsLaterLoadsToAClosedUnit) {
   const nlohmann::json m = session.gpu_metrics(built_slice.substr(1, built_slice.find(']') - 1));
   ASSERT_FALSE(m.is_null());
   EXPECT_EQ(m["gpu"]["compiled_kernels"], 2);
+}
+
+// The C form, scopes ended out of order, and one ended on another thread.
+TEST(CuptiCollector, LoadScopesFromCEndInAnyOrderAndOnlyOnTheirThread) {
+  GpuSession session("cupti_load_scope_c");
+  jitscope_unit* first = jitscope_unit_open(nullptr);
+  jitscope_unit* second = jitscope_unit_open(nullptr);
+  jitscope_unit_ref* first_ref = jitscope_unit_ref_get(first);
+  jitscope_unit_ref* second_ref = jitscope_unit_ref_get(second);
+  ASSERT_NE(first_ref, nullptr);
+  ASSERT_NE(second_ref, nullptr);
+  unsigned frame = 0, attempt = 0;
+  jitscope_unit_compile_id(first, &frame, &attempt);
+  const std::string first_id = std::to_string(frame) + "/" + std::to_string(attempt);
+  jitscope_unit_compile_id(second, &frame, &attempt);
+  const std::string second_id = std::to_string(frame) + "/" + std::to_string(attempt);
+  jitscope_unit_close(second);
+  jitscope_unit_close(first);
+
+  jitscope_load_scope* a = jitscope_load_begin(first_ref);
+  jitscope_load_scope* b = jitscope_load_begin(second_ref);
+  load_module(110, fake_module(0xa000));  // the newest scope: second
+  jitscope_load_end(a);                   // out of order
+  load_module(111, fake_module(0xa100));  // still second
+  jitscope_load_end(b);
+  load_module(112, fake_module(0xa200));  // none
+
+  // Ended on another thread: refused (the house rule), and still in force
+  // on its own thread, which ends here.
+  std::thread([first_ref] {
+    jitscope_load_scope* c = jitscope_load_begin(first_ref);
+    std::thread([c] { jitscope_load_end(c); }).join();
+    load_module(113, fake_module(0xa300));  // first
+  }).join();
+  load_module(114, fake_module(0xa400));  // none here
+  jitscope_unit_ref_free(first_ref);      // the scope keeps its unit alive
+  jitscope_unit_ref_free(second_ref);
+
+  const std::pair<std::uintptr_t, const char*> loads[] = {
+      {0xa000, "k110"}, {0xa100, "k111"}, {0xa200, "k112"}, {0xa300, "k113"}, {0xa400, "k114"}};
+  std::uint32_t correlation = 120;
+  ActivityBuffer buffer;
+  const std::uint64_t t = monotonic_ns();
+  for (const auto& [module, name] : loads) {
+    get_function(correlation, fake_function(module + 1), fake_module(module));
+    launch_kernel(correlation + 1, fake_function(module + 1));
+    buffer.kernel(correlation + 1, t + correlation, t + correlation + 1, 1, name);
+    correlation += 2;
+  }
+  buffer.consume();
+  session.finish();
+  const auto compiled_by = [&](const char* name) {
+    const auto k = slices_named(session.trace(), name);
+    EXPECT_EQ(k.size(), 1u) << name;
+    return k.empty() ? std::string("?") : k[0]["args"].value("compiled_by_id", std::string());
+  };
+  EXPECT_EQ(compiled_by("k110"), second_id);
+  EXPECT_EQ(compiled_by("k111"), second_id);
+  EXPECT_EQ(compiled_by("k112"), "");
+  EXPECT_EQ(compiled_by("k113"), first_id);
+  EXPECT_EQ(compiled_by("k114"), "");
 }
 
 TEST(CuptiCollector, WorkInsideAUnitAndItsDriverJitAreChargedToIt) {

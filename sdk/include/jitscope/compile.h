@@ -39,6 +39,8 @@ typedef struct jitscope_unit jitscope_unit;             /* an open compile unit 
 typedef struct jitscope_phase jitscope_phase;           /* an open phase */
 typedef struct jitscope_phase_key jitscope_phase_key;   /* a registered phase key */
 typedef struct jitscope_attachment jitscope_attachment; /* a thread attached to a unit */
+typedef struct jitscope_unit_ref jitscope_unit_ref;     /* a unit, kept past its close */
+typedef struct jitscope_load_scope jitscope_load_scope; /* CUDA loads credited to a unit */
 
 typedef struct jitscope_unit_options {
   const char* frame;            /* what is compiled; NULL or "": a new frame */
@@ -83,6 +85,18 @@ JITSCOPE_API int jitscope_unit_artifact(jitscope_unit* unit, const char* kind, c
 JITSCOPE_API jitscope_attachment* jitscope_unit_attach(jitscope_unit* unit);
 /* Detaches and frees the handle; on the thread that attached. */
 JITSCOPE_API void jitscope_attachment_detach(jitscope_attachment* attachment);
+
+/* A handle to `unit` that stays valid after the unit closes, for loading
+ * its binary later (CompileUnitRef). Take it before jitscope_unit_close.
+ * NULL when `unit` is NULL or out of memory. */
+JITSCOPE_API jitscope_unit_ref* jitscope_unit_ref_get(const jitscope_unit* unit);
+JITSCOPE_API void jitscope_unit_ref_free(jitscope_unit_ref* ref);
+/* Until jitscope_load_end, the CUDA modules and libraries this thread loads
+ * are credited to the unit (their kernels' compiled_by; LoadScope,
+ * docs/gpu-activity.md). Ends on the thread that began it, in any order.
+ * NULL when `ref` is NULL or out of memory. */
+JITSCOPE_API jitscope_load_scope* jitscope_load_begin(const jitscope_unit_ref* ref);
+JITSCOPE_API void jitscope_load_end(jitscope_load_scope* scope);
 
 /* The key named `key`, registered on first use with its metrics column
  * (NULL: none; else ending in "_us") and flags; later calls return the same

@@ -24,6 +24,13 @@ struct jitscope_phase {
 struct jitscope_attachment {
   jitscope::ThreadAttachment attachment;
 };
+struct jitscope_unit_ref {
+  jitscope::CompileUnitRef ref;
+};
+struct jitscope_load_scope {
+  explicit jitscope_load_scope(const jitscope::CompileUnitRef& ref) noexcept : scope(ref) {}
+  jitscope::LoadScope scope;
+};
 // A registered jitscope::PhaseKey (the C type is only ever a pointer to one).
 struct jitscope_phase_key : jitscope::PhaseKey {
   using jitscope::PhaseKey::PhaseKey;
@@ -157,6 +164,25 @@ void jitscope_attachment_detach(jitscope_attachment* attachment) {
   attachment->attachment.detach();  // refused elsewhere: ThreadAttachment keeps what it must
   delete attachment;
 }
+
+jitscope_unit_ref* jitscope_unit_ref_get(const jitscope_unit* unit) {
+  if (unit == nullptr) return nullptr;
+  auto* r = new (std::nothrow) jitscope_unit_ref{unit->unit.ref()};
+  if (r == nullptr) jitscope::detail::log_unique("keeping a compile unit: out of memory");
+  return r;
+}
+
+void jitscope_unit_ref_free(jitscope_unit_ref* ref) { delete ref; }
+
+jitscope_load_scope* jitscope_load_begin(const jitscope_unit_ref* ref) {
+  if (ref == nullptr) return nullptr;
+  auto* l = new (std::nothrow) jitscope_load_scope(ref->ref);
+  if (l == nullptr) jitscope::detail::log_unique("crediting CUDA loads to a unit: out of memory");
+  return l;
+}
+
+// On another thread the LoadScope refuses and keeps what its thread links.
+void jitscope_load_end(jitscope_load_scope* scope) { delete scope; }
 
 const jitscope_phase_key* jitscope_phase_key_get(const char* key, const char* column,
                                                  unsigned flags) {

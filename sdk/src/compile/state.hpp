@@ -152,7 +152,7 @@ struct CompileThread {
   EventFrame* top = nullptr;
   std::uint32_t column_depth = 0;            // open phases that have a column
   std::uint32_t phase_shard = kPhaseShards;  // PhaseStats::shards index; kPhaseShards: not yet
-  UnitState* load_unit = nullptr;            // the innermost LoadScope's unit
+  LoadFrame* load_top = nullptr;             // the newest LoadScope's frame
 };
 extern constinit thread_local CompileThread t_compile;
 

@@ -4,6 +4,7 @@
 #include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
+#include "base/log.hpp"
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
@@ -14,6 +15,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <new>
 #include <typeinfo>
 
 namespace jitscope::detail {
@@ -429,17 +431,37 @@ UnitScope::~UnitScope() { leave_unit(frame_); }
 LoadScope::LoadScope(const CompileUnitRef& unit) noexcept {
   if constexpr (!kCompiledIn) return;
   if (!unit.state_) return;
-  state_ = unit.state_;
-  previous_ = t_compile.load_unit;
-  t_compile.load_unit = state_.get();
+  frame_ = new (std::nothrow) LoadFrame;
+  if (frame_ == nullptr) {
+    log_unique("crediting CUDA loads to a compile unit: out of memory");
+    return;
+  }
+  frame_->unit = unit.state_;
+  frame_->owner = &t_compile;
+  frame_->below = t_compile.load_top;
+  t_compile.load_top = frame_;
 }
 
 LoadScope::~LoadScope() {
-  if (state_) t_compile.load_unit = previous_;
+  if (frame_ == nullptr) return;
+  if (frame_->owner != &t_compile) {
+    // Its thread's list still links it: kept there, in force.
+    log_unique("a LoadScope destroyed on another thread than the one that made it: refused");
+    keep_refused(frame_);
+    return;
+  }
+  // Unlinked wherever it is: scopes may end in any order.
+  for (LoadFrame** link = &t_compile.load_top; *link != nullptr; link = &(*link)->below) {
+    if (*link == frame_) {
+      *link = frame_->below;
+      break;
+    }
+  }
+  delete frame_;
 }
 
 detail::UnitState* detail::loading_unit_state() noexcept {
-  return t_compile.load_unit != nullptr ? t_compile.load_unit : current_unit_state();
+  return t_compile.load_top != nullptr ? t_compile.load_top->unit.get() : current_unit_state();
 }
 
 CompileUnitRef current_compile_unit() noexcept {

@@ -82,6 +82,16 @@ static inline jitscope_attachment* jitscope_unit_attach(jitscope_unit* unit) {
   return NULL;
 }
 static inline void jitscope_attachment_detach(jitscope_attachment* attachment) { (void)attachment; }
+static inline jitscope_unit_ref* jitscope_unit_ref_get(const jitscope_unit* unit) {
+  (void)unit;
+  return NULL;
+}
+static inline void jitscope_unit_ref_free(jitscope_unit_ref* ref) { (void)ref; }
+static inline jitscope_load_scope* jitscope_load_begin(const jitscope_unit_ref* ref) {
+  (void)ref;
+  return NULL;
+}
+static inline void jitscope_load_end(jitscope_load_scope* scope) { (void)scope; }
 static inline const jitscope_phase_key* jitscope_phase_key_get(const char* key, const char* column,
                                                                unsigned flags) {
   (void)key;
