@@ -828,8 +828,10 @@ int thread_named(const std::string& comm) {
   return 0;
 }
 
-// CUPTI's overhead on the thread that flushes its buffers (seen on an H100:
-// "CUDA thread <tid>") is jitscope's own: its track says so.
+// CUPTI overhead recorded on jitscope's flusher thread (which calls
+// cuptiActivityFlushAll) is jitscope's own: its track says so. On an H100
+// CUPTI put its buffer overhead on a thread of its own instead, which stays
+// "CUDA thread <tid>".
 TEST(CuptiCollector, OverheadOnTheFlusherThreadIsOnATrackNamedForIt) {
   GpuSession session("cupti_flusher_track");
   const int flusher = thread_named("jitscope-flush");
