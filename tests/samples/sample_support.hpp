@@ -169,6 +169,16 @@ inline std::vector<const json*> slices(const json& trace, const std::string& cat
   return out;
 }
 
+// The trace's jitscope_session cupti.state ("on", "off", ...; "" if none).
+inline std::string cupti_state(const json& trace) {
+  for (const json& e : trace) {
+    if (str(e, "ph") == "M" && str(e, "name") == "jitscope_session") {
+      return str(args(e).value("cupti", json::object()), "state");
+    }
+  }
+  return {};
+}
+
 // A metrics line's caches.disk_cache hits and misses; null without them.
 inline const json* disk_cache_counts(const json& line) {
   const auto caches = line.find("caches");

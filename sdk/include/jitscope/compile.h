@@ -93,8 +93,9 @@ JITSCOPE_API jitscope_unit_ref* jitscope_unit_ref_get(const jitscope_unit* unit)
 JITSCOPE_API void jitscope_unit_ref_free(jitscope_unit_ref* ref);
 /* Until jitscope_load_end, the CUDA modules and libraries this thread loads
  * are credited to the unit (their kernels' compiled_by; LoadScope,
- * docs/gpu-activity.md). Ends on the thread that began it, in any order.
- * NULL when `ref` is NULL or out of memory. */
+ * docs/gpu-activity.md). Scopes may end in any order; one ended on another
+ * thread is said once and ends at its own thread's next load. NULL when
+ * `ref` is NULL or out of memory. */
 JITSCOPE_API jitscope_load_scope* jitscope_load_begin(const jitscope_unit_ref* ref);
 JITSCOPE_API void jitscope_load_end(jitscope_load_scope* scope);
 

@@ -95,13 +95,7 @@ struct EventFrame {
   std::uint64_t nested_column_ns = 0;
   std::uint64_t counted_by_outer_ns = 0;
 };
-// One LoadScope on a thread's list of them. On the heap: a scope destroyed
-// on another thread leaves it linked where it is, and kept.
-struct LoadFrame {
-  LoadFrame* below = nullptr;       // the scope made before it on the thread
-  std::shared_ptr<UnitState> unit;  // the unit loads are credited to
-  const void* owner = nullptr;      // the thread whose list it is on
-};
+struct LoadFrame;  // a LoadScope on its thread's list (compile/state.hpp)
 }  // namespace jitscope::detail
 
 JITSCOPE_NAMESPACE_BEGIN
@@ -339,16 +333,18 @@ class JITSCOPE_API UnitScope {
 // For a JIT that compiles in a unit and loads the binary later (at first
 // launch, from its cache, on another thread). Nothing else changes: this
 // thread's spans carry no compile_id. Without it a load is credited to the
-// unit open on the thread, if any. Nests (the newest scope wins, and scopes
-// may end in any order). Destroy it on the thread that made it: elsewhere
-// that is refused (said once) and it stays in force on its thread.
+// unit open on the thread, if any. It wins over every unit open on the
+// thread, also one opened inside it; the newest scope wins, and scopes may
+// end in any order. Destroyed on another thread than its own, it is said
+// once, and ends at its own thread's next load.
 class JITSCOPE_API LoadScope {
  public:
   explicit LoadScope(const CompileUnitRef& unit) noexcept;
   ~LoadScope();
   LoadScope(const LoadScope&) = delete;
   LoadScope& operator=(const LoadScope&) = delete;
-  // False when made with an invalid ref, or out of memory (it credits nothing).
+  // False when made with an invalid ref, or out of memory: loads are then
+  // credited as without it.
   bool active() const noexcept { return frame_ != nullptr; }
 
  private:

@@ -146,6 +146,18 @@ struct EventFrame::Data {
   Fields event;  // kCompileEvent and kMetric: the compile event entry
 };
 
+// One LoadScope on its thread's list (newest first). On the heap: a scope
+// destroyed on another thread only marks it ended; its own thread unlinks
+// and frees it at its next lookup.
+struct LoadFrame {
+  LoadFrame* below = nullptr;       // the scope made before it on the thread
+  std::shared_ptr<UnitState> unit;  // the unit loads are credited to
+  const void* owner = nullptr;      // the thread whose list it is on (its CompileThread)
+  // release/acquire: the other thread's last touch of the frame; the owner
+  // frees it after seeing it.
+  std::atomic<bool> ended{false};
+};
+
 // The calling thread's event stack and phase depth. Pointers and counts
 // only, so it needs no TLS destructor and no initializer call.
 struct CompileThread {

@@ -445,9 +445,9 @@ LoadScope::LoadScope(const CompileUnitRef& unit) noexcept {
 LoadScope::~LoadScope() {
   if (frame_ == nullptr) return;
   if (frame_->owner != &t_compile) {
-    // Its thread's list still links it: kept there, in force.
-    log_unique("a LoadScope destroyed on another thread than the one that made it: refused");
-    keep_refused(frame_);
+    // Its own thread unlinks and frees it; nothing here touches it after.
+    log_unique("a LoadScope destroyed on another thread than the one that made it: it ends there");
+    frame_->ended.store(true, std::memory_order_release);
     return;
   }
   // Unlinked wherever it is: scopes may end in any order.
@@ -461,7 +461,14 @@ LoadScope::~LoadScope() {
 }
 
 detail::UnitState* detail::loading_unit_state() noexcept {
-  return t_compile.load_top != nullptr ? t_compile.load_top->unit.get() : current_unit_state();
+  // Scopes ended on other threads go first (see LoadFrame).
+  for (LoadFrame** link = &t_compile.load_top; *link != nullptr;) {
+    LoadFrame* f = *link;
+    if (!f->ended.load(std::memory_order_acquire)) return f->unit.get();
+    *link = f->below;
+    delete f;
+  }
+  return current_unit_state();
 }
 
 CompileUnitRef current_compile_unit() noexcept {

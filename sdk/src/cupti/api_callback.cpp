@@ -121,9 +121,8 @@ struct LaunchTags {
 };
 
 // tag_of and the interned kernel name for the launch path: a few handles per
-// thread, cached until the map changes or anything is unloaded (the driver
-// reuses a function handle for another module's kernel), so threads
-// launching at once do not all take one mutex.
+// thread, cached until the map changes, so threads launching at once do not
+// all take one mutex; a cached name is compared with the launch's on a hit.
 struct LaunchCache {
   static constexpr std::size_t kWays = 8;
   std::uint64_t generation = 0;  // 0: empty (the map's generation starts at 1)
@@ -145,7 +144,15 @@ LaunchTags tags_of_launch(const void* handle, const char* symbol) {
     cache.generation = generation;
   }
   const std::size_t way = (reinterpret_cast<std::uintptr_t>(handle) >> 4) % LaunchCache::kWays;
-  if (cache.handle[way] == handle) return cache.tags[way];
+  if (cache.handle[way] == handle) {
+    // The driver reuses a handle for another kernel (after an unload), so a
+    // cached name is compared with the launch's, not trusted.
+    LaunchTags& cached = cache.tags[way];
+    if (symbol != nullptr && (cached.kernel == nullptr || *cached.kernel != symbol)) {
+      cached.kernel = intern_kernel_name(symbol);
+    }
+    return cached;
+  }
   // A change after the generation was read gives a newer answer under an
   // older generation: the next call sees the new generation and asks again.
   const LaunchTags tags{tag_of(handle), symbol != nullptr ? intern_kernel_name(symbol) : nullptr};
@@ -163,14 +170,11 @@ void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
 }
 
 // A module or library went away: forget it and what was got from it, so a
-// handle the driver reuses is not credited to the old unit. `unloaded`: the
-// launch caches start again even when no unit built it, since they also
-// hold kernel names by function handle.
-void forget(const void* handle, bool unloaded = false) {
+// handle the driver reuses is not credited to the old unit.
+void forget(const void* handle) {
   if (handle == nullptr) return;
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.handles_mutex);
-  if (unloaded) handles_changed(c);
   std::vector<const void*> gone{handle};
   while (!gone.empty()) {
     const void* h = gone.back();
@@ -344,7 +348,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         }
         break;
       }
-      case ApiWatch::kUnload: forget(param(cb, 0), /*unloaded=*/true); break;
+      case ApiWatch::kUnload: forget(param(cb, 0)); break;
       case ApiWatch::kForgetAll: forget_all(c); break;
       default: break;
     }

@@ -70,9 +70,9 @@ struct Collector {
 
   std::mutex handles_mutex;
   std::unordered_map<const void*, HandleEntry> handles;  // guarded by handles_mutex
-  // Bumped (under handles_mutex) on every change to `handles` and every
-  // unload, so that a launching thread can trust its own cache (units and
-  // kernel names by handle) without taking the mutex.
+  // Bumped (under handles_mutex) on every change to `handles`, so that a
+  // launching thread can trust its own cache of units by handle without
+  // taking the mutex.
   std::atomic<std::uint64_t> handles_generation{1};
 
   std::once_flag watch_once;

@@ -21,6 +21,7 @@ struct UnitTags {
   std::mutex mutex;
   std::set<GpuUnitTag, UnitTagLess> tags;           // node-based: element addresses are stable
   std::set<std::string, std::less<>> kernel_names;  // likewise; under the same mutex
+  std::size_t kernel_name_bytes = 0;
 };
 }  // namespace
 
@@ -38,7 +39,8 @@ const std::string* intern_kernel_name(std::string_view name) {
   UnitTags& t = immortal<UnitTags>();
   std::lock_guard<std::mutex> lock(t.mutex);
   if (auto it = t.kernel_names.find(name); it != t.kernel_names.end()) return &*it;
-  if (t.kernel_names.size() >= kMaxKernelNames) return nullptr;
+  if (t.kernel_name_bytes + name.size() > kMaxKernelNameBytes) return nullptr;
+  t.kernel_name_bytes += name.size();
   return &*t.kernel_names.emplace(name).first;
 }
 

@@ -70,9 +70,9 @@ const GpuUnitTag* intern_unit_tag(std::uint64_t packed_id, std::string_view disp
 // for it: CUPTI keeps the first name it saw for a function handle, and
 // the driver hands a function handle out again after a module unload
 // (seen on an H100, CUDA 13.0, driver 580). nullptr for an empty name,
-// and for new names once kMaxKernelNames are kept (the kernel's slice then
-// has CUPTI's name).
-inline constexpr std::size_t kMaxKernelNames = 1 << 16;
+// and for new names once kMaxKernelNameBytes of names are kept (the
+// kernel's slice then has CUPTI's name).
+inline constexpr std::size_t kMaxKernelNameBytes = std::size_t{16} << 20;
 const std::string* intern_kernel_name(std::string_view name);
 // fork(): the interning lock (unit tags and kernel names) held across it.
 void lock_unit_tags_for_fork() noexcept;

@@ -60,8 +60,9 @@ class GpuTrace {
   GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
            std::uint32_t grace_cycles);
 
-  // The flusher thread's OS tid: CUPTI's overhead there (the buffers it
-  // flushes) goes on a track named "jitscope flusher".
+  // The flusher thread's OS tid: CUPTI overhead reported on it goes on a
+  // track named "jitscope flusher" (on an H100 CUPTI reported its buffer
+  // overhead on its own worker thread instead).
   void set_flusher_tid(int tid) noexcept { flusher_tid_ = tid; }
   void on_call(std::uint32_t correlation, GpuCall call);
   // Takes the batch's records (leaves it empty).

@@ -585,14 +585,8 @@ TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
 
   // With CUPTI on, every winner's launches carry the unit that built it,
   // and every kernel's unit has its GPU line in the metrics file.
-  std::string cupti_state;
-  for (const json& e : trace) {
-    if (str(e, "ph") == "M" && str(e, "name") == "jitscope_session") {
-      cupti_state = str(args(e).value("cupti", json::object()), "state");
-    }
-  }
-  if (cupti_state != "on") {
-    std::printf("note: CUPTI is %s: kernel attribution not checked\n", cupti_state.c_str());
+  if (const std::string state = cupti_state(trace); state != "on") {
+    std::printf("note: CUPTI is %s: kernel attribution not checked\n", state.c_str());
     return;
   }
   for (const std::string& winner : winners) {
