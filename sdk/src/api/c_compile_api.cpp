@@ -181,7 +181,7 @@ jitscope_load_scope* jitscope_load_begin(const jitscope_unit_ref* ref) {
   return l;
 }
 
-// On another thread the LoadScope refuses and keeps what its thread links.
+// On another thread the LoadScope marks its frame ended: its own thread frees it.
 void jitscope_load_end(jitscope_load_scope* scope) { delete scope; }
 
 const jitscope_phase_key* jitscope_phase_key_get(const char* key, const char* column,

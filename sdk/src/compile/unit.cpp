@@ -446,7 +446,9 @@ LoadScope::~LoadScope() {
   if (frame_ == nullptr) return;
   if (frame_->owner != &t_compile) {
     // Its own thread unlinks and frees it; nothing here touches it after.
-    log_unique("a LoadScope destroyed on another thread than the one that made it: it ends there");
+    log_unique(
+        "a LoadScope destroyed on another thread than the one that made it: it ends at that "
+        "thread's next load");
     frame_->ended.store(true, std::memory_order_release);
     return;
   }
