@@ -125,6 +125,9 @@ std::size_t check_flows(const nlohmann::json& trace) {
   return starts.size();
 }
 
+// A unit's trace slice name, "[F/A] name": what compiled_by carries.
+std::string slice_name(const CompileUnit& unit) { return unit.id().display() + " " + unit.name(); }
+
 TEST(CuptiCollector, AKernelCarriesItsSpanAndTheUnitThatBuiltIt) {
   GpuSession session("cupti_attr");
   CompileId id;
@@ -132,7 +135,7 @@ TEST(CuptiCollector, AKernelCarriesItsSpanAndTheUnitThatBuiltIt) {
   {
     CompileUnit unit(CompileUnitOptions{.frame = "gemm"});
     id = unit.id();
-    unit_slice = id.display() + " " + unit.name();
+    unit_slice = slice_name(unit);
     load_module(1, fake_module(0x1000));
     get_function(2, fake_function(0x2000), fake_module(0x1000));
   }
@@ -218,7 +221,7 @@ TEST(CuptiCollector, ALoadScopeCreditsLaterLoadsToAClosedUnit) {
   {
     CompileUnit unit(CompileUnitOptions{.frame = "built_earlier"});
     built = unit.ref();
-    built_slice = unit.id().display() + " " + unit.name();
+    built_slice = slice_name(unit);
   }
   std::thread([&built] {
     LoadScope loading(built);
@@ -236,7 +239,7 @@ TEST(CuptiCollector, ALoadScopeCreditsLaterLoadsToAClosedUnit) {
   std::string open_slice;
   {
     CompileUnit open(CompileUnitOptions{.frame = "open_under_an_invalid_scope"});
-    open_slice = open.id().display() + " " + open.name();
+    open_slice = slice_name(open);
     LoadScope invalid{CompileUnitRef{}};  // inactive: credited as without it
     EXPECT_FALSE(invalid.active());
     load_module(96, fake_module(0x9600));
@@ -339,7 +342,7 @@ TEST(CuptiCollector, WorkInsideAUnitAndItsDriverJitAreChargedToIt) {
   {
     CompileUnit unit(CompileUnitOptions{.frame = "autotune"});
     id = unit.id();
-    unit_slice = id.display() + " " + unit.name();
+    unit_slice = slice_name(unit);
     load_module(30, fake_module(0x3000));
     get_function(31, fake_function(0x3100), fake_module(0x3000));
     launch_kernel(32, fake_function(0x3100));  // benchmarking a candidate
