@@ -144,21 +144,19 @@ LaunchTags tags_of_launch(const void* handle, const char* symbol) {
     cache.generation = generation;
   }
   const std::size_t way = (reinterpret_cast<std::uintptr_t>(handle) >> 4) % LaunchCache::kWays;
-  if (cache.handle[way] == handle) {
-    // The driver reuses a handle for another kernel (after an unload), so a
-    // cached name is compared with the launch's, not trusted.
-    LaunchTags& cached = cache.tags[way];
-    if (symbol != nullptr && (cached.kernel == nullptr || *cached.kernel != symbol)) {
-      cached.kernel = intern_kernel_name(symbol);
-    }
-    return cached;
+  LaunchTags& cached = cache.tags[way];
+  if (cache.handle[way] != handle) {
+    // A change after the generation was read gives a newer answer under an
+    // older generation: the next call sees the new generation and asks again.
+    cache.handle[way] = handle;
+    cached = LaunchTags{tag_of(handle), nullptr};
   }
-  // A change after the generation was read gives a newer answer under an
-  // older generation: the next call sees the new generation and asks again.
-  const LaunchTags tags{tag_of(handle), symbol != nullptr ? intern_kernel_name(symbol) : nullptr};
-  cache.handle[way] = handle;
-  cache.tags[way] = tags;
-  return tags;
+  // The driver reuses a handle for another kernel (after an unload), so a
+  // cached name is compared with the launch's, not trusted.
+  if (symbol != nullptr && (cached.kernel == nullptr || *cached.kernel != symbol)) {
+    cached.kernel = intern_kernel_name(symbol);
+  }
+  return cached;
 }
 
 void remember(const void* handle, const GpuUnitTag* tag, const void* parent) {
