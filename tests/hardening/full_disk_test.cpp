@@ -9,9 +9,13 @@
 // - FileSink alone, with exact bytes: the cut, the closing part after a
 //   failure (fitting, partly fitting, not fitting), JSON lines, and a
 //   failure in a rotated file.
+// - The same for a Perfetto trace (.pftrace): the file ends with a whole
+//   packet and decodes, and FileSink cuts packets back by their lengths.
 // Not covered: a real ENOSPC (needs a filesystem of its own) and a close(2)
 // that fails (NFS); /dev/full is stress_test's.
+#include "base/proto_wire.hpp"
 #include "flush/file_sink.hpp"
+#include "flush/perfetto_wire.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 
@@ -23,6 +27,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -239,6 +245,76 @@ TEST(FullDisk, AFailureInARotatedFileLeavesTheEarlierFilesWhole) {
   EXPECT_EQ(read_file(next), kHead + kSecond);
   ::unlink(path.c_str());
   ::unlink(next.c_str());
+}
+
+// The child's trace in the Perfetto form, with the same limit: the file
+// ends with a whole packet (a write cut part way is cut back by the packets'
+// lengths, not by JSON's separators) and decodes. It is kept as
+// tmp/full_disk.pftrace for ctest's pftrace.full_disk_test check
+// (full_disk.cmake).
+TEST(FullDisk, AProtobufTraceEndsWithAWholePacketWithinTheLimit) {
+  constexpr std::size_t kLimit = 200'000 + 37;
+  const std::string stem = temp_path("full_disk_pf");
+  const std::string trace = stem + ".trace.pftrace";
+  const std::string metrics = stem + ".metrics.jsonl";
+  SpawnOptions options;
+  options.drop_env_prefixes = {"JITSCOPE_"};
+  Subprocess p =
+      spawn({JITSCOPE_FULL_DISK_CHILD, std::to_string(kLimit), trace, metrics}, stem, options);
+  ASSERT_GT(p.pid, 0) << p.spawn_error;
+  ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
+  ASSERT_FALSE(p.timed_out);
+  EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
+
+  const std::string text = read_file(trace);
+  EXPECT_LE(text.size(), kLimit);
+  EXPECT_GT(text.size(), kLimit / 2) << "the file was cut back far more than one packet";
+  EXPECT_EQ(detail::wire::whole_fields_end(text, text.size()), text.size())
+      << "the file does not end with a whole packet";
+  pfwire::Reader reader;
+  bool cut = true;
+  reader.read(text, &cut);
+  EXPECT_FALSE(cut);
+  for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+  EXPECT_GT(events_with_ph(reader.json_form(), "X").size(), 100u);
+
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  std::ofstream keep(std::string(dir != nullptr ? dir : "/tmp") + "/full_disk.pftrace",
+                     std::ios::binary | std::ios::trunc);
+  keep.write(text.data(), static_cast<std::streamsize>(text.size()));
+  EXPECT_TRUE(keep.good());
+  if (!::testing::Test::HasFailure()) {
+    p.remove_outputs();
+    ::unlink(trace.c_str());
+    ::unlink(metrics.c_str());
+  }
+}
+
+// A packet of `body_size` bytes: Trace.packet's tag, its length, the body.
+std::string packet(std::size_t body_size, char fill) {
+  std::string out(1, '\x0a');
+  detail::wire::append_varint(out, body_size);
+  return out + std::string(body_size, fill);
+}
+
+TEST(FullDisk, PacketsAreCutBackByTheirLengths) {
+  const std::string path = temp_path("sink_packets");
+  // `small`'s last ',' and `big`'s tag ('\n') make JSON's ",\n" separator,
+  // which must not decide where a packet ends.
+  const std::string head = packet(5, 'a');
+  const std::string small = packet(3, ',');
+  const std::string big = packet(300, '\n');
+  const std::string stats = packet(20, 's');
+  const std::size_t limit = head.size() + small.size() + 100;  // inside `big`
+  run_limited(limit, [&] {
+    detail::FileSink sink(open_for_test(path), path, 0, detail::FileSink::Framing::kPackets);
+    sink.write(head);
+    sink.write(small + big + small);
+    sink.write_closing(stats);  // fits after the cut
+    return sink.failed() && sink.bytes() == head.size() + small.size() + stats.size();
+  });
+  EXPECT_EQ(read_file(path), head + small + stats);
+  ::unlink(path.c_str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <base/perfetto_fields.hpp>
+#include <base/proto_wire.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,30 +26,7 @@
 
 namespace jitscope::tools::proto {
 
-// Decodes a varint at [*p, end). false if it runs past `end` (*p unchanged,
-// *truncated true) or is longer than 10 bytes / over 64 bits (*truncated false).
-inline bool read_varint(const char** p, const char* end, std::uint64_t* out,
-                        bool* truncated) noexcept {
-  const auto* q = reinterpret_cast<const unsigned char*>(*p);
-  const auto* e = reinterpret_cast<const unsigned char*>(end);
-  std::uint64_t v = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (q == e) {
-      *truncated = true;
-      return false;
-    }
-    const unsigned b = *q++;
-    if (shift == 63 && b > 1) break;  // the 10th byte holds one bit
-    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) {
-      *out = v;
-      *p = reinterpret_cast<const char*>(q);
-      return true;
-    }
-  }
-  *truncated = false;
-  return false;
-}
+using detail::wire::read_varint;
 
 struct Field {
   std::uint32_t number = 0;

@@ -1,6 +1,8 @@
 // Protobuf wire encoding: varints, tags, fixed64 and length-delimited fields,
 // written by hand (no protobuf library), for the SDK's Perfetto writer and
-// anything else that needs to write protobuf (tools may include base/ too).
+// anything else that needs to write protobuf (tools may include base/ too);
+// and the varint reader that the tools' reader and the file sink's framing
+// (a whole packet's end) share.
 //
 // Two ways to write a length-delimited field whose size is not known first:
 // - Precomputed size: add up varint_size() of the parts and write the length
@@ -11,6 +13,7 @@
 //   and the output stays minimal (no padded varints).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -97,6 +100,54 @@ inline void end_nested(std::string& out, std::size_t at) {
   const std::size_t n = varint_size(len);
   if (n > 1) out.insert(at + 1, n - 1, '\0');
   put_varint(out.data() + at, len);
+}
+
+// Decodes a varint at [*p, end). false if it runs past `end` (*p unchanged,
+// *truncated true) or is longer than 10 bytes / over 64 bits (*truncated false).
+inline bool read_varint(const char** p, const char* end, std::uint64_t* out,
+                        bool* truncated) noexcept {
+  const auto* q = reinterpret_cast<const unsigned char*>(*p);
+  const auto* e = reinterpret_cast<const unsigned char*>(end);
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (q == e) {
+      *truncated = true;
+      return false;
+    }
+    const unsigned b = *q++;
+    if (shift == 63 && b > 1) break;  // the 10th byte holds one bit
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *out = v;
+      *p = reinterpret_cast<const char*>(q);
+      return true;
+    }
+  }
+  *truncated = false;
+  return false;
+}
+
+// The end of the last whole length-delimited field (a Trace's packet) in
+// `bytes` that ends at or before `limit`, for bytes that begin at a field's
+// tag: 0 if none does. Stops at anything but a length-delimited field.
+inline std::size_t whole_fields_end(std::string_view bytes, std::size_t limit) noexcept {
+  const char* const begin = bytes.data();
+  const char* const end = begin + std::min(limit, bytes.size());
+  const char* p = begin;
+  std::size_t whole = 0;
+  while (p < end) {
+    std::uint64_t tag = 0;
+    std::uint64_t length = 0;
+    bool truncated = false;
+    if (!read_varint(&p, end, &tag, &truncated) || (tag & 7) != 2 ||
+        !read_varint(&p, end, &length, &truncated) ||
+        length > static_cast<std::uint64_t>(end - p)) {
+      break;
+    }
+    p += length;
+    whole = static_cast<std::size_t>(p - begin);
+  }
+  return whole;
 }
 
 }  // namespace jitscope::detail::wire

@@ -2,6 +2,7 @@
 
 #include "base/immortal.hpp"
 #include "base/log.hpp"
+#include "base/proto_wire.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -199,8 +200,8 @@ void remove_stale_numbered(const std::string& path) {
 
 }  // namespace
 
-FileSink::FileSink(int fd, std::string path, std::uint64_t rotate_bytes)
-    : fd_(fd), path_(std::move(path)) {
+FileSink::FileSink(int fd, std::string path, std::uint64_t rotate_bytes, Framing framing)
+    : fd_(fd), path_(std::move(path)), framing_(framing) {
   if (rotate_bytes == 0 || fd_ < 0) return;
   struct stat st {};
   try {
@@ -271,6 +272,7 @@ std::size_t FileSink::last_whole(std::string_view bytes, std::size_t written) co
     const std::size_t nl = bytes.substr(0, written).rfind('\n');
     return nl == std::string_view::npos ? 0 : nl + 1;
   }
+  if (framing_ == Framing::kPackets) return wire::whole_fields_end(bytes, written);
   // A separator that begins at or before `written`: the event before it is whole.
   if (bytes.size() < 2) return 0;
   for (std::size_t at = std::min(written, bytes.size() - 2); at > 0; --at) {
@@ -332,7 +334,7 @@ void FileSink::abandon() noexcept {
 
 void FileSink::fail(const char* why) noexcept {
   failed_ = true;
-  const bool trace = framing_ == Framing::kTraceEvents;
+  const bool trace = framing_ != Framing::kLines;
   try {
     const std::string& file = current_.empty() ? path_ : current_;
     log_line("writing " + file + " failed: " + why +
@@ -344,8 +346,9 @@ void FileSink::fail(const char* why) noexcept {
 }
 
 void FileSink::fail_writing(int error, int cut_error) noexcept {
-  const bool trace = framing_ == Framing::kTraceEvents;
-  const char* piece = trace ? "event" : "line";
+  const char* piece = framing_ == Framing::kLines     ? "line"
+                      : framing_ == Framing::kPackets ? "packet"
+                                                      : "event";
   char why[512];
   // Each strerror() copied out before the next call.
   const std::string_view first = error < 0 ? "write returned 0" : std::strerror(error);

@@ -5,9 +5,11 @@
 // A full disk (ENOSPC, EFBIG) stops a write part way, inside an event. The
 // sink then cuts the file back (ftruncate) to the end of the last whole
 // event, or line, that it wrote: it knows where they end from the framing
-// (Framing below). The trace's closing part gets one more try after that
+// (Framing below): a JSON event, a metrics line, a Perfetto packet. The
+// trace's closing part gets one more try after that
 // (TraceSink::write_closing), and is cut back the same way if it fails too,
-// so the file always ends with a whole event: loadable as a cut trace.
+// so the file always ends with a whole event or packet: loadable as a cut
+// trace.
 //
 // Rotation (Config::rotate_bytes): the writer closes each file as a whole
 // JSON array and asks for the next one, a numbered file beside the first
@@ -65,7 +67,8 @@ class FileSink final : public TraceSink {
     // begins, ",\n" before the next event or "\n]" closing the array. Every
     // raw newline is part of one: JSON strings escape theirs.
     kTraceEvents,
-    kLines,  // JSON lines (the metrics file): a record ends with its '\n'
+    kLines,    // JSON lines (the metrics file): a record ends with its '\n'
+    kPackets,  // a Perfetto Trace: each write begins at a packet's tag
   };
   FileSink(int fd, std::string path, Framing framing = Framing::kTraceEvents)
       : fd_(fd), path_(std::move(path)), framing_(framing) {}
@@ -74,7 +77,8 @@ class FileSink final : public TraceSink {
   // exist, each only if no one holds its lock) are removed now, so that a
   // reader never mixes runs. A non-regular output (/dev/null, a pipe) gets
   // one `jitscope:` line and no rotation. `fd` must be open_output's.
-  FileSink(int fd, std::string path, std::uint64_t rotate_bytes);
+  FileSink(int fd, std::string path, std::uint64_t rotate_bytes,
+           Framing framing = Framing::kTraceEvents);
   ~FileSink() override { close(); }
 
   void write(std::string_view bytes) noexcept override;

@@ -32,6 +32,11 @@ bool is_perfetto_path(std::string_view path) {
          path.substr(path.size() - kExtension.size()) == kExtension;
 }
 
+bool writes_perfetto(const Config& cfg) {
+  return cfg.format == TraceFormat::kPerfetto ||
+         (cfg.format == TraceFormat::kAuto && is_perfetto_path(cfg.output_path));
+}
+
 // This machine's name, for the session metadata ("" if unknown).
 std::string host_name() {
   char name[256] = {};
@@ -79,7 +84,8 @@ void write_crash_stats(JsonWriter& w, const CrashInfo& crash) {
 Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
                  ClockPoint first, CuptiSessionState cupti)
     : config_(cfg),
-      sink_(fd, cfg.output_path, cfg.rotate_bytes),
+      sink_(fd, cfg.output_path, cfg.rotate_bytes,
+            writes_perfetto(cfg) ? FileSink::Framing::kPackets : FileSink::Framing::kTraceEvents),
       word_(word),
       clock_(clock),
       first_(first),
@@ -144,8 +150,7 @@ void Flusher::start() {
   info.gpu_clock = cupti_.clock;
   info.max_trace_bytes = config_.max_trace_bytes;
   info.rotate_bytes = config_.rotate_bytes;
-  info.perfetto = config_.format == TraceFormat::kPerfetto ||
-                  (config_.format == TraceFormat::kAuto && is_perfetto_path(config_.output_path));
+  info.perfetto = writes_perfetto(config_);
   writer_ = std::make_unique<TraceWriter>(sink_, info);
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).
