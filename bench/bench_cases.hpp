@@ -63,6 +63,8 @@ void BM_NvtxCapturedRangeOff(benchmark::State& state);
 // bench_flusher_memory.cpp: the writer's throughput, memory over a long run.
 void BM_FlusherThroughput(benchmark::State& state);
 void BM_FlusherThroughputPerfetto(benchmark::State& state);
+void BM_FlusherThroughputPerfettoZstd(benchmark::State& state);
+void BM_FlusherThroughputPerfettoDeflate(benchmark::State& state);
 void BM_MemoryFlat(benchmark::State& state);
 
 }  // namespace jitscope::bench

@@ -4,6 +4,7 @@
 // producer call, so they share none of Measure()'s batching.
 #include "bench_cases.hpp"
 #include "bench_support.hpp"
+#include "flush/compressing_sink.hpp"
 #include "flush/trace_writer.hpp"
 
 #include <benchmark/benchmark.h>
@@ -120,9 +121,23 @@ namespace {
 // Events/s of the writer on one core: fill a ring (untimed), time
 // TraceWriter::drain + the hand-off to a sink that only counts the bytes.
 // Every event here is a span; bytes_per_event is the trace's bytes per span.
-void FlusherThroughput(benchmark::State& state, bool perfetto) {
+void FlusherThroughput(benchmark::State& state, bool perfetto,
+                       TraceCompression compression = TraceCompression::kNone) {
   using namespace jitscope::detail;
-  CountingSink sink;
+  CountingSink counted;
+  std::unique_ptr<CompressingSink> compressing;
+  if (compression != TraceCompression::kNone) {
+    std::string why;
+    compressing = std::make_unique<CompressingSink>(counted, compression, why);
+    if (!compressing->ok()) {
+      state.SkipWithError(why.c_str());
+      for (auto _ : state) {
+      }
+      return;
+    }
+  }
+  // The file's bytes are counted after compression.
+  TraceSink& sink = compressing ? static_cast<TraceSink&>(*compressing) : counted;
   SessionInfo info;
   info.process_name = "jitscope_bench";
   info.pid = static_cast<int>(::getpid());
@@ -154,14 +169,14 @@ void FlusherThroughput(benchmark::State& state, bool perfetto) {
   for (auto _ : state) {
     fill();
     const std::uint64_t e0 = writer.events_written();
-    const std::uint64_t b0 = sink.bytes();
+    const std::uint64_t b0 = counted.bytes();
     const auto t0 = std::chrono::steady_clock::now();
     writer.drain(*thread);
     writer.flush();
     const auto t1 = std::chrono::steady_clock::now();
     state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
     events += writer.events_written() - e0;
-    bytes += sink.bytes() - b0;
+    bytes += counted.bytes() - b0;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(events));  // events (spans) per second
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes));   // trace bytes per second
@@ -179,6 +194,13 @@ void FlusherThroughput(benchmark::State& state, bool perfetto) {
 void BM_FlusherThroughput(benchmark::State& state) { FlusherThroughput(state, false); }
 // The Perfetto protobuf form (docs/perfetto-format.md), the same records.
 void BM_FlusherThroughputPerfetto(benchmark::State& state) { FlusherThroughput(state, true); }
+// The same with compressed packets (Config::compression), one codec each.
+void BM_FlusherThroughputPerfettoZstd(benchmark::State& state) {
+  FlusherThroughput(state, true, TraceCompression::kZstd);
+}
+void BM_FlusherThroughputPerfettoDeflate(benchmark::State& state) {
+  FlusherThroughput(state, true, TraceCompression::kDeflate);
+}
 
 // --- memory -------------------------------------------------------------------------
 

@@ -121,6 +121,14 @@ BENCHMARK(BM_FlusherThroughputPerfetto)
     ->UseManualTime()
     ->MinTime(0.2)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlusherThroughputPerfettoZstd)
+    ->UseManualTime()
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlusherThroughputPerfettoDeflate)
+    ->UseManualTime()
+    ->MinTime(0.2)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MemoryFlat)
     ->Setup(SessionOn)
     ->Teardown(SessionOff)

@@ -56,6 +56,21 @@ if(JITSCOPE_BUILD_TOOLS AND JITSCOPE_HAS_TOOL_DEPS)
   endif()
 endif()
 
+# zstd (libzstd-dev) for the tools to read zstd-compressed Perfetto packets
+# (Config::compression). The SDK itself loads libzstd.so.1 / libz.so.1 at
+# run time, only for a session that compresses.
+set(JITSCOPE_TOOLS_HAVE_ZSTD OFF)
+if(JITSCOPE_BUILD_TOOLS AND JITSCOPE_HAS_TOOL_DEPS)
+  find_path(JITSCOPE_ZSTD_INCLUDE_DIR zstd.h)
+  find_library(JITSCOPE_ZSTD_LIBRARY zstd)
+  if(JITSCOPE_ZSTD_INCLUDE_DIR AND JITSCOPE_ZSTD_LIBRARY)
+    set(JITSCOPE_TOOLS_HAVE_ZSTD ON)
+  else()
+    message(STATUS "jitscope: zstd not found: the tools read no zstd-compressed Perfetto "
+                   "packets (apt-get install -y libzstd-dev)")
+  endif()
+endif()
+
 # NVRTC and nvJitLink for the nvrtc_jit sample. CMake 3.25 has no
 # CUDA::nvJitLink target, so the library is found by name.
 set(JITSCOPE_HAS_NVRTC OFF)

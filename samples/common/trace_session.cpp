@@ -1,5 +1,6 @@
 #include "common/trace_session.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -27,6 +28,12 @@ TraceSession::TraceSession(const std::string& trace, const std::string& metrics,
   }
   jitscope::Config cfg;
   cfg.output_path = absolute(trace);
+  // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
+  // apply; the path and the fields set below are this program's own.
+  if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false); !st) {
+    std::fprintf(stderr, "%s: %s; the defaults apply\n", process_name.c_str(),
+                 st.message().c_str());
+  }
   cfg.metrics_path = absolute(metrics);
   cfg.process_name = process_name;
   cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event

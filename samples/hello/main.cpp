@@ -81,6 +81,12 @@ int main(int argc, char** argv) {
   if (!jitscope::active()) {
     jitscope::Config cfg;
     cfg.output_path = trace;
+    // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
+    // apply; the path and the fields set below are this program's own.
+    if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false);
+        !st) {
+      std::fprintf(stderr, "hello: %s; the defaults apply\n", st.message().c_str());
+    }
     cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event
     (void)jitscope::start(cfg);  // on failure jitscope says why; we run untraced
   }

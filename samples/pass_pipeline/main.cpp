@@ -123,6 +123,12 @@ int main(int argc, char** argv) {
   } else if (!trace.empty()) {
     jitscope::Config cfg;
     cfg.output_path = trace;
+    // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
+    // apply; the path and the fields set below are this program's own.
+    if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false);
+        !st) {
+      std::fprintf(stderr, "pass_pipeline: %s; the defaults apply\n", st.message().c_str());
+    }
     cfg.metrics_path = metrics;
     cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event
     if (const jitscope::Status st = jitscope::start(cfg); !st) {

@@ -2,7 +2,7 @@
 """Checks jitscope's Perfetto protobuf traces (.pftrace) against the schema
 and against the contract in docs/perfetto-format.md.
 
-usage: check_pftrace.py [--cut] [--rotated-part] [--proto-dir DIR]
+usage: check_pftrace.py [--cut] [--rotated-part] [--compressed] [--proto-dir DIR]
                         [--gen-dir DIR] FILE...
 
 For each file:
@@ -18,6 +18,8 @@ For each file:
 --cut           the file was cut by a crash or SIGKILL: it may end inside a
                 packet (the bytes after the last whole packet are reported),
                 slices may stay open, jitscope_stats may be missing.
+--compressed    the writer was asked to compress: no compressed packet is
+                a problem.
 --rotated-part  a rotated file other than the last: jitscope_stats (written
                 when the session ends) may be missing; a span open at the
                 rotation leaves its BEGIN without an END (the writer begins
@@ -25,6 +27,11 @@ For each file:
                 flow may start or end in another part (a rotation can fall
                 between a call's slice and its kernel's). An END without its
                 BEGIN is still a problem.
+
+A compressed packet (compressed_packets: deflate, zstd_compressed_packets:
+zstd; docs/perfetto-format.md) is inflated and its packets are checked in
+its place; it must hold whole packets and nothing else, and stay under
+Perfetto's 512 KB (zstd needs python3-zstandard).
 
 A spawn arrow (flow ids in [2^52, 2^53), base/spawn_flow.hpp) joins a
 parent's trace to its worker's: one end is in each file, so only "at most
@@ -122,6 +129,84 @@ def split_packets(data):
         packets.append(data[pos:pos + size])
         pos += size
     return packets, pos, None
+
+
+COMPRESSED_FIELDS = {50: "deflate", 133: "zstd"}  # TracePacket.(zstd_)compressed_packets
+MAX_COMPRESSED_PACKET = 512 * 1024  # Perfetto's bound for each, with its field ids and sizes
+
+
+def frame(packets):
+    """The packets as a Trace's bytes (field 1, length-delimited, each)."""
+    out = bytearray()
+    for p in packets:
+        out.append(1 << 3 | 2)
+        n = len(p)
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        out.append(n)
+        out += p
+    return bytes(out)
+
+
+def inflate(codec, blob):
+    """A compressed packet's payload, inflated; raises ValueError."""
+    if codec == "deflate":
+        import zlib
+        try:
+            d = zlib.decompressobj()
+            out = d.decompress(blob)
+        except zlib.error as e:
+            raise ValueError(f"corrupt deflate data: {e}") from e
+        if not d.eof or d.unused_data:
+            raise ValueError("the zlib stream is cut off or followed by other bytes")
+        return out
+    try:
+        import zstandard
+    except ImportError as e:
+        raise ValueError("zstd packets need python3-zstandard (apt-get install -y "
+                         "python3-zstandard)") from e
+    try:
+        d = zstandard.ZstdDecompressor().decompressobj()
+        out = d.decompress(blob)
+    except zstandard.ZstdError as e:
+        raise ValueError(f"corrupt zstd data: {e}") from e
+    if not d.eof:
+        raise ValueError("the zstd frame is cut off")
+    return out
+
+
+def expand_compressed(packets):
+    """Replaces each compressed packet by the packets it holds (Perfetto
+    decodes them in its place). Returns (packets, how many were compressed
+    per codec, problems)."""
+    out, counts, problems = [], {}, []
+    for i, p in enumerate(packets):
+        tag, pos = read_varint(p, 0) if p else (None, 0)
+        codec = COMPRESSED_FIELDS.get(tag >> 3) if tag is not None and tag & 7 == 2 else None
+        if codec is None:
+            out.append(p)
+            continue
+        counts[codec] = counts.get(codec, 0) + 1
+        size, body = read_varint(p, pos)
+        if size is None or body + size != len(p):
+            problems.append(f"packet {i}: a compressed packet with fields besides its {codec} data")
+            continue
+        if len(p) + 5 > MAX_COMPRESSED_PACKET:
+            problems.append(f"packet {i}: a compressed packet of {len(p)} bytes (Perfetto: < 512 KB)")
+        try:
+            payload = inflate(codec, p[body:])
+        except ValueError as e:
+            problems.append(f"packet {i}: {codec}: {e}")
+            continue
+        inner, end, error = split_packets(payload)
+        if error or end != len(payload):
+            problems.append(f"packet {i}: its {codec} data is not whole packets: {error or 'cut'}")
+        for q in inner:
+            if q and (read_varint(q, 0)[0] or 0) >> 3 in COMPRESSED_FIELDS:
+                problems.append(f"packet {i}: a compressed packet inside a compressed packet")
+        out += inner
+    return out, counts, problems
 
 
 def protoc_unknown_fields(proto_dir, data):
@@ -441,7 +526,7 @@ class Checker:
                 self.problem(None, None, f"no __metadata instant {name}")
 
 
-def check_file(path, pb, proto_dir, cut, rotated_part):
+def check_file(path, pb, proto_dir, cut, rotated_part, compressed_required=False):
     """Returns (problem lines, summary)."""
     try:
         with open(path, "rb") as f:
@@ -458,11 +543,16 @@ def check_file(path, pb, proto_dir, cut, rotated_part):
                         "(--cut checks a trace cut by a crash)")
     if not packets:
         problems.append("no whole packet")
+    packets, compressed, inflate_problems = expand_compressed(packets)
+    problems += inflate_problems
+    if compressed_required and not compressed:
+        problems.append("no compressed packet (--compressed: the writer was asked to compress)")
     # protoc decodes the whole packets: all of a good file, the part before
-    # the cut or the garbage otherwise (those are reported above).
+    # the cut or the garbage otherwise (those are reported above); those of
+    # a compressed packet in its place.
     checker = Checker(pb, cut, rotated_part)
     checker.check(packets)
-    protoc_error, unknown = protoc_unknown_fields(proto_dir, data[:end])
+    protoc_error, unknown = protoc_unknown_fields(proto_dir, frame(packets) if compressed else data[:end])
     if protoc_error:
         problems.append(f"protoc --decode=perfetto.protos.Trace fails: {protoc_error}")
     for index, field in unknown:
@@ -471,6 +561,8 @@ def check_file(path, pb, proto_dir, cut, rotated_part):
     problems += checker.problems
     summary = (f"{len(packets)} packets, {len(checker.seqs)} sequences, {len(checker.tracks)} tracks, "
                f"{checker.slices} slices, {len(checker.flow_starts)} flows")
+    for codec, n in sorted(compressed.items()):
+        summary += f", {n} {codec} packets"
     if cut:
         summary += f", cut: {cut_bytes} bytes after packet {len(packets) - 1}"
     return problems, summary
@@ -481,6 +573,7 @@ def main():
     ap.add_argument("files", nargs="+")
     ap.add_argument("--cut", action="store_true", help="a trace cut by a crash or SIGKILL")
     ap.add_argument("--rotated-part", action="store_true", help="a rotated file other than the last")
+    ap.add_argument("--compressed", action="store_true", help="the file must hold compressed packets")
     ap.add_argument("--proto-dir", help=f"the folder of {PROTO} (default: {DEFAULT_PROTO_DIR})")
     ap.add_argument("--gen-dir", help="where protoc writes the Python module (default: a temporary folder)")
     args = ap.parse_args()
@@ -495,7 +588,8 @@ def main():
             shutil.rmtree(gen_dir, ignore_errors=True)
     bad = 0
     for path in args.files:
-        problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part)
+        problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
+                                       args.compressed)
         for line in problems[:MAX_PRINTED]:
             print(f"{path}: {line}")
         if len(problems) > MAX_PRINTED:

@@ -21,12 +21,16 @@ fi
 work_dir="$1"
 shift
 
+# One with zstandard too (python3-zstandard, for zstd-compressed packets)
+# first, else one with google.protobuf only.
 find_python() {
-  for py in python3 /usr/bin/python3; do
-    if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import google.protobuf' 2>/dev/null; then
-      command -v "$py"
-      return 0
-    fi
+  for module in 'google.protobuf, zstandard' 'google.protobuf'; do
+    for py in python3 /usr/bin/python3; do
+      if command -v "$py" >/dev/null 2>&1 && "$py" -c "import $module" 2>/dev/null; then
+        command -v "$py"
+        return 0
+      fi
+    done
   done
   return 1
 }
@@ -50,9 +54,10 @@ if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     # Empty package lists (a fresh container): update once, then retry.
     if ! apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf \
-      >"$log" 2>&1; then
+      python3-zstandard >"$log" 2>&1; then
       apt-get update -q >>"$log" 2>&1
-      apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf >>"$log" 2>&1
+      apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf \
+        python3-zstandard >>"$log" 2>&1
     fi
     python="$(find_python)"
     if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then

@@ -105,6 +105,11 @@ int main(int argc, char** argv) {
   jitscope::detail::cupti_simulate_for_testing(true);
   jitscope::Config cfg;
   cfg.output_path = argv[1];
+  // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
+  // apply; the path and the fields set below are this program's own.
+  if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false); !st) {
+    std::fprintf(stderr, "gpu_trace_writer: %s; the defaults apply\n", st.message().c_str());
+  }
   cfg.cupti = jitscope::CuptiMode::kOn;
   cfg.nvtx_emit = false;
   cfg.nvtx_capture = false;

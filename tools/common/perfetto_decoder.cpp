@@ -56,8 +56,10 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
   std::uint64_t ts = 0;
   bool has_ts = false, has_clock = false, lost = false;
   std::uint32_t seq_id = 0, flags = 0, clock_id = 0;
-  std::string_view event, interned, defaults, descriptor, snapshot_bytes;
+  std::string_view event, interned, defaults, descriptor, snapshot_bytes, compressed;
   const char* event_at = nullptr;
+  const char* compressed_at = nullptr;
+  bool zstd = false;
   while (r.next(&f)) {
     switch (f.number) {
       case pf::packet::kTimestamp:
@@ -103,10 +105,21 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
         want(f, pf::kLengthDelimited, "TracePacket.clock_snapshot");
         snapshot_bytes = f.bytes;
         break;
+      case pf::packet::kCompressedPackets:
+      case pf::packet::kZstdCompressedPackets:
+        want(f, pf::kLengthDelimited, "TracePacket.compressed_packets");
+        compressed = f.bytes;
+        compressed_at = f.start;
+        zstd = f.number == pf::packet::kZstdCompressedPackets;
+        break;
       default: break;  // another data source's packet, or a field jitscope does not use
     }
   }
   check(r);
+  if (compressed_at != nullptr) {
+    compressed_packets(compressed, zstd, compressed_at);
+    return;
+  }
 
   Sequence& seq = sequence(seq_id, bytes.data());
   // Data lost before this packet invalidates what the sequence built up

@@ -121,6 +121,7 @@ struct PerfettoDecoder::State {
   // The packet being decoded: where its bytes are in the input.
   const char* base = nullptr;
   std::uint64_t offset = 0;
+  bool inflating = false;  // decoding the packets of a compressed packet
 
   std::string event;    // the event being written, then its padding
   std::string scratch;  // END args, instant args
@@ -140,6 +141,9 @@ struct PerfettoDecoder::State {
   void track_descriptor(std::string_view bytes);
   Track& track(std::uint64_t uuid, const char* at);
   Place place(const Track& t) const;
+
+  // perfetto_inflate.cpp: the packets of a compressed packet, decoded.
+  void compressed_packets(std::string_view bytes, bool zstd, const char* at);
 
   // perfetto_events.cpp
   void track_event(Sequence& seq, std::string_view bytes, std::int64_t ts);

@@ -56,7 +56,8 @@ typedef struct jitscope_config {
   int crash_handler;        /* 1: flush on a fatal signal or std::terminate (default); 0: off */
   unsigned long long max_trace_bytes; /* cap on the trace's bytes; 0: none (else >= 64 KiB) */
   unsigned long long rotate_bytes;    /* new numbered file at this size; 0: one file */
-  int format; /* a jitscope_format value: the trace's form (0: by the path's extension) */
+  int format;      /* a jitscope_format value: the trace's form (0: by the path's extension) */
+  int compression; /* a jitscope_compression value: the Perfetto form's packets (0: none) */
 } jitscope_config;
 
 /* The trace's form; see jitscope::TraceFormat. */
@@ -65,6 +66,13 @@ typedef enum jitscope_format {
   JITSCOPE_FORMAT_JSON = 1,
   JITSCOPE_FORMAT_PERFETTO = 2
 } jitscope_format;
+
+/* Compression of the Perfetto form; see jitscope::TraceCompression. */
+typedef enum jitscope_compression {
+  JITSCOPE_COMPRESSION_NONE = 0,
+  JITSCOPE_COMPRESSION_DEFLATE = 1,
+  JITSCOPE_COMPRESSION_ZSTD = 2
+} jitscope_compression;
 
 /* An open span's handle (jitscope_span_open); opaque: copy it, zero it. */
 typedef struct jitscope_span {

@@ -89,6 +89,14 @@ enum class CuptiMode : std::uint8_t { kAuto, kOn, kOff };
 // kJson: Chrome Trace Event Format. kPerfetto: Perfetto's native protobuf
 // TrackEvent trace (smaller, faster to write, opens in ui.perfetto.dev).
 enum class TraceFormat : std::uint8_t { kAuto, kJson, kPerfetto };
+// Compression of the Perfetto form (docs/perfetto-format.md, "Compressed
+// packets"): the packets of each flush go into compressed packets, which
+// Perfetto's UI and trace processor, jitscope-report and jitscope-merge
+// read. kDeflate (zlib, which every Perfetto reads) or kZstd (smaller and
+// faster; Perfetto builds since mid-2026). The codec is loaded at start()
+// (libz.so.1 / libzstd.so.1); without it, one `jitscope:` line and the trace
+// is written uncompressed. Ignored, with one line, for the JSON form.
+enum class TraceCompression : std::uint8_t { kNone, kDeflate, kZstd };
 inline constexpr std::size_t kDefaultCuptiBufferBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kDefaultCuptiBuffers = 8;
 
@@ -147,6 +155,7 @@ enum class CompileTimesReport : std::uint8_t {
 struct Config {
   std::string output_path;  // required: the trace file (JSON, or .pftrace: see format)
   TraceFormat format = TraceFormat::kAuto;  // explicit wins over the path's extension
+  TraceCompression compression = TraceCompression::kNone;  // the Perfetto form's packets
   std::string metrics_path;  // compile records as JSON lines (compile.hpp); empty: none
   std::size_t ring_capacity = kDefaultRingCapacity;  // 32-byte records per thread
   OverflowPolicy overflow = OverflowPolicy::kDrop;

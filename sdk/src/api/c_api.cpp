@@ -52,6 +52,7 @@ void jitscope_config_init(jitscope_config* cfg) {
   cfg->max_trace_bytes = 0;
   cfg->rotate_bytes = 0;
   cfg->format = JITSCOPE_FORMAT_AUTO;
+  cfg->compression = JITSCOPE_COMPRESSION_NONE;
 }
 
 int jitscope_start(const jitscope_config* cfg) {
@@ -94,6 +95,22 @@ int jitscope_start(const jitscope_config* cfg) {
           if (result) {
             result =
                 jitscope::Status::error("format must be JITSCOPE_FORMAT_AUTO, _JSON or _PERFETTO");
+          }
+      }
+      switch (cfg->compression) {
+        case JITSCOPE_COMPRESSION_NONE:
+          config.compression = jitscope::TraceCompression::kNone;
+          break;
+        case JITSCOPE_COMPRESSION_DEFLATE:
+          config.compression = jitscope::TraceCompression::kDeflate;
+          break;
+        case JITSCOPE_COMPRESSION_ZSTD:
+          config.compression = jitscope::TraceCompression::kZstd;
+          break;
+        default:
+          if (result) {
+            result = jitscope::Status::error(
+                "compression must be JITSCOPE_COMPRESSION_NONE, _DEFLATE or _ZSTD");
           }
       }
       // start() says why it refuses a config on stderr; so do these checks.

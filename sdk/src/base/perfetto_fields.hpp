@@ -29,6 +29,11 @@ inline constexpr std::uint32_t kTrackEvent = 11;
 inline constexpr std::uint32_t kInternedData = 12;
 inline constexpr std::uint32_t kSequenceFlags = 13;
 inline constexpr std::uint32_t kPreviousPacketDropped = 42;
+// A serialized Trace (packets with their Trace.packet framing), compressed:
+// deflate (zlib stream) in compressed_packets, zstd (one frame) in
+// zstd_compressed_packets. Perfetto asks each such packet to stay < 512 KB.
+inline constexpr std::uint32_t kCompressedPackets = 50;
+inline constexpr std::uint32_t kZstdCompressedPackets = 133;
 inline constexpr std::uint32_t kTimestampClockId = 58;
 inline constexpr std::uint32_t kTracePacketDefaults = 59;
 inline constexpr std::uint32_t kTrackDescriptor = 60;

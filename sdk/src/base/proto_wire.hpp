@@ -13,7 +13,6 @@
 //   and the output stays minimal (no padded varints).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -127,26 +126,28 @@ inline bool read_varint(const char** p, const char* end, std::uint64_t* out,
   return false;
 }
 
-// The end of the last whole length-delimited field (a Trace's packet) in
-// `bytes` that ends at or before `limit`, for bytes that begin at a field's
-// tag: 0 if none does. Stops at anything but a length-delimited field.
-inline std::size_t whole_fields_end(std::string_view bytes, std::size_t limit) noexcept {
-  const char* const begin = bytes.data();
-  const char* const end = begin + std::min(limit, bytes.size());
-  const char* p = begin;
-  std::size_t whole = 0;
-  while (p < end) {
-    std::uint64_t tag = 0;
-    std::uint64_t length = 0;
-    bool truncated = false;
-    if (!read_varint(&p, end, &tag, &truncated) || (tag & 7) != 2 ||
-        !read_varint(&p, end, &length, &truncated) ||
-        length > static_cast<std::uint64_t>(end - p)) {
-      break;
-    }
-    p += length;
-    whole = static_cast<std::size_t>(p - begin);
+// The end of the length-delimited field (a Trace's packet) whose tag is at
+// `at` in `bytes`, if the whole field is there; 0 if not (cut short, or
+// not a length-delimited field).
+inline std::size_t field_end(std::string_view bytes, std::size_t at) noexcept {
+  const char* const end = bytes.data() + bytes.size();
+  const char* p = bytes.data() + at;
+  std::uint64_t tag = 0;
+  std::uint64_t length = 0;
+  bool truncated = false;
+  if (at >= bytes.size() || !read_varint(&p, end, &tag, &truncated) || (tag & 7) != 2 ||
+      !read_varint(&p, end, &length, &truncated) || length > static_cast<std::uint64_t>(end - p)) {
+    return 0;
   }
+  return static_cast<std::size_t>(p - bytes.data()) + static_cast<std::size_t>(length);
+}
+
+// The end of the last whole length-delimited field in `bytes` that ends at
+// or before `limit`, for bytes that begin at a field's tag: 0 if none does.
+inline std::size_t whole_fields_end(std::string_view bytes, std::size_t limit) noexcept {
+  const std::string_view head = bytes.substr(0, limit);
+  std::size_t whole = 0;
+  while (const std::size_t end = field_end(head, whole)) whole = end;
   return whole;
 }
 

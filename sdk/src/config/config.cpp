@@ -31,6 +31,7 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_OVERFLOW", "drop|block"},
     {"JITSCOPE_FORMAT",
      "json|perfetto: the trace's form (default: by extension, .pftrace: perfetto)"},
+    {"JITSCOPE_COMPRESSION", "none|deflate|zstd: the Perfetto form's packets"},
     {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
     {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
     {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
@@ -223,6 +224,15 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       static constexpr Choice<TraceFormat> kChoices[] = {{"json", TraceFormat::kJson},
                                                          {"perfetto", TraceFormat::kPerfetto}};
       if (Status st = parse_choice("JITSCOPE_FORMAT", v, kChoices, cfg.format); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_COMPRESSION")) {
+      static constexpr Choice<TraceCompression> kChoices[] = {
+          {"none", TraceCompression::kNone},
+          {"deflate", TraceCompression::kDeflate},
+          {"zstd", TraceCompression::kZstd}};
+      if (Status st = parse_choice("JITSCOPE_COMPRESSION", v, kChoices, cfg.compression); !st) {
+        return st;
+      }
     }
     if (const char* v = std::getenv("JITSCOPE_FLUSH_INTERVAL_MS")) {
       std::uint64_t n = 0;

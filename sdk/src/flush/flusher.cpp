@@ -151,7 +151,24 @@ void Flusher::start() {
   info.max_trace_bytes = config_.max_trace_bytes;
   info.rotate_bytes = config_.rotate_bytes;
   info.perfetto = writes_perfetto(config_);
-  writer_ = std::make_unique<TraceWriter>(sink_, info);
+  if (config_.compression != TraceCompression::kNone) {
+    if (!info.perfetto) {
+      log_line("compression is for the Perfetto form (.pftrace, JITSCOPE_FORMAT=perfetto); " +
+               config_.output_path + " is JSON and is written uncompressed");
+    } else {
+      std::string why;
+      compress_ = std::make_unique<CompressingSink>(sink_, config_.compression, why);
+      if (compress_->ok()) {
+        info.compression = CompressingSink::name(config_.compression);
+      } else {
+        log_line(std::string("trace compression (") + CompressingSink::name(config_.compression) +
+                 ") is off: " + why + "; the trace is written uncompressed");
+        compress_.reset();
+      }
+    }
+  }
+  writer_ = std::make_unique<TraceWriter>(
+      compress_ ? static_cast<TraceSink&>(*compress_) : static_cast<TraceSink&>(sink_), info);
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).
   writer_->begin_trace(/*clock_known=*/clock_ != ClockSource::kTsc);
@@ -244,6 +261,7 @@ void Flusher::run() noexcept {
       // The host is going down: nothing after this cycle would be written,
       // and a producer blocked on a full ring (kBlock) must not wait for us.
       g_session.store(0, std::memory_order_relaxed);
+      if (compress_) compress_->set_crash_cycle(true);  // a crash after the last cycle
       write_crash_event(writer, *crash);
     }
     const CaptureTotals captured = writer.with_captured(nvtx_capture_totals() - capture_at_start_);
@@ -336,6 +354,7 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
   }
   ThreadRegistry& registry = ThreadRegistry::instance();
   writer.set_crash_cycle(crash != nullptr);
+  if (compress_) compress_->set_crash_cycle(crash != nullptr);
   if (crash == nullptr) {
     registry.snapshot(threads);
   } else if (!try_for_a_moment([&] { return registry.try_snapshot(threads); })) {

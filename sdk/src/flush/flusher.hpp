@@ -10,6 +10,7 @@
 
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
+#include "flush/compressing_sink.hpp"
 #include "flush/file_sink.hpp"
 #include "flush/spawn_arrow.hpp"
 #include "nvtx/capture_totals.hpp"
@@ -76,6 +77,8 @@ class Flusher {
   FileSink sink_;
   std::unique_ptr<FileSink> metrics_;
   std::vector<std::string> metrics_batch_;
+  // Between the writer and sink_ when the Perfetto form is compressed.
+  std::unique_ptr<CompressingSink> compress_;
   std::uint32_t word_;
   ClockSource clock_;
   ClockPoint first_;

@@ -207,6 +207,7 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
     w.member("reason", std::string_view(info_.cupti_reason));
   }
   w.end_object();
+  if (!info_.compression.empty()) w.member("compression", std::string_view(info_.compression));
   if (info_.max_trace_bytes != 0) w.member("max_trace_bytes", info_.max_trace_bytes);
   if (rotating_) {
     w.member("rotate_bytes", info_.rotate_bytes);

@@ -168,6 +168,7 @@ struct SessionInfo {
   std::uint64_t rotate_bytes = 0;
   // The protobuf form (docs/perfetto-format.md) instead of JSON.
   bool perfetto = false;
+  std::string compression;  // the Perfetto form's codec ("deflate", "zstd"); empty: none
 };
 
 struct ThreadSummary {
