@@ -1,9 +1,9 @@
 // CompressingSink (flush/compressing_sink.hpp): the Perfetto form's packets
 // into compressed packets. Each test inflates what the sink wrote with zlib
 // or zstd directly and requires exactly the packets that went in, in order.
+#include "flush/compressing_sink.hpp"
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
-#include "flush/compressing_sink.hpp"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -87,7 +87,8 @@ Expanded expand(const Capture& c) {
       if (wire::read_varint(&p, whole.data() + whole.size(), &inner_tag, &truncated)) {
         field = static_cast<std::uint32_t>(inner_tag >> 3);
       }
-      if ((field == pf::packet::kCompressedPackets || field == pf::packet::kZstdCompressedPackets) &&
+      if ((field == pf::packet::kCompressedPackets ||
+           field == pf::packet::kZstdCompressedPackets) &&
           (inner_tag & 7) == pf::kLengthDelimited &&
           wire::read_varint(&p, whole.data() + whole.size(), &inner_size, &truncated)) {
         EXPECT_EQ(p + inner_size, body + size) << "a compressed packet with other fields";

@@ -85,18 +85,27 @@ std::vector<std::string> jitscope_lines(const std::string& err) {
   return out;
 }
 
-TEST(FullDisk, ASessionLeavesWholeEventsAndWholeLinesWithinTheLimit) {
-  // Not a multiple of anything the writer uses.
-  constexpr std::size_t kLimit = 200'000 + 37;
-  const std::string stem = temp_path("full_disk");
-  const std::string trace = stem + ".trace.json";
-  const std::string metrics = stem + ".metrics.jsonl";
+// Not a multiple of anything the writer uses.
+constexpr std::size_t kLimit = 200'000 + 37;
+
+// full_disk_child writing `trace` and `metrics` with files limited to
+// kLimit bytes, waited for (two minutes at most).
+Subprocess run_child(const std::string& stem, const std::string& trace,
+                     const std::string& metrics) {
   SpawnOptions options;
   options.drop_env_prefixes = {"JITSCOPE_"};
   Subprocess p =
       spawn({JITSCOPE_FULL_DISK_CHILD, std::to_string(kLimit), trace, metrics}, stem, options);
+  if (p.pid > 0) (void)p.wait(std::chrono::seconds(120));
+  return p;
+}
+
+TEST(FullDisk, ASessionLeavesWholeEventsAndWholeLinesWithinTheLimit) {
+  const std::string stem = temp_path("full_disk");
+  const std::string trace = stem + ".trace.json";
+  const std::string metrics = stem + ".metrics.jsonl";
+  Subprocess p = run_child(stem, trace, metrics);
   ASSERT_GT(p.pid, 0) << p.spawn_error;
-  ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
   ASSERT_FALSE(p.timed_out);
   EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
 
@@ -253,16 +262,11 @@ TEST(FullDisk, AFailureInARotatedFileLeavesTheEarlierFilesWhole) {
 // tmp/full_disk.pftrace for ctest's pftrace.full_disk_test check
 // (full_disk.cmake).
 TEST(FullDisk, AProtobufTraceEndsWithAWholePacketWithinTheLimit) {
-  constexpr std::size_t kLimit = 200'000 + 37;
   const std::string stem = temp_path("full_disk_pf");
   const std::string trace = stem + ".trace.pftrace";
   const std::string metrics = stem + ".metrics.jsonl";
-  SpawnOptions options;
-  options.drop_env_prefixes = {"JITSCOPE_"};
-  Subprocess p =
-      spawn({JITSCOPE_FULL_DISK_CHILD, std::to_string(kLimit), trace, metrics}, stem, options);
+  Subprocess p = run_child(stem, trace, metrics);
   ASSERT_GT(p.pid, 0) << p.spawn_error;
-  ASSERT_TRUE(p.wait(std::chrono::seconds(120)));
   ASSERT_FALSE(p.timed_out);
   EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
 

@@ -96,25 +96,27 @@ std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out)
 
 }  // namespace
 
-void PerfettoDecoder::State::compressed_packets(std::string_view bytes, bool zstd,
-                                                const char* at) {
+void PerfettoDecoder::State::compressed_packets(std::string_view bytes, bool zstd, const char* at) {
   if (inflating) bad(at, "a compressed packet inside a compressed packet");
-  const char* what = zstd ? "TracePacket.zstd_compressed_packets" : "TracePacket.compressed_packets";
+  const char* what =
+      zstd ? "TracePacket.zstd_compressed_packets" : "TracePacket.compressed_packets";
   std::string out;
   std::string why;
   if (zstd) {
 #if JITSCOPE_TOOLS_HAVE_ZSTD
     why = inflate_zstd(bytes, max_bytes, out);
 #else
-    bad(at, std::string(what) + ": the tools were built without zstd (install libzstd-dev and "
-                                "rebuild)");
+    bad(at, std::string(what) +
+                ": the tools were built without zstd (install libzstd-dev and "
+                "rebuild)");
 #endif
   } else {
 #if JITSCOPE_TOOLS_HAVE_ZLIB
     why = inflate_zlib(bytes, max_bytes, out);
 #else
-    bad(at, std::string(what) + ": the tools were built without zlib (install zlib1g-dev and "
-                                "rebuild)");
+    bad(at, std::string(what) +
+                ": the tools were built without zlib (install zlib1g-dev and "
+                "rebuild)");
 #endif
   }
   if (why == "inflates past the limit") why = "inflates to more than " + limit();

@@ -17,8 +17,7 @@ struct Codec {
   // zstd
   void* (*zstd_create)() = nullptr;
   std::size_t (*zstd_free)(void*) = nullptr;
-  std::size_t (*zstd_compress)(void*, void*, std::size_t, const void*, std::size_t,
-                               int) = nullptr;
+  std::size_t (*zstd_compress)(void*, void*, std::size_t, const void*, std::size_t, int) = nullptr;
   unsigned (*zstd_is_error)(std::size_t) = nullptr;
   std::size_t (*zstd_bound)(std::size_t) = nullptr;
   // zlib
@@ -110,7 +109,7 @@ CompressingSink::CompressingSink(TraceSink& out, TraceCompression kind, std::str
   // trace's packets repeat so much that both still shrink them about 10x.
   level_ = 1;
   tag_ = pf::tag(kind == TraceCompression::kZstd ? pf::packet::kZstdCompressedPackets
-                                                  : pf::packet::kCompressedPackets,
+                                                 : pf::packet::kCompressedPackets,
                  pf::kLengthDelimited);
   scratch_.resize(codec->bound(kChunkBytes));  // may throw: nothing to free yet
   if (codec->zstd_create != nullptr) {
@@ -174,14 +173,15 @@ bool CompressingSink::stage(std::string_view packets) noexcept {
 
 bool CompressingSink::stage_chunk(std::string_view chunk) {
   if (!codec_failed_) {
-    const std::size_t n = codec_->compress(context_, level_, chunk, scratch_.data(), scratch_.size());
+    const std::size_t n =
+        codec_->compress(context_, level_, chunk, scratch_.data(), scratch_.size());
     if (n == 0) {
       codec_failed_ = true;
       log_line("compressing the trace failed; the rest of it is written uncompressed");
     } else {
       const std::size_t inner = wire::field_size(tag_, n);
-      const std::size_t whole = wire::field_size(pf::tag(pf::trace::kPacket, pf::kLengthDelimited),
-                                                 inner);
+      const std::size_t whole =
+          wire::field_size(pf::tag(pf::trace::kPacket, pf::kLengthDelimited), inner);
       if (whole < chunk.size()) {
         const std::size_t at = staged_.size();
         staged_.resize(at + whole);
