@@ -48,6 +48,28 @@ int jitscope_c_bad_config(void) {
   cfg.cupti = 7;
   if (jitscope_start(&cfg) == 0) return 5;
   if (strstr(jitscope_last_error(), "JITSCOPE_CUPTI_AUTO") == NULL) return 6;
+  cfg.cupti = JITSCOPE_CUPTI_OFF;
+  cfg.compression = 3;
+  if (jitscope_start(&cfg) == 0) return 7;
+  if (strstr(jitscope_last_error(), "JITSCOPE_COMPRESSION_NONE") == NULL) return 8;
+  jitscope_config_init(&cfg);
+  if (cfg.compression != JITSCOPE_COMPRESSION_NONE) return 9;
   jitscope_config_init(NULL);
   return jitscope_stop(); /* no session: 0 */
+}
+
+/* A Perfetto trace with zstd-compressed packets, from C. */
+int jitscope_c_compressed(const char* path) {
+  jitscope_config cfg;
+  jitscope_config_init(&cfg);
+  cfg.output_path = path;
+  cfg.cupti = JITSCOPE_CUPTI_OFF;
+  cfg.format = JITSCOPE_FORMAT_PERFETTO;
+  cfg.compression = JITSCOPE_COMPRESSION_ZSTD;
+  if (jitscope_start(&cfg) != 0) return 1;
+  for (int i = 0; i < 100; ++i) {
+    jitscope_span_begin("c_compressed");
+    jitscope_span_end();
+  }
+  return jitscope_stop() != 0 ? 2 : 0;
 }

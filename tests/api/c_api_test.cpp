@@ -1,10 +1,12 @@
 // The C API from C code: spans, dynamic names, instants, counters, thread
 // names, null pointers, unbalanced ends and error reporting.
 // Not covered: behaviour shared with the C++ API (span_test).
+#include "base/proto_wire.hpp"
 #include "trace_support.hpp"
 
 extern "C" int jitscope_c_scenario(const char* path);
 extern "C" int jitscope_c_bad_config(void);
+extern "C" int jitscope_c_compressed(const char* path);
 
 namespace jitscope::testing {
 namespace {
@@ -49,6 +51,29 @@ TEST(CApi, BadConfigsFailWithAReason) {
   EXPECT_NE(err.find("jitscope: cannot open /nonexistent-dir/x.json: No such file"),
             std::string::npos)
       << err;
+}
+
+// The C config's compression reaches the session: the file's packets are
+// compressed ones (the tools' and the checker's tests read them back).
+TEST(CApi, CompressionReachesTheSession) {
+  const std::string path = temp_path("c_api_zstd") + ".pftrace";
+  ASSERT_EQ(jitscope_c_compressed(path.c_str()), 0);
+  const std::string text = read_file(path);
+  std::size_t at = 0, packets = 0, compressed = 0;
+  while (const std::size_t end = detail::wire::field_end(text, at)) {
+    ++packets;
+    // After the packet's tag and length, its first field:
+    // zstd_compressed_packets (133, length-delimited) is 0xaa 0x08.
+    const char* p = text.data() + at + 1;
+    std::uint64_t length = 0;
+    bool cut = false;
+    ASSERT_TRUE(detail::wire::read_varint(&p, text.data() + end, &length, &cut));
+    if (std::string_view(p, 2) == "\xaa\x08") ++compressed;
+    at = end;
+  }
+  EXPECT_EQ(at, text.size());
+  EXPECT_GE(compressed, 1u) << packets << " packets";
+  ::unlink(path.c_str());
 }
 
 }  // namespace

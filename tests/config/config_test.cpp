@@ -59,9 +59,11 @@ TEST(Config, EveryVariableIsReadWhenValid) {
   env.set("JITSCOPE_FLUSH_INTERVAL_MS", "250");
   env.set("JITSCOPE_PROCESS_NAME", "my compiler");
   env.set("JITSCOPE_CLOCK", "monotonic");
+  env.set("JITSCOPE_COMPRESSION", "zstd");
   Config cfg;
   const Status st = Config::from_env(&cfg);
   ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cfg.compression, TraceCompression::kZstd);
   EXPECT_EQ(cfg.output_path, "/tmp/from_env.json");
   EXPECT_EQ(cfg.ring_capacity, 4096u);
   EXPECT_EQ(cfg.overflow, OverflowPolicy::kBlock);
@@ -101,7 +103,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{"JITSCOPE_OVERFLOW", "Block"}, BadValue{"JITSCOPE_OVERFLOW", ""},
         BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "0"}, BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "1.5"},
         BadValue{"JITSCOPE_FLUSH_INTERVAL_MS", "60001"}, BadValue{"JITSCOPE_PROCESS_NAME", ""},
-        BadValue{"JITSCOPE_CLOCK", "rdtsc"}, BadValue{"JITSCOPE_CRASH_HANDLER", "yes"},
+        BadValue{"JITSCOPE_CLOCK", "rdtsc"}, BadValue{"JITSCOPE_COMPRESSION", "gzip"},
+        BadValue{"JITSCOPE_COMPRESSION", "ZSTD"}, BadValue{"JITSCOPE_CRASH_HANDLER", "yes"},
         BadValue{"JITSCOPE_CRASH_HANDLER", ""}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "63K"},
         BadValue{"JITSCOPE_MAX_TRACE_SIZE", "1"}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "10MB"},
         BadValue{"JITSCOPE_MAX_TRACE_SIZE", "K"}, BadValue{"JITSCOPE_MAX_TRACE_SIZE", "-64K"},

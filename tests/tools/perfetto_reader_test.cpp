@@ -19,6 +19,10 @@
 #if JITSCOPE_TEST_HAVE_ZLIB
 #include "gzip_support.hpp"
 #endif
+#if JITSCOPE_TEST_HAVE_ZLIB && JITSCOPE_TEST_HAVE_ZSTD
+#include <zlib.h>
+#include <zstd.h>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -308,6 +312,114 @@ TEST(PerfettoReader, GzipdProtobuf) {
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(jsons(r), events_of(steps, steps.size()));
   }
+}
+#endif
+
+#if JITSCOPE_TEST_HAVE_ZLIB && JITSCOPE_TEST_HAVE_ZSTD
+// Compressed packets (docs/perfetto-format.md): a TracePacket holding a
+// serialized Trace, deflate'd (field 50, a zlib stream) or zstd'd (field 133).
+std::string deflated(std::string_view packets) {
+  std::string out(compressBound(packets.size()), '\0');
+  uLongf n = out.size();
+  EXPECT_EQ(compress2(reinterpret_cast<Bytef*>(out.data()), &n,
+                      reinterpret_cast<const Bytef*>(packets.data()), packets.size(), 6),
+            Z_OK);
+  out.resize(n);
+  return out;
+}
+std::string zstded(std::string_view packets) {
+  std::string out(ZSTD_compressBound(packets.size()), '\0');
+  const std::size_t n = ZSTD_compress(out.data(), out.size(), packets.data(), packets.size(), 3);
+  EXPECT_EQ(ZSTD_isError(n), 0u);
+  out.resize(n);
+  return out;
+}
+// The Trace's packets, each with its framing.
+std::vector<std::string> framed_packets(const std::string& t) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (const std::size_t end = wire::field_end(t, at)) {
+    out.push_back(t.substr(at, end - at));
+    at = end;
+  }
+  EXPECT_EQ(at, t.size());
+  return out;
+}
+
+TEST(PerfettoReader, CompressedPacketsReadAsThePacketsTheyHold) {
+  const auto steps = every_kind();
+  const std::vector<std::string> packets = framed_packets(trace_of(steps));
+  ASSERT_GE(packets.size(), 4u);
+  // The first packet plain, the first half of the rest deflate'd, the other
+  // half zstd'd in two packets (a boundary between packets of one sequence).
+  std::string a, b, c;
+  const std::size_t half = 1 + (packets.size() - 1) / 2;
+  for (std::size_t i = 1; i < packets.size(); ++i) {
+    (i < half ? a : i < half + (packets.size() - half) / 2 ? b : c) += packets[i];
+  }
+  const std::string bytes =
+      packets[0] + trace({Msg().bytes(pf::packet::kCompressedPackets, deflated(a)),
+                          Msg().bytes(pf::packet::kZstdCompressedPackets, zstded(b)),
+                          Msg().bytes(pf::packet::kZstdCompressedPackets, zstded(c))});
+  const std::string path = write_trace(bytes);
+  for (const std::size_t chunk : {std::size_t{1}, tools::TraceReader::kDefaultChunkSize}) {
+    SCOPED_TRACE(chunk);
+    const ReaderOutput r = read_with(path, chunk);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(jsons(r), events_of(steps, steps.size()));
+    EXPECT_FALSE(r.repairs.any()) << ::testing::PrintToString(r.warnings);
+  }
+}
+
+TEST(PerfettoReader, CorruptCompressedPacketsAreErrorsAtTheirByte) {
+  const std::string head = trace({process_head()});
+  const std::size_t h = head.size();
+  const std::string inner = trace({process_head()});
+  std::string bad_zstd = zstded(inner);
+  bad_zstd[0] ^= 0x5a;  // zstd's magic number
+  const std::string nested =
+      trace({Msg().bytes(pf::packet::kZstdCompressedPackets, zstded(inner))});
+  const std::string malformed = inner + "\x0a\x03\x40\xff\xff";  // a varint cut short
+  struct Case {
+    std::string payload;
+    std::uint32_t field;
+    std::string error;  // the part after "byte N: "
+  };
+  const std::vector<Case> cases{
+      {bad_zstd, pf::packet::kZstdCompressedPackets,
+       "TracePacket.zstd_compressed_packets is corrupt (zstd: "},
+      {deflated(inner).substr(0, deflated(inner).size() - 3), pf::packet::kCompressedPackets,
+       "TracePacket.compressed_packets is cut off (its zlib stream has no end)"},
+      {zstded(inner).substr(0, zstded(inner).size() - 3), pf::packet::kZstdCompressedPackets,
+       "TracePacket.zstd_compressed_packets is cut off (its zstd frame has no end)"},
+      {zstded(nested), pf::packet::kZstdCompressedPackets,
+       "TracePacket.zstd_compressed_packets, byte " + std::to_string(2) +
+           " inflated: a compressed packet inside a compressed packet"},
+      {deflated(malformed), pf::packet::kCompressedPackets,
+       "TracePacket.compressed_packets, byte " + std::to_string(inner.size() + 3) +
+           " inflated: a varint past the end of its message"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.error);
+    const std::string path = write_trace(head + trace({Msg().bytes(c.field, c.payload)}));
+    const ReaderOutput r = read_with(path, std::size_t{1} << 20);
+    ASSERT_FALSE(r.ok);
+    // The compressed field's tag: right after the packet's tag and length.
+    const std::size_t packet_len =
+        wire::field_size(pf::tag(c.field, pf::kLengthDelimited), c.payload.size());
+    const std::size_t at = h + 1 + wire::varint_size(packet_len);
+    EXPECT_EQ(r.error.rfind(path + ": byte " + std::to_string(at) + ": " + c.error, 0), 0u)
+        << r.error;
+  }
+  // Inflating is bounded by the largest-event bound.
+  tools::TraceReader reader;
+  reader.set_max_event_bytes(4096);
+  const std::string zeros = zstded(std::string(1 << 20, '\0'));
+  std::string error;
+  EXPECT_FALSE(reader.read(
+      write_trace(head + trace({Msg().bytes(pf::packet::kZstdCompressedPackets, zeros)})),
+      [](const tools::RawEvent&) { return true; }, nullptr, &error));
+  EXPECT_NE(error.find("inflates to more than 4096 bytes"), std::string::npos) << error;
 }
 #endif
 
