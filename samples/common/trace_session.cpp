@@ -29,7 +29,8 @@ TraceSession::TraceSession(const std::string& trace, const std::string& metrics,
   jitscope::Config cfg;
   cfg.output_path = absolute(trace);
   // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
-  // apply; the path and the fields set below are this program's own.
+  // apply (JITSCOPE_TRACE names the file instead of the path above); the
+  // fields set below are this program's own.
   if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false); !st) {
     std::fprintf(stderr, "%s: %s; the defaults apply\n", process_name.c_str(),
                  st.message().c_str());

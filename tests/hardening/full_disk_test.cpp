@@ -100,18 +100,23 @@ Subprocess run_child(const std::string& stem, const std::string& trace,
   return p;
 }
 
+// The child ran and exited 0, and its trace `text` is within the limit,
+// cut back by about one `piece` at most.
+void expect_ran_within_limit(const Subprocess& p, const std::string& text, const char* piece) {
+  ASSERT_GT(p.pid, 0) << p.spawn_error;
+  ASSERT_FALSE(p.timed_out);
+  EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
+  EXPECT_LE(text.size(), kLimit);
+  EXPECT_GT(text.size(), kLimit / 2) << "the file was cut back far more than one " << piece;
+}
+
 TEST(FullDisk, ASessionLeavesWholeEventsAndWholeLinesWithinTheLimit) {
   const std::string stem = temp_path("full_disk");
   const std::string trace = stem + ".trace.json";
   const std::string metrics = stem + ".metrics.jsonl";
   Subprocess p = run_child(stem, trace, metrics);
-  ASSERT_GT(p.pid, 0) << p.spawn_error;
-  ASSERT_FALSE(p.timed_out);
-  EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
-
   const std::string text = read_file(trace);
-  EXPECT_LE(text.size(), kLimit);
-  EXPECT_GT(text.size(), kLimit / 2) << "the file was cut back far more than one event";
+  ASSERT_NO_FATAL_FAILURE(expect_ran_within_limit(p, text, "event"));
   expect_whole_trace_events(text, trace);
   const nlohmann::json loaded = load_trace(trace, /*allow_cut=*/true);
   EXPECT_GT(events_with_ph(loaded, "X").size(), 100u);
@@ -266,13 +271,8 @@ TEST(FullDisk, AProtobufTraceEndsWithAWholePacketWithinTheLimit) {
   const std::string trace = stem + ".trace.pftrace";
   const std::string metrics = stem + ".metrics.jsonl";
   Subprocess p = run_child(stem, trace, metrics);
-  ASSERT_GT(p.pid, 0) << p.spawn_error;
-  ASSERT_FALSE(p.timed_out);
-  EXPECT_EQ(p.exit_code, 0) << p.out() << p.err();
-
   const std::string text = read_file(trace);
-  EXPECT_LE(text.size(), kLimit);
-  EXPECT_GT(text.size(), kLimit / 2) << "the file was cut back far more than one packet";
+  ASSERT_NO_FATAL_FAILURE(expect_ran_within_limit(p, text, "packet"));
   EXPECT_EQ(detail::wire::whole_fields_end(text, text.size()), text.size())
       << "the file does not end with a whole packet";
   pfwire::Reader reader;

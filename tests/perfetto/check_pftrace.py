@@ -39,7 +39,8 @@ once per file" is checked for it.
 
 Output: one line per problem, "FILE: packet I (seq S): what"; then one
 summary line per file. Exit 0 when clean, 1 on problems, 2 on usage or a
-missing schema. Needs python3-protobuf and protoc (tests/perfetto/
+missing schema, 78 when a file needs a module that is not installed
+(python3-zstandard for zstd packets). Needs python3-protobuf and protoc (tests/perfetto/
 with_protobuf.sh finds or installs them). Not checked: the contents of args,
 names and pids against what the program recorded (the writer's own tests
 know what they recorded), and Perfetto's UI-only fields.
@@ -61,6 +62,7 @@ DEFAULT_PROTO_DIR = os.environ.get(
 PROTO = "perfetto_trace.proto"
 MONOTONIC, BOOTTIME = 3, 6
 MAX_PRINTED = 50  # per file: a broken writer must not print a million lines
+SKIP_MISSING_MODULE = 78  # with_protobuf.sh turns it into ctest's skip (77)
 
 
 def is_spawn_flow(flow_id):
@@ -149,8 +151,13 @@ def frame(packets):
     return bytes(out)
 
 
+class MissingModule(Exception):
+    """A Python module the check needs for this file is not installed."""
+
+
 def inflate(codec, blob):
-    """A compressed packet's payload, inflated; raises ValueError."""
+    """A compressed packet's payload, inflated; raises ValueError (or
+    MissingModule: zstd without python3-zstandard)."""
     if codec == "deflate":
         import zlib
         try:
@@ -164,15 +171,20 @@ def inflate(codec, blob):
     try:
         import zstandard
     except ImportError as e:
-        raise ValueError("zstd packets need python3-zstandard (apt-get install -y "
-                         "python3-zstandard)") from e
-    try:
-        d = zstandard.ZstdDecompressor().decompressobj()
-        out = d.decompress(blob)
-    except zstandard.ZstdError as e:
-        raise ValueError(f"corrupt zstd data: {e}") from e
-    if not d.eof:
-        raise ValueError("the zstd frame is cut off")
+        raise MissingModule("zstd packets need python3-zstandard "
+                            "(apt-get install -y python3-zstandard)") from e
+    # One frame after another, as the tools read them (python3-zstandard
+    # 0.20 has no read_across_frames).
+    out, rest = b"", blob
+    while rest:
+        try:
+            d = zstandard.ZstdDecompressor().decompressobj()
+            out += d.decompress(rest)
+        except zstandard.ZstdError as e:
+            raise ValueError(f"corrupt zstd data: {e}") from e
+        if not d.eof:
+            raise ValueError("the zstd frame is cut off")
+        rest = d.unused_data
     return out
 
 
@@ -182,7 +194,10 @@ def expand_compressed(packets):
     per codec, problems)."""
     out, counts, problems = [], {}, []
     for i, p in enumerate(packets):
-        tag, pos = read_varint(p, 0) if p else (None, 0)
+        try:
+            tag, pos = read_varint(p, 0) if p else (None, 0)
+        except ValueError:
+            tag, pos = None, 0  # not a compressed packet; the checker reports what it is
         codec = COMPRESSED_FIELDS.get(tag >> 3) if tag is not None and tag & 7 == 2 else None
         if codec is None:
             out.append(p)
@@ -196,6 +211,8 @@ def expand_compressed(packets):
             problems.append(f"packet {i}: a compressed packet of {len(p)} bytes (Perfetto: < 512 KB)")
         try:
             payload = inflate(codec, p[body:])
+        except MissingModule:
+            raise
         except ValueError as e:
             problems.append(f"packet {i}: {codec}: {e}")
             continue
@@ -203,7 +220,11 @@ def expand_compressed(packets):
         if error or end != len(payload):
             problems.append(f"packet {i}: its {codec} data is not whole packets: {error or 'cut'}")
         for q in inner:
-            if q and (read_varint(q, 0)[0] or 0) >> 3 in COMPRESSED_FIELDS:
+            try:
+                first = read_varint(q, 0)[0] if q else None
+            except ValueError:
+                first = None
+            if first is not None and first & 7 == 2 and first >> 3 in COMPRESSED_FIELDS:
                 problems.append(f"packet {i}: a compressed packet inside a compressed packet")
         out += inner
     return out, counts, problems
@@ -588,8 +609,12 @@ def main():
             shutil.rmtree(gen_dir, ignore_errors=True)
     bad = 0
     for path in args.files:
-        problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
-                                       args.compressed)
+        try:
+            problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
+                                           args.compressed)
+        except MissingModule as e:
+            print(f"{path}: SKIPPED: {e}")
+            return SKIP_MISSING_MODULE
         for line in problems[:MAX_PRINTED]:
             print(f"{path}: {line}")
         if len(problems) > MAX_PRINTED:

@@ -10,8 +10,10 @@
 # usage: with_protobuf.sh <work_dir> <script.py> [args...]
 #
 # exit 77: protoc or python3-protobuf is missing and cannot be installed (one
-# line on stdout says why: ctest SKIP_RETURN_CODE); otherwise the script's
-# status (77 from the script itself becomes 1: only a missing dependency skips).
+# line on stdout says why: ctest SKIP_RETURN_CODE), or the script says with
+# 78 that a file needs a module still missing (python3-zstandard, installed
+# here too when it can be, but optional); otherwise the script's status (77
+# from the script itself becomes 1: only a missing dependency skips).
 set -u
 SKIP=77
 if [ "$#" -lt 2 ]; then
@@ -54,10 +56,9 @@ if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     # Empty package lists (a fresh container): update once, then retry.
     if ! apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf \
-      python3-zstandard >"$log" 2>&1; then
+      >"$log" 2>&1; then
       apt-get update -q >>"$log" 2>&1
-      apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf \
-        python3-zstandard >>"$log" 2>&1
+      apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf >>"$log" 2>&1
     fi
     python="$(find_python)"
     if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
@@ -69,8 +70,29 @@ if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
   fi
   exec 8>&-
 fi
+# python3-zstandard (zstd-compressed packets) is optional: tried once when
+# missing and we are root; without it only files with zstd packets skip.
+if ! "$python" -c 'import zstandard' 2>/dev/null && [ "$(id -u)" -eq 0 ] &&
+  command -v apt-get >/dev/null 2>&1 && mkdir -p "$work_dir" &&
+  [ ! -e "$work_dir/.zstandard-tried" ]; then
+  if command -v flock >/dev/null 2>&1; then
+    exec 8>"$work_dir/.protobuf.lock"
+    flock 8
+  fi
+  if [ ! -e "$work_dir/.zstandard-tried" ]; then
+    touch "$work_dir/.zstandard-tried"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      python3-zstandard >"$work_dir/apt-zstandard.log" 2>&1 || true
+  fi
+  exec 8>&-
+  python="$(find_python)"
+fi
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 "$python" "$@"
 rc=$?
 [ "$rc" -eq "$SKIP" ] && rc=1
+if [ "$rc" -eq 78 ]; then
+  echo "perfetto test SKIPPED: a module the check needs is missing (see above)"
+  rc=$SKIP
+fi
 exit "$rc"

@@ -387,7 +387,7 @@ TEST(PerfettoReader, CorruptCompressedPacketsAreErrorsAtTheirByte) {
   };
   const std::vector<Case> cases{
       {bad_zstd, pf::packet::kZstdCompressedPackets,
-       "TracePacket.zstd_compressed_packets is corrupt (zstd: "},
+       "TracePacket.zstd_compressed_packets cannot be inflated (zstd: "},
       {deflated(inner).substr(0, deflated(inner).size() - 3), pf::packet::kCompressedPackets,
        "TracePacket.compressed_packets is cut off (its zlib stream has no end)"},
       {zstded(inner).substr(0, zstded(inner).size() - 3), pf::packet::kZstdCompressedPackets,
@@ -411,15 +411,32 @@ TEST(PerfettoReader, CorruptCompressedPacketsAreErrorsAtTheirByte) {
     EXPECT_EQ(r.error.rfind(path + ": byte " + std::to_string(at) + ": " + c.error, 0), 0u)
         << r.error;
   }
-  // Inflating is bounded by the largest-event bound.
+  // Inflating is bounded by the largest-event bound: what comes out, and
+  // the window a zstd frame asks for before anything comes out.
   tools::TraceReader reader;
   reader.set_max_event_bytes(4096);
-  const std::string zeros = zstded(std::string(1 << 20, '\0'));
-  std::string error;
-  EXPECT_FALSE(reader.read(
-      write_trace(head + trace({Msg().bytes(pf::packet::kZstdCompressedPackets, zeros)})),
-      [](const tools::RawEvent&) { return true; }, nullptr, &error));
-  EXPECT_NE(error.find("inflates to more than 4096 bytes"), std::string::npos) << error;
+  const std::string zeros(1 << 20, '\0');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  // A 1 KiB window, 64 KiB out (a block per KiB: the packet stays small).
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 10);
+  const std::string_view some(zeros.data(), 64 << 10);
+  std::string small_window(ZSTD_compressBound(some.size()), '\0');
+  small_window.resize(
+      ZSTD_compress2(cctx, small_window.data(), small_window.size(), some.data(), some.size()));
+  ZSTD_freeCCtx(cctx);
+  for (const auto& [payload, expected] :
+       {std::pair{small_window, std::string("inflates to more than 4096 bytes")},
+        std::pair{zstded(zeros), std::string("cannot be inflated (zstd: Frame requires too much "
+                                             "memory for decoding)")},
+        std::pair{deflated(zeros), std::string("inflates to more than 4096 bytes")}}) {
+    const std::uint32_t field = payload == deflated(zeros) ? pf::packet::kCompressedPackets
+                                                           : pf::packet::kZstdCompressedPackets;
+    std::string error;
+    EXPECT_FALSE(reader.read(
+        write_trace(head + trace({Msg().bytes(field, payload)})),
+        [](const tools::RawEvent&) { return true; }, nullptr, &error));
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
 }
 #endif
 

@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
   jitscope::Config cfg;
   cfg.output_path = argv[1];
   // The JITSCOPE_* knobs (docs/configuration.md: JITSCOPE_COMPRESSION, ...)
-  // apply; the path and the fields set below are this program's own.
+  // apply (JITSCOPE_TRACE names the file instead of the path above); the
+  // fields set below are this program's own.
   if (const jitscope::Status st = jitscope::Config::from_env(&cfg, /*require_trace=*/false); !st) {
     std::fprintf(stderr, "gpu_trace_writer: %s; the defaults apply\n", st.message().c_str());
   }

@@ -107,7 +107,9 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
         break;
       case pf::packet::kCompressedPackets:
       case pf::packet::kZstdCompressedPackets:
-        want(f, pf::kLengthDelimited, "TracePacket.compressed_packets");
+        want(f, pf::kLengthDelimited,
+             f.number == pf::packet::kCompressedPackets ? "TracePacket.compressed_packets"
+                                                        : "TracePacket.zstd_compressed_packets");
         compressed = f.bytes;
         compressed_at = f.start;
         zstd = f.number == pf::packet::kZstdCompressedPackets;

@@ -5,7 +5,9 @@
 // error inside one names the compressed packet's byte and the inner offset.
 #include "perfetto_state.hpp"
 
+#include <climits>
 #include <cstring>
+#include <memory>
 
 #if JITSCOPE_TOOLS_HAVE_ZLIB
 #include <zlib.h>
@@ -25,8 +27,11 @@ constexpr std::size_t kStep = std::size_t{1} << 20;
 #if JITSCOPE_TOOLS_HAVE_ZLIB
 // A zlib stream (Perfetto's deflate) into `out`; "" or what went wrong.
 std::string inflate_zlib(std::string_view in, std::size_t max, std::string& out) {
+  if (in.size() > UINT_MAX) return "is larger than zlib takes in one piece (4 GiB)";
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) return "cannot start zlib's inflate (out of memory)";
+  // Ended however this returns (a resize below may throw).
+  const std::unique_ptr<z_stream, int (*)(z_stream*)> end(&zs, inflateEnd);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
   std::string why;
@@ -50,20 +55,28 @@ std::string inflate_zlib(std::string_view in, std::size_t max, std::string& out)
       break;
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      why = std::string("is corrupt (zlib: ") + (zs.msg != nullptr ? zs.msg : "error") + ")";
+      why =
+          std::string("cannot be inflated (zlib: ") + (zs.msg != nullptr ? zs.msg : "error") + ")";
       break;
     }
   }
   out.resize(zs.total_out);
-  inflateEnd(&zs);
   return why;
 }
 #endif
 
 #if JITSCOPE_TOOLS_HAVE_ZSTD
 std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out) {
-  ZSTD_DStream* ds = ZSTD_createDStream();
+  const std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> owned(ZSTD_createDStream(),
+                                                                            ZSTD_freeDStream);
+  ZSTD_DStream* ds = owned.get();
   if (ds == nullptr) return "cannot start zstd (out of memory)";
+  // A frame's window is memory zstd takes before any output: no larger than
+  // the bound on what the packet may inflate to, between zstd's minimum
+  // (1 KiB) and its default limit (128 MiB).
+  int window_log = 10;
+  while (window_log < 27 && (std::size_t{1} << window_log) < max) ++window_log;
+  ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax, window_log);
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   std::size_t used = 0;
   std::size_t last = 1;  // 0 once a frame is complete
@@ -80,7 +93,8 @@ std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out)
     last = ZSTD_decompressStream(ds, &dst, &src);
     used = dst.pos;
     if (ZSTD_isError(last) != 0) {
-      why = std::string("is corrupt (zstd: ") + ZSTD_getErrorName(last) + ")";
+      // Corrupt, or a window over the bound: zstd's words say which.
+      why = std::string("cannot be inflated (zstd: ") + ZSTD_getErrorName(last) + ")";
       break;
     }
     if (src.pos == src.size && last != 0 && dst.pos < dst.size) {
@@ -89,7 +103,6 @@ std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out)
     }
   }
   out.resize(used);
-  ZSTD_freeDStream(ds);
   return why;
 }
 #endif
@@ -121,8 +134,16 @@ void PerfettoDecoder::State::compressed_packets(std::string_view bytes, bool zst
   }
   if (why == "inflates past the limit") why = "inflates to more than " + limit();
   if (!why.empty()) bad(at, std::string(what) + " " + why);
+  // Restored however the packets' decoding ends (an error, an exception).
+  struct Restore {
+    State& s;
+    const char* base;
+    ~Restore() {
+      s.inflating = false;
+      s.base = base;
+    }
+  } restore{*this, base};
   inflating = true;
-  const char* const saved_base = base;
   try {
     proto::FieldReader r(out);
     proto::Field f;
@@ -135,14 +156,10 @@ void PerfettoDecoder::State::compressed_packets(std::string_view bytes, bool zst
     }
     check(r);
   } catch (PerfettoBad& b) {
-    inflating = false;
-    base = saved_base;
     if (stopped) throw;
     const auto inner = static_cast<std::size_t>(b.at - out.data());
     bad(at, std::string(what) + ", byte " + std::to_string(inner) + " inflated: " + b.what);
   }
-  inflating = false;
-  base = saved_base;
 }
 
 }  // namespace jitscope::tools

@@ -177,6 +177,11 @@ Status Config::validate() const noexcept {
                              " bytes (0 turns it off)");
       }
     }
+    if (compression != TraceCompression::kNone && compression != TraceCompression::kDeflate &&
+        compression != TraceCompression::kZstd) {
+      return Status::error("compression " + std::to_string(static_cast<int>(compression)) +
+                           " is not kNone, kDeflate or kZstd");
+    }
     if (clock == ClockChoice::kTsc && !detail::tsc_is_invariant()) {
       return Status::error(
           "clock tsc requested, but this CPU's TSC is not invariant "

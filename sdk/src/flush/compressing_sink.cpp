@@ -1,5 +1,6 @@
 #include "flush/compressing_sink.hpp"
 
+#include "base/immortal.hpp"
 #include "base/log.hpp"
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
@@ -52,17 +53,23 @@ bool resolve(void* library, const char* symbol, F& f, std::string& why) {
   return f != nullptr;
 }
 
+// What loading a codec found: kept for the process (immortal: a session
+// may start from an atexit handler or a static destructor).
+struct Loaded {
+  std::mutex mutex;
+  Codec codecs[2];
+  bool tried[2] = {};
+  std::string reasons[2];
+};
+
 // Loaded once per process, on the first session that asks; never unloaded.
 const Codec* load_codec(TraceCompression kind, std::string& why) {
-  static std::mutex mutex;
-  static Codec codecs[2];
-  static bool tried[2] = {};
-  static std::string reasons[2];
+  Loaded& loaded = immortal<Loaded>();
   const bool zstd = kind == TraceCompression::kZstd;
   const int i = zstd ? 1 : 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!tried[i]) {
-    tried[i] = true;
+  std::lock_guard<std::mutex> lock(loaded.mutex);
+  if (!loaded.tried[i]) {
+    loaded.tried[i] = true;
     const char* soname = zstd ? "libzstd.so.1" : "libz.so.1";
     void* library = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     std::string reason;
@@ -77,17 +84,17 @@ const Codec* load_codec(TraceCompression kind, std::string& why) {
                           resolve(library, "ZSTD_compressBound", c.zstd_bound, reason)
                     : resolve(library, "compress2", c.z_compress2, reason) &&
                           resolve(library, "compressBound", c.z_bound, reason)) {
-      codecs[i] = c;
+      loaded.codecs[i] = c;
     } else {
       reason = std::string(soname) + ": " + reason;
     }
-    reasons[i] = reason;
+    loaded.reasons[i] = reason;
   }
-  if (!reasons[i].empty()) {
-    why = reasons[i];
+  if (!loaded.reasons[i].empty()) {
+    why = loaded.reasons[i];
     return nullptr;
   }
-  return &codecs[i];
+  return &loaded.codecs[i];
 }
 
 }  // namespace
