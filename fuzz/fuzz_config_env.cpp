@@ -57,6 +57,7 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_ARTIFACTS",
     "JITSCOPE_MAX_ARTIFACT_SIZE",
     "JITSCOPE_FORMAT",
+    "JITSCOPE_COMPRESSION",
     "JITSCOPE_PARENT_PID",
 };
 bool known(std::string_view name) {
@@ -209,6 +210,13 @@ void fuzz_env(std::uint8_t flags, std::string_view text) {
   if (const auto v = lookup(env, "JITSCOPE_FORMAT")) {
     FUZZ_CHECK((*v == "json" && cfg.format == jitscope::TraceFormat::kJson) ||
                    (*v == "perfetto" && cfg.format == jitscope::TraceFormat::kPerfetto),
+               describe(env));
+  }
+  if (const auto v = lookup(env, "JITSCOPE_COMPRESSION")) {
+    using jitscope::TraceCompression;
+    FUZZ_CHECK((*v == "none" && cfg.compression == TraceCompression::kNone) ||
+                   (*v == "deflate" && cfg.compression == TraceCompression::kDeflate) ||
+                   (*v == "zstd" && cfg.compression == TraceCompression::kZstd),
                describe(env));
   }
 }
