@@ -137,18 +137,19 @@ COMPRESSED_FIELDS = {50: "deflate", 133: "zstd"}  # TracePacket.(zstd_)compresse
 MAX_COMPRESSED_PACKET = 512 * 1024  # Perfetto's bound for each, with its field ids and sizes
 
 
-def frame(packets):
-    """The packets as a Trace's bytes (field 1, length-delimited, each)."""
+def write_varint(value):
+    """`value` as a varint's bytes."""
     out = bytearray()
-    for p in packets:
-        out.append(1 << 3 | 2)
-        n = len(p)
-        while n >= 0x80:
-            out.append(n & 0x7F | 0x80)
-            n >>= 7
-        out.append(n)
-        out += p
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
     return bytes(out)
+
+
+def frame(packets):
+    """The packets' bytes as a Trace's (field 1, length-delimited, each)."""
+    return b"".join(b"\x0a" + write_varint(len(p)) + p for p in packets)
 
 
 class MissingModule(Exception):

@@ -110,16 +110,7 @@ def valid_packets(pb):
 
 
 def serialize(packets):
-    return b"".join(b"\x0a" + _varint(p.ByteSize()) + p.SerializeToString() for p in packets)
-
-
-def _varint(v):
-    out = bytearray()
-    while True:
-        out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
+    return check_pftrace.frame([p.SerializeToString() for p in packets])
 
 
 def _set(i, path, value):
@@ -296,8 +287,8 @@ def _variants():
 def _unknown():
     # A packet whose only field, 7777 (varint 1), is no TracePacket field: it
     # decodes, as unknown; sequence id 1 keeps the other checks quiet.
-    body = b"\x50\x01" + _varint(7777 << 3) + b"\x01"
-    return b"\x0a" + _varint(len(body)) + body
+    body = b"\x50\x01" + check_pftrace.write_varint(7777 << 3) + b"\x01"
+    return check_pftrace.frame([body])
 
 
 def _offset(data, index):

@@ -24,9 +24,14 @@ namespace {
 // The output grows in steps of this much, up to the decoder's max_bytes.
 constexpr std::size_t kStep = std::size_t{1} << 20;
 
+// Each inflater: `in` into `out`, at most `max` bytes; "" or what went
+// wrong, to follow the field's name ("is cut off ..."); `over` names the
+// bound in the message of an output past it.
+
 #if JITSCOPE_TOOLS_HAVE_ZLIB
 // A zlib stream (Perfetto's deflate) into `out`; "" or what went wrong.
-std::string inflate_zlib(std::string_view in, std::size_t max, std::string& out) {
+std::string inflate_zlib(std::string_view in, std::size_t max, const std::string& over,
+                         std::string& out) {
   if (in.size() > UINT_MAX) return "is larger than zlib takes in one piece (4 GiB)";
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) return "cannot start zlib's inflate (out of memory)";
@@ -38,7 +43,7 @@ std::string inflate_zlib(std::string_view in, std::size_t max, std::string& out)
   for (;;) {
     if (out.size() - zs.total_out < 1) {
       if (out.size() >= max) {
-        why = "inflates past the limit";
+        why = "inflates to more than " + over;
         break;
       }
       out.resize(std::min(max, out.size() + kStep));
@@ -66,7 +71,8 @@ std::string inflate_zlib(std::string_view in, std::size_t max, std::string& out)
 #endif
 
 #if JITSCOPE_TOOLS_HAVE_ZSTD
-std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out) {
+std::string inflate_zstd(std::string_view in, std::size_t max, const std::string& over,
+                         std::string& out) {
   const std::unique_ptr<ZSTD_DStream, std::size_t (*)(ZSTD_DStream*)> owned(ZSTD_createDStream(),
                                                                             ZSTD_freeDStream);
   ZSTD_DStream* ds = owned.get();
@@ -84,7 +90,7 @@ std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out)
   while (src.pos < src.size || last != 0) {
     if (out.size() == used) {
       if (out.size() >= max) {
-        why = "inflates past the limit";
+        why = "inflates to more than " + over;
         break;
       }
       out.resize(std::min(max, out.size() + kStep));
@@ -109,30 +115,30 @@ std::string inflate_zstd(std::string_view in, std::size_t max, std::string& out)
 
 }  // namespace
 
-void PerfettoDecoder::State::compressed_packets(std::string_view bytes, bool zstd, const char* at) {
+void PerfettoDecoder::State::compressed_packets([[maybe_unused]] std::string_view bytes, bool zstd,
+                                                const char* at) {
   if (inflating) bad(at, "a compressed packet inside a compressed packet");
   const char* what =
       zstd ? "TracePacket.zstd_compressed_packets" : "TracePacket.compressed_packets";
   std::string out;
   std::string why;
+  [[maybe_unused]] const auto missing = [&](const char* library, const char* package) {
+    bad(at, std::string(what) + ": the tools were built without " + library + " (install " +
+                package + " and rebuild)");
+  };
   if (zstd) {
 #if JITSCOPE_TOOLS_HAVE_ZSTD
-    why = inflate_zstd(bytes, max_bytes, out);
+    why = inflate_zstd(bytes, max_bytes, limit(), out);
 #else
-    bad(at, std::string(what) +
-                ": the tools were built without zstd (install libzstd-dev and "
-                "rebuild)");
+    missing("zstd", "libzstd-dev");
 #endif
   } else {
 #if JITSCOPE_TOOLS_HAVE_ZLIB
-    why = inflate_zlib(bytes, max_bytes, out);
+    why = inflate_zlib(bytes, max_bytes, limit(), out);
 #else
-    bad(at, std::string(what) +
-                ": the tools were built without zlib (install zlib1g-dev and "
-                "rebuild)");
+    missing("zlib", "zlib1g-dev");
 #endif
   }
-  if (why == "inflates past the limit") why = "inflates to more than " + limit();
   if (!why.empty()) bad(at, std::string(what) + " " + why);
   // Restored however the packets' decoding ends (an error, an exception).
   struct Restore {

@@ -112,11 +112,6 @@ CompressingSink::CompressingSink(TraceSink& out, TraceCompression kind, std::str
     : out_(out) {
   const Codec* codec = load_codec(kind, why);
   if (codec == nullptr) return;
-  // zstd's level 1 and zlib's Z_BEST_SPEED: the flusher's pace first; a
-  // trace's packets repeat so much that both still shrink them 3 to 15
-  // times (docs/performance.md; zstd's negative levels were faster but
-  // left 13 bytes a span against 10).
-  level_ = 1;
   tag_ = pf::tag(kind == TraceCompression::kZstd ? pf::packet::kZstdCompressedPackets
                                                  : pf::packet::kCompressedPackets,
                  pf::kLengthDelimited);
@@ -136,21 +131,17 @@ CompressingSink::~CompressingSink() {
 }
 
 void CompressingSink::write(std::string_view packets) noexcept {
-  bytes_in_ += packets.size();
-  if (stage(packets)) {
-    out_.write(staged_);
-  } else {
-    out_.write(packets);
-  }
+  pass_on(packets, &TraceSink::write);
 }
 
 void CompressingSink::write_closing(std::string_view packets) noexcept {
+  pass_on(packets, &TraceSink::write_closing);
+}
+
+void CompressingSink::pass_on(std::string_view packets,
+                              void (TraceSink::*to)(std::string_view) noexcept) noexcept {
   bytes_in_ += packets.size();
-  if (stage(packets)) {
-    out_.write_closing(staged_);
-  } else {
-    out_.write_closing(packets);
-  }
+  (out_.*to)(stage(packets) ? std::string_view(staged_) : packets);
 }
 
 bool CompressingSink::stage(std::string_view packets) noexcept {
@@ -180,10 +171,10 @@ bool CompressingSink::stage(std::string_view packets) noexcept {
   }
 }
 
-bool CompressingSink::stage_chunk(std::string_view chunk) {
+void CompressingSink::stage_chunk(std::string_view chunk) {
   if (!codec_failed_) {
     const std::size_t n =
-        codec_->compress(context_, level_, chunk, scratch_.data(), scratch_.size());
+        codec_->compress(context_, kLevel, chunk, scratch_.data(), scratch_.size());
     if (n == 0) {
       codec_failed_ = true;
       log_line("compressing the trace failed; the rest of it is written uncompressed");
@@ -200,12 +191,11 @@ bool CompressingSink::stage_chunk(std::string_view chunk) {
         p = wire::put_varint(p, tag_);
         p = wire::put_varint(p, n);
         wire::put_bytes(p, std::string_view(scratch_.data(), n));
-        return true;
+        return;
       }
     }
   }
   staged_.append(chunk);  // did not shrink (or the codec failed): plain
-  return false;
 }
 
 }  // namespace jitscope::detail

@@ -54,16 +54,24 @@ class CompressingSink final : public TraceSink {
   std::string_view name() const noexcept override { return out_.name(); }
 
  private:
-  // The packets as compressed packets (or plain where above), into staged_.
+  // write() and write_closing(): staged_ or, where stage() says no, the
+  // packets as they came, to `out_.*to`.
+  void pass_on(std::string_view packets, void (TraceSink::*to)(std::string_view) noexcept) noexcept;
+  // The packets as compressed packets (or plain where above), into staged_;
+  // false: none staged, the caller writes them as they are.
   bool stage(std::string_view packets) noexcept;
-  // One chunk of whole packets as one compressed packet; false: staged
-  // plain. Throws std::bad_alloc (stage() then writes the packets plain).
-  bool stage_chunk(std::string_view chunk);
+  // One chunk of whole packets as one compressed packet, or plain where it
+  // does not shrink. Throws std::bad_alloc (stage() then says no).
+  void stage_chunk(std::string_view chunk);
 
   TraceSink& out_;
   const Codec* codec_ = nullptr;
   void* context_ = nullptr;  // zstd's ZSTD_CCtx; deflate needs none
-  int level_ = 1;
+  // zstd's level 1 and zlib's Z_BEST_SPEED: the flusher's pace first; a
+  // trace's packets repeat so much that both still shrink them 3 to 15
+  // times (docs/performance.md; zstd's negative levels were faster but
+  // left 13 bytes a span against 10).
+  static constexpr int kLevel = 1;
   std::uint32_t tag_ = 0;  // the compressed packet's field tag
   std::string scratch_;    // one chunk compressed
   std::string staged_;     // the packets of one write, as they go to the file
