@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ const detail::Record& record_at(std::uint64_t pos) {
   return p.slots[pos & p.mask];
 }
 std::uint64_t tail_now() { return detail::t_hot->producer.tail.load(std::memory_order_relaxed); }
+// Records written so far into the calling thread's ring (its positions
+// start where no other ring's do).
+std::uint64_t used_now() { return tail_now() - detail::t_state->ring.start(); }
 
 Config quiet_config(const std::string& stem, std::size_t capacity) {
   Config cfg = test_config(stem);
@@ -41,7 +45,10 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   const detail::SpanToken first = detail::begin_static(s, 100, "lib");
   ASSERT_NE(detail::t_hot->session, 0u) << "the gate is open on a plain session";
   const std::uint64_t at = tail_now();
-  const detail::SpanToken inlined = detail::begin_span(s, 200, "inline");
+  // The inline begin reads the session's clock itself, after its gate.
+  const std::uint64_t before = detail::read_clock(s);
+  const detail::SpanToken inlined = detail::begin_span(s, "inline");
+  const std::uint64_t after = detail::read_clock(s);
   ASSERT_EQ(tail_now(), at + 1);
   const detail::SpanToken library = detail::begin_static(s, 300, "lib2");
 
@@ -53,7 +60,8 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   EXPECT_EQ(a.flags, b.flags);
   EXPECT_EQ(a.name_len, b.name_len);
   EXPECT_EQ(a.index, b.index);  // a Begin's index is not read
-  EXPECT_EQ(a.ts, 200u);
+  EXPECT_GE(a.ts, before);
+  EXPECT_LE(a.ts, after);
   EXPECT_STREQ(a.name, "inline");
   // Serials: the ring position after the Begin, never 0; each on the stack
   // at its span's depth.
@@ -66,11 +74,14 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   EXPECT_EQ(detail::t_hot->depth, 3u);
 
   // Ends: inline and library alike write one End each, innermost first.
-  detail::end_span_now(library, 400);
+  const std::uint64_t before_end = detail::read_clock(s);
+  detail::end_span_now(library);
+  const std::uint64_t after_end = detail::read_clock(s);
   const detail::Record& e = record_at(at + 2);
   EXPECT_EQ(e.kind, detail::RecordKind::kEnd);
-  EXPECT_EQ(e.ts, 400u);
-  detail::end_span_now(inlined, 500);
+  EXPECT_GE(e.ts, before_end);
+  EXPECT_LE(e.ts, after_end);
+  detail::end_span_now(inlined);
   detail::end_span(first, 600);
   EXPECT_EQ(record_at(at + 3).kind, detail::RecordKind::kEnd);
   EXPECT_EQ(record_at(at + 4).kind, detail::RecordKind::kEnd);
@@ -80,6 +91,136 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   EXPECT_EQ(stats.spans_incomplete, 0u);
   auto spans = events_with_ph(load_trace(session.path()), "X");
   ASSERT_EQ(spans.size(), 3u);
+}
+
+// The inline path reads inline_clock() without asking which clock the
+// session is on, so its gate stays closed for a session on another clock
+// (on x86, CLOCK_MONOTONIC): there every span goes through the library, and
+// its times are the session's clock's.
+TEST(InlinePath, TheGateStaysClosedForASessionOnAnotherClock) {
+#if !defined(__x86_64__) && !defined(__i386__)
+  GTEST_SKIP() << "CLOCK_MONOTONIC is the only clock, and the inline path's, here";
+#endif
+  Config cfg = quiet_config("inline_other_clock", 1024);
+  cfg.clock = ClockChoice::kMonotonic;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  { JITSCOPE_SPAN("registers"); }
+  ASSERT_FALSE(detail::runs_on_inline_clock(s));
+  EXPECT_EQ(detail::t_hot->session, 0u);
+  const std::uint64_t at = tail_now();
+  const std::uint64_t before = detail::monotonic_ns();
+  { JITSCOPE_SPAN("monotonic"); }
+  const std::uint64_t after = detail::monotonic_ns();
+  ASSERT_EQ(tail_now(), at + 2) << "a Begin and an End, through the library";
+  for (std::uint64_t pos : {at, at + 1}) {
+    EXPECT_GE(record_at(pos).ts, before) << pos;
+    EXPECT_LE(record_at(pos).ts, after) << pos;
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  EXPECT_EQ(events_with_ph(load_trace(session.path()), "X").size(), 2u);
+}
+
+// A span left open when its session stopped ends nothing in the next one,
+// though the two sessions' first spans have the same place in their rings:
+// the inline end trusts a serial's match alone, so no two rings may share a
+// position (ThreadState's ring starts).
+TEST(InlinePath, ASpanFromAnEarlierSessionEndsNothingInTheNextOne) {
+  std::optional<Span> stale;
+  std::uint64_t stale_at = 0;
+  {
+    ScopedSession one(quiet_config("inline_stale_one", 1024));
+    ASSERT_TRUE(one.status().ok());
+    { JITSCOPE_SPAN("registers"); }
+    stale_at = used_now();
+    stale.emplace("left_open");
+    ASSERT_TRUE(stale->recording());
+  }
+  ScopedSession two(quiet_config("inline_stale_two", 1024));
+  ASSERT_TRUE(two.status().ok());
+  { JITSCOPE_SPAN("registers"); }
+  ASSERT_EQ(used_now(), stale_at) << "the same events before: the same place in the ring";
+  {
+    Span now("in_two");
+    ASSERT_TRUE(now.recording());
+    const std::uint64_t tail = tail_now();
+    stale.reset();
+    EXPECT_EQ(detail::t_hot->depth, 1u) << "the stale end closed the span of session two";
+    EXPECT_EQ(tail_now(), tail) << "the stale end wrote a record";
+  }
+  const SessionStats stats = two.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(two.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
+}
+
+// An instant without args and a counter with a static name are written
+// inline as the library writes them, and leave the room kept for the Ends
+// owed: a span open while instants fill the ring still ends.
+TEST(InlinePath, InstantsAndCountersInlineWriteTheLibrarysRecordsAndKeepTheEndsRoom) {
+  ScopedSession session(quiet_config("inline_single", 64));
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  { JITSCOPE_SPAN("registers"); }
+  ASSERT_NE(detail::t_hot->session, 0u) << "the gate is open on a plain session";
+  const std::uint64_t at = tail_now();
+  const std::uint64_t before = detail::read_clock(s);
+  JITSCOPE_INSTANT("inline_instant");
+  detail::instant(s, detail::read_clock(s), "library_instant", {}, nullptr, 0);
+  JITSCOPE_COUNTER("inline_counter", 2.5);
+  detail::counter(s, detail::read_clock(s), "library_counter", {}, 2.5);
+  const std::uint64_t after = detail::read_clock(s);
+  ASSERT_EQ(tail_now(), at + 4) << "one record each";
+  for (std::uint64_t inlined : {at, at + 2}) {
+    const detail::Record& a = record_at(inlined);
+    const detail::Record& b = record_at(inlined + 1);
+    EXPECT_EQ(a.kind, b.kind) << inlined - at;
+    EXPECT_EQ(a.type, b.type) << inlined - at;
+    EXPECT_EQ(a.flags, b.flags) << inlined - at;
+    EXPECT_EQ(a.index, b.index) << inlined - at;
+    EXPECT_EQ(a.name_len, b.name_len) << inlined - at;
+    EXPECT_GE(a.ts, before);
+    EXPECT_LE(a.ts, b.ts);
+  }
+  EXPECT_LE(record_at(at + 3).ts, after);
+  EXPECT_EQ(record_at(at).kind, detail::RecordKind::kInstant);
+  EXPECT_STREQ(record_at(at).name, "inline_instant");
+  EXPECT_EQ(record_at(at + 2).kind, detail::RecordKind::kCounter);
+  EXPECT_STREQ(record_at(at + 2).name, "inline_counter");
+  EXPECT_EQ(record_at(at + 2).value.f64, 2.5);
+
+  std::uint64_t written = 0;
+  std::uint64_t dropped = 0;
+  {
+    Span open("open");
+    ASSERT_TRUE(open.recording());
+    for (int i = 0; i < 100; ++i) {
+      const std::uint64_t tail = tail_now();
+      if (i % 2 == 0) {
+        JITSCOPE_INSTANT("fill");
+      } else {
+        JITSCOPE_COUNTER("fill_counter", i);
+      }
+      (tail_now() != tail ? written : dropped) += 1;
+    }
+  }
+  EXPECT_GT(dropped, 0u) << "the ring never filled";
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u) << "an instant or a counter took the End's slot";
+  EXPECT_EQ(stats.events_dropped, dropped);
+  const json trace = load_trace(session.path());
+  EXPECT_EQ(events_with_ph(trace, "X").size(), 2u);
+  std::uint64_t fills = 0;
+  for (const char* ph : {"I", "C"}) {
+    for (const json& e : events_with_ph(trace, ph)) {
+      fills += e["name"] == "fill" || e["name"] == "fill_counter";
+    }
+  }
+  EXPECT_EQ(fills, written);
 }
 
 // Spans nested until the ring is full: every recorded span keeps its End
@@ -207,7 +348,7 @@ TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
     Span outer("outer");
     // 4 free slots: room for a Begin, one arg and the two Ends (outer's and
     // its own), not for the Begin with its three args (the batch).
-    while (64 - tail_now() > 4) JITSCOPE_INSTANT("fill");
+    while (64 - used_now() > 4) JITSCOPE_INSTANT("fill");
     Span three("three", {{"x", 1}, {"y", 2}, {"z", 3}});
     EXPECT_TRUE(three.recording());
   }
@@ -244,7 +385,7 @@ TEST(InlinePath, AnArgAboveADroppedSpanReachesItsOwnSpan) {
     // 6 free slots: too few for b (a Begin with a 100-byte name, 1 + 4
     // slots, and its End beside a's), enough for c, its arg and a's arg
     // (each with the Ends owed: a's and c's).
-    while (64 - tail_now() > 6) JITSCOPE_INSTANT("fill");
+    while (64 - used_now() > 6) JITSCOPE_INSTANT("fill");
     Span b(std::string(100, 'b'));
     EXPECT_FALSE(b.recording());
     Span c("c");
@@ -281,7 +422,7 @@ TEST(InlinePath, ArgsFarAboveADroppedSpanReachTheirOwnSpans) {
   // 200 free slots beside the 70 Ends owed: too few for a Begin with an
   // 8,000-byte name (1 + 250 slots and its End), enough for 62 more spans
   // (3 slots each) and 4 args.
-  while (1024 - tail_now() > 70 + 200) JITSCOPE_INSTANT("fill");
+  while (1024 - used_now() > 70 + 200) JITSCOPE_INSTANT("fill");
   open.push_back(std::make_unique<Span>(std::string(8000, 'x')));
   EXPECT_FALSE(open.back()->recording());
   for (int i = 0; i < 62; ++i) open_at_depth();

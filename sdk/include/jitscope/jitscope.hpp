@@ -387,7 +387,7 @@ class Span {
   JITSCOPE_ALWAYS_INLINE void end() noexcept {
     if constexpr (detail::kCompiledIn) {
       if (token_.session() != 0) {
-        detail::end_span_now(token_, detail::read_clock(token_.session()));
+        detail::end_span_now(token_);
         token_ = {};
       }
     }
@@ -398,7 +398,7 @@ class Span {
   JITSCOPE_ALWAYS_INLINE void begin_static(const char* name) noexcept {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
-      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_span(s, detail::read_clock(s), name);
+      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_span(s, name);
     }
   }
   // A scalar arg's value bits (not for strings).
@@ -442,9 +442,8 @@ class Span {
       token_ = begin_then_args(s, detail::read_clock(s), name, args);
       return;
     }
-    const std::uint64_t ts = detail::read_clock(s);
     detail::SpanBatch batch;
-    if (detail::begin_span_batch(s, ts, name, n, token_, batch)) [[likely]] {
+    if (detail::begin_span_batch(s, name, n, token_, batch)) [[likely]] {
 #pragma GCC unroll 8
       for (std::size_t i = 0; i < n; ++i) {
         const BatchArgs::Scalar& a = scalars.at[i];
@@ -455,7 +454,7 @@ class Span {
     }
     // Through the library, with the values (not the list: its address
     // given to a call would keep the list in memory, built on every pass).
-    token_ = detail::begin_static(s, ts, name);
+    token_ = detail::begin_static(s, detail::read_clock(s), name);
     if (token_.recorded()) {
 #pragma GCC unroll 8
       for (std::size_t i = 0; i < n; ++i) {
@@ -492,8 +491,13 @@ template <std::size_t N>
 inline void instant(const char (&name)[N], std::initializer_list<Arg> args = {}) noexcept {
   if constexpr (detail::kCompiledIn) {
     const std::uint32_t s = detail::session_word();
-    if (JITSCOPE_UNLIKELY(s != 0))
-      detail::instant(s, detail::read_clock(s), name, {}, args.begin(), args.size());
+    if (JITSCOPE_UNLIKELY(s != 0)) {
+      if (args.size() == 0) {
+        detail::instant_static(s, name);  // inline, when it can
+      } else {
+        detail::instant(s, detail::read_clock(s), name, {}, args.begin(), args.size());
+      }
+    }
   }
 }
 inline void instant(std::string_view name, std::initializer_list<Arg> args = {}) noexcept {
@@ -514,7 +518,7 @@ template <std::size_t N>
 inline void counter(const char (&name)[N], double value) noexcept {
   if constexpr (detail::kCompiledIn) {
     const std::uint32_t s = detail::session_word();
-    if (JITSCOPE_UNLIKELY(s != 0)) detail::counter(s, detail::read_clock(s), name, {}, value);
+    if (JITSCOPE_UNLIKELY(s != 0)) detail::counter_static(s, name, value);  // inline, when it can
   }
 }
 inline void counter(std::string_view name, double value) noexcept {

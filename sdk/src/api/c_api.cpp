@@ -152,7 +152,7 @@ static_assert(sizeof(jitscope_span) >= sizeof(jitscope::detail::SpanToken));
 
 namespace {
 jitscope_span to_c(const jitscope::detail::SpanToken& token) noexcept {
-  const std::uint64_t serial = token.serial();
+  const std::uint64_t serial = token.serial_word;  // with its kLibraryEndBit
   return {{token.session(), static_cast<unsigned>(serial), static_cast<unsigned>(serial >> 32),
            0}};  // word 3: spare
 }

@@ -180,7 +180,7 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
     const std::uint64_t serial = SpanToken::kUnrecordedBit | ++t->hot.dropped_begins;
     t->hot.open_serial[d] = serial;
     mark_unrecorded(*t, d);
-    return {session, serial};
+    return {session, serial | SpanToken::kLibraryEndBit};
   }
   // The ring position after the Begin's record, as the inline begin stamps it.
   const std::uint64_t serial = t->ring.producer().tail.load(std::memory_order_relaxed) + 1;
@@ -190,7 +190,9 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
-  return {session, serial};
+  // Closed gate: the end needs the library (NVTX's pop, the session's own
+  // clock, a dropped span below).
+  return {session, t->hot.session == session ? serial : serial | SpanToken::kLibraryEndBit};
 }
 
 }  // namespace
@@ -337,6 +339,8 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   }
   close_innermost(*t, ts, nvtx);
 }
+
+void end_span_timed(SpanToken token) noexcept { end_span(token, read_clock(token.session())); }
 
 void add_arg(SpanToken token, const Arg& arg) noexcept {
   std::uint8_t index = 0;

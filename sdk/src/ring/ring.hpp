@@ -27,22 +27,28 @@ class Ring {
  public:
   // Holds up to `capacity` records (storage rounds up to a power of two).
   // The producer's cursor is `producer` (a thread's HotThread, which the
-  // inline hot path writes through too), or the ring's own.
-  explicit Ring(std::size_t capacity, RingProducer* producer = nullptr)
+  // inline hot path writes through too), or the ring's own. Positions count
+  // from `start` (a thread's ring starts where no earlier ring's positions
+  // are: span serials are positions, ring/thread_registry.cpp).
+  explicit Ring(std::size_t capacity, RingProducer* producer = nullptr, std::uint64_t start = 0)
       : capacity_(capacity),
         mask_(std::bit_ceil(capacity) - 1),
+        start_(start),
         slots_(std::make_unique_for_overwrite<Record[]>(mask_ + 1)),  // pages touched on use
         own_(producer == nullptr ? std::make_unique<RingProducer>() : nullptr),
-        producer_(producer != nullptr ? *producer : *own_) {
+        producer_(producer != nullptr ? *producer : *own_),
+        head_(start) {
     producer_.slots = slots_.get();
     producer_.mask = mask_;
-    producer_.room_end = capacity;
-    producer_.tail.store(0, std::memory_order_relaxed);
+    producer_.room_end = start + capacity;
+    producer_.tail.store(start, std::memory_order_relaxed);
   }
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
   std::size_t capacity() const noexcept { return capacity_; }
+  // The position of the first record.
+  std::uint64_t start() const noexcept { return start_; }
 
   // ---- producer side ----
 
@@ -116,11 +122,12 @@ class Ring {
 
   const std::size_t capacity_;
   const std::size_t mask_;  // the consumer's copy, off the producer's line
+  const std::uint64_t start_;
   const std::unique_ptr<Record[]> slots_;
   const std::unique_ptr<RingProducer> own_;  // when no producer was given
   RingProducer& producer_;
   // The consumer's index, on its own line.
-  alignas(64) std::atomic<std::uint64_t> head_{0};  // the class's alignment pads this line
+  alignas(64) std::atomic<std::uint64_t> head_;  // the class's alignment pads this line
 };
 
 }  // namespace jitscope::detail

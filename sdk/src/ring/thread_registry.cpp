@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -60,6 +61,18 @@ struct ThreadExitGuard {
   }
 };
 
+// Where a new thread state's ring starts: 2^40 positions past the last
+// one's, so that no two rings of the process share a position (a span's
+// serial is a position; the inline end trusts a serial's match alone, and
+// a token kept from an earlier session or a retired state must not match
+// a span open now). 2^40 records is 32 TiB through one ring; the starts
+// come round again after 2^24 thread states.
+constinit std::atomic<std::uint64_t> g_rings_made{0};
+std::uint64_t next_ring_start() noexcept {
+  // relaxed: only uniqueness matters.
+  return g_rings_made.fetch_add(1, std::memory_order_relaxed) << 40;
+}
+
 std::size_t max_payload_for(std::size_t capacity) noexcept {
   // Half the ring, so a long string still leaves room for the spans around it.
   return (capacity / 2) * kRecordBytes;
@@ -69,7 +82,7 @@ std::size_t max_payload_for(std::size_t capacity) noexcept {
 
 ThreadState::ThreadState(std::uint32_t session_word, std::size_t capacity, OverflowPolicy p,
                          int os_tid, std::string name)
-    : ring(capacity, &hot.producer),
+    : ring(capacity, &hot.producer, next_ring_start()),
       session(session_word),
       policy(p),
       max_payload_bytes(max_payload_for(capacity)),

@@ -49,9 +49,13 @@ struct ThreadState {
     return static_cast<std::uint32_t>(hot.depth < 256 ? hot.depth : 256) - unrecorded;
   }
   // Opens or closes the inline path (HotThread::session) after a change to
-  // what it assumes: no NVTX emission and no unrecorded span open.
+  // what it assumes: no NVTX emission, no unrecorded span open, and the
+  // session's clock the one the inline path reads.
   void update_gate() noexcept {
-    hot.session = (session & kSessionNvtxBit) == 0 && unrecorded == 0 ? session : 0;
+    hot.session =
+        (session & kSessionNvtxBit) == 0 && unrecorded == 0 && runs_on_inline_clock(session)
+            ? session
+            : 0;
   }
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.

@@ -89,6 +89,43 @@ JITSCOPE_ALWAYS_INLINE std::uint64_t read_clock(std::uint32_t session) noexcept 
   return monotonic_ns();
 }
 
+// The clock the inline path reads, after its gate: the TSC on x86, where the
+// gate opens only for a session on the TSC (HotThread::session), so no test
+// of the session's clock is needed there; CLOCK_MONOTONIC elsewhere, the
+// only clock there. The out-of-line paths read the session's clock
+// (read_clock).
+JITSCOPE_ALWAYS_INLINE std::uint64_t inline_clock() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return monotonic_ns();
+#endif
+}
+// Writes inline_clock() into `ts`. On x86 with GNU C, rdtsc's two halves
+// are stored as they come (two 32-bit stores, little-endian), not joined
+// first (a shift and an or: 1 instruction more per clock read, callgrind).
+JITSCOPE_ALWAYS_INLINE void stamp_inline_clock(std::uint64_t& ts) noexcept {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  std::uint32_t low;
+  std::uint32_t high;
+  // volatile: each stamp is a read of the clock of its own, never merged
+  // with or moved across another (as the __rdtsc builtin).
+  asm volatile("rdtsc" : "=a"(low), "=d"(high));
+  std::memcpy(reinterpret_cast<char*>(&ts), &low, sizeof low);
+  std::memcpy(reinterpret_cast<char*>(&ts) + sizeof low, &high, sizeof high);
+#else
+  ts = inline_clock();
+#endif
+}
+// True when `session`'s clock is inline_clock()'s.
+constexpr bool runs_on_inline_clock(std::uint32_t session) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return (session & kSessionTscBit) != 0;
+#else
+  return (session & kSessionTscBit) == 0;
+#endif
+}
+
 // The text in a writable char buffer: up to its first NUL, never past it.
 template <std::size_t N>
 std::string_view buffer_text(const char (&buffer)[N]) noexcept {
@@ -108,21 +145,29 @@ struct SpanToken {
 
   // A serial names a span among those its thread has open, so that an end
   // out of order is known for what it is. A recorded span's is the ring
-  // position after its Begin (never 0, never reused within the session, so
-  // a stale token never matches a later span); a span whose Begin was
-  // dropped has kUnrecordedBit and the count of dropped begins; 0: not
-  // tracked (deeper than 256).
+  // position after its Begin (never 0, and never reused in the process: each
+  // thread's ring of each session starts at positions of its own, so a stale
+  // token never matches a later span); a span whose Begin was dropped has
+  // kUnrecordedBit and the count of dropped begins; 0: not tracked (deeper
+  // than 256).
   static constexpr std::uint64_t kUnrecordedBit = std::uint64_t{1} << 63;
+  // Set in serial_word (not part of the serial) on a span whose end must go
+  // through the library: one begun while the inline path's gate was closed
+  // (NVTX emission, another clock, a dropped span open) or dropped itself.
+  // The inline end compares serial_word with the stack's serial, which
+  // never has it, so such an end never matches there: the inline end needs
+  // no test of the session.
+  static constexpr std::uint64_t kLibraryEndBit = std::uint64_t{1} << 62;
 
   constexpr SpanToken() = default;
   constexpr SpanToken(std::uint32_t session, std::uint64_t serial) noexcept
       : session_word(session), serial_word(serial) {}
 
   constexpr std::uint32_t session() const noexcept { return session_word; }
-  constexpr std::uint64_t serial() const noexcept { return serial_word; }
+  constexpr std::uint64_t serial() const noexcept { return serial_word & ~kLibraryEndBit; }
   // False: the begin was dropped (ring full / too deep).
   constexpr bool recorded() const noexcept {
-    return serial_word != 0 && (serial_word & kUnrecordedBit) == 0;
+    return serial() != 0 && (serial_word & kUnrecordedBit) == 0;
   }
 };
 
@@ -136,6 +181,9 @@ JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
 // By value: the token stays in registers (an address taken would keep it in
 // memory, also on the no-session path).
 JITSCOPE_API void end_span(SpanToken token, std::uint64_t ts) noexcept;
+// end_span at the session's clock's time now: the inline end's way out,
+// one call with nothing to compute before it.
+JITSCOPE_API void end_span_timed(SpanToken token) noexcept;
 // The token by value, as end_span's: a Span's token never has its address taken.
 JITSCOPE_API void add_arg(SpanToken token, const Arg& arg) noexcept;
 // add_arg for an integer, floating-point or bool arg, `bits` its value's bits.
@@ -153,8 +201,11 @@ inline constexpr LazyArgs kLazyArgs{};
 
 // The inline paths. Each writes what the out-of-line call would, in the one
 // case that needs no decision: the thread's HotThread is open for `session`
-// (so no Begin dropped while spans are open, no NVTX), and the ring has room
-// by the producer's cached view. Anything else calls the library.
+// (so no Begin dropped while spans are open, no NVTX, and the session's
+// clock is inline_clock()), and the ring has room by the producer's cached
+// view. Anything else calls the library, with the time read by read_clock.
+// The inline paths read the clock after their gate, a few instructions
+// later than the caller could: the gate is what says which clock to read.
 
 // A span with a static name and `args` scalar args, written in one commit,
 // when the ring has room for its Begin, its args, its End and the Ends the
@@ -172,8 +223,8 @@ struct SpanBatch {
   // is open.
   std::uint8_t index;
 };
-JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_t ts,
-                                             const char* name, std::uint64_t args, SpanToken& token,
+JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* name,
+                                             std::uint64_t args, SpanToken& token,
                                              SpanBatch& batch) noexcept {
   HotThread& h = *t_hot;
   if (h.session != session) [[unlikely]]
@@ -187,7 +238,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, std::uint64_
   h.open_serial[d] = tail + 1;
   h.depth = d + 1;
   Record& rec = batch.slots[tail & batch.mask];
-  rec.ts = ts;
+  stamp_inline_clock(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
   set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
@@ -208,33 +259,77 @@ JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t a
 }
 
 // A span with a static name: a batch without args.
-JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, std::uint64_t ts,
-                                            const char* name) noexcept {
+JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, const char* name) noexcept {
   SpanToken token;
   SpanBatch batch;
-  if (begin_span_batch(session, ts, name, 0, token, batch)) [[likely]] {
+  if (begin_span_batch(session, name, 0, token, batch)) [[likely]] {
     commit_batch(batch, 0);
     return token;
   }
-  return begin_static(session, ts, name);
+  return begin_static(session, read_clock(session), name);
 }
 
 // The end of the innermost span, when `token` is it; its slot was reserved.
-JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token, std::uint64_t ts) noexcept {
+// The serial's match is the whole test: serials are unique in the process,
+// and a span whose end needs the library carries kLibraryEndBit, which no
+// serial on the stack has. So a match means this thread's state, this
+// session, the gate open (a span begun inline with a dropped span opened
+// after it is not the innermost), and the clock inline_clock().
+JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
   HotThread& h = *t_hot;
   const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
-  if (h.session != token.session() || top >= kMaxRecordedDepth ||
-      h.open_serial[top] != token.serial()) [[unlikely]] {
-    end_span(token, ts);
+  if (top >= kMaxRecordedDepth || h.open_serial[top] != token.serial_word) [[unlikely]] {
+    end_span_timed(token);
     return;
   }
   h.depth = top;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
   Record& rec = r.slots[tail & r.mask];
-  rec.ts = ts;  // only the time and the kind of an End are read
+  stamp_inline_clock(rec.ts);  // only the time and the kind of an End are read
   set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
   r.tail.store(tail + 1, std::memory_order_release);
+}
+
+// One record with a static name and no End of its own (an instant without
+// args, a counter), when the gate is open for `session` and the ring has
+// room for it beside the Ends owed (`depth` of them: all recorded while the
+// gate is open). False: nothing written, the caller takes the library's
+// path. The value is stored only `kWithValue` (an instant's is not read).
+template <bool kWithValue>
+JITSCOPE_ALWAYS_INLINE bool put_single(std::uint32_t session, const char* name, std::uint64_t word,
+                                       std::uint64_t value) noexcept {
+  HotThread& h = *t_hot;
+  if (h.session != session) [[unlikely]]
+    return false;
+  RingProducer& r = h.producer;
+  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  if (tail + h.depth + 1 > r.room_end) [[unlikely]]
+    return false;
+  Record& rec = r.slots[tail & r.mask];
+  stamp_inline_clock(rec.ts);
+  rec.name = name;
+  if constexpr (kWithValue) rec.value.u64 = value;
+  set_record_word(rec, word);
+  r.tail.store(tail + 1, std::memory_order_release);
+  return true;
+}
+
+// JITSCOPE_INSTANT with a static name and no args.
+JITSCOPE_ALWAYS_INLINE void instant_static(std::uint32_t session, const char* name) noexcept {
+  constexpr std::uint64_t kWord = record_word(RecordKind::kInstant, ValueType::kNone, 0, 0);
+  if (!put_single<false>(session, name, kWord, 0)) [[unlikely]]
+    instant(session, read_clock(session), name, {}, nullptr, 0);
+}
+
+// JITSCOPE_COUNTER with a static name.
+JITSCOPE_ALWAYS_INLINE void counter_static(std::uint32_t session, const char* name,
+                                           double value) noexcept {
+  constexpr std::uint64_t kWord = record_word(RecordKind::kCounter, ValueType::kDouble, 0, 0);
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (!put_single<true>(session, name, kWord, bits)) [[unlikely]]
+    counter(session, read_clock(session), name, {}, value);
 }
 
 // An integer, floating-point or bool arg (`bits` its value's bits) on the
@@ -245,7 +340,7 @@ JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, const char* key, Val
   HotThread& h = *t_hot;
   const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
   if (h.session != token.session() || top >= kMaxRecordedDepth ||
-      h.open_serial[top] != token.serial()) [[unlikely]]
+      h.open_serial[top] != token.serial_word) [[unlikely]]
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);

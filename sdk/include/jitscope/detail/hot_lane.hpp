@@ -47,7 +47,9 @@ inline constexpr std::uint32_t kMaxRecordedDepth = 255;
 struct alignas(64) HotThread {
   // The session word the inline path records under; 0 sends every event to
   // the out-of-line path: no session on this thread, NVTX emission on (the
-  // library pushes the ranges), or spans whose Begin was dropped still open.
+  // library pushes the ranges), spans whose Begin was dropped still open, or
+  // a session on a clock other than the inline path's (hot.hpp's
+  // inline_clock: on x86, a session on CLOCK_MONOTONIC).
   std::uint32_t session = 0;
   // Logical open spans, recorded or not. 64 bits: an index as it is, with
   // no zero-extension before each use (callgrind).
