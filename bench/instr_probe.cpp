@@ -96,6 +96,13 @@ int main(int argc, char** argv) {
   const bool session = form != "off" && form != "phase_off" && form != "floor";
   jitscope::Config config;
   config.output_path = "/dev/null";
+  // JITSCOPE_CLOCK=monotonic counts the library's path (the inline one reads
+  // only the TSC on x86); the fields below override the rest.
+  if (const jitscope::Status st = jitscope::Config::from_env(&config, false); !st) {
+    std::fprintf(stderr, "%s\n", st.message().c_str());
+    return 2;
+  }
+  config.output_path = "/dev/null";
   config.format =
       trace_form == "perfetto" ? jitscope::TraceFormat::kPerfetto : jitscope::TraceFormat::kJson;
   config.cupti = jitscope::CuptiMode::kOff;

@@ -3,7 +3,9 @@
 # the calling thread (the hot path) and on the flusher (writing the event).
 # usage: bench/instructions.sh [build dir] [N]   (defaults: build/dev 100000)
 # FORMS="span args" limits the forms (jitscope_instr_probe lists them all);
-# TRACE_FORM=perfetto counts the flusher writing the protobuf form (default json).
+# TRACE_FORM=perfetto counts the flusher writing the protobuf form (default json);
+# JITSCOPE_CLOCK=monotonic counts the library's path, which a session on
+# CLOCK_MONOTONIC takes on x86 (the inline path reads only the TSC there).
 # Needs valgrind (Debian: apt-get install valgrind).
 set -euo pipefail
 build="${1:-build/dev}"

@@ -20,14 +20,17 @@ using nlohmann::json;
 
 // The record at ring position `pos` of the calling thread (slots keep their
 // bytes after the flusher has copied them out).
-const detail::Record& record_at(std::uint64_t pos) {
-  const detail::RingProducer& p = detail::t_hot->producer;
-  return p.slots[pos & p.mask];
+const detail::Record& record_at(std::uint64_t pos) { return detail::t_hot->producer.at(pos); }
+// Positions count bytes: the position `n` records after `pos`.
+constexpr std::uint64_t pos_after(std::uint64_t pos, std::uint64_t n) {
+  return pos + n * detail::kRecordBytes;
 }
 std::uint64_t tail_now() { return detail::t_hot->producer.tail.load(std::memory_order_relaxed); }
 // Records written so far into the calling thread's ring (its positions
 // start where no other ring's do).
-std::uint64_t used_now() { return tail_now() - detail::t_state->ring.start(); }
+std::uint64_t used_now() {
+  return (tail_now() - detail::t_state->ring.start()) / detail::kRecordBytes;
+}
 
 Config quiet_config(const std::string& stem, std::size_t capacity) {
   Config cfg = test_config(stem);
@@ -49,11 +52,11 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   const std::uint64_t before = detail::read_clock(s);
   const detail::SpanToken inlined = detail::begin_span(s, "inline");
   const std::uint64_t after = detail::read_clock(s);
-  ASSERT_EQ(tail_now(), at + 1);
+  ASSERT_EQ(tail_now(), pos_after(at, 1));
   const detail::SpanToken library = detail::begin_static(s, 300, "lib2");
 
   const detail::Record& a = record_at(at);
-  const detail::Record& b = record_at(at + 1);
+  const detail::Record& b = record_at(pos_after(at, 1));
   EXPECT_EQ(a.kind, detail::RecordKind::kBegin);
   EXPECT_EQ(a.kind, b.kind);
   EXPECT_EQ(a.type, b.type);
@@ -67,25 +70,25 @@ TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   // at its span's depth.
   EXPECT_TRUE(inlined.recorded());
   EXPECT_TRUE(library.recorded());
-  EXPECT_EQ(inlined.serial(), at + 1);
-  EXPECT_EQ(library.serial(), at + 2);
-  EXPECT_EQ(detail::t_hot->open_serial[1], at + 1);
-  EXPECT_EQ(detail::t_hot->open_serial[2], at + 2);
-  EXPECT_EQ(detail::t_hot->depth, 3u);
+  EXPECT_EQ(inlined.serial(), pos_after(at, 1));
+  EXPECT_EQ(library.serial(), pos_after(at, 2));
+  EXPECT_EQ(detail::t_hot->serial_of(1), pos_after(at, 1));
+  EXPECT_EQ(detail::t_hot->serial_of(2), pos_after(at, 2));
+  EXPECT_EQ(detail::t_state->depth(), 3u);
 
   // Ends: inline and library alike write one End each, innermost first.
   const std::uint64_t before_end = detail::read_clock(s);
   detail::end_span_now(library);
   const std::uint64_t after_end = detail::read_clock(s);
-  const detail::Record& e = record_at(at + 2);
+  const detail::Record& e = record_at(pos_after(at, 2));
   EXPECT_EQ(e.kind, detail::RecordKind::kEnd);
   EXPECT_GE(e.ts, before_end);
   EXPECT_LE(e.ts, after_end);
   detail::end_span_now(inlined);
   detail::end_span(first, 600);
-  EXPECT_EQ(record_at(at + 3).kind, detail::RecordKind::kEnd);
-  EXPECT_EQ(record_at(at + 4).kind, detail::RecordKind::kEnd);
-  EXPECT_EQ(detail::t_hot->depth, 0u);
+  EXPECT_EQ(record_at(pos_after(at, 3)).kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(record_at(pos_after(at, 4)).kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(detail::t_state->depth(), 0u);
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, 0u);
   EXPECT_EQ(stats.spans_incomplete, 0u);
@@ -113,8 +116,8 @@ TEST(InlinePath, TheGateStaysClosedForASessionOnAnotherClock) {
   const std::uint64_t before = detail::monotonic_ns();
   { JITSCOPE_SPAN("monotonic"); }
   const std::uint64_t after = detail::monotonic_ns();
-  ASSERT_EQ(tail_now(), at + 2) << "a Begin and an End, through the library";
-  for (std::uint64_t pos : {at, at + 1}) {
+  ASSERT_EQ(tail_now(), pos_after(at, 2)) << "a Begin and an End, through the library";
+  for (std::uint64_t pos : {at, pos_after(at, 1)}) {
     EXPECT_GE(record_at(pos).ts, before) << pos;
     EXPECT_LE(record_at(pos).ts, after) << pos;
   }
@@ -147,7 +150,7 @@ TEST(InlinePath, ASpanFromAnEarlierSessionEndsNothingInTheNextOne) {
     ASSERT_TRUE(now.recording());
     const std::uint64_t tail = tail_now();
     stale.reset();
-    EXPECT_EQ(detail::t_hot->depth, 1u) << "the stale end closed the span of session two";
+    EXPECT_EQ(detail::t_state->depth(), 1u) << "the stale end closed the span of session two";
     EXPECT_EQ(tail_now(), tail) << "the stale end wrote a record";
   }
   const SessionStats stats = two.finish();
@@ -174,24 +177,24 @@ TEST(InlinePath, InstantsAndCountersInlineWriteTheLibrarysRecordsAndKeepTheEndsR
   JITSCOPE_COUNTER("inline_counter", 2.5);
   detail::counter(s, detail::read_clock(s), "library_counter", {}, 2.5);
   const std::uint64_t after = detail::read_clock(s);
-  ASSERT_EQ(tail_now(), at + 4) << "one record each";
-  for (std::uint64_t inlined : {at, at + 2}) {
+  ASSERT_EQ(tail_now(), pos_after(at, 4)) << "one record each";
+  for (std::uint64_t inlined : {at, pos_after(at, 2)}) {
     const detail::Record& a = record_at(inlined);
-    const detail::Record& b = record_at(inlined + 1);
-    EXPECT_EQ(a.kind, b.kind) << inlined - at;
-    EXPECT_EQ(a.type, b.type) << inlined - at;
-    EXPECT_EQ(a.flags, b.flags) << inlined - at;
-    EXPECT_EQ(a.index, b.index) << inlined - at;
-    EXPECT_EQ(a.name_len, b.name_len) << inlined - at;
+    const detail::Record& b = record_at(pos_after(inlined, 1));
+    EXPECT_EQ(a.kind, b.kind) << (inlined - at) / detail::kRecordBytes;
+    EXPECT_EQ(a.type, b.type) << (inlined - at) / detail::kRecordBytes;
+    EXPECT_EQ(a.flags, b.flags) << (inlined - at) / detail::kRecordBytes;
+    EXPECT_EQ(a.index, b.index) << (inlined - at) / detail::kRecordBytes;
+    EXPECT_EQ(a.name_len, b.name_len) << (inlined - at) / detail::kRecordBytes;
     EXPECT_GE(a.ts, before);
     EXPECT_LE(a.ts, b.ts);
   }
-  EXPECT_LE(record_at(at + 3).ts, after);
+  EXPECT_LE(record_at(pos_after(at, 3)).ts, after);
   EXPECT_EQ(record_at(at).kind, detail::RecordKind::kInstant);
   EXPECT_STREQ(record_at(at).name, "inline_instant");
-  EXPECT_EQ(record_at(at + 2).kind, detail::RecordKind::kCounter);
-  EXPECT_STREQ(record_at(at + 2).name, "inline_counter");
-  EXPECT_EQ(record_at(at + 2).value.f64, 2.5);
+  EXPECT_EQ(record_at(pos_after(at, 2)).kind, detail::RecordKind::kCounter);
+  EXPECT_STREQ(record_at(pos_after(at, 2)).name, "inline_counter");
+  EXPECT_EQ(record_at(pos_after(at, 2)).value.f64, 2.5);
 
   std::uint64_t written = 0;
   std::uint64_t dropped = 0;
@@ -223,6 +226,44 @@ TEST(InlinePath, InstantsAndCountersInlineWriteTheLibrarysRecordsAndKeepTheEndsR
   EXPECT_EQ(fills, written);
 }
 
+// Past depth 256 the thread's depth parks at the stack's last entry (no
+// serial), so an inline end never reads past the stack or takes another span
+// for the innermost: an end out of order across the untracked spans closes
+// them all, and spans after it record and end inline again.
+TEST(InlinePath, EndsAcrossSpansPastTheDepthLimitKeepTheStackWhole) {
+  ScopedSession session(quiet_config("inline_parked", 4096));
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::unique_ptr<Span>> open;
+  for (int i = 0; i < 300; ++i) open.push_back(std::make_unique<Span>("deep"));
+  EXPECT_EQ(detail::t_state->depth(), 300u);
+  EXPECT_EQ(detail::t_hot->depth_x8, detail::kParkedDepth * 8);
+  open[299].reset();  // untracked: ends the innermost through the library
+  EXPECT_EQ(detail::t_state->depth(), 299u);
+  // 267 open: a stack indexed modulo 256 would find the span at depth 10 on top.
+  while (open.size() > 267) open.pop_back();
+  open[10].reset();  // out of order: the 256 spans inside it end with it
+  EXPECT_EQ(detail::t_state->depth(), 10u);
+  {
+    Span after("after");
+    EXPECT_TRUE(after.recording());
+    EXPECT_EQ(detail::t_hot->depth_x8, 11u * 8);
+  }
+  EXPECT_EQ(detail::t_state->depth(), 10u);
+  while (!open.empty()) open.pop_back();  // those ended with open[10] end nothing
+  EXPECT_EQ(detail::t_state->depth(), 0u);
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  EXPECT_EQ(stats.events_dropped, 45u) << "the spans past depth 255";
+  const json trace = load_trace(session.path());
+  std::map<std::string, std::size_t> spans;
+  for (const json& e : events_with_ph(trace, "X")) ++spans[e["name"].get<std::string>()];
+  EXPECT_EQ(spans["deep"], 255u);
+  EXPECT_EQ(spans["after"], 1u);
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
+}
+
 // Spans nested until the ring is full: every recorded span keeps its End
 // (reserved at its Begin), the rest are counted, and while a dropped span is
 // open the inline path stands aside.
@@ -248,7 +289,7 @@ TEST(InlinePath, AFullRingKeepsEveryEndAndClosesTheGateWhileADroppedSpanIsOpen) 
   EXPECT_EQ(recorded, 32u);
   EXPECT_EQ(dropped, 68u);
   while (!open.empty()) open.pop_back();  // innermost first
-  EXPECT_EQ(detail::t_hot->depth, 0u);
+  EXPECT_EQ(detail::t_state->depth(), 0u);
   EXPECT_NE(detail::t_hot->session, 0u) << "the gate reopens once no dropped span is open";
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, dropped);

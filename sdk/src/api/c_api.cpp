@@ -186,7 +186,7 @@ void jitscope_span_close(jitscope_span* span) {
     jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session()));
 }
 
-// The C API's end has no token: an untracked one (serial 0) ends the
+// The C API's end has no token: one with serial 0 ends the
 // innermost span of `session`.
 static jitscope::detail::SpanToken innermost(std::uint32_t session) noexcept {
   return {session, 0};
@@ -197,7 +197,7 @@ void jitscope_span_end(void) {
   const ThreadState* t = current_thread_state_if_registered();
   // The innermost open span began in this thread's session, which may have
   // ended since: end it there (its NVTX range pops, as a C++ Span's does).
-  if (t != nullptr && t->hot.depth > 0) {
+  if (t != nullptr && t->depth() > 0) {
     end_span(innermost(t->session), read_clock(t->session));
     return;
   }

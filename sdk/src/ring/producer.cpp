@@ -51,12 +51,17 @@ void cpu_relax() noexcept {
   }
 }
 
-// Room for `need` records beyond the End records already owed. kBlock waits
-// for the flusher; it gives up when the session ends or `need` can never fit.
-JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
-  if (t.ring.has_room(need + t.owed())) [[likely]]
+// Room for `need` records beyond the End records already owed (`owed`, when
+// the caller has t.owed() at hand). kBlock waits for the flusher; it gives
+// up when the session ends or `need` can never fit.
+JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need,
+                                      std::uint32_t owed) noexcept {
+  if (t.ring.has_room(need + owed)) [[likely]]
     return true;
   return make_room_slow(t, need);
+}
+JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need) noexcept {
+  return make_room(t, need, t.owed());
 }
 
 std::size_t clamp_payload(ThreadState& t, std::size_t len, std::uint8_t& flags) noexcept {
@@ -163,28 +168,31 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   if ((session & kSessionNvtxBit) != 0) [[unlikely]] {
     if (const SpanMirror* m = span_mirror()) m->push(name, dynamic_name, flags, value);
   }
-  const std::uint64_t d = t->hot.depth;
+  const std::uint64_t d = t->depth();
   // Recorded spans open below this one, whose Ends are owed.
-  const std::uint32_t owed = t->owed();
-  t->hot.depth = d + 1;
+  const std::uint32_t owed = t->owed_at(d);
+  t->set_depth(d + 1);
   std::size_t name_len = 0;
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
   if (d >= 256) [[unlikely]] {
     mark_unrecorded(*t, d);
-    return {session, 0};  // untracked: its end closes the innermost
+    return {session,
+            SpanToken::kUnrecordedBit | SpanToken::kLibraryEndBit | SpanToken::kUntrackedBit | d};
   }
-  // 2: this Begin and its End, reserved now so that an End never fails;
-  // make_room adds the owed Ends, this span not yet among them (owed() counts
-  // it until it is marked or recorded, hence one fewer here).
-  if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len))) [[unlikely]] {
+  // This Begin (with its name) and every End owed, reserved now so that an
+  // End never fails; this span's End is among them now that the depth
+  // counts it (owed + 1, as d < 256 here).
+  if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len), owed + 1))
+      [[unlikely]] {
     const std::uint64_t serial = SpanToken::kUnrecordedBit | ++t->hot.dropped_begins;
-    t->hot.open_serial[d] = serial;
+    t->hot.serial_of(d) = serial;
     mark_unrecorded(*t, d);
     return {session, serial | SpanToken::kLibraryEndBit};
   }
   // The ring position after the Begin's record, as the inline begin stamps it.
-  const std::uint64_t serial = t->ring.producer().tail.load(std::memory_order_relaxed) + 1;
-  t->hot.open_serial[d] = serial;
+  const std::uint64_t serial =
+      t->ring.producer().tail.load(std::memory_order_relaxed) + kRecordBytes;
+  t->hot.serial_of(d) = serial;
   fill(t->ring.slot(0), ts, name, value, static_cast<std::uint32_t>(name_len), RecordKind::kBegin,
        ValueType::kNone, flags, 0);
   std::size_t used = 1;
@@ -231,8 +239,8 @@ std::uint32_t recorded_below(const ThreadState& t, std::uint32_t d) noexcept {
 // open there (an end out of order ended it). Serials are unique among open
 // spans; the innermost is found first.
 std::uint64_t open_depth_above(const ThreadState& t, std::uint64_t serial) noexcept {
-  std::uint64_t d = std::min<std::uint64_t>(t.hot.depth, 256);
-  while (d > 0 && t.hot.open_serial[d - 1] != serial) --d;
+  std::uint64_t d = std::min<std::uint64_t>(t.depth(), 256);
+  while (d > 0 && t.hot.serial_of(d - 1) != serial) --d;
   return d;
 }
 
@@ -280,7 +288,8 @@ namespace {
 JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bool nvtx) noexcept {
   if (nvtx) [[unlikely]]
     mirror_pop();
-  const std::uint64_t d = --t.hot.depth;
+  const std::uint64_t d = t.depth() - 1;
+  t.set_depth(d);
   if (take_unrecorded(t, d)) return;
   // The Begin reserved this slot (make_room keeps `owed` slots free), so
   // there is room; check anyway rather than assume.
@@ -300,8 +309,8 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
   const std::uint64_t depth = open_depth_above(t, serial);
   if (depth == 0) return;  // not open: it ended with an outer span
   bump(t.out_of_order_ends);
-  while (t.hot.depth > depth) {
-    const std::uint64_t inner = t.hot.depth - 1;
+  while (t.depth() > depth) {
+    const std::uint64_t inner = t.depth() - 1;
     const bool recorded = inner < 256 && (t.unrecorded_bits[inner / 64] >> (inner % 64) & 1) == 0;
     if (recorded && t.owed() > 0 && make_room(t, 1)) {
       const Arg mark("jitscope_ended_with_outer", true);
@@ -310,6 +319,16 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
     close_innermost(t, ts, nvtx);
   }
   close_innermost(t, ts, nvtx);
+}
+
+// The end of a span opened at `depth` >= 256 (never tracked): the spans
+// open at or past its depth end (all untracked too); none when an outer end
+// already closed it.
+[[gnu::noinline, gnu::cold]] void end_untracked(ThreadState& t, std::uint64_t depth,
+                                                std::uint64_t ts, bool nvtx) noexcept {
+  if (t.depth() <= depth) return;
+  if (t.depth() > depth + 1) bump(t.out_of_order_ends);
+  while (t.depth() > depth) close_innermost(t, ts, nvtx);
 }
 
 }  // namespace
@@ -323,17 +342,20 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
       mirror_pop();
     return;
   }
-  if (t->hot.depth == 0) {
-    // Nothing open: an untracked end is unbalanced; a tracked one was
-    // ended with its outer span.
+  if (token.untracked()) [[unlikely]] {
+    end_untracked(*t, token.untracked_depth(), ts, nvtx);
+    return;
+  }
+  if (t->depth() == 0) {
+    // Nothing open: the C API's end of the innermost is unbalanced; a
+    // span's was ended with its outer span.
     if (token.serial() == 0) bump(t->unbalanced_ends);
     return;
   }
   // Serials are unique among open spans: the innermost's matching is all
   // an in-order end needs to check.
-  const std::uint64_t top = t->hot.depth - 1;
-  if (token.serial() != 0 && (top >= 256 || t->hot.open_serial[top] != token.serial()))
-      [[unlikely]] {
+  const std::uint64_t top = t->depth() - 1;
+  if (token.serial() != 0 && (top >= 256 || t->hot.serial_of(top) != token.serial())) [[unlikely]] {
     end_out_of_order(*t, token.serial(), ts, nvtx);
     return;
   }

@@ -28,8 +28,9 @@ class Ring {
   // Holds up to `capacity` records (storage rounds up to a power of two).
   // The producer's cursor is `producer` (a thread's HotThread, which the
   // inline hot path writes through too), or the ring's own. Positions count
-  // from `start` (a thread's ring starts where no earlier ring's positions
-  // are: span serials are positions, ring/thread_registry.cpp).
+  // bytes (RingProducer) from `start`, a multiple of kRecordBytes (a
+  // thread's ring starts where no earlier ring's positions are: span
+  // serials are positions, ring/thread_registry.cpp).
   explicit Ring(std::size_t capacity, RingProducer* producer = nullptr, std::uint64_t start = 0)
       : capacity_(capacity),
         mask_(std::bit_ceil(capacity) - 1),
@@ -39,15 +40,15 @@ class Ring {
         producer_(producer != nullptr ? *producer : *own_),
         head_(start) {
     producer_.slots = slots_.get();
-    producer_.mask = mask_;
-    producer_.room_end = start + capacity;
+    producer_.mask = mask_ * kRecordBytes;
+    producer_.room_end = start + capacity * kRecordBytes;
     producer_.tail.store(start, std::memory_order_relaxed);
   }
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
   std::size_t capacity() const noexcept { return capacity_; }
-  // The position of the first record.
+  // The position of the first record (bytes, as every position).
   std::uint64_t start() const noexcept { return start_; }
 
   // ---- producer side ----
@@ -63,8 +64,8 @@ class Ring {
   }
   std::size_t write_available() noexcept {
     refresh_room();
-    return static_cast<std::size_t>(producer_.room_end -
-                                    producer_.tail.load(std::memory_order_relaxed));
+    return static_cast<std::size_t>(
+        (producer_.room_end - producer_.tail.load(std::memory_order_relaxed)) / kRecordBytes);
   }
   // The i-th slot past the last committed one; write it, then commit().
   Record& slot(std::size_t i) noexcept { return producer_.slot(i); }
@@ -81,8 +82,9 @@ class Ring {
 
   std::size_t read_available() const noexcept {
     // acquire: pairs with commit(); the slots up to tail are fully written.
-    return static_cast<std::size_t>(producer_.tail.load(std::memory_order_acquire) -
-                                    head_.load(std::memory_order_relaxed));
+    return static_cast<std::size_t>(
+        (producer_.tail.load(std::memory_order_acquire) - head_.load(std::memory_order_relaxed)) /
+        kRecordBytes);
   }
   // Up to `max` records from the head, in place: the readable ones up to the
   // end of the storage (a run that wraps comes back in two calls). They stay
@@ -93,14 +95,16 @@ class Ring {
     const std::uint64_t head = head_.load(std::memory_order_relaxed);
     const std::uint64_t tail =
         producer_.tail.load(std::memory_order_acquire);  // see read_available
-    const std::size_t first = static_cast<std::size_t>(head & mask_);
-    count = std::min<std::size_t>({static_cast<std::size_t>(tail - head), max, mask_ + 1 - first});
+    const std::size_t first = static_cast<std::size_t>((head / kRecordBytes) & mask_);
+    count = std::min<std::size_t>(
+        {static_cast<std::size_t>((tail - head) / kRecordBytes), max, mask_ + 1 - first});
     return &slots_[first];
   }
   // Hands the first `count` peeked records back to the producer.
   void release(std::size_t count) noexcept {
     // release: our reads of the slots happen before the producer reuses them.
-    head_.store(head_.load(std::memory_order_relaxed) + count, std::memory_order_release);
+    head_.store(head_.load(std::memory_order_relaxed) + count * kRecordBytes,
+                std::memory_order_release);
   }
   // peek, copy, release: for a caller that keeps the records (the ring
   // bench drains ours and boost's queue alike).
@@ -117,16 +121,16 @@ class Ring {
  private:
   void refresh_room() noexcept {
     // acquire: the consumer is done reading the slots it released.
-    producer_.room_end = head_.load(std::memory_order_acquire) + capacity_;
+    producer_.room_end = head_.load(std::memory_order_acquire) + capacity_ * kRecordBytes;
   }
 
   const std::size_t capacity_;
-  const std::size_t mask_;  // the consumer's copy, off the producer's line
+  const std::size_t mask_;  // records - 1: the consumer's, off the producer's line
   const std::uint64_t start_;
   const std::unique_ptr<Record[]> slots_;
   const std::unique_ptr<RingProducer> own_;  // when no producer was given
   RingProducer& producer_;
-  // The consumer's index, on its own line.
+  // The consumer's position, on its own line.
   alignas(64) std::atomic<std::uint64_t> head_;  // the class's alignment pads this line
 };
 

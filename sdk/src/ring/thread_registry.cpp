@@ -61,16 +61,16 @@ struct ThreadExitGuard {
   }
 };
 
-// Where a new thread state's ring starts: 2^40 positions past the last
-// one's, so that no two rings of the process share a position (a span's
-// serial is a position; the inline end trusts a serial's match alone, and
-// a token kept from an earlier session or a retired state must not match
-// a span open now). 2^40 records is 32 TiB through one ring; the starts
-// come round again after 2^24 thread states.
+// Where a new thread state's ring starts: 2^40 records (2^45 bytes of
+// position) past the last one's, so that no two rings of the process share
+// a position (a span's serial is a position; the inline end trusts a
+// serial's match alone, and a token kept from an earlier session or a
+// retired state must not match a span open now). 2^40 records is 32 TiB
+// through one ring; the starts come round again after 2^19 thread states.
 constinit std::atomic<std::uint64_t> g_rings_made{0};
 std::uint64_t next_ring_start() noexcept {
   // relaxed: only uniqueness matters.
-  return g_rings_made.fetch_add(1, std::memory_order_relaxed) << 40;
+  return g_rings_made.fetch_add(1, std::memory_order_relaxed) << 45;
 }
 
 std::size_t max_payload_for(std::size_t capacity) noexcept {

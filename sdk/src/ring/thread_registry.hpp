@@ -43,10 +43,28 @@ struct ThreadState {
   std::uint32_t unrecorded = 0;
   std::uint64_t unrecorded_bits[4] = {0, 0, 0, 0};
 
+  // Spans open past depth 256 (never tracked); read only while
+  // hot.depth_x8 is parked at kParkedDepth.
+  std::uint64_t untracked = 0;
+
+  // Open spans, recorded or not.
+  std::uint64_t depth() const noexcept {
+    const std::uint64_t d = hot.depth_x8 / 8;
+    return d == kParkedDepth ? 256 + untracked : d;
+  }
+  void set_depth(std::uint64_t d) noexcept {
+    if (d > 256) [[unlikely]] {
+      untracked = d - 256;
+      d = kParkedDepth;
+    }
+    hot.depth_x8 = d * 8;
+  }
   // Recorded open spans: the End records the ring must keep room for. Every
   // span below depth 256 is recorded or marked unrecorded; none above is.
-  std::uint32_t owed() const noexcept {
-    return static_cast<std::uint32_t>(hot.depth < 256 ? hot.depth : 256) - unrecorded;
+  std::uint32_t owed() const noexcept { return owed_at(depth()); }
+  // owed() when depth() is `d`, for a caller that has it.
+  std::uint32_t owed_at(std::uint64_t d) const noexcept {
+    return static_cast<std::uint32_t>(d < 256 ? d : 256) - unrecorded;
   }
   // Opens or closes the inline path (HotThread::session) after a change to
   // what it assumes: no NVTX emission, no unrecorded span open, and the

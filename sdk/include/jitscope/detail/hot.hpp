@@ -148,9 +148,11 @@ struct SpanToken {
   // position after its Begin (never 0, and never reused in the process: each
   // thread's ring of each session starts at positions of its own, so a stale
   // token never matches a later span); a span whose Begin was dropped has
-  // kUnrecordedBit and the count of dropped begins; 0: not tracked (deeper
-  // than 256).
+  // kUnrecordedBit and the count of dropped begins; one opened past depth
+  // 256 (never tracked) has kUnrecordedBit, kUntrackedBit and its depth;
+  // 0: none (the C API's end of the innermost span).
   static constexpr std::uint64_t kUnrecordedBit = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kUntrackedBit = std::uint64_t{1} << 61;
   // Set in serial_word (not part of the serial) on a span whose end must go
   // through the library: one begun while the inline path's gate was closed
   // (NVTX emission, another clock, a dropped span open) or dropped itself.
@@ -168,6 +170,13 @@ struct SpanToken {
   // False: the begin was dropped (ring full / too deep).
   constexpr bool recorded() const noexcept {
     return serial() != 0 && (serial_word & kUnrecordedBit) == 0;
+  }
+  // True for a span opened past depth 256; untracked_depth() is its depth.
+  constexpr bool untracked() const noexcept {
+    return (serial_word & (kUnrecordedBit | kUntrackedBit)) == (kUnrecordedBit | kUntrackedBit);
+  }
+  constexpr std::uint64_t untracked_depth() const noexcept {
+    return serial_word & (kUntrackedBit - 1);
   }
 };
 
@@ -222,40 +231,49 @@ struct SpanBatch {
   // The span's index among the recorded open spans: its depth, as the gate
   // is open.
   std::uint8_t index;
+
+  Record& at(std::uint64_t position) const noexcept {
+    return *reinterpret_cast<Record*>(reinterpret_cast<char*>(slots) + (position & mask));
+  }
 };
+// A depth_x8 at the depth limit (HotThread).
+inline constexpr std::uint64_t kMaxRecordedDepthX8 = std::uint64_t{kMaxRecordedDepth} * 8;
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* name,
                                              std::uint64_t args, SpanToken& token,
                                              SpanBatch& batch) noexcept {
   HotThread& h = *t_hot;
   if (h.session != session) [[unlikely]]
     return false;
-  const std::uint64_t d = h.depth;  // all recorded: the gate is open
+  const std::uint64_t d8 = h.depth_x8;  // all recorded: the gate is open
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (d >= kMaxRecordedDepth || tail + d + 2 + args > r.room_end) [[unlikely]]
+  // d8 * 4: the Ends owed, kRecordBytes each.
+  if (d8 >= kMaxRecordedDepthX8 || tail + d8 * 4 + (2 + args) * kRecordBytes > r.room_end)
+      [[unlikely]]
     return false;
-  batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d)};
-  h.open_serial[d] = tail + 1;
-  h.depth = d + 1;
-  Record& rec = batch.slots[tail & batch.mask];
+  batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d8 / 8)};
+  const std::uint64_t serial = tail + kRecordBytes;  // the position after the Begin
+  h.serial_at(d8 + 8) = serial;
+  h.depth_x8 = d8 + 8;
+  Record& rec = batch.at(tail);
   stamp_inline_clock(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
   set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
-  token = {session, tail + 1};
+  token = {session, serial};
   return true;
 }
 // The i-th arg (from 0) after the batch's Begin.
 JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t i, const char* key,
                                            ValueType type, std::uint64_t bits) noexcept {
-  Record& rec = batch.slots[(batch.tail + 1 + i) & batch.mask];
+  Record& rec = batch.at(batch.tail + (1 + i) * kRecordBytes);
   rec.name = key;
   rec.value.u64 = bits;
   set_record_word(rec, record_word(RecordKind::kArg, type, 0, batch.index));
 }
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
-  batch.published->store(batch.tail + 1 + args, std::memory_order_release);
+  batch.published->store(batch.tail + (1 + args) * kRecordBytes, std::memory_order_release);
 }
 
 // A span with a static name: a batch without args.
@@ -277,24 +295,24 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, const char* n
 // after it is not the innermost), and the clock inline_clock().
 JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
   HotThread& h = *t_hot;
-  const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
-  if (top >= kMaxRecordedDepth || h.open_serial[top] != token.serial_word) [[unlikely]] {
+  const std::uint64_t d8 = h.depth_x8;
+  if (h.serial_at(d8) != token.serial_word) [[unlikely]] {  // kNoSerial at depth 0
     end_span_timed(token);
     return;
   }
-  h.depth = top;
+  h.depth_x8 = d8 - 8;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  Record& rec = r.slots[tail & r.mask];
+  Record& rec = r.at(tail);
   stamp_inline_clock(rec.ts);  // only the time and the kind of an End are read
   set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
-  r.tail.store(tail + 1, std::memory_order_release);
+  r.tail.store(tail + kRecordBytes, std::memory_order_release);
 }
 
 // One record with a static name and no End of its own (an instant without
 // args, a counter), when the gate is open for `session` and the ring has
-// room for it beside the Ends owed (`depth` of them: all recorded while the
-// gate is open). False: nothing written, the caller takes the library's
+// room for it beside the Ends owed (one per open span: all recorded while
+// the gate is open). False: nothing written, the caller takes the library's
 // path. The value is stored only `kWithValue` (an instant's is not read).
 template <bool kWithValue>
 JITSCOPE_ALWAYS_INLINE bool put_single(std::uint32_t session, const char* name, std::uint64_t word,
@@ -304,14 +322,14 @@ JITSCOPE_ALWAYS_INLINE bool put_single(std::uint32_t session, const char* name, 
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (tail + h.depth + 1 > r.room_end) [[unlikely]]
+  if (tail + h.depth_x8 * 4 + kRecordBytes > r.room_end) [[unlikely]]
     return false;
-  Record& rec = r.slots[tail & r.mask];
+  Record& rec = r.at(tail);
   stamp_inline_clock(rec.ts);
   rec.name = name;
   if constexpr (kWithValue) rec.value.u64 = value;
   set_record_word(rec, word);
-  r.tail.store(tail + 1, std::memory_order_release);
+  r.tail.store(tail + kRecordBytes, std::memory_order_release);
   return true;
 }
 
@@ -338,20 +356,21 @@ JITSCOPE_ALWAYS_INLINE void counter_static(std::uint32_t session, const char* na
 JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, const char* key, ValueType type,
                                            std::uint64_t bits) noexcept {
   HotThread& h = *t_hot;
-  const std::uint64_t top = h.depth - 1;  // wraps at depth 0: fails the next test
-  if (h.session != token.session() || top >= kMaxRecordedDepth ||
-      h.open_serial[top] != token.serial_word) [[unlikely]]
+  const std::uint64_t d8 = h.depth_x8;
+  if (h.session != token.session() || h.serial_at(d8) != token.serial_word) [[unlikely]]
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  if (tail + top + 2 > r.room_end) [[unlikely]]  // the arg and the open spans' Ends
+  // The arg and the open spans' Ends (its own among them).
+  if (tail + d8 * 4 + kRecordBytes > r.room_end) [[unlikely]]
     return false;
-  Record& rec = r.slots[tail & r.mask];
+  Record& rec = r.at(tail);
   rec.name = key;  // an arg's time is not read
   rec.value.u64 = bits;
   // The gate is open: every open span is recorded, so its depth is its index.
-  set_record_word(rec, record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(top)));
-  r.tail.store(tail + 1, std::memory_order_release);
+  set_record_word(rec,
+                  record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(d8 / 8 - 1)));
+  r.tail.store(tail + kRecordBytes, std::memory_order_release);
   return true;
 }
 

@@ -8,41 +8,70 @@
 #include <jitscope/detail/export.hpp>
 #include <jitscope/detail/record.hpp>
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace jitscope::detail {
 
 // The producer's side of a ring (ring/ring.hpp): where the next record goes
 // and how far it may write without looking at the consumer's index.
+//
+// Positions count bytes, kRecordBytes per record, so a slot's address is the
+// storage plus (position & mask): no shift by the record's size on each
+// record (1 instruction per record, and the add folds into the stores'
+// addressing; callgrind). Differences of positions are record counts times
+// kRecordBytes.
 struct RingProducer {
   Record* slots = nullptr;
-  std::uint64_t mask = 0;      // slots - 1 (a power of two)
-  std::uint64_t room_end = 0;  // the consumer's head as last read + capacity
-  // The next slot to write. Only the producer writes it; the consumer
+  std::uint64_t mask = 0;      // (records in the storage - 1) * kRecordBytes
+  std::uint64_t room_end = 0;  // the consumer's head as last read + the capacity
+  // The next slot's position. Only the producer writes it; the consumer
   // acquires it. Read back by the producer (relaxed) rather than kept twice:
   // a store per record less. Beside the producer's fields: the consumer
   // reads it once per drained chunk, so sharing the line costs one miss then.
   std::atomic<std::uint64_t> tail{0};
 
+  // The slot at `position`.
+  Record& at(std::uint64_t position) const noexcept {
+    return *reinterpret_cast<Record*>(reinterpret_cast<char*>(slots) + (position & mask));
+  }
   // True when `count` more records fit by the cached view (Ring::has_room
   // rereads the consumer's index when this says no).
   bool fits(std::uint64_t count) const noexcept {
-    return tail.load(std::memory_order_relaxed) + count <= room_end;
+    return tail.load(std::memory_order_relaxed) + count * kRecordBytes <= room_end;
   }
   // The i-th slot past the last committed one; write it, then commit().
   Record& slot(std::uint64_t i) const noexcept {
-    return slots[(tail.load(std::memory_order_relaxed) + i) & mask];
+    return at(tail.load(std::memory_order_relaxed) + i * kRecordBytes);
   }
   void commit(std::uint64_t count) noexcept {
     // release: the records written into the slots are visible to a consumer
     // that acquires this index.
-    tail.store(tail.load(std::memory_order_relaxed) + count, std::memory_order_release);
+    tail.store(tail.load(std::memory_order_relaxed) + count * kRecordBytes,
+               std::memory_order_release);
   }
 };
 
 // Deepest recorded nesting; deeper spans are dropped and counted.
 inline constexpr std::uint32_t kMaxRecordedDepth = 255;
+
+// The open-span stack (HotThread::open_serial): the serial of the span open
+// at depth d is entry d + 1; entry 0 (nothing open) and entry 257 (spans
+// open past depth 256, which are never tracked) hold kNoSerial, a value no
+// token has (serials are multiples of kRecordBytes; other tokens carry
+// SpanToken's flag bits, or are 0). So an inline end compares the entry at
+// the thread's depth with its token and needs no test of the depth first.
+inline constexpr std::uint64_t kNoSerial = 1;
+inline constexpr std::size_t kOpenSerials = 258;
+inline constexpr std::uint64_t kParkedDepth = kOpenSerials - 1;
+constexpr std::array<std::uint64_t, kOpenSerials> empty_open_serials() noexcept {
+  std::array<std::uint64_t, kOpenSerials> stack{};
+  stack.front() = kNoSerial;
+  stack.back() = kNoSerial;
+  return stack;
+}
 
 struct alignas(64) HotThread {
   // The session word the inline path records under; 0 sends every event to
@@ -51,14 +80,30 @@ struct alignas(64) HotThread {
   // a session on a clock other than the inline path's (hot.hpp's
   // inline_clock: on x86, a session on CLOCK_MONOTONIC).
   std::uint32_t session = 0;
-  // Logical open spans, recorded or not. 64 bits: an index as it is, with
-  // no zero-extension before each use (callgrind).
-  std::uint64_t depth = 0;
+  // Open spans, recorded or not, up to 256 (kParkedDepth while more are
+  // open: the library keeps their count, ThreadState::depth()), times 8:
+  // the byte offset of the innermost's open_serial entry, and a quarter of
+  // the ring room their Ends take, so that both are one addressing mode away
+  // (callgrind).
+  std::uint64_t depth_x8 = 0;
   RingProducer producer;
   // Begins dropped so far: the serials of spans not recorded (SpanToken).
   std::uint64_t dropped_begins = 0;
-  // Serials (SpanToken::serial) of the spans open at each depth < 256.
-  std::uint64_t open_serial[256] = {};
+  // Serials (SpanToken::serial) of the open spans, see kNoSerial.
+  std::array<std::uint64_t, kOpenSerials> open_serial = empty_open_serials();
+
+  // The entry of the span open at `depth`.
+  std::uint64_t& serial_of(std::uint64_t depth) noexcept { return open_serial[depth + 1]; }
+  std::uint64_t serial_of(std::uint64_t depth) const noexcept { return open_serial[depth + 1]; }
+  // The entry `offset_x8` bytes into the stack (a depth_x8: the innermost's).
+  std::uint64_t serial_at(std::uint64_t offset_x8) const noexcept {
+    return *reinterpret_cast<const std::uint64_t*>(
+        reinterpret_cast<const char*>(open_serial.data()) + offset_x8);
+  }
+  std::uint64_t& serial_at(std::uint64_t offset_x8) noexcept {
+    return *reinterpret_cast<std::uint64_t*>(reinterpret_cast<char*>(open_serial.data()) +
+                                             offset_x8);
+  }
 };
 
 // The calling thread's HotThread; an idle one (session 0) before the thread
