@@ -112,6 +112,7 @@ TEST(InlinePath, TheGateStaysClosedForASessionOnAnotherClock) {
   { JITSCOPE_SPAN("registers"); }
   ASSERT_FALSE(detail::runs_on_inline_clock(s));
   EXPECT_EQ(detail::t_hot->session, 0u);
+  EXPECT_EQ(detail::t_hot->other_clock_session, s) << "the library's lean path is open";
   const std::uint64_t at = tail_now();
   const std::uint64_t before = detail::monotonic_ns();
   { JITSCOPE_SPAN("monotonic"); }
@@ -124,6 +125,61 @@ TEST(InlinePath, TheGateStaysClosedForASessionOnAnotherClock) {
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.spans_incomplete, 0u);
   EXPECT_EQ(events_with_ph(load_trace(session.path()), "X").size(), 2u);
+}
+
+// Behind the other clock's gate the library does the inline path's work
+// with the time it read. Args, ends in and out of order, and a full ring
+// (the gate closes while a dropped span is open) come out as they do on
+// the inline path.
+TEST(InlinePath, TheOtherClocksLeanPathKeepsEveryGuarantee) {
+#if !defined(__x86_64__) && !defined(__i386__)
+  GTEST_SKIP() << "CLOCK_MONOTONIC is the only clock, and the inline path's, here";
+#endif
+  Config cfg = quiet_config("inline_other_clock_lean", 64);
+  cfg.clock = ClockChoice::kMonotonic;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  { JITSCOPE_SPAN("registers"); }
+  ASSERT_EQ(detail::t_hot->other_clock_session, s);
+  {
+    Span outer("outer", {{"a", 1}, {"b", 2.5}});
+    Span middle("middle");
+    Span inner("inner");
+    middle.arg("m", 3);  // not the innermost
+    outer.end();         // out of order: middle and inner end with it
+  }
+  std::vector<std::unique_ptr<Span>> nested;
+  std::uint64_t dropped = 0;
+  for (int i = 0; i < 40; ++i) {
+    nested.push_back(std::make_unique<Span>("nested"));
+    if (!nested.back()->recording()) {
+      ++dropped;
+      EXPECT_EQ(detail::t_hot->other_clock_session, 0u) << "a dropped span is open";
+    }
+  }
+  EXPECT_GT(dropped, 0u) << "the ring never filled";
+  while (!nested.empty()) nested.pop_back();
+  EXPECT_EQ(detail::t_hot->other_clock_session, s) << "the gate reopens";
+  EXPECT_EQ(detail::t_state->depth(), 0u);
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  EXPECT_EQ(stats.events_dropped, dropped);
+  const json trace = load_trace(session.path());
+  std::map<std::string, json> args;
+  std::size_t spans = 0;
+  for (const json& e : events_with_ph(trace, "X")) {
+    ++spans;
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  EXPECT_EQ(spans, 4 + (40 - dropped));
+  EXPECT_EQ(args["outer"], json({{"a", 1}, {"b", 2.5}}));
+  EXPECT_EQ(args["middle"], json({{"m", 3}, {"jitscope_ended_with_outer", true}}));
+  EXPECT_EQ(args["inner"], json({{"jitscope_ended_with_outer", true}}));
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["spans_ended_out_of_order"], 1);
+  EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
 }
 
 // A span left open when its session stopped ends nothing in the next one,
@@ -199,8 +255,12 @@ TEST(InlinePath, InstantsAndCountersInlineWriteTheLibrarysRecordsAndKeepTheEndsR
   std::uint64_t written = 0;
   std::uint64_t dropped = 0;
   {
+    // Three open: a room test that counted their Ends short (in bytes of
+    // position: 3 * 32) would let the instants take one.
     Span open("open");
-    ASSERT_TRUE(open.recording());
+    Span open2("open");
+    Span open3("open");
+    ASSERT_TRUE(open3.recording());
     for (int i = 0; i < 100; ++i) {
       const std::uint64_t tail = tail_now();
       if (i % 2 == 0) {
@@ -216,7 +276,7 @@ TEST(InlinePath, InstantsAndCountersInlineWriteTheLibrarysRecordsAndKeepTheEndsR
   EXPECT_EQ(stats.spans_incomplete, 0u) << "an instant or a counter took the End's slot";
   EXPECT_EQ(stats.events_dropped, dropped);
   const json trace = load_trace(session.path());
-  EXPECT_EQ(events_with_ph(trace, "X").size(), 2u);
+  EXPECT_EQ(events_with_ph(trace, "X").size(), 4u);
   std::uint64_t fills = 0;
   for (const char* ph : {"I", "C"}) {
     for (const json& e : events_with_ph(trace, ph)) {
@@ -261,6 +321,69 @@ TEST(InlinePath, EndsAcrossSpansPastTheDepthLimitKeepTheStackWhole) {
   EXPECT_EQ(spans["after"], 1u);
   const json* st = metadata(trace, "jitscope_stats");
   ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
+}
+
+// Ring starts keep every position a ring of 2^31 records reaches a multiple
+// of a record, below 2^61 (clear of SpanToken's flag bits, and far from a
+// wrap at 2^64), and distinct for 2^24 thread states in a row.
+TEST(InlinePath, RingStartsStayClearOfTheTokensFlagBits) {
+  constexpr std::uint64_t kFlags = detail::SpanToken::kUnrecordedBit |
+                                   detail::SpanToken::kLibraryEndBit |
+                                   detail::SpanToken::kUntrackedBit;
+  constexpr std::uint64_t kRingBytes = (std::uint64_t{1} << 31) * detail::kRecordBytes;
+  for (std::uint64_t n :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 16, std::uint64_t{1} << 17,
+        std::uint64_t{1} << 18, std::uint64_t{1} << 19, (std::uint64_t{1} << 24) - 1,
+        std::uint64_t{1} << 24, (std::uint64_t{1} << 32) + 5, ~std::uint64_t{0}}) {
+    const std::uint64_t start = detail::ring_start(n);
+    EXPECT_EQ(start % detail::kRecordBytes, 0u) << n;
+    EXPECT_EQ((start + kRingBytes) & kFlags, 0u) << n;
+    if ((n + 1) % (std::uint64_t{1} << 24) != 0) {
+      EXPECT_GE(detail::ring_start(n + 1) - start, kRingBytes) << n;
+    }
+  }
+  // A ring at the last start: records go round its storage and come back whole.
+  detail::Ring ring(64, nullptr, detail::ring_start((std::uint64_t{1} << 24) - 1));
+  detail::Record out[64];
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    detail::Record r{};
+    r.ts = i;
+    ASSERT_TRUE(ring.push(r)) << i;
+    ASSERT_EQ(ring.read_available(), 1u);
+    ASSERT_EQ(ring.pop(out, 64), 1u);
+    ASSERT_EQ(out[0].ts, i);
+  }
+  EXPECT_EQ(ring.write_available(), 64u);
+}
+
+// An untracked span (past depth 256) closed by an outer end ends nothing
+// when its own end comes, though another span was opened since at its
+// depth: it is known by an id of its own, not by its depth.
+TEST(InlinePath, AStaleUntrackedEndLeavesASpanOpenedSinceAtItsDepth) {
+  ScopedSession session(quiet_config("inline_untracked_stale", 4096));
+  ASSERT_TRUE(session.status().ok());
+  std::vector<std::unique_ptr<Span>> open;
+  for (int i = 0; i < 257; ++i) open.push_back(std::make_unique<Span>("deep"));
+  Span stale = std::move(*open.back());  // depth 256: untracked
+  open.pop_back();
+  open[200].reset();  // out of order: ends the spans at depths 200..256, `stale` among them
+  ASSERT_EQ(detail::t_state->depth(), 200u);
+  std::vector<std::unique_ptr<Span>> reopened;
+  for (int i = 200; i < 257; ++i) reopened.push_back(std::make_unique<Span>("again"));
+  ASSERT_EQ(detail::t_state->depth(), 257u);
+  stale.end();
+  EXPECT_EQ(detail::t_state->depth(), 257u) << "the stale end closed the span now at its depth";
+  while (!reopened.empty()) reopened.pop_back();
+  EXPECT_EQ(detail::t_state->depth(), 200u);
+  while (!open.empty()) open.pop_back();
+  EXPECT_EQ(detail::t_state->depth(), 0u);
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(session.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["spans_ended_out_of_order"], 1);
   EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
 }
 

@@ -478,7 +478,7 @@ class Span {
   // innermost span, else through the library.
   static JITSCOPE_ALWAYS_INLINE void add_arg_to(detail::SpanToken token, const Arg& a) noexcept {
     if (a.type != detail::ValueType::kString &&
-        detail::add_scalar_arg(token, a.key, a.type, scalar_bits(a))) {
+        detail::add_scalar_arg(token, token.serial_word, a.key, a.type, scalar_bits(a))) {
       return;
     }
     detail::add_arg(token, a);

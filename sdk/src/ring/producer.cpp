@@ -144,9 +144,27 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
   ++t.unrecorded;
   t.update_gate();
 }
+// Lists an untracked span (depth d >= 256) among the open ones; its id, or
+// 0 when its entry could not be allocated.
+[[gnu::noinline]] std::uint64_t remember_untracked(ThreadState& t, std::uint64_t d) noexcept {
+  const std::uint64_t id = ++t.untracked_begins & (SpanToken::kUntrackedBit - 1);
+  if (id == 0) return 0;  // after 2^61 of them: not worth a wrap rule
+  try {
+    t.untracked_open.push_back({id, d});
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
 // True (and unmarks it) when the span at depth d was not recorded.
 JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noexcept {
-  if (d >= 256) return true;
+  if (d >= 256) [[unlikely]] {
+    while (!t.untracked_open.empty() && t.untracked_open.back().depth >= d) {
+      t.untracked_open.pop_back();
+    }
+    return true;
+  }
   if (t.unrecorded == 0) [[likely]]
     return false;
   const std::uint64_t bit = std::uint64_t{1} << (d % 64);
@@ -176,8 +194,8 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   if constexpr (kDynamic) name_len = name_payload(*t, nullptr, dynamic_name, flags);
   if (d >= 256) [[unlikely]] {
     mark_unrecorded(*t, d);
-    return {session,
-            SpanToken::kUnrecordedBit | SpanToken::kLibraryEndBit | SpanToken::kUntrackedBit | d};
+    return {session, SpanToken::kUnrecordedBit | SpanToken::kLibraryEndBit |
+                         SpanToken::kUntrackedBit | remember_untracked(*t, d)};
   }
   // This Begin (with its name) and every End owed, reserved now so that an
   // End never fails; this span's End is among them now that the depth
@@ -203,10 +221,27 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   return {session, t->hot.session == session ? serial : serial | SpanToken::kLibraryEndBit};
 }
 
+// Apart from the lean path below, so that it saves no registers.
+[[gnu::noinline]] SpanToken begin_static_general(std::uint32_t session, std::uint64_t ts,
+                                                 const char* name) noexcept {
+  return begin<false>(session, ts, name, {});
+}
+
 }  // namespace
 
 SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name) noexcept {
-  return begin<false>(session, ts, name, {});
+  // A session on the other clock (HotThread::other_clock_session): the
+  // inline path's work with the time given, rather than the general path's.
+  // Its end comes back here (kLibraryEndBit): the inline end would read the
+  // inline clock.
+  SpanToken token;
+  SpanBatch batch;
+  if (begin_span_batch<&HotThread::other_clock_session>(session, name, 0, token, batch,
+                                                        GivenStamp{ts})) {
+    commit_batch(batch, 0);
+    return {session, token.serial_word | SpanToken::kLibraryEndBit};
+  }
+  return begin_static_general(session, ts, name);
 }
 
 SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_view name) noexcept {
@@ -321,19 +356,29 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
   close_innermost(t, ts, nvtx);
 }
 
-// The end of a span opened at `depth` >= 256 (never tracked): the spans
-// open at or past its depth end (all untracked too); none when an outer end
-// already closed it.
-[[gnu::noinline, gnu::cold]] void end_untracked(ThreadState& t, std::uint64_t depth,
-                                                std::uint64_t ts, bool nvtx) noexcept {
-  if (t.depth() <= depth) return;
+// The end of the untracked span `id` (opened past depth 256): it and the
+// spans open inside it end (all untracked too); nothing when it is no
+// longer open (an outer end closed it). Id 0 (its entry could not be
+// allocated) ends the innermost untracked span.
+[[gnu::noinline, gnu::cold]] void end_untracked(ThreadState& t, std::uint64_t id, std::uint64_t ts,
+                                                bool nvtx) noexcept {
+  std::uint64_t depth = t.depth() - 1;
+  if (id != 0) {
+    const auto& open = t.untracked_open;
+    const auto it = std::lower_bound(
+        open.begin(), open.end(), id,
+        [](const ThreadState::UntrackedSpan& s, std::uint64_t want) { return s.id < want; });
+    if (it == open.end() || it->id != id) return;
+    depth = it->depth;
+  } else if (t.depth() <= 256) {
+    return;
+  }
   if (t.depth() > depth + 1) bump(t.out_of_order_ends);
   while (t.depth() > depth) close_innermost(t, ts, nvtx);
 }
 
-}  // namespace
-
-void end_span(SpanToken token, std::uint64_t ts) noexcept {
+// Apart from the lean path in end_span, so that it saves no registers.
+[[gnu::noinline]] void end_span_general(SpanToken token, std::uint64_t ts) noexcept {
   ThreadState* t = current_thread_state_if_registered();
   if (t == nullptr) return;
   const bool nvtx = (token.session() & kSessionNvtxBit) != 0;
@@ -343,7 +388,7 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
     return;
   }
   if (token.untracked()) [[unlikely]] {
-    end_untracked(*t, token.untracked_depth(), ts, nvtx);
+    end_untracked(*t, token.untracked_id(), ts, nvtx);
     return;
   }
   if (t->depth() == 0) {
@@ -362,6 +407,20 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   close_innermost(*t, ts, nvtx);
 }
 
+}  // namespace
+
+void end_span(SpanToken token, std::uint64_t ts) noexcept {
+  // The other clock's lean end, as the inline end's (the gate is checked
+  // here: the token's serial alone says nothing of the clock).
+  HotThread& h = *t_hot;
+  if (h.other_clock_session == token.session() && token.session() != 0 &&
+      h.serial_at(h.depth_x8) == token.serial()) {
+    end_innermost(h, h.depth_x8, GivenStamp{ts});
+    return;
+  }
+  end_span_general(token, ts);
+}
+
 void end_span_timed(SpanToken token) noexcept { end_span(token, read_clock(token.session())); }
 
 void add_arg(SpanToken token, const Arg& arg) noexcept {
@@ -377,12 +436,11 @@ void add_arg(SpanToken token, const Arg& arg) noexcept {
   t->ring.commit(write_arg(*t, 0, arg, payload, flags, index));
 }
 
-void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_t bits) noexcept {
-  // Scalars only: a string's or a member list's value is a payload length.
-  if (type != ValueType::kInt && type != ValueType::kUint && type != ValueType::kDouble &&
-      type != ValueType::kBool) {
-    return;
-  }
+namespace {
+
+// Apart from the lean path in add_arg_bits, so that it saves no registers.
+[[gnu::noinline]] void add_arg_bits_general(SpanToken token, const char* key, ValueType type,
+                                            std::uint64_t bits) noexcept {
   std::uint8_t index = 0;
   ThreadState* t = arg_target(token, index);
   if (t == nullptr) return;
@@ -392,6 +450,21 @@ void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_
   }
   fill(t->ring.slot(0), 0, key, bits, 0, RecordKind::kArg, type, 0, index);
   t->ring.commit(1);
+}
+
+}  // namespace
+
+void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_t bits) noexcept {
+  // Scalars only: a string's or a member list's value is a payload length.
+  if (type != ValueType::kInt && type != ValueType::kUint && type != ValueType::kDouble &&
+      type != ValueType::kBool) {
+    return;
+  }
+  // The other clock's lean path, as the inline arg's.
+  if (add_scalar_arg<&HotThread::other_clock_session>(token, token.serial(), key, type, bits)) {
+    return;
+  }
+  add_arg_bits_general(token, key, type, bits);
 }
 
 void instant(std::uint32_t session, std::uint64_t ts, const char* name,

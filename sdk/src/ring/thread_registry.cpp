@@ -61,17 +61,7 @@ struct ThreadExitGuard {
   }
 };
 
-// Where a new thread state's ring starts: 2^40 records (2^45 bytes of
-// position) past the last one's, so that no two rings of the process share
-// a position (a span's serial is a position; the inline end trusts a
-// serial's match alone, and a token kept from an earlier session or a
-// retired state must not match a span open now). 2^40 records is 32 TiB
-// through one ring; the starts come round again after 2^19 thread states.
 constinit std::atomic<std::uint64_t> g_rings_made{0};
-std::uint64_t next_ring_start() noexcept {
-  // relaxed: only uniqueness matters.
-  return g_rings_made.fetch_add(1, std::memory_order_relaxed) << 45;
-}
 
 std::size_t max_payload_for(std::size_t capacity) noexcept {
   // Half the ring, so a long string still leaves room for the spans around it.
@@ -82,7 +72,9 @@ std::size_t max_payload_for(std::size_t capacity) noexcept {
 
 ThreadState::ThreadState(std::uint32_t session_word, std::size_t capacity, OverflowPolicy p,
                          int os_tid, std::string name)
-    : ring(capacity, &hot.producer, next_ring_start()),
+    : ring(capacity, &hot.producer,
+           // relaxed: only that each state gets a number of its own matters.
+           ring_start(g_rings_made.fetch_add(1, std::memory_order_relaxed))),
       session(session_word),
       policy(p),
       max_payload_bytes(max_payload_for(capacity)),

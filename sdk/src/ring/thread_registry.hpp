@@ -24,6 +24,18 @@ struct ConsumerState {
   virtual ~ConsumerState() = default;
 };
 
+// Where the ring of the n-th thread state the process makes starts, in
+// bytes of position: (n mod 2^24) * 2^36, so 2^31 records (64 GiB) apart and
+// all below 2^60. A span's serial is a position, and the inline end trusts
+// a serial's match alone: a token kept from an earlier session or state
+// must not match a span open now, which holds unless the token's state is
+// 2^24 states back, or its ring wrote past 2^31 records into the next
+// state's range, and a span begins at its exact position. Below 2^61,
+// positions never reach SpanToken's flag bits (61-63) nor wrap.
+constexpr std::uint64_t ring_start(std::uint64_t n) noexcept {
+  return (n & ((std::uint64_t{1} << 24) - 1)) << 36;
+}
+
 struct ThreadState {
   ThreadState(std::uint32_t session, std::size_t capacity, OverflowPolicy policy, int tid,
               std::string name);
@@ -46,6 +58,16 @@ struct ThreadState {
   // Spans open past depth 256 (never tracked); read only while
   // hot.depth_x8 is parked at kParkedDepth.
   std::uint64_t untracked = 0;
+  // The open untracked spans' ids and depths, innermost last (ids ascend:
+  // each began after those below it), so that a stale end of one (an outer
+  // end closed it) ends nothing. Best effort: a span whose entry could not
+  // be allocated has id 0 and ends the innermost.
+  struct UntrackedSpan {
+    std::uint64_t id;
+    std::uint64_t depth;
+  };
+  std::vector<UntrackedSpan> untracked_open;
+  std::uint64_t untracked_begins = 0;
 
   // Open spans, recorded or not.
   std::uint64_t depth() const noexcept {
@@ -66,14 +88,13 @@ struct ThreadState {
   std::uint32_t owed_at(std::uint64_t d) const noexcept {
     return static_cast<std::uint32_t>(d < 256 ? d : 256) - unrecorded;
   }
-  // Opens or closes the inline path (HotThread::session) after a change to
-  // what it assumes: no NVTX emission, no unrecorded span open, and the
-  // session's clock the one the inline path reads.
+  // Opens or closes the inline path (HotThread::session, or
+  // other_clock_session for a session on the other clock) after a change to
+  // what it assumes: no NVTX emission and no unrecorded span open.
   void update_gate() noexcept {
-    hot.session =
-        (session & kSessionNvtxBit) == 0 && unrecorded == 0 && runs_on_inline_clock(session)
-            ? session
-            : 0;
+    const std::uint32_t open = (session & kSessionNvtxBit) == 0 && unrecorded == 0 ? session : 0;
+    hot.session = runs_on_inline_clock(session) ? open : 0;
+    hot.other_clock_session = runs_on_inline_clock(session) ? 0 : open;
   }
 
   // Written by the producer only (relaxed load + store, no RMW), read by the flusher.

@@ -145,12 +145,15 @@ struct SpanToken {
 
   // A serial names a span among those its thread has open, so that an end
   // out of order is known for what it is. A recorded span's is the ring
-  // position after its Begin (never 0, and never reused in the process: each
-  // thread's ring of each session starts at positions of its own, so a stale
-  // token never matches a later span); a span whose Begin was dropped has
+  // position after its Begin (never 0; each thread state's ring starts at
+  // positions of its own, so a stale token from an earlier session or state
+  // does not match a later span, within the bounds ring_start in
+  // ring/thread_registry.hpp gives); a span whose Begin was dropped has
   // kUnrecordedBit and the count of dropped begins; one opened past depth
-  // 256 (never tracked) has kUnrecordedBit, kUntrackedBit and its depth;
-  // 0: none (the C API's end of the innermost span).
+  // 256 (never tracked) has kUnrecordedBit, kUntrackedBit and an id of its
+  // own (ThreadState::untracked_open); 0: none (the C API's end of the
+  // innermost span). Positions stay below 2^61, clear of the flag bits
+  // (ring_start in ring/thread_registry.hpp).
   static constexpr std::uint64_t kUnrecordedBit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kUntrackedBit = std::uint64_t{1} << 61;
   // Set in serial_word (not part of the serial) on a span whose end must go
@@ -171,11 +174,11 @@ struct SpanToken {
   constexpr bool recorded() const noexcept {
     return serial() != 0 && (serial_word & kUnrecordedBit) == 0;
   }
-  // True for a span opened past depth 256; untracked_depth() is its depth.
+  // True for a span opened past depth 256; untracked_id() is its id.
   constexpr bool untracked() const noexcept {
     return (serial_word & (kUnrecordedBit | kUntrackedBit)) == (kUnrecordedBit | kUntrackedBit);
   }
-  constexpr std::uint64_t untracked_depth() const noexcept {
+  constexpr std::uint64_t untracked_id() const noexcept {
     return serial_word & (kUntrackedBit - 1);
   }
 };
@@ -218,8 +221,8 @@ inline constexpr LazyArgs kLazyArgs{};
 
 // A span with a static name and `args` scalar args, written in one commit,
 // when the ring has room for its Begin, its args, its End and the Ends the
-// open spans are owed (all recorded while the gate is open: `depth` of
-// them), as the library's begin reserves. False: nothing written,
+// open spans are owed (all recorded while the gate is open: one per open
+// span), as the library's begin reserves. False: nothing written,
 // the caller takes the out-of-line path. Else the caller writes each arg
 // with put_scalar_arg and ends with commit_batch. The cursor's fields are
 // copies: the record stores cannot alias them, so nothing is reloaded.
@@ -238,11 +241,25 @@ struct SpanBatch {
 };
 // A depth_x8 at the depth limit (HotThread).
 inline constexpr std::uint64_t kMaxRecordedDepthX8 = std::uint64_t{kMaxRecordedDepth} * 8;
+// Writes the clock that the inline path reads (InlineStamp) or a time read
+// before (GivenStamp, for the library's lean path on the other clock).
+struct InlineStamp {
+  JITSCOPE_ALWAYS_INLINE void operator()(std::uint64_t& ts) const noexcept {
+    stamp_inline_clock(ts);
+  }
+};
+struct GivenStamp {
+  std::uint64_t ts;
+  JITSCOPE_ALWAYS_INLINE void operator()(std::uint64_t& out) const noexcept { out = ts; }
+};
+// The inline paths behind a gate: HotThread::session with inline_clock(),
+// or HotThread::other_clock_session with a time the library read.
+template <std::uint32_t HotThread::*kGate = &HotThread::session, class Stamp = InlineStamp>
 JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* name,
-                                             std::uint64_t args, SpanToken& token,
-                                             SpanBatch& batch) noexcept {
+                                             std::uint64_t args, SpanToken& token, SpanBatch& batch,
+                                             Stamp stamp = {}) noexcept {
   HotThread& h = *t_hot;
-  if (h.session != session) [[unlikely]]
+  if (h.*kGate != session) [[unlikely]]
     return false;
   const std::uint64_t d8 = h.depth_x8;  // all recorded: the gate is open
   RingProducer& r = h.producer;
@@ -256,7 +273,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* 
   h.serial_at(d8 + 8) = serial;
   h.depth_x8 = d8 + 8;
   Record& rec = batch.at(tail);
-  stamp_inline_clock(rec.ts);
+  stamp(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
   set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
@@ -287,9 +304,23 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, const char* n
   return begin_static(session, read_clock(session), name);
 }
 
+// Writes the End of the innermost span (at depth_x8 `d8`), whose slot its
+// Begin reserved.
+template <class Stamp>
+JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, std::uint64_t d8, Stamp stamp) noexcept {
+  h.depth_x8 = d8 - 8;
+  RingProducer& r = h.producer;
+  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
+  Record& rec = r.at(tail);
+  stamp(rec.ts);  // only the time and the kind of an End are read
+  set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
+  r.tail.store(tail + kRecordBytes, std::memory_order_release);
+}
+
 // The end of the innermost span, when `token` is it; its slot was reserved.
-// The serial's match is the whole test: serials are unique in the process,
-// and a span whose end needs the library carries kLibraryEndBit, which no
+// The serial's match is the whole test: serials are positions, which no two
+// thread states' rings share (ring_start), and a span whose end needs the
+// library carries kLibraryEndBit, which no
 // serial on the stack has. So a match means this thread's state, this
 // session, the gate open (a span begun inline with a dropped span opened
 // after it is not the innermost), and the clock inline_clock().
@@ -300,13 +331,7 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
     end_span_timed(token);
     return;
   }
-  h.depth_x8 = d8 - 8;
-  RingProducer& r = h.producer;
-  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  Record& rec = r.at(tail);
-  stamp_inline_clock(rec.ts);  // only the time and the kind of an End are read
-  set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
-  r.tail.store(tail + kRecordBytes, std::memory_order_release);
+  end_innermost(h, d8, InlineStamp{});
 }
 
 // One record with a static name and no End of its own (an instant without
@@ -352,12 +377,16 @@ JITSCOPE_ALWAYS_INLINE void counter_static(std::uint32_t session, const char* na
 
 // An integer, floating-point or bool arg (`bits` its value's bits) on the
 // open span `token`, when it is the innermost (an arg on an outer span finds
-// its span out of line). False: the caller calls add_arg.
-JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, const char* key, ValueType type,
-                                           std::uint64_t bits) noexcept {
+// its span out of line). False: the caller calls add_arg. `serial` is what
+// the stack's entry must be: the token's serial_word inline (a span that
+// ends through the library takes its args there too), its serial() behind
+// the other clock's gate.
+template <std::uint32_t HotThread::*kGate = &HotThread::session>
+JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, std::uint64_t serial, const char* key,
+                                           ValueType type, std::uint64_t bits) noexcept {
   HotThread& h = *t_hot;
   const std::uint64_t d8 = h.depth_x8;
-  if (h.session != token.session() || h.serial_at(d8) != token.serial_word) [[unlikely]]
+  if (h.*kGate != token.session() || h.serial_at(d8) != serial) [[unlikely]]
     return false;
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);

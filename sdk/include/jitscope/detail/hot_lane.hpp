@@ -80,6 +80,11 @@ struct alignas(64) HotThread {
   // a session on a clock other than the inline path's (hot.hpp's
   // inline_clock: on x86, a session on CLOCK_MONOTONIC).
   std::uint32_t session = 0;
+  // The session word while the inline path's gate would be open but the
+  // session's clock is another (CLOCK_MONOTONIC on x86); else 0. Behind it
+  // the library does the inline path's work with the time it read
+  // (producer.cpp's lean paths), not its own general one.
+  std::uint32_t other_clock_session = 0;
   // Open spans, recorded or not, up to 256 (kParkedDepth while more are
   // open: the library keeps their count, ThreadState::depth()), times 8:
   // the byte offset of the innermost's open_serial entry, and a quarter of
