@@ -40,6 +40,14 @@ Config quiet_config(const std::string& stem, std::size_t capacity) {
   return cfg;
 }
 
+// A session on the clock the inline path does not read (x86 only: elsewhere
+// CLOCK_MONOTONIC is the only clock, and the inline path's).
+Config other_clock_config(const std::string& stem, std::size_t capacity) {
+  Config cfg = quiet_config(stem, capacity);
+  cfg.clock = ClockChoice::kMonotonic;
+  return cfg;
+}
+
 TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   ScopedSession session(quiet_config("inline_same", 1024));
   ASSERT_TRUE(session.status().ok());
@@ -104,9 +112,7 @@ TEST(InlinePath, TheGateStaysClosedForASessionOnAnotherClock) {
 #if !defined(__x86_64__) && !defined(__i386__)
   GTEST_SKIP() << "CLOCK_MONOTONIC is the only clock, and the inline path's, here";
 #endif
-  Config cfg = quiet_config("inline_other_clock", 1024);
-  cfg.clock = ClockChoice::kMonotonic;
-  ScopedSession session(cfg);
+  ScopedSession session(other_clock_config("inline_other_clock", 1024));
   ASSERT_TRUE(session.status().ok());
   const std::uint32_t s = detail::session_word();
   { JITSCOPE_SPAN("registers"); }
@@ -135,9 +141,7 @@ TEST(InlinePath, TheOtherClocksLeanPathKeepsEveryGuarantee) {
 #if !defined(__x86_64__) && !defined(__i386__)
   GTEST_SKIP() << "CLOCK_MONOTONIC is the only clock, and the inline path's, here";
 #endif
-  Config cfg = quiet_config("inline_other_clock_lean", 64);
-  cfg.clock = ClockChoice::kMonotonic;
-  ScopedSession session(cfg);
+  ScopedSession session(other_clock_config("inline_other_clock_lean", 64));
   ASSERT_TRUE(session.status().ok());
   const std::uint32_t s = detail::session_word();
   { JITSCOPE_SPAN("registers"); }
@@ -324,27 +328,28 @@ TEST(InlinePath, EndsAcrossSpansPastTheDepthLimitKeepTheStackWhole) {
   EXPECT_EQ((*st)["args"]["unbalanced_ends"], 0);
 }
 
-// Ring starts keep every position a ring of 2^31 records reaches a multiple
+// Ring starts keep every position a ring of 2^35 records reaches a multiple
 // of a record, below 2^61 (clear of SpanToken's flag bits, and far from a
-// wrap at 2^64), and distinct for 2^24 thread states in a row.
+// wrap at 2^64), and distinct for 2^20 thread states in a row.
 TEST(InlinePath, RingStartsStayClearOfTheTokensFlagBits) {
   constexpr std::uint64_t kFlags = detail::SpanToken::kUnrecordedBit |
                                    detail::SpanToken::kLibraryEndBit |
                                    detail::SpanToken::kUntrackedBit;
-  constexpr std::uint64_t kRingBytes = (std::uint64_t{1} << 31) * detail::kRecordBytes;
+  constexpr std::uint64_t kRingBytes = (std::uint64_t{1} << 35) * detail::kRecordBytes;
+  constexpr std::uint64_t kStates = std::uint64_t{1} << detail::kRingStartStates;
   for (std::uint64_t n :
        {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 16, std::uint64_t{1} << 17,
-        std::uint64_t{1} << 18, std::uint64_t{1} << 19, (std::uint64_t{1} << 24) - 1,
-        std::uint64_t{1} << 24, (std::uint64_t{1} << 32) + 5, ~std::uint64_t{0}}) {
+        std::uint64_t{1} << 18, kStates - 1, kStates, std::uint64_t{1} << 24,
+        (std::uint64_t{1} << 32) + 5, ~std::uint64_t{0}}) {
     const std::uint64_t start = detail::ring_start(n);
     EXPECT_EQ(start % detail::kRecordBytes, 0u) << n;
     EXPECT_EQ((start + kRingBytes) & kFlags, 0u) << n;
-    if ((n + 1) % (std::uint64_t{1} << 24) != 0) {
+    if ((n + 1) % kStates != 0) {
       EXPECT_GE(detail::ring_start(n + 1) - start, kRingBytes) << n;
     }
   }
   // A ring at the last start: records go round its storage and come back whole.
-  detail::Ring ring(64, nullptr, detail::ring_start((std::uint64_t{1} << 24) - 1));
+  detail::Ring ring(64, nullptr, detail::ring_start(kStates - 1));
   detail::Record out[64];
   for (std::uint64_t i = 0; i < 1000; ++i) {
     detail::Record r{};

@@ -145,23 +145,20 @@ std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t 
   t.update_gate();
 }
 // Lists an untracked span (depth d >= 256) among the open ones; its id, or
-// 0 when its entry could not be allocated.
+// 0 when the list is full.
 [[gnu::noinline]] std::uint64_t remember_untracked(ThreadState& t, std::uint64_t d) noexcept {
+  if (t.untracked_listed == ThreadState::kUntrackedListed) return 0;
   const std::uint64_t id = ++t.untracked_begins & (SpanToken::kUntrackedBit - 1);
   if (id == 0) return 0;  // after 2^61 of them: not worth a wrap rule
-  try {
-    t.untracked_open.push_back({id, d});
-    return id;
-  } catch (...) {
-    return 0;
-  }
+  t.untracked_open[t.untracked_listed++] = {id, d};
+  return id;
 }
 
 // True (and unmarks it) when the span at depth d was not recorded.
 JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noexcept {
   if (d >= 256) [[unlikely]] {
-    while (!t.untracked_open.empty() && t.untracked_open.back().depth >= d) {
-      t.untracked_open.pop_back();
+    while (t.untracked_listed > 0 && t.untracked_open[t.untracked_listed - 1].depth >= d) {
+      --t.untracked_listed;
     }
     return true;
   }
@@ -358,17 +355,18 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 
 // The end of the untracked span `id` (opened past depth 256): it and the
 // spans open inside it end (all untracked too); nothing when it is no
-// longer open (an outer end closed it). Id 0 (its entry could not be
-// allocated) ends the innermost untracked span.
+// longer open (an outer end closed it). Id 0 (not listed) ends the
+// innermost untracked span.
 [[gnu::noinline, gnu::cold]] void end_untracked(ThreadState& t, std::uint64_t id, std::uint64_t ts,
                                                 bool nvtx) noexcept {
   std::uint64_t depth = t.depth() - 1;
   if (id != 0) {
-    const auto& open = t.untracked_open;
-    const auto it = std::lower_bound(
-        open.begin(), open.end(), id,
+    const ThreadState::UntrackedSpan* const open = t.untracked_open;
+    const ThreadState::UntrackedSpan* const end = open + t.untracked_listed;
+    const auto* it = std::lower_bound(
+        open, end, id,
         [](const ThreadState::UntrackedSpan& s, std::uint64_t want) { return s.id < want; });
-    if (it == open.end() || it->id != id) return;
+    if (it == end || it->id != id) return;
     depth = it->depth;
   } else if (t.depth() <= 256) {
     return;
@@ -460,8 +458,10 @@ void add_arg_bits(SpanToken token, const char* key, ValueType type, std::uint64_
       type != ValueType::kBool) {
     return;
   }
-  // The other clock's lean path, as the inline arg's.
-  if (add_scalar_arg<&HotThread::other_clock_session>(token, token.serial(), key, type, bits)) {
+  // The other clock's lean path, as the inline arg's (a token of no session
+  // would pass its gate when it is closed).
+  if (token.session() != 0 &&
+      add_scalar_arg<&HotThread::other_clock_session>(token, token.serial(), key, type, bits)) {
     return;
   }
   add_arg_bits_general(token, key, type, bits);

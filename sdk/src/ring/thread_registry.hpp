@@ -25,15 +25,16 @@ struct ConsumerState {
 };
 
 // Where the ring of the n-th thread state the process makes starts, in
-// bytes of position: (n mod 2^24) * 2^36, so 2^31 records (64 GiB) apart and
+// bytes of position: (n mod 2^20) * 2^40, so 2^35 records (1 TiB) apart and
 // all below 2^60. A span's serial is a position, and the inline end trusts
 // a serial's match alone: a token kept from an earlier session or state
 // must not match a span open now, which holds unless the token's state is
-// 2^24 states back, or its ring wrote past 2^31 records into the next
+// 2^20 states back, or its ring wrote past 2^35 records into the next
 // state's range, and a span begins at its exact position. Below 2^61,
 // positions never reach SpanToken's flag bits (61-63) nor wrap.
+inline constexpr unsigned kRingStartStates = 20;
 constexpr std::uint64_t ring_start(std::uint64_t n) noexcept {
-  return (n & ((std::uint64_t{1} << 24) - 1)) << 36;
+  return (n & ((std::uint64_t{1} << kRingStartStates) - 1)) << 40;
 }
 
 struct ThreadState {
@@ -58,15 +59,18 @@ struct ThreadState {
   // Spans open past depth 256 (never tracked); read only while
   // hot.depth_x8 is parked at kParkedDepth.
   std::uint64_t untracked = 0;
-  // The open untracked spans' ids and depths, innermost last (ids ascend:
-  // each began after those below it), so that a stale end of one (an outer
-  // end closed it) ends nothing. Best effort: a span whose entry could not
-  // be allocated has id 0 and ends the innermost.
+  // The innermost open untracked spans' ids and depths, innermost last (ids
+  // ascend: each began after those below it), so that a stale end of one
+  // (an outer end closed it) ends nothing. A fixed list, as nothing on a
+  // span's path allocates: a span past its end (64 untracked spans open) has
+  // id 0, and its end ends the innermost untracked span.
   struct UntrackedSpan {
     std::uint64_t id;
     std::uint64_t depth;
   };
-  std::vector<UntrackedSpan> untracked_open;
+  static constexpr std::size_t kUntrackedListed = 64;
+  UntrackedSpan untracked_open[kUntrackedListed] = {};
+  std::size_t untracked_listed = 0;
   std::uint64_t untracked_begins = 0;
 
   // Open spans, recorded or not.
