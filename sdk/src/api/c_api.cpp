@@ -182,8 +182,7 @@ void jitscope_span_close(jitscope_span* span) {
   const jitscope::detail::SpanToken token{span->words[0],
                                           span->words[1] | std::uint64_t{span->words[2]} << 32};
   *span = jitscope_span{};
-  if (token.session() != 0)
-    jitscope::detail::end_span(token, jitscope::detail::read_clock(token.session()));
+  if (token.session() != 0) jitscope::detail::end_span_timed(token);
 }
 
 // The C API's end has no token: one with serial 0 ends the

@@ -30,7 +30,7 @@ class Ring {
   // inline hot path writes through too), or the ring's own. Positions count
   // bytes (RingProducer) from `start`, a multiple of kRecordBytes (a
   // thread's ring starts where no earlier ring's positions are: span
-  // serials are positions, ring/thread_registry.cpp).
+  // serials are positions, ring_start in ring/thread_registry.hpp).
   explicit Ring(std::size_t capacity, RingProducer* producer = nullptr, std::uint64_t start = 0)
       : capacity_(capacity),
         mask_(std::bit_ceil(capacity) - 1),

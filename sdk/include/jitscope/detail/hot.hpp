@@ -152,8 +152,7 @@ struct SpanToken {
   // kUnrecordedBit and the count of dropped begins; one opened past depth
   // 256 (never tracked) has kUnrecordedBit, kUntrackedBit and an id of its
   // own (ThreadState::untracked_open); 0: none (the C API's end of the
-  // innermost span). Positions stay below 2^61, clear of the flag bits
-  // (ring_start in ring/thread_registry.hpp).
+  // innermost span). Positions stay below 2^61, clear of the flag bits.
   static constexpr std::uint64_t kUnrecordedBit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kUntrackedBit = std::uint64_t{1} << 61;
   // Set in serial_word (not part of the serial) on a span whose end must go
@@ -235,9 +234,7 @@ struct SpanBatch {
   // is open.
   std::uint8_t index;
 
-  Record& at(std::uint64_t position) const noexcept {
-    return *reinterpret_cast<Record*>(reinterpret_cast<char*>(slots) + (position & mask));
-  }
+  Record& at(std::uint64_t position) const noexcept { return slot_at(slots, mask, position); }
 };
 // A depth_x8 at the depth limit (HotThread).
 inline constexpr std::uint64_t kMaxRecordedDepthX8 = std::uint64_t{kMaxRecordedDepth} * 8;
@@ -320,10 +317,10 @@ JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, std::uint64_t d8, Stamp 
 // The end of the innermost span, when `token` is it; its slot was reserved.
 // The serial's match is the whole test: serials are positions, which no two
 // thread states' rings share (ring_start), and a span whose end needs the
-// library carries kLibraryEndBit, which no
-// serial on the stack has. So a match means this thread's state, this
-// session, the gate open (a span begun inline with a dropped span opened
-// after it is not the innermost), and the clock inline_clock().
+// library carries kLibraryEndBit, which no serial on the stack has. So a
+// match means this thread's state, this session, the gate open (a span
+// begun inline with a dropped span opened after it is not the innermost),
+// and the clock inline_clock().
 JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
   HotThread& h = *t_hot;
   const std::uint64_t d8 = h.depth_x8;

@@ -23,6 +23,11 @@ namespace jitscope::detail {
 // record (1 instruction per record, and the add folds into the stores'
 // addressing; callgrind). Differences of positions are record counts times
 // kRecordBytes.
+// The slot at byte position `position` of a ring's storage.
+inline Record& slot_at(Record* slots, std::uint64_t mask, std::uint64_t position) noexcept {
+  return *reinterpret_cast<Record*>(reinterpret_cast<char*>(slots) + (position & mask));
+}
+
 struct RingProducer {
   Record* slots = nullptr;
   std::uint64_t mask = 0;      // (records in the storage - 1) * kRecordBytes
@@ -34,9 +39,7 @@ struct RingProducer {
   std::atomic<std::uint64_t> tail{0};
 
   // The slot at `position`.
-  Record& at(std::uint64_t position) const noexcept {
-    return *reinterpret_cast<Record*>(reinterpret_cast<char*>(slots) + (position & mask));
-  }
+  Record& at(std::uint64_t position) const noexcept { return slot_at(slots, mask, position); }
   // True when `count` more records fit by the cached view (Ring::has_room
   // rereads the consumer's index when this says no).
   bool fits(std::uint64_t count) const noexcept {
