@@ -294,7 +294,11 @@ TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
 // writes the JSON form's "C" events: the same samples, integers where JSON
 // spells an integer, NaN where it has no number, names repaired alike.
 TEST(PerfettoWriter, CountersFromRecordsAreTheJsonFormsCountersTranscoded) {
-  const double values[] = {7.0, -3.0, 2.5, 1e300, std::nan(""), HUGE_VAL, 0x1p63, -0.0};
+  // After the first, a sample of "depth" takes the fast path
+  // (ProcessSequence::counter_static) where its value lets it: 100000
+  // (spelled "1e+05") and 0x1p53 do not.
+  const double values[] = {7.0,  -3.0, 2.5,      1e300,    std::nan(""), HUGE_VAL, 0x1p63,
+                           -0.0, 9990, 100000.0, 123456.0, 0x1p53,       1e-7};
   Records r;
   std::uint64_t t = 8'000'000'000'000;
   for (double v : values) r.counter(t += 10, "depth", v);
@@ -343,7 +347,11 @@ TEST(PerfettoWriter, CountersFromRecordsAreTheJsonFormsCountersTranscoded) {
   EXPECT_FALSE(got[2]["integer"]) << got[2];
   EXPECT_EQ(got[4]["value"], "nan");
   EXPECT_EQ(got[5]["value"], "nan") << "JSON has no infinity: null";
-  EXPECT_EQ(got[8]["name"], "q\xEF\xBF\xBD\xEF\xBF\xBD len");
+  EXPECT_EQ(got[8]["value"], 9990);
+  EXPECT_TRUE(got[8]["integer"]);
+  EXPECT_FALSE(got[9]["integer"]) << "spelled 1e+05: a double sample, in both forms";
+  EXPECT_TRUE(got[10]["integer"]);
+  EXPECT_EQ(got[13]["name"], "q\xEF\xBF\xBD\xEF\xBF\xBD len");
 }
 
 TEST(PerfettoWriter, ThreadTimestampsAreDeltasOnClock64ThatSumToTheJsonTs) {
@@ -510,12 +518,19 @@ TEST(PerfettoWriter, AStaticNameReusedAfterAnUnloadIsNotTakenForTheOldOne) {
     t.ring.commit(rs.size());
     writer.drain(t);
   };
-  push({record(RecordKind::kBegin, 100, name, 0), record(RecordKind::kBegin, 110, name, 1),
-        record(RecordKind::kEnd, 120, nullptr, 0)});
-  writer.detach_static_names(t);  // the image holding `name` goes away
-  std::strcpy(name, "omega");     // another one puts a different string there
-  push({record(RecordKind::kBegin, 130, name, 1), record(RecordKind::kEnd, 140, nullptr, 0),
-        record(RecordKind::kEnd, 150, nullptr, 0)});
+  // Counters too: their track and ids are kept by the name's pointer
+  // (ProcessSequence::counter_static).
+  Record counter = record(RecordKind::kCounter, 112, name, 0);
+  counter.value.f64 = 1;
+  push({record(RecordKind::kBegin, 100, name, 0), record(RecordKind::kBegin, 110, name, 1), counter,
+        counter, record(RecordKind::kEnd, 120, nullptr, 0)});
+  // The image holding `name` goes away: the flusher's unload cycle.
+  writer.detach_static_names(t);
+  writer.forget_static_names();
+  std::strcpy(name, "omega");  // another one puts a different string there
+  counter.ts = 135;
+  push({record(RecordKind::kBegin, 130, name, 1), counter,
+        record(RecordKind::kEnd, 140, nullptr, 0), record(RecordKind::kEnd, 150, nullptr, 0)});
   writer.settle(t);
   writer.end_trace();
   keep("unload", sink.files[0]);
@@ -525,6 +540,11 @@ TEST(PerfettoWriter, AStaticNameReusedAfterAnUnloadIsNotTakenForTheOldOne) {
   std::vector<std::string> names;
   for (const json& e : pf.of("X")) names.push_back(e["name"]);
   EXPECT_EQ(names, (std::vector<std::string>{"alpha", "omega", "alpha"}));
+  std::vector<std::string> counters;
+  for (const json& e : pf.of("C")) {
+    if (e["name"] != "jitscope.dropped_events") counters.push_back(e["name"]);
+  }
+  EXPECT_EQ(counters, (std::vector<std::string>{"alpha", "alpha", "omega"}));
 }
 
 TEST(PerfettoConfig, FormatFromTheEnvironment) {

@@ -378,6 +378,8 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
     if (detach_names && !free_it) writer.detach_static_names(*t);
     if (free_it) registry.remove(t);
   }
+  // Also with no thread left to detach: the counters' cache is the writer's.
+  if (detach_names) writer.forget_static_names();
   if (cupti_.on) {
     gpu_->add(gpu_batch_);
     gpu_->write(writer, final);

@@ -31,6 +31,10 @@ using wire::put_bytes;
 using wire::put_varint;
 using wire::varint_size;
 
+// The writer's counters' category: one object, whose address
+// ProcessSequence::counter_static compares.
+constexpr std::string_view kCounterCategory = "jitscope";
+
 constexpr std::uint32_t varint(std::uint32_t field) { return pf::tag(field, pf::kVarint); }
 constexpr std::uint32_t nested(std::uint32_t field) { return pf::tag(field, pf::kLengthDelimited); }
 
@@ -391,11 +395,13 @@ void TraceWriter::pf_instant(ThreadDecodeState& d) {
 }
 
 void TraceWriter::pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name,
-                             double value) {
-  pf_number_.clear();
-  append_double(pf_number_, value);  // so both forms decide alike what is an integer
+                             const char* static_name, double value) {
   event_prefix();
-  seq1_.counter(info_.pid, "jitscope", name, ts_ns, pf_number_, buf_);
+  if (!seq1_.counter_static(info_.pid, kCounterCategory, static_name, ts_ns, value, buf_)) {
+    pf_number_.clear();
+    append_double(pf_number_, value);  // so both forms decide alike what is an integer
+    seq1_.counter(info_.pid, kCounterCategory, name, ts_ns, pf_number_, buf_, static_name);
+  }
   const bool ok = commit(true);
   seq1_.settle(ok);
   if (!ok) return;

@@ -203,6 +203,11 @@ class TraceWriter {
   // The spans `t` has open keep copies of their static names from now on
   // (an image is being unloaded; call after drain()).
   void detach_static_names(ThreadState& t);
+  // Static names' pointers may name other strings from now on (an image is
+  // being unloaded; once per unload, after the drain, whatever the threads):
+  // what the writer keeps by them for every thread (its counters' tracks,
+  // ProcessSequence::counter_static) is forgotten.
+  void forget_static_names() noexcept { seq1_.forget_static_names(); }
   // Copies `t`'s counters into its summary (call before freeing it).
   void settle(ThreadState& t);
   // Events lost before reaching a ring (see g_events_lost); part of the total.
@@ -335,8 +340,10 @@ class TraceWriter {
   bool pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
               bool incomplete);
   void pf_instant(ThreadDecodeState& d);
-  // A counter record's sample, on sequence 1 as the transcoder writes a "C" event.
-  void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name, double value);
+  // A counter record's sample, on sequence 1 as the transcoder writes a "C"
+  // event. `static_name`: the record's static name, or nullptr.
+  void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name,
+                  const char* static_name, double value);
   void pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
               const char* payload);
   // Starts d's sequence in this file if it is not yet: its first packet and

@@ -230,14 +230,21 @@ struct SpanBatch {
   std::uint64_t mask;
   std::uint64_t tail;  // the Begin's position
   std::atomic<std::uint64_t>* published;
-  // The span's index among the recorded open spans: its depth, as the gate
-  // is open.
-  std::uint8_t index;
+  // The span's index among the recorded open spans (its depth, as the gate
+  // is open) in record_word's place for an index (kIndexFromDepthX8).
+  std::uint64_t index_bits;
 
   Record& at(std::uint64_t position) const noexcept { return slot_at(slots, mask, position); }
 };
 // A depth_x8 at the depth limit (HotThread).
 inline constexpr std::uint64_t kMaxRecordedDepthX8 = std::uint64_t{kMaxRecordedDepth} * 8;
+// A depth_x8 (below kMaxRecordedDepthX8) times this is the depth in
+// record_word's place for an index: one shift, where the index itself took
+// a shift each way (1 instruction an arg, callgrind).
+inline constexpr std::uint64_t kIndexFromDepthX8 = std::uint64_t{1} << 21;
+static_assert(record_word(RecordKind{}, ValueType{}, 0, 1) == kIndexFromDepthX8 * 8);
+static_assert(kMaxRecordedDepthX8 * kIndexFromDepthX8 < (std::uint64_t{1} << 32),
+              "the index stays in its byte, clear of name_len");
 // Writes the clock that the inline path reads (InlineStamp) or a time read
 // before (GivenStamp, for the library's lean path on the other clock).
 struct InlineStamp {
@@ -265,11 +272,14 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* 
   if (d8 >= kMaxRecordedDepthX8 || tail + d8 * 4 + (2 + args) * kRecordBytes > r.room_end)
       [[unlikely]]
     return false;
-  batch = {r.slots, r.mask, tail, &r.tail, static_cast<std::uint8_t>(d8 / 8)};
+  batch = {r.slots, r.mask, tail, &r.tail, d8 * kIndexFromDepthX8};
   const std::uint64_t serial = tail + kRecordBytes;  // the position after the Begin
+  // Before the stack's stores, which could alias the ring's fields as far as
+  // the compiler knows: the `and` and the `add` read the mask and the
+  // storage themselves (2 instructions a span, callgrind).
+  Record& rec = batch.at(tail);
   h.serial_at(d8 + 8) = serial;
   h.depth_x8 = d8 + 8;
-  Record& rec = batch.at(tail);
   stamp(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
@@ -283,7 +293,7 @@ JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t
   Record& rec = batch.at(batch.tail + (1 + i) * kRecordBytes);
   rec.name = key;
   rec.value.u64 = bits;
-  set_record_word(rec, record_word(RecordKind::kArg, type, 0, batch.index));
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, 0) | batch.index_bits);
 }
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
@@ -307,11 +317,11 @@ template <class Stamp>
 JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, std::uint64_t d8, Stamp stamp) noexcept {
   h.depth_x8 = d8 - 8;
   RingProducer& r = h.producer;
-  const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
-  Record& rec = r.at(tail);
+  std::uint64_t next;
+  Record& rec = r.slot_then(r.tail.load(std::memory_order_relaxed), next);
   stamp(rec.ts);  // only the time and the kind of an End are read
   set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
-  r.tail.store(tail + kRecordBytes, std::memory_order_release);
+  r.tail.store(next, std::memory_order_release);
 }
 
 // The end of the innermost span, when `token` is it; its slot was reserved.
@@ -346,12 +356,13 @@ JITSCOPE_ALWAYS_INLINE bool put_single(std::uint32_t session, const char* name, 
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
   if (tail + h.depth_x8 * 4 + kRecordBytes > r.room_end) [[unlikely]]
     return false;
-  Record& rec = r.at(tail);
+  std::uint64_t next;
+  Record& rec = r.slot_then(tail, next);
   stamp_inline_clock(rec.ts);
   rec.name = name;
   if constexpr (kWithValue) rec.value.u64 = value;
   set_record_word(rec, word);
-  r.tail.store(tail + kRecordBytes, std::memory_order_release);
+  r.tail.store(next, std::memory_order_release);
   return true;
 }
 
@@ -390,13 +401,16 @@ JITSCOPE_ALWAYS_INLINE bool add_scalar_arg(SpanToken token, std::uint64_t serial
   // The arg and the open spans' Ends (its own among them).
   if (tail + d8 * 4 + kRecordBytes > r.room_end) [[unlikely]]
     return false;
-  Record& rec = r.at(tail);
+  std::uint64_t next;
+  Record& rec = r.slot_then(tail, next);
   rec.name = key;  // an arg's time is not read
   rec.value.u64 = bits;
-  // The gate is open: every open span is recorded, so its depth is its index.
-  set_record_word(rec,
-                  record_word(RecordKind::kArg, type, 0, static_cast<std::uint8_t>(d8 / 8 - 1)));
-  r.tail.store(tail + kRecordBytes, std::memory_order_release);
+  // The gate is open: every open span is recorded, so its depth is its
+  // index. A match means d8 is from 8 up to kMaxRecordedDepthX8 (the
+  // sentinels at 0 and the parked depth match no token; no span at depth
+  // 255 is recorded while the gate is open).
+  set_record_word(rec, record_word(RecordKind::kArg, type, 0, 0) | (d8 - 8) * kIndexFromDepthX8);
+  r.tail.store(next, std::memory_order_release);
   return true;
 }
 

@@ -49,6 +49,19 @@ struct RingProducer {
   Record& slot(std::uint64_t i) const noexcept {
     return at(tail.load(std::memory_order_relaxed) + i * kRecordBytes);
   }
+  // The slot at `tail` (the tail as loaded) for one record, and in `next`
+  // the position to publish after it. `next` is made first, in a register of
+  // its own, so the slot's address is the tail masked and offset in place,
+  // the mask and the storage read by the `and` and the `add` themselves;
+  // left to itself GCC keeps the tail for the add after the stores and
+  // copies it for the `and` (1 instruction a record, callgrind).
+  Record& slot_then(std::uint64_t tail, std::uint64_t& next) const noexcept {
+    next = tail + kRecordBytes;
+#if defined(__GNUC__)
+    asm("" : "+r"(next));  // emits nothing: only pins `next` here
+#endif
+    return at(tail);
+  }
   void commit(std::uint64_t count) noexcept {
     // release: the records written into the slots are visible to a consumer
     // that acquires this index.

@@ -7,7 +7,9 @@
 #include "flush/perfetto/tracks.hpp"
 
 #include <bit>
+#include <cmath>
 #include <limits>
+#include <utility>
 
 namespace jitscope::detail::pfw {
 namespace {
@@ -54,18 +56,63 @@ void close_event_packet(std::string& out, const OpenPacket& at, Interner& intern
   end_nested(out, at.packet);
 }
 // An event's category and name: interned, or inline when the table is full.
-void append_category_and_name(std::string& out, Interner& interner, std::string_view category,
-                              std::string_view name) {
-  if (const std::uint64_t iid = interner.intern(Interner::kCategory, category); iid != 0) {
-    append_varint_field(out, varint(pf::event::kCategoryIids), iid);
+// Returns their ids (0: inline).
+std::pair<std::uint64_t, std::uint64_t> append_category_and_name(std::string& out,
+                                                                 Interner& interner,
+                                                                 std::string_view category,
+                                                                 std::string_view name) {
+  const std::uint64_t category_iid = interner.intern(Interner::kCategory, category);
+  if (category_iid != 0) {
+    append_varint_field(out, varint(pf::event::kCategoryIids), category_iid);
   } else {
     append_string(out, nested(pf::event::kCategories), category);
   }
-  if (const std::uint64_t iid = interner.intern(Interner::kName, name); iid != 0) {
-    append_varint_field(out, varint(pf::event::kNameIid), iid);
+  const std::uint64_t name_iid = interner.intern(Interner::kName, name);
+  if (name_iid != 0) {
+    append_varint_field(out, varint(pf::event::kNameIid), name_iid);
   } else {
     append_string(out, nested(pf::event::kName), name);
   }
+  return {category_iid, name_iid};
+}
+
+// A counter sample's value: an integer, or a double (NaN for none).
+struct CounterValue {
+  bool integer = false;
+  std::int64_t i = 0;
+  double d = 0;
+};
+void append_counter_value(std::string& out, const CounterValue& v) {
+  if (v.integer) {
+    append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(v.i));
+  } else {
+    append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
+                         std::bit_cast<std::uint64_t>(v.d));
+  }
+}
+// The value counter() takes from the JSON form's spelling of `v`
+// (json_writer's shortest form), where that is known without spelling it.
+// false: a whole number whose shortest form may have an exponent ("1e+05",
+// where the exponent is shorter than the zeros), or 2^53 and beyond.
+bool counter_value_of(double v, CounterValue& out) noexcept {
+  if (!std::isfinite(v)) {  // "null"
+    out = {false, 0, std::numeric_limits<double>::quiet_NaN()};
+    return true;
+  }
+  if (v != std::trunc(v)) {  // a '.' or an exponent, and read back it is v
+    out = {false, 0, v};
+    return true;
+  }
+  if (std::fabs(v) >= 0x1p53) return false;
+  const auto i = static_cast<std::int64_t>(v);
+  // Below 2^53 the plain form is the integer's digits, n of them, k the
+  // trailing zeros; the exponent form takes n - k digits, a '.' when more
+  // than one, and 4 characters of exponent, and wins only where it is
+  // shorter (a tie goes to the plain form): from k = 5 ("1e+05") or k = 6
+  // ("1.2e+07"). So with fewer than 5 trailing zeros it is an integer.
+  if (i % 100000 == 0 && i != 0) return false;
+  out = {true, i, 0};
+  return true;
 }
 
 // The value fields of a DebugAnnotation (docs/perfetto-format.md, "Args").
@@ -150,6 +197,7 @@ struct ProcessSequence::Event {
 };
 
 void ProcessSequence::start_file(std::uint64_t file_ns) {
+  ++epoch_;
   file_ns_ = file_ns;
   described_.clear();
   new_described_.clear();
@@ -160,6 +208,7 @@ void ProcessSequence::settle(bool committed) {
   interner.settle(committed);
   if (!committed) {
     for (std::uint64_t uuid : new_described_) described_.erase(uuid);
+    ++epoch_;  // ids and tracks counter_static kept may not be in the file
   }
   new_described_.clear();
 }
@@ -324,7 +373,8 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
 }
 
 void ProcessSequence::counter(std::int64_t pid, std::string_view category, std::string_view name,
-                              std::uint64_t ts_ns, std::string_view number, std::string& out) {
+                              std::uint64_t ts_ns, std::string_view number, std::string& out,
+                              const char* static_name) {
   std::string fixed;
   name = valid_utf8(name, fixed);  // as the JSON form's text has it
   ensure_process(pid, out);
@@ -338,21 +388,80 @@ void ProcessSequence::counter(std::int64_t pid, std::string_view category, std::
     describe(track, out, descriptor);
   }
   const OpenPacket at = open_event_packet(out, ts_ns, pf::event::kCounter, track);
-  append_category_and_name(out, interner, category, name);
+  const auto [category_iid, name_iid] = append_category_and_name(out, interner, category, name);
   // A number spelled as an integer that fits int64 is an integer sample (as
   // JsonValue::is_integer decides for args); any other number a double; none
   // (JSON has no spelling for NaN and infinities: "null") a NaN.
-  std::int64_t i = 0;
+  CounterValue v;
   const bool is_number = !number.empty() && number != "null";
-  if (is_number && is_integer_token(number) && number_as_int(number, i)) {
-    append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(i));
+  if (is_number && is_integer_token(number) && number_as_int(number, v.i)) {
+    v.integer = true;
   } else {
-    const double d =
-        is_number ? number_as_double(number) : std::numeric_limits<double>::quiet_NaN();
-    append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
-                         std::bit_cast<std::uint64_t>(d));
+    v.d = is_number ? number_as_double(number) : std::numeric_limits<double>::quiet_NaN();
   }
+  append_counter_value(out, v);
   close_event_packet(out, at, interner);
+  // Ids stay under 2^14 (two varint bytes, as CounterSlot::head allows).
+  static_assert(Interner::kMaxEntries < (1u << 14));
+  if (static_name != nullptr && category_iid != 0 && name_iid != 0) {
+    CounterSlot& c = counter_slot(static_name);
+    c = {static_name, category.data(), pid, epoch_};
+    char* h = c.head;
+    *h++ = static_cast<char>(varint(pf::event::kType));
+    *h++ = static_cast<char>(pf::event::kCounter);
+    h = wire::put_varint(h, varint(pf::event::kTrackUuid));
+    h = wire::put_varint(h, track);
+    h = wire::put_varint(h, varint(pf::event::kCategoryIids));
+    h = wire::put_varint(h, category_iid);
+    h = wire::put_varint(h, varint(pf::event::kNameIid));
+    h = wire::put_varint(h, name_iid);
+    c.head_size = static_cast<std::uint8_t>(h - c.head);
+  }
+}
+
+ProcessSequence::CounterSlot& ProcessSequence::counter_slot(const char* name) noexcept {
+  // Fibonacci hashing, as the interner's cache: literals lie a few bytes apart.
+  const std::uint64_t h = reinterpret_cast<std::uintptr_t>(name) * 0x9e3779b97f4a7c15ull;
+  return counter_slots_[h >> (64 - std::countr_zero(kCounterSlots))];
+}
+
+bool ProcessSequence::counter_static(std::int64_t pid, std::string_view category, const char* name,
+                                     std::uint64_t ts_ns, double value, std::string& out) {
+  const CounterSlot& c = counter_slot(name);
+  CounterValue v;
+  if (c.name != name || name == nullptr || c.category != category.data() || c.pid != pid ||
+      c.epoch != epoch_ || interner.has_pending() || !counter_value_of(value, v)) {
+    return false;  // (pending definitions go with counter()'s packet)
+  }
+  // counter()'s packet, built on the stack from the kept fields and
+  // appended once (a string's append per field cost about 500 instructions
+  // a sample, callgrind). Every length is under 128: one byte.
+  char value_field[12];
+  char* val = value_field;
+  if (v.integer) {
+    val = wire::put_varint(val, varint(pf::event::kCounterValue));
+    val = wire::put_varint(val, static_cast<std::uint64_t>(v.i));
+  } else {
+    val = wire::put_varint(val, fixed64(pf::event::kDoubleCounterValue));
+    val = wire::put_fixed64(val, std::bit_cast<std::uint64_t>(v.d));
+  }
+  const auto value_size = static_cast<std::size_t>(val - value_field);
+  char packet[72];
+  char* p = packet + 2;  // after the packet's tag and length
+  *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
+  p = wire::put_varint(p, ts_ns);
+  *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
+  *p++ = static_cast<char>(kProcessSequence);
+  *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
+  *p++ = static_cast<char>(c.head_size + value_size);
+  p = wire::put_bytes(p, std::string_view(c.head, c.head_size));
+  p = wire::put_bytes(p, std::string_view(value_field, value_size));
+  *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
+  *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
+  packet[0] = static_cast<char>(nested(pf::trace::kPacket));
+  packet[1] = static_cast<char>(p - packet - 2);
+  out.append(packet, static_cast<std::size_t>(p - packet));
+  return true;
 }
 
 }  // namespace jitscope::detail::pfw
