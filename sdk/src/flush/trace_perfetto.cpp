@@ -394,12 +394,15 @@ void TraceWriter::pf_instant(ThreadDecodeState& d) {
   ++summaries_[d.summary].events;
 }
 
-void TraceWriter::pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name,
-                             const char* static_name, double value) {
+void TraceWriter::pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns,
+                             std::string_view dynamic_name, const char* static_name, double value) {
   event_prefix();
   if (!seq1_.counter_static(info_.pid, kCounterCategory, static_name, ts_ns, value, buf_)) {
     pf_number_.clear();
     append_double(pf_number_, value);  // so both forms decide alike what is an integer
+    // The static name's length only here: the fast path needs none.
+    const std::string_view name =
+        static_name != nullptr ? std::string_view(static_name) : dynamic_name;
     seq1_.counter(info_.pid, kCounterCategory, name, ts_ns, pf_number_, buf_, static_name);
   }
   const bool ok = commit(true);

@@ -223,7 +223,7 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
     case RecordKind::kCounter: {
       if (pf_) {  // straight to its packet: a counter can be as frequent as a span
         pf_counter(d, info_.conversion.to_ns(r.ts),
-                   dyn ? std::string_view(payload, r.name_len) : std::string_view(r.name),
+                   dyn ? std::string_view(payload, r.name_len) : std::string_view(),
                    dyn ? nullptr : r.name, r.value.f64);
         break;
       }

@@ -341,8 +341,8 @@ class TraceWriter {
               bool incomplete);
   void pf_instant(ThreadDecodeState& d);
   // A counter record's sample, on sequence 1 as the transcoder writes a "C"
-  // event. `static_name`: the record's static name, or nullptr.
-  void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view name,
+  // event: its static name, or nullptr and its dynamic name.
+  void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view dynamic_name,
                   const char* static_name, double value);
   void pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
               const char* payload);

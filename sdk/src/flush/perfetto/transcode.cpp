@@ -82,14 +82,16 @@ struct CounterValue {
   std::int64_t i = 0;
   double d = 0;
 };
-void append_counter_value(std::string& out, const CounterValue& v) {
+// Its field at `p` (12 bytes at most); returns the end.
+char* put_counter_value(char* p, const CounterValue& v) noexcept {
   if (v.integer) {
-    append_varint_field(out, varint(pf::event::kCounterValue), static_cast<std::uint64_t>(v.i));
-  } else {
-    append_fixed64_field(out, fixed64(pf::event::kDoubleCounterValue),
-                         std::bit_cast<std::uint64_t>(v.d));
+    p = wire::put_varint(p, varint(pf::event::kCounterValue));
+    return wire::put_varint(p, static_cast<std::uint64_t>(v.i));
   }
+  p = wire::put_varint(p, fixed64(pf::event::kDoubleCounterValue));
+  return wire::put_fixed64(p, std::bit_cast<std::uint64_t>(v.d));
 }
+constexpr std::size_t kCounterValueRoom = 12;
 // The value counter() takes from the JSON form's spelling of `v`
 // (json_writer's shortest form), where that is known without spelling it.
 // false: a whole number whose shortest form may have an exponent ("1e+05",
@@ -399,7 +401,9 @@ void ProcessSequence::counter(std::int64_t pid, std::string_view category, std::
   } else {
     v.d = is_number ? number_as_double(number) : std::numeric_limits<double>::quiet_NaN();
   }
-  append_counter_value(out, v);
+  char value_field[kCounterValueRoom];
+  out.append(value_field,
+             static_cast<std::size_t>(put_counter_value(value_field, v) - value_field));
   close_event_packet(out, at, interner);
   // Ids stay under 2^14 (two varint bytes, as CounterSlot::head allows).
   static_assert(Interner::kMaxEntries < (1u << 14));
@@ -436,16 +440,8 @@ bool ProcessSequence::counter_static(std::int64_t pid, std::string_view category
   // counter()'s packet, built on the stack from the kept fields and
   // appended once (a string's append per field cost about 500 instructions
   // a sample, callgrind). Every length is under 128: one byte.
-  char value_field[12];
-  char* val = value_field;
-  if (v.integer) {
-    val = wire::put_varint(val, varint(pf::event::kCounterValue));
-    val = wire::put_varint(val, static_cast<std::uint64_t>(v.i));
-  } else {
-    val = wire::put_varint(val, fixed64(pf::event::kDoubleCounterValue));
-    val = wire::put_fixed64(val, std::bit_cast<std::uint64_t>(v.d));
-  }
-  const auto value_size = static_cast<std::size_t>(val - value_field);
+  char value_field[kCounterValueRoom];
+  const auto value_size = static_cast<std::size_t>(put_counter_value(value_field, v) - value_field);
   char packet[72];
   char* p = packet + 2;  // after the packet's tag and length
   *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
