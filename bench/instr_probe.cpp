@@ -6,7 +6,7 @@
 //
 // usage: jitscope_instr_probe FORM N [json|perfetto]
 //   FORM: span | args | args_macro | args_string | off | dynamic | instant | counter | phase
-//         | phase_off | floor
+//         | phase_off | unit_span | floor
 //   the trace's form (default json): what the flusher's column counts
 // floor is the physical minimum for comparison: two TSC reads and one
 // 24-byte store into a thread-local array, with no session.
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -70,6 +71,9 @@ const Form kForms[] = {
     {"instant", JITSCOPE_PROBE_LOOP(JITSCOPE_INSTANT("x"))},
     {"counter", JITSCOPE_PROBE_LOOP(JITSCOPE_COUNTER("x", static_cast<double>(i)))},
     {"phase", JITSCOPE_PROBE_LOOP(JITSCOPE_PHASE("x"))},
+    // A span inside an open compile unit (opened before the loop): the
+    // flusher stamps its compile id on the event.
+    {"unit_span", JITSCOPE_PROBE_LOOP(JITSCOPE_SPAN("x"))},
     {"floor", JITSCOPE_PROBE_LOOP(floor_op(i))},
 };
 
@@ -112,10 +116,14 @@ int main(int argc, char** argv) {
   if (session && !jitscope::start(config).ok()) return 1;
   // One loop per form, each in a function of its own: nothing else in the
   // loop counts against it, and no other form's code shapes its registers.
-  for (const Form& f : kForms) {
-    if (f.name == form || (form == "phase_off" && f.name == "phase")) {
-      f.run(n);
-      break;
+  {
+    std::optional<jitscope::CompileUnit> unit;
+    if (form == "unit_span") unit.emplace(jitscope::CompileUnitOptions{.frame = "probe"});
+    for (const Form& f : kForms) {
+      if (f.name == form || (form == "phase_off" && f.name == "phase")) {
+        f.run(n);
+        break;
+      }
     }
   }
   if (session && !jitscope::stop().ok()) return 1;

@@ -371,6 +371,20 @@ TEST(Numbers, AppendUs) {
   EXPECT_EQ(us(1234567), "1234.567");
   EXPECT_EQ(us(std::numeric_limits<std::uint64_t>::max()), "18446744073709551.615");
   EXPECT_TRUE(json::parse(us(1234567)).is_number());
+  // Against the plain spelling, at every digit count's edges (the low 8
+  // integer digits are written by pairs) and at random.
+  auto plain = [](std::uint64_t ns) {
+    const std::string frac = std::to_string(1000 + ns % 1000).substr(1);
+    return std::to_string(ns / 1000) + "." + frac;
+  };
+  std::vector<std::uint64_t> cases;
+  for (std::uint64_t p = 1; p <= std::numeric_limits<std::uint64_t>::max() / 10; p *= 10) {
+    for (std::uint64_t v : {p - 1, p, p + 1, 99 * p + 1, 100'000'000 * p + 7}) cases.push_back(v);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) cases.push_back(rng() >> (rng() % 64));
+  cases.push_back(std::numeric_limits<std::uint64_t>::max());
+  for (std::uint64_t ns : cases) ASSERT_EQ(us(ns), plain(ns)) << ns;
 }
 
 TEST(Numbers, AppendInts) {

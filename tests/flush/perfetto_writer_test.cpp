@@ -290,6 +290,65 @@ TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
   EXPECT_LT(pf_files[0].size(), json_files[0].size());
 }
 
+// Spans in compile units take the plain BEGIN with their unit's compile_id
+// annotation cached per sequence (trace_perfetto.cpp, pf_plain_unit): each
+// carries its own unit's id when units change, come back, nest, end, or
+// their id and args together pass the plain packet's bound. Names repeat:
+// a name's first use defines it, which takes the general path.
+TEST(PerfettoWriter, SpansInUnitsCarryTheirOwnUnitsCompileId) {
+  Records r;
+  std::uint64_t t = 9'000'000'000'000;
+  const std::uint64_t a = (std::uint64_t{3} << 32) | 1, b = std::uint64_t{4} << 32;
+  const std::uint64_t widest = ~std::uint64_t{0};
+  auto leaf = [&](std::uint8_t depth) {
+    r.begin(t += 10, "leaf", depth);
+    r.end(t += 10);
+  };
+  r.begin(t, "unit", 0, kFlagUnit, a);
+  leaf(1);
+  leaf(1);
+  r.begin(t += 10, "unit", 1, kFlagUnit, b);  // nested: its children are in b
+  leaf(2);
+  r.end(t += 10);
+  leaf(1);  // back in a
+  r.end(t += 10);
+  r.begin(t += 10, "leaf", 0);
+  const char* const kKeys[] = {"k1", "k2", "k3", "k4"};
+  for (const char* k : kKeys) r.arg_int(0, k, 1);
+  r.end(t += 10);
+  r.begin(t += 10, "unit", 0, kFlagUnit, widest);
+  // Args that fit a plain packet (60 bytes; their keys defined above), not
+  // with this unit's id (27): the bound keeps the packet's stack buffer
+  // (ASan sees it).
+  r.begin(t += 10, "leaf", 1);
+  for (const char* k : kKeys) r.arg_int(1, k, -1'000'000'000'000);
+  r.end(t += 10);
+  leaf(1);
+  r.end(t += 10);
+  r.begin(t += 10, "unit", 0, kFlagUnit, a);
+  leaf(1);
+  r.end(t += 10);
+  const auto json_files = write(r.r, {});
+  Options o;
+  o.perfetto = true;
+  const auto pf_files = write(r.r, o);
+  ASSERT_EQ(pf_files.size(), 1u);
+  keep("units", pf_files[0]);
+  EXPECT_EQ(keys(read_all(pf_files).of("X")), keys(json_events(json_files, "X")));
+  // The JSON form has each span's own unit: in the order the spans began,
+  std::vector<json> spans = json_events(json_files, "X");
+  std::sort(spans.begin(), spans.end(),
+            [](const json& x, const json& y) { return x["ts_ns"] < y["ts_ns"]; });
+  std::vector<std::string> ids;
+  for (const json& e : spans) {
+    const json args = e.value("args", json::object());
+    ids.push_back(args.contains("compile_id") ? args["compile_id"].get<std::string>() : "-");
+  }
+  const std::string w = "4294967295/4294967295";
+  EXPECT_EQ(ids, (std::vector<std::string>{"3/1", "3/1", "3/1", "4/0", "4/0", "3/1", "-", w, w, w,
+                                           "3/1", "3/1"}));
+}
+
 // Counters are encoded straight from their records, as the transcoder
 // writes the JSON form's "C" events: the same samples, integers where JSON
 // spells an integer, NaN where it has no number, names repaired alike.

@@ -47,6 +47,17 @@ void append_uint(std::string& out, std::uint64_t v);
 // token exceeds 64 bits); NaN and infinities become null since JSON has no spelling for them.
 void append_double(std::string& out, double v);
 
+// The same texts into a caller's buffer, for a renderer that builds a whole
+// hot event on the stack and appends it once: each std::string append is a
+// capacity test and a call, and each growth by append_* zero-fills its room
+// first (C++20 has no resize_and_overwrite).
+inline constexpr std::size_t kJsonNumberRoom = 32;
+// '"' + append_json_string_body's text + '"' at `d`, which needs
+// 6 * s.size() + 2 bytes; returns the end.
+char* put_json_string(char* d, std::string_view s) noexcept;
+// append_us's text at `d`, which needs kJsonNumberRoom bytes; returns the end.
+char* put_json_us(char* d, std::uint64_t ns) noexcept;
+
 // Internal to JsonWriter. Formatting time is dominated by the fixed cost of each std::string
 // append, so the writer hands a whole item (comma, key and value) to one call that grows
 // `out` once.

@@ -37,7 +37,6 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     append_compile_id(args, outer->unit);
   }
   if (r.type != ValueType::kNone) {
-    if (!args.empty()) args.push_back(',');
     Record value = r;  // render_arg reads the key from `name` and the value from `value`
     value.name = "payload";
     value.value.u64 = x.payload;

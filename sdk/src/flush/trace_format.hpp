@@ -5,6 +5,8 @@
 #include "base/json_writer.hpp"
 #include "ring/record.hpp"
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,13 +30,20 @@ inline const char* span_category(std::uint8_t flags) noexcept {
   return "jitscope";
 }
 
-// `"frame/attempt"` of a packed compile id, as a JSON string.
+// `"frame/attempt"` of a packed compile id, as a JSON string, at `d`
+// (kCompileIdRoom bytes); returns the end.
+inline constexpr std::size_t kCompileIdRoom = 2 + 10 + 1 + 10;
+inline char* put_compile_id(char* d, std::uint64_t packed) noexcept {
+  *d++ = '"';
+  d = std::to_chars(d, d + 10, packed >> 32).ptr;
+  *d++ = '/';
+  d = std::to_chars(d, d + 10, packed & 0xffffffffu).ptr;
+  *d++ = '"';
+  return d;
+}
 inline void append_compile_id(std::string& out, std::uint64_t packed) {
-  out.push_back('"');
-  append_uint(out, packed >> 32);
-  out.push_back('/');
-  append_uint(out, packed & 0xffffffffu);
-  out.push_back('"');
+  char text[kCompileIdRoom];
+  out.append(text, static_cast<std::size_t>(put_compile_id(text, packed) - text));
 }
 
 // Opens a process-level metadata event and its args:

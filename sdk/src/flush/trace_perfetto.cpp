@@ -35,6 +35,9 @@ using wire::varint_size;
 // ProcessSequence::counter_static compares.
 constexpr std::string_view kCounterCategory = "jitscope";
 
+// The compile id's annotation key: one object, which the interner caches by address.
+constexpr const char* kCompileIdKey = "compile_id";
+
 constexpr std::uint32_t varint(std::uint32_t field) { return pf::tag(field, pf::kVarint); }
 constexpr std::uint32_t nested(std::uint32_t field) { return pf::tag(field, pf::kLengthDelimited); }
 
@@ -128,7 +131,7 @@ void TraceWriter::pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& o
   if (unit != nullptr) {
     std::string id;
     append_compile_id(id, unit->unit);  // "frame/attempt", quotes included
-    append_annotation(out, interner, "compile_id", std::string_view(id).substr(1, id.size() - 2),
+    append_annotation(out, interner, kCompileIdKey, std::string_view(id).substr(1, id.size() - 2),
                       false);
   }
   if (truncated) append_annotation(out, interner, "jitscope_truncated", {}, true);
@@ -241,13 +244,11 @@ void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, 
 // Field order as pf_packet's: timestamp, sequence id, the TrackEvent
 // {type, category, name, annotations}, flags. Every value but the time
 // delta is one byte, and so is every length: a BEGIN's annotations (its
-// args, encoded as they were decoded) take at most kPlainAnnotationBytes,
-// which keeps the packet under 128 bytes.
-JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSequence& q,
-                                                         std::uint64_t ts, std::uint32_t type,
-                                                         std::uint64_t cat_iid,
-                                                         std::uint64_t name_iid,
-                                                         std::string_view annotations) {
+// compile id, cached, and its args, encoded as they were decoded) take at
+// most kPlainAnnotationBytes, which keeps the packet under 128 bytes.
+JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
+    ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type, std::uint64_t cat_iid,
+    std::uint64_t name_iid, std::string_view fixed, std::string_view annotations) {
   const bool named = type != pf::event::kSliceEnd;
   char tmp[32 + kPlainAnnotationBytes];
   char* p = tmp + 2;  // after the packet's tag and length (under 128)
@@ -256,7 +257,7 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSe
   *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
   *p++ = static_cast<char>(q.id);
   *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
-  *p++ = static_cast<char>((named ? 6 : 2) + annotations.size());
+  *p++ = static_cast<char>((named ? 6 : 2) + fixed.size() + annotations.size());
   *p++ = static_cast<char>(varint(pf::event::kType));
   *p++ = static_cast<char>(type);
   if (named) {
@@ -265,6 +266,7 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSe
     *p++ = static_cast<char>(varint(pf::event::kNameIid));
     *p++ = static_cast<char>(name_iid);
   }
+  p = put_bytes(p, fixed);
   p = put_bytes(p, annotations);
   *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
   *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
@@ -274,19 +276,37 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(ThreadDecodeState::PfSe
   q.last_ns = ts;
 }
 
+bool TraceWriter::pf_plain_unit(ThreadDecodeState::PfSequence& q,
+                                const ThreadDecodeState::OpenSpan& s, std::string_view& out) {
+  // Interned first, as pf_fixed_args does before the name and category:
+  // where the general path is taken, it defines them in the same order.
+  const std::uint64_t key_iid = q.interner.intern_static(Interner::kAnnotation, kCompileIdKey);
+  if (key_iid - 1 >= 127 || q.interner.has_pending()) return false;
+  if (q.unit_key_iid != key_iid || q.unit_packed != s.unit) {
+    q.unit_annotation.clear();
+    pf_fixed_args(q, q.unit_annotation, &s, false, false);  // the general path's bytes
+    q.unit_key_iid = key_iid;
+    q.unit_packed = s.unit;
+  }
+  out = q.unit_annotation;
+  return out.size() + s.args.size() <= kPlainAnnotationBytes;
+}
+
 bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
                                  const ThreadDecodeState::OpenSpan& s) {
-  if (q.part != part_ || q.id >= 128 || s.static_name == nullptr || s.in_unit || s.truncated ||
+  if (q.part != part_ || q.id >= 128 || s.static_name == nullptr || s.truncated ||
       s.args.size() > kPlainAnnotationBytes || s.begin_ns < q.last_ns || q.interner.has_pending()) {
     return false;
   }
+  std::string_view unit;
+  if (s.in_unit && !pf_plain_unit(q, s, unit)) return false;
   const std::uint64_t cat_iid =
       q.interner.intern_static(Interner::kCategory, span_category(s.flags));
   const std::uint64_t name_iid = q.interner.intern_static(Interner::kName, s.static_name);
   // A new id is defined by the packet that first uses it: the general path.
   if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
   pf_restarted_ = false;
-  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, s.args);
+  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, s.args);
   return true;
 }
 
@@ -300,7 +320,7 @@ bool TraceWriter::pf_plain_end(ThreadDecodeState::PfSequence& q,
     return false;
   }
   pf_restarted_ = false;
-  pf_plain_packet(q, end_ns, pf::event::kSliceEnd, 0, 0, {});
+  pf_plain_packet(q, end_ns, pf::event::kSliceEnd, 0, 0, {}, {});
   return true;
 }
 

@@ -112,6 +112,12 @@ struct ThreadDecodeState final : ConsumerState {
     std::uint64_t part = ~0ull;  // the file the sequence was started in
     bool begin_pending = false;  // the innermost span's BEGIN waits for its args
     pfw::Interner interner;
+    // The compile_id annotation of the unit the last plain BEGIN in a unit
+    // was in, encoded with the key's id then (unit_key_iid; 0: none): most
+    // of a compiler's spans are in a unit, and its id changes per unit.
+    std::uint64_t unit_packed = 0;
+    std::uint64_t unit_key_iid = 0;
+    std::string unit_annotation;
   };
   std::unique_ptr<PfSequence> pf;
   std::vector<Record> partial;  // a group split across pops
@@ -294,8 +300,17 @@ class TraceWriter {
   [[gnu::cold]] void remember_name(std::string_view what, std::int64_t pid, std::int64_t tid);
   void write_captured(ThreadDecodeState& d, const Record& r, const CapturedExtra& x,
                       std::string_view dynamic_name);
+  // `"key":value` of an arg record, after a comma if `out` is not empty.
   void render_arg(std::string& out, const Record& r, const char* payload);
+  // `,"args":{...}` of a slice or instant, if it has any: its compile id,
+  // its args, jitscope_truncated, incomplete.
+  static bool has_args(const ThreadDecodeState::OpenSpan& s, bool incomplete) noexcept {
+    return !s.args.empty() || s.truncated || incomplete || s.in_unit;
+  }
   void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
+  // write_args's text at `p`, which needs s.args.size() + kFixedArgsRoom bytes.
+  static constexpr std::size_t kFixedArgsRoom = 128;
+  static char* put_args(char* p, const ThreadDecodeState::OpenSpan& s, bool incomplete) noexcept;
   // The hot pair, once per event: a flag test here, one compare in commit().
   // Starts an event: remembers where (mark_) and writes the separator;
   // rotates first when the file is full.
@@ -364,8 +379,15 @@ class TraceWriter {
   // The END's packet(s) in every other case.
   void pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::OpenSpan& s,
                       std::uint64_t end_ns, bool incomplete);
+  // `fixed` (the compile id) and `annotations` (the args) together take at
+  // most kPlainAnnotationBytes.
   void pf_plain_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
-                       std::uint64_t cat_iid, std::uint64_t name_iid, std::string_view annotations);
+                       std::uint64_t cat_iid, std::uint64_t name_iid, std::string_view fixed,
+                       std::string_view annotations);
+  // The compile_id annotation of `s`'s unit for a plain BEGIN (cached per
+  // sequence); false: its key's id is new or too long for a plain packet.
+  bool pf_plain_unit(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s,
+                     std::string_view& out);
   static constexpr std::size_t kPlainAnnotationBytes = 64;
   // compile_id (and jitscope_truncated / incomplete) as annotations.
   void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
