@@ -125,12 +125,12 @@ void TraceWriter::pf_settle_cut(ThreadDecodeState& d) {
 }
 
 void TraceWriter::pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
-                                const ThreadDecodeState::OpenSpan* unit, bool truncated,
-                                bool incomplete, bool intern) {
+                                const std::uint64_t* unit, bool truncated, bool incomplete,
+                                bool intern) {
   Interner* interner = intern ? &q.interner : nullptr;
   if (unit != nullptr) {
     std::string id;
-    append_compile_id(id, unit->unit);  // "frame/attempt", quotes included
+    append_compile_id(id, *unit);  // "frame/attempt", quotes included
     append_annotation(out, interner, kCompileIdKey, std::string_view(id).substr(1, id.size() - 2),
                       false);
   }
@@ -162,7 +162,7 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
     ThreadDecodeState::OpenSpan& s = d.stack[i];
     if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;
     pf_args_.clear();
-    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr,
+    pf_fixed_args(q, pf_args_, unit_of(s),
                   (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
     pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
               s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
@@ -246,12 +246,12 @@ void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, 
 // delta is one byte, and so is every length: a BEGIN's annotations (its
 // compile id, cached, and its args, encoded as they were decoded) take at
 // most kPlainAnnotationBytes, which keeps the packet under 128 bytes.
-JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
-    ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type, std::uint64_t cat_iid,
-    std::uint64_t name_iid, std::string_view fixed, std::string_view annotations) {
+char* TraceWriter::put_plain_packet(char* const start, ThreadDecodeState::PfSequence& q,
+                                    std::uint64_t ts, std::uint32_t type, std::uint64_t cat_iid,
+                                    std::uint64_t name_iid, std::string_view fixed,
+                                    std::string_view annotations) noexcept {
   const bool named = type != pf::event::kSliceEnd;
-  char tmp[32 + kPlainAnnotationBytes];
-  char* p = tmp + 2;  // after the packet's tag and length (under 128)
+  char* p = start + 2;  // after the packet's tag and length (under 128)
   *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
   p = put_varint(p, ts - q.last_ns);
   *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
@@ -270,26 +270,34 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
   p = put_bytes(p, annotations);
   *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
   *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
-  tmp[0] = static_cast<char>(nested(pf::trace::kPacket));
-  tmp[1] = static_cast<char>(p - tmp - 2);
-  buf_.append(tmp, static_cast<std::size_t>(p - tmp));
+  start[0] = static_cast<char>(nested(pf::trace::kPacket));
+  start[1] = static_cast<char>(p - start - 2);
   q.last_ns = ts;
+  return p;
 }
 
-bool TraceWriter::pf_plain_unit(ThreadDecodeState::PfSequence& q,
-                                const ThreadDecodeState::OpenSpan& s, std::string_view& out) {
+JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
+    ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type, std::uint64_t cat_iid,
+    std::uint64_t name_iid, std::string_view fixed, std::string_view annotations) {
+  char tmp[kPlainPacketBytes];
+  const char* const end = put_plain_packet(tmp, q, ts, type, cat_iid, name_iid, fixed, annotations);
+  buf_.append(tmp, static_cast<std::size_t>(end - tmp));
+}
+
+bool TraceWriter::pf_plain_unit(ThreadDecodeState::PfSequence& q, std::uint64_t unit,
+                                std::size_t args, std::string_view& out) {
   // Interned first, as pf_fixed_args does before the name and category:
   // where the general path is taken, it defines them in the same order.
   const std::uint64_t key_iid = q.interner.intern_static(Interner::kAnnotation, kCompileIdKey);
   if (key_iid - 1 >= 127 || q.interner.has_pending()) return false;
-  if (q.unit_key_iid != key_iid || q.unit_packed != s.unit) {
+  if (q.unit_key_iid != key_iid || q.unit_packed != unit) {
     q.unit_annotation.clear();
-    pf_fixed_args(q, q.unit_annotation, &s, false, false);  // the general path's bytes
+    pf_fixed_args(q, q.unit_annotation, &unit, false, false);  // the general path's bytes
     q.unit_key_iid = key_iid;
-    q.unit_packed = s.unit;
+    q.unit_packed = unit;
   }
   out = q.unit_annotation;
-  return out.size() + s.args.size() <= kPlainAnnotationBytes;
+  return out.size() + args <= kPlainAnnotationBytes;
 }
 
 bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
@@ -299,7 +307,7 @@ bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
     return false;
   }
   std::string_view unit;
-  if (s.in_unit && !pf_plain_unit(q, s, unit)) return false;
+  if (s.in_unit && !pf_plain_unit(q, s.unit, s.args.size(), unit)) return false;
   const std::uint64_t cat_iid =
       q.interner.intern_static(Interner::kCategory, span_category(s.flags));
   const std::uint64_t name_iid = q.interner.intern_static(Interner::kName, s.static_name);
@@ -334,7 +342,7 @@ void TraceWriter::pf_flush_begin(ThreadDecodeState& d) {
   if (!pf_plain_begin(q, s)) {
     pf_start(d, s.begin_ns);
     pf_args_.clear();
-    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
+    pf_fixed_args(q, pf_args_, unit_of(s), s.truncated, false);
     pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
               s.dynamic_name, pf_args_, s.args);
   }
@@ -378,7 +386,7 @@ void TraceWriter::pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::
   pf_start(d, again ? s.begin_ns : end_ns);
   if (again) {
     pf_args_.clear();
-    pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr,
+    pf_fixed_args(q, pf_args_, unit_of(s),
                   (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
     pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
               s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
@@ -404,7 +412,7 @@ void TraceWriter::pf_instant(ThreadDecodeState& d) {
   event_prefix();
   pf_start(d, s.begin_ns);
   pf_args_.clear();
-  pf_fixed_args(q, pf_args_, s.in_unit ? &s : nullptr, s.truncated, false);
+  pf_fixed_args(q, pf_args_, unit_of(s), s.truncated, false);
   pf_packet(q, s.begin_ns, pf::event::kInstant, "jitscope", s.static_name, s.dynamic_name, pf_args_,
             s.args);
   const bool ok = commit(true);

@@ -22,14 +22,11 @@ namespace {
 
 constexpr std::size_t kChunkRecords = 4096;  // one run decoded in place: 128 KiB
 
-// A JSON span rendered on the stack (write_span): a name up to this long
-// escapes into 6 bytes a byte at most, `,"pid":P,"tid":T` is shorter, and
-// so are the args (write_args's text).
-constexpr std::size_t kStackNameBytes = 64;
-constexpr std::size_t kStackTidBytes = 64;
+// An X event rendered on the stack (write_x_event) when it takes up to
+// this (a name of 64 bytes, escaped, the pid/tid and 256 bytes of args);
+// args alone (write_args) up to kStackArgsBytes.
+constexpr std::size_t kStackSpanBytes = 1024;
 constexpr std::size_t kStackArgsBytes = 384;
-constexpr std::size_t kStackSpanBytes =
-    64 + 6 * kStackNameBytes + 2 * kJsonNumberRoom + kStackTidBytes + kStackArgsBytes + 16;
 
 char* put_text(char* p, std::string_view s) noexcept {
   if (!s.empty()) std::memcpy(p, s.data(), s.size());  // data() may be null when empty
@@ -41,6 +38,12 @@ std::size_t string_payload(const Record& r) noexcept {
                  (r.type == ValueType::kString || r.type == ValueType::kJsonMembers)
              ? r.value.u64
              : 0;
+}
+
+// A Begin with a static name and nothing else to say (no unit, truncation
+// or kind of its own) and its End: one slot each (TraceWriter::write_leaf).
+bool is_leaf(const Record& b, const Record& e) noexcept {
+  return b.kind == RecordKind::kBegin && e.kind == RecordKind::kEnd && (b.flags | e.flags) == 0;
 }
 
 }  // namespace
@@ -109,6 +112,10 @@ void TraceWriter::drain(ThreadState& t) {
       if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
     }
     while (i < n) {
+      if (i + 1 < n && is_leaf(run[i], run[i + 1]) && write_leaf(d, run[i], run[i + 1])) {
+        i += 2;
+        continue;
+      }
       const std::size_t g = group_slots(run[i]);
       if (i + g > n) {  // the rest of its group is past the run: kept until it comes
         d.partial.assign(run + i, run + n);
@@ -320,40 +327,64 @@ void TraceWriter::render_arg(std::string& out, const Record& r, const char* payl
   append_json_item(out, !out.empty(), &key, v);
 }
 
-char* TraceWriter::put_args(char* p, const ThreadDecodeState::OpenSpan& s,
-                            bool incomplete) noexcept {
+char* TraceWriter::put_args(char* p, const ArgsText& a) noexcept {
   p = put_text(p, ",\"args\":{");
   bool comma = false;
-  if (s.in_unit) {
+  if (a.in_unit) {
     p = put_text(p, "\"compile_id\":");
-    p = put_compile_id(p, s.unit);
+    p = put_compile_id(p, a.unit);
     comma = true;
   }
-  if (!s.args.empty()) {
+  if (!a.args.empty()) {
     if (comma) *p++ = ',';
-    p = put_text(p, s.args);
+    p = put_text(p, a.args);
     comma = true;
   }
-  if (s.truncated) {
+  if (a.truncated) {
     p = put_text(p, comma ? ",\"jitscope_truncated\":true" : "\"jitscope_truncated\":true");
     comma = true;
   }
-  if (incomplete) p = put_text(p, comma ? ",\"incomplete\":true" : "\"incomplete\":true");
+  if (a.incomplete) p = put_text(p, comma ? ",\"incomplete\":true" : "\"incomplete\":true");
   *p++ = '}';
   return p;
 }
 
-void TraceWriter::write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete) {
-  if (!has_args(s, incomplete)) return;
-  const std::size_t room = s.args.size() + kFixedArgsRoom;
+void TraceWriter::write_args(const ArgsText& a) {
+  if (!a.any()) return;
+  const std::size_t room = a.args.size() + kFixedArgsRoom;
   if (room <= kStackArgsBytes) {
     char tmp[kStackArgsBytes];
-    buf_.append(tmp, static_cast<std::size_t>(put_args(tmp, s, incomplete) - tmp));
+    buf_.append(tmp, static_cast<std::size_t>(put_args(tmp, a) - tmp));
     return;
   }
   const std::size_t at = buf_.size();
   buf_.resize(at + room);
-  buf_.resize(static_cast<std::size_t>(put_args(buf_.data() + at, s, incomplete) - buf_.data()));
+  buf_.resize(static_cast<std::size_t>(put_args(buf_.data() + at, a) - buf_.data()));
+}
+
+void TraceWriter::write_x_event(const char* cat, std::string_view name, std::uint64_t begin_ns,
+                                std::uint64_t end_ns, const ThreadDecodeState& d,
+                                const ArgsText& a) {
+  // Rendered whole and appended once: on the stack but for long names or
+  // args (7 appends, each a capacity test and a call, and 3 zero-filled
+  // growths before; callgrind).
+  const std::size_t room = 64 + 6 * name.size() + 2 * kJsonNumberRoom + d.tid_fields.size() +
+                           a.args.size() + kFixedArgsRoom;
+  char stack[kStackSpanBytes];
+  char* const start = room <= sizeof stack ? stack : (big_event_.resize(room), big_event_.data());
+  char* p = put_text(start, "{\"ph\":\"X\",\"cat\":\"");
+  p = put_text(p, cat);
+  p = put_text(p, "\",\"name\":");
+  p = put_json_string(p, name);
+  p = put_text(p, ",\"ts\":");
+  p = put_json_us(p, begin_ns);
+  p = put_text(p, ",\"dur\":");
+  // Both ends are converted points; their difference is the duration.
+  p = put_json_us(p, end_ns - begin_ns);
+  p = put_text(p, d.tid_fields);
+  if (a.any()) p = put_args(p, a);
+  *p++ = '}';
+  buf_.append(start, static_cast<std::size_t>(p - start));
 }
 
 bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
@@ -363,45 +394,10 @@ bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& 
   d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
   if (pf_) return pf_end(d, s, end_ns, incomplete);
   event_prefix();
-  const std::string_view name =
-      s.static_name != nullptr ? std::string_view(s.static_name) : std::string_view(s.dynamic_name);
-  // Both ends are converted points; their difference is the duration.
-  if (name.size() <= kStackNameBytes && d.tid_fields.size() <= kStackTidBytes) [[likely]] {
-    // Rendered on the stack and appended once (7 appends, each a capacity
-    // test and a call, and 3 zero-filled growths before; callgrind).
-    char tmp[kStackSpanBytes];
-    char* p = put_text(tmp, "{\"ph\":\"X\",\"cat\":\"");
-    p = put_text(p, span_category(s.flags));
-    p = put_text(p, "\",\"name\":");
-    p = put_json_string(p, name);
-    p = put_text(p, ",\"ts\":");
-    p = put_json_us(p, s.begin_ns);
-    p = put_text(p, ",\"dur\":");
-    p = put_json_us(p, end_ns - s.begin_ns);
-    p = put_text(p, d.tid_fields);
-    const bool args_here = s.args.size() + kFixedArgsRoom <= kStackArgsBytes;
-    if (args_here) {
-      if (has_args(s, incomplete)) p = put_args(p, s, incomplete);
-      *p++ = '}';
-    }
-    buf_.append(tmp, static_cast<std::size_t>(p - tmp));
-    if (!args_here) {
-      write_args(s, incomplete);
-      buf_.push_back('}');
-    }
-  } else {
-    buf_.append("{\"ph\":\"X\",\"cat\":\"");
-    buf_.append(span_category(s.flags));
-    buf_.append("\",\"name\":");
-    append_json_string(buf_, name);
-    buf_.append(",\"ts\":");
-    append_us(buf_, s.begin_ns);
-    buf_.append(",\"dur\":");
-    append_us(buf_, end_ns - s.begin_ns);
-    buf_.append(d.tid_fields);
-    write_args(s, incomplete);
-    buf_.push_back('}');
-  }
+  write_x_event(
+      span_category(s.flags),
+      s.static_name != nullptr ? std::string_view(s.static_name) : std::string_view(s.dynamic_name),
+      s.begin_ns, end_ns, d, ArgsText::of(s, incomplete));
   if (!commit(true)) return false;
   ++events_;
   ++summaries_[d.summary].events;
@@ -421,7 +417,7 @@ void TraceWriter::write_instant(ThreadDecodeState& d) {
   buf_.append(",\"ts\":");
   append_us(buf_, s.begin_ns);
   buf_.append(d.tid_fields);
-  write_args(s, false);
+  write_args(ArgsText::of(s, false));
   buf_.push_back('}');
   if (!commit(true)) return;
   ++events_;

@@ -302,15 +302,34 @@ class TraceWriter {
                       std::string_view dynamic_name);
   // `"key":value` of an arg record, after a comma if `out` is not empty.
   void render_arg(std::string& out, const Record& r, const char* payload);
-  // `,"args":{...}` of a slice or instant, if it has any: its compile id,
-  // its args, jitscope_truncated, incomplete.
-  static bool has_args(const ThreadDecodeState::OpenSpan& s, bool incomplete) noexcept {
-    return !s.args.empty() || s.truncated || incomplete || s.in_unit;
-  }
-  void write_args(const ThreadDecodeState::OpenSpan& s, bool incomplete);
-  // write_args's text at `p`, which needs s.args.size() + kFixedArgsRoom bytes.
+  // What `,"args":{...}` of a slice or instant holds, if anything: its
+  // compile id, its args (rendered), jitscope_truncated, incomplete.
+  struct ArgsText {
+    bool in_unit = false;
+    std::uint64_t unit = 0;
+    std::string_view args;
+    bool truncated = false;
+    bool incomplete = false;
+    static ArgsText of(const ThreadDecodeState::OpenSpan& s, bool incomplete) noexcept {
+      return {s.in_unit, s.unit, s.args, s.truncated, incomplete};
+    }
+    bool any() const noexcept { return in_unit || !args.empty() || truncated || incomplete; }
+  };
+  void write_args(const ArgsText& a);
+  // write_args's text at `p`, which needs a.args.size() + kFixedArgsRoom bytes.
   static constexpr std::size_t kFixedArgsRoom = 128;
-  static char* put_args(char* p, const ThreadDecodeState::OpenSpan& s, bool incomplete) noexcept;
+  static char* put_args(char* p, const ArgsText& a) noexcept;
+  // A slice's X event (after event_prefix), of category `cat`, on d's thread.
+  void write_x_event(const char* cat, std::string_view name, std::uint64_t begin_ns,
+                     std::uint64_t end_ns, const ThreadDecodeState& d, const ArgsText& a);
+  // A span with a static name whose End follows its Begin (`b`, `e`: the
+  // commonest pair) written straight from the two records, the same bytes
+  // handle(b) then handle(e) write (trace_leaf.cpp). false: nothing
+  // written, nor any state changed but what handle(b) does first (the
+  // pending BEGIN of its parent); the caller handles both records.
+  [[gnu::flatten]] bool write_leaf(ThreadDecodeState& d, const Record& b, const Record& e);
+  bool pf_leaf(ThreadDecodeState& d, std::uint64_t begin_ticks, const char* name,
+               std::uint64_t end_ticks);
   // The hot pair, once per event: a flag test here, one compare in commit().
   // Starts an event: remembers where (mark_) and writes the separator;
   // rotates first when the file is full.
@@ -384,15 +403,25 @@ class TraceWriter {
   void pf_plain_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
                        std::uint64_t cat_iid, std::uint64_t name_iid, std::string_view fixed,
                        std::string_view annotations);
-  // The compile_id annotation of `s`'s unit for a plain BEGIN (cached per
-  // sequence); false: its key's id is new or too long for a plain packet.
-  bool pf_plain_unit(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s,
+  // pf_plain_packet's bytes at `p` (kPlainPacketBytes room); returns the end.
+  static constexpr std::size_t kPlainPacketBytes = 32 + 64;
+  static char* put_plain_packet(char* p, ThreadDecodeState::PfSequence& q, std::uint64_t ts,
+                                std::uint32_t type, std::uint64_t cat_iid, std::uint64_t name_iid,
+                                std::string_view fixed, std::string_view annotations) noexcept;
+  // The compile_id annotation of `unit` for a plain BEGIN with `args` bytes
+  // of args (cached per sequence); false: its key's id is new, or the two
+  // are too long for a plain packet.
+  bool pf_plain_unit(ThreadDecodeState::PfSequence& q, std::uint64_t unit, std::size_t args,
                      std::string_view& out);
-  static constexpr std::size_t kPlainAnnotationBytes = 64;
-  // compile_id (and jitscope_truncated / incomplete) as annotations.
-  void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out,
-                     const ThreadDecodeState::OpenSpan* unit, bool truncated, bool incomplete,
-                     bool intern = true);
+  static constexpr std::size_t kPlainAnnotationBytes = kPlainPacketBytes - 32;
+  // compile_id (of `unit`, if not null) and jitscope_truncated / incomplete
+  // as annotations.
+  void pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& out, const std::uint64_t* unit,
+                     bool truncated, bool incomplete, bool intern = true);
+  // pf_fixed_args's `unit` for a span.
+  static const std::uint64_t* unit_of(const ThreadDecodeState::OpenSpan& s) noexcept {
+    return s.in_unit ? &s.unit : nullptr;
+  }
   // After the commit of an event on d's sequence: its definitions kept or cut.
   void pf_settle(ThreadDecodeState& d, bool committed) {
     d.pf->interner.settle(committed);
@@ -434,7 +463,8 @@ class TraceWriter {
   bool clock_known_ = false;  // jitscope_clock is written (in the head of later files too)
   std::string buf_;
   std::vector<ThreadSummary> summaries_;
-  std::string scratch_;  // captured events' args
+  std::string scratch_;    // captured events' args
+  std::string big_event_;  // an X event too long for the stack (write_x_event)
   std::uint64_t events_ = 0;
   std::uint64_t incomplete_ = 0;
   std::uint64_t decode_errors_ = 0;

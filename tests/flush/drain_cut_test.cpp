@@ -1,0 +1,136 @@
+// The trace does not depend on where the flusher's drains cut the ring's
+// records. Drained one record at a time, every group is decoded alone (a
+// dynamic name's bytes come in later drains) and no Begin is ever seen with
+// its End, so no span takes the leaf path (TraceWriter::write_leaf); drained
+// whole, most do. Both must give the same events, in the same order, with
+// the same counts, in both forms, under a cap, with rotation, and with spans
+// left open at the end. The streams are random: nesting, leaves, args on
+// inner and outer spans, units, instants with args, counters, captured NVTX
+// ranges, dynamic and long names, ties and times that go back.
+#include "flush/perfetto_wire.hpp"
+#include "flush/record_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace jitscope::detail {
+namespace {
+
+using nlohmann::json;
+
+const char* const kNames[] = {"parse", "optimize", "a", "q\"uote",
+                              "a static name long enough to pass the stack's sixty-four bytes "
+                              "of a JSON span's name"};
+const char* const kKeys[] = {"n", "size", "k3"};
+
+std::vector<Record> random_stream(std::uint32_t seed, std::size_t records) {
+  std::mt19937 rng(seed);
+  Records r;
+  std::uint64_t t = 5'000'000'000'000;
+  std::uint8_t depth = 0;
+  auto pick = [&](auto& array) { return array[rng() % std::size(array)]; };
+  while (r.r.size() < records) {
+    const unsigned roll = rng() % 100;
+    t += roll < 90 ? rng() % 50 : 0;  // ties
+    if (roll >= 97) t -= 7;           // a clock that went back
+    if (roll < 35 && depth < 12) {
+      const unsigned kind = rng() % 20;
+      const std::uint8_t flags = kind == 0   ? kFlagUnit
+                                 : kind == 1 ? kFlagPhase
+                                 : kind == 2 ? kFlagTruncated
+                                             : 0;
+      r.begin(t, pick(kNames), depth, flags, (std::uint64_t{rng() % 3} << 32) | (rng() % 2));
+      ++depth;
+    } else if (roll < 70 && depth > 0) {
+      r.end(t);
+      --depth;
+    } else if (roll < 80 && depth > 0) {
+      r.arg_int(static_cast<std::uint8_t>(rng() % depth), pick(kKeys),
+                static_cast<std::int64_t>(rng()) - (1 << 30));
+    } else if (roll < 83 && depth > 0) {
+      r.arg_string(static_cast<std::uint8_t>(depth - 1), "s", "text \"with\" quotes");
+    } else if (roll < 87) {
+      const std::uint8_t args = static_cast<std::uint8_t>(rng() % 3);
+      r.instant(t, pick(kNames), args);
+      for (std::uint8_t i = 0; i < args; ++i) r.arg_int(i, pick(kKeys), i);
+    } else if (roll < 90) {
+      r.counter(t, pick(kNames), static_cast<double>(rng() % 1000) / 8);
+    } else if (roll < 93 && depth < 12) {
+      r.begin_dyn(t, "dynamic " + std::to_string(rng() % 5), depth);
+      ++depth;
+    } else if (roll < 95) {  // an NVTX range captured as it ended: it may end after `t`
+      r.captured(CapturedKind::kRange, t - rng() % 40, t + rng() % 40, pick(kNames));
+    }
+  }
+  return r.r;
+}
+
+// The events of a trace, in file order, without the metadata whose values
+// are the writer's own clock (the session's, the stats').
+std::vector<json> events_of(const WrittenTrace& w, bool perfetto) {
+  std::vector<json> out;
+  for (const std::string& f : w.files) {
+    std::vector<json> file;
+    if (perfetto) {
+      testing::pfwire::Reader reader;
+      bool cut = true;
+      reader.read(f, &cut);
+      EXPECT_FALSE(cut);
+      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+      file = reader.events;
+    } else {
+      std::string text = f;
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      if (text.back() != ']') text += "]";
+      for (const json& e : json::parse(text)) file.push_back(e);
+    }
+    for (const json& e : file) {
+      const std::string name = e.value("name", "");
+      if (e.value("ph", "") == "M" && name.starts_with("jitscope_")) continue;
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+void expect_same_traces(const std::vector<Record>& records, Options o, const std::string& what) {
+  SCOPED_TRACE(what);
+  o.batch = 1;
+  const WrittenTrace apart = write_trace(records, o);
+  o.batch = records.size();
+  const WrittenTrace whole = write_trace(records, o);
+  EXPECT_EQ(whole.files.size(), apart.files.size());
+  EXPECT_EQ(whole.events, apart.events);
+  EXPECT_EQ(whole.over_cap, apart.over_cap);
+  EXPECT_EQ(whole.incomplete, apart.incomplete);
+  EXPECT_EQ(whole.decode_errors, apart.decode_errors);
+  const std::vector<json> a = events_of(apart, o.perfetto), b = events_of(whole, o.perfetto);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(b[i], a[i]) << "event " << i;
+}
+
+TEST(DrainCut, WholeDrainsWriteWhatOneRecordAtATimeWrites) {
+  for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+    const std::vector<Record> records = random_stream(seed, 1500);
+    for (const bool perfetto : {false, true}) {
+      Options o;
+      o.perfetto = perfetto;
+      o.close_at = 6'000'000'000'000;
+      const std::string form = perfetto ? " perfetto" : " json";
+      expect_same_traces(records, o, "seed " + std::to_string(seed) + form);
+      Options capped = o;
+      capped.max_bytes = 8 * 1024 + (seed % 4) * 4096;  // the head, the stats, a few events
+      expect_same_traces(records, capped, "capped, seed " + std::to_string(seed) + form);
+      Options rotated = o;
+      rotated.rotate = 4096;
+      expect_same_traces(records, rotated, "rotated, seed " + std::to_string(seed) + form);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace jitscope::detail
