@@ -1,9 +1,9 @@
-// A span whose End follows its Begin in the ring, the commonest pair (a leaf
-// of the span tree with no args), written straight from its two records:
-// no open-span entry is filled in, nor its BEGIN left pending, for the span
-// to be gone at the next record. Every test below is a condition under
-// which handle(Begin) then handle(End) write these bytes and change this
-// state; anything else takes that path.
+// A span whose End follows its Begin and the scalar args pushed with it, the
+// commonest group (a leaf of the span tree), written straight from its
+// records: no open-span entry is filled in, nor its BEGIN left pending, for
+// the span to be gone at its End. Every test below is a condition under
+// which handle() of each record writes these bytes and changes this state;
+// anything else takes that path.
 #include "flush/trace_writer.hpp"
 
 #include "base/perfetto_fields.hpp"
@@ -19,20 +19,27 @@ constexpr std::size_t kPfLeafBytes = 2 * 128;
 
 }  // namespace
 
-bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record& b, const Record& e) {
+bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record* b, std::size_t records) {
   if (d.instant_args_left != 0 || d.depth >= kMaxRecordedDepth) return false;
-  if (pf_) return pf_leaf(d, b.ts, b.name, e.ts);
+  // The args are this span's (handle() gives them to the span at their index).
+  if (records > 2 && b[1].index != d.depth) return false;
+  if (pf_) return pf_leaf(d, b, records);
+  ArgsText args;
+  if (records > 2) {
+    leaf_args_.clear();
+    for (std::size_t i = 1; i + 1 < records; ++i) render_arg(leaf_args_, b[i], nullptr);
+    args.args = leaf_args_;
+  }
   const ThreadDecodeState::OpenSpan* outer = d.innermost();
-  const bool in_unit = outer != nullptr && outer->in_unit;
-  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b.ts), d.tie_floor_ns);
-  const std::uint64_t end_ns = std::max(info_.conversion.to_ns(e.ts), begin_ns);
+  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
+  const std::uint64_t end_ns =
+      std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);  // ties: see tie_floor_ns
   d.tie_floor_ns = end_ns + 1;
   d.end_innermost_after(end_ns);
   event_prefix();
-  ArgsText args;
-  args.in_unit = in_unit;
-  args.unit = in_unit ? outer->unit : 0;
-  write_x_event(span_category(0), b.name, begin_ns, end_ns, d, args);
+  args.in_unit = outer != nullptr && outer->in_unit;
+  args.unit = args.in_unit ? outer->unit : 0;
+  write_x_event(span_category(0), b[0].name, begin_ns, end_ns, d, args);
   if (commit(true)) {
     ++events_;
     ++summaries_[d.summary].events;
@@ -40,10 +47,10 @@ bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record& b, const Record
   return true;
 }
 
-bool TraceWriter::pf_leaf(ThreadDecodeState& d, std::uint64_t begin_ticks, const char* name,
-                          std::uint64_t end_ticks) {
+bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t records) {
   ThreadDecodeState::PfSequence& q = *d.pf;
-  if (q.begin_pending) pf_flush_begin(d);  // the parent's BEGIN: handle(Begin) does it first
+  if (q.begin_pending)
+    pf_flush_begin(d);  // the parent's BEGIN: handle() of the Begin does it first
   // Both commits pass (kEndReserve: what the BEGIN's keeps for its END
   // under a cap), the sequence is started in this file and takes one-byte
   // ids, and no definition waits for a packet.
@@ -51,22 +58,32 @@ bool TraceWriter::pf_leaf(ThreadDecodeState& d, std::uint64_t begin_ticks, const
       q.id >= 128 || q.interner.has_pending()) {
     return false;
   }
-  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(begin_ticks), d.tie_floor_ns);
+  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
   if (begin_ns < q.last_ns) return false;
+  // As handle() would: the args as their records come (their keys' ids
+  // defined in that order where new), then pf_plain_begin's ids.
+  std::string_view args;
+  if (records > 2) {
+    leaf_args_.clear();
+    for (std::size_t i = 1; i + 1 < records; ++i) pf_arg(d, leaf_args_, b[i], nullptr);
+    if (leaf_args_.size() > kPlainAnnotationBytes) return false;
+    args = leaf_args_;
+  }
   const ThreadDecodeState::OpenSpan* outer = d.innermost();
   std::string_view unit;
-  if (outer != nullptr && outer->in_unit && !pf_plain_unit(q, outer->unit, 0, unit)) return false;
-  // In pf_plain_begin's order: where they are new, the general path then
-  // defines them in the same order.
+  if (outer != nullptr && outer->in_unit && !pf_plain_unit(q, outer->unit, args.size(), unit)) {
+    return false;
+  }
   const std::uint64_t cat_iid =
       q.interner.intern_static(pfw::Interner::kCategory, span_category(0));
-  const std::uint64_t name_iid = q.interner.intern_static(pfw::Interner::kName, name);
+  const std::uint64_t name_iid = q.interner.intern_static(pfw::Interner::kName, b[0].name);
   if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
-  const std::uint64_t end_ns = std::max(info_.conversion.to_ns(end_ticks), begin_ns);
+  const std::uint64_t end_ns = std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);
   d.tie_floor_ns = end_ns + 1;
   d.end_innermost_after(end_ns);
   char tmp[kPfLeafBytes];
-  char* p = put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, {});
+  char* p =
+      put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, args);
   p = put_plain_packet(p, q, end_ns, pf::event::kSliceEnd, 0, 0, {}, {});
   mark_ = buf_.size();
   buf_.append(tmp, static_cast<std::size_t>(p - tmp));

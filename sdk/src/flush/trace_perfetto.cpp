@@ -440,11 +440,11 @@ void TraceWriter::pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns,
   ++summaries_[d.summary].events;
 }
 
-void TraceWriter::pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
+void TraceWriter::pf_arg(ThreadDecodeState& d, std::string& out, const Record& r,
                          const char* payload) {
   Interner& interner = d.pf->interner;
   if (r.type == ValueType::kJsonMembers) {  // rendered by our JsonWriter
-    if (!pfw::append_annotations(std::string_view(payload, r.value.u64), interner, s.args)) {
+    if (!pfw::append_annotations(std::string_view(payload, r.value.u64), interner, out)) {
       ++decode_errors_;
     }
     return;
@@ -468,45 +468,43 @@ void TraceWriter::pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, c
                                     : uint                     ? a::kUintValue
                                                                : a::kIntValue));
     p = put_varint(p, v);
-    s.args.append(tmp, static_cast<std::size_t>(p - tmp));
+    out.append(tmp, static_cast<std::size_t>(p - tmp));
     return;
   }
-  const std::size_t at = wire::begin_nested(s.args, nested(pf::event::kDebugAnnotations));
+  const std::size_t at = wire::begin_nested(out, nested(pf::event::kDebugAnnotations));
   if (iid != 0) {
-    wire::append_varint_field(s.args, varint(a::kNameIid), iid);
+    wire::append_varint_field(out, varint(a::kNameIid), iid);
   } else {
     std::string fixed;
-    wire::append_bytes_field(s.args, nested(a::kName), pfw::valid_utf8(key, fixed));
+    wire::append_bytes_field(out, nested(a::kName), pfw::valid_utf8(key, fixed));
   }
   switch (r.type) {
-    case ValueType::kInt:
-      wire::append_varint_field(s.args, varint(a::kIntValue), r.value.u64);
-      break;
+    case ValueType::kInt: wire::append_varint_field(out, varint(a::kIntValue), r.value.u64); break;
     case ValueType::kUint:
       wire::append_varint_field(
-          s.args, varint(r.value.u64 > std::uint64_t{INT64_MAX} ? a::kUintValue : a::kIntValue),
+          out, varint(r.value.u64 > std::uint64_t{INT64_MAX} ? a::kUintValue : a::kIntValue),
           r.value.u64);
       break;
     case ValueType::kDouble:
       // As JSON, which has no spelling for NaN and infinities: no value (null).
       if (std::isfinite(r.value.f64)) {
-        wire::append_fixed64_field(s.args, pf::tag(a::kDoubleValue, pf::kFixed64),
+        wire::append_fixed64_field(out, pf::tag(a::kDoubleValue, pf::kFixed64),
                                    std::bit_cast<std::uint64_t>(r.value.f64));
       }
       break;
     case ValueType::kBool:
-      wire::append_varint_field(s.args, varint(a::kBoolValue), r.value.u64 != 0 ? 1 : 0);
+      wire::append_varint_field(out, varint(a::kBoolValue), r.value.u64 != 0 ? 1 : 0);
       break;
     case ValueType::kString: {
       std::string fixed;
-      wire::append_bytes_field(s.args, nested(a::kStringValue),
+      wire::append_bytes_field(out, nested(a::kStringValue),
                                pfw::valid_utf8(std::string_view(payload, r.value.u64), fixed));
       break;
     }
     case ValueType::kNone:
     case ValueType::kJsonMembers: break;
   }
-  wire::end_nested(s.args, at);
+  wire::end_nested(out, at);
 }
 
 }  // namespace jitscope::detail

@@ -41,9 +41,21 @@ std::size_t string_payload(const Record& r) noexcept {
 }
 
 // A Begin with a static name and nothing else to say (no unit, truncation
-// or kind of its own) and its End: one slot each (TraceWriter::write_leaf).
-bool is_leaf(const Record& b, const Record& e) noexcept {
-  return b.kind == RecordKind::kBegin && e.kind == RecordKind::kEnd && (b.flags | e.flags) == 0;
+// or kind of its own), up to 8 scalar args on it, and its End, at `b`
+// (`n` records there): its records, one slot each (TraceWriter::write_leaf),
+// or 0. The args are the span's if their index is the Begin's depth
+// (write_leaf checks it).
+std::size_t leaf_records(const Record* b, std::size_t n) noexcept {
+  if (b[0].kind != RecordKind::kBegin || b[0].flags != 0 || n < 2) return 0;
+  if (b[1].kind == RecordKind::kEnd) return b[1].flags == 0 ? 2 : 0;  // the commonest: no args
+  for (std::size_t i = 1; i < n && i <= 9; ++i) {
+    const Record& r = b[i];
+    if (r.kind == RecordKind::kEnd) return r.flags == 0 ? i + 1 : 0;
+    const bool scalar = r.type == ValueType::kInt || r.type == ValueType::kUint ||
+                        r.type == ValueType::kDouble || r.type == ValueType::kBool;
+    if (r.kind != RecordKind::kArg || !scalar || r.flags != 0 || r.index != b[1].index) return 0;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -112,8 +124,8 @@ void TraceWriter::drain(ThreadState& t) {
       if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
     }
     while (i < n) {
-      if (i + 1 < n && is_leaf(run[i], run[i + 1]) && write_leaf(d, run[i], run[i + 1])) {
-        i += 2;
+      if (const std::size_t k = leaf_records(&run[i], n - i); k != 0 && write_leaf(d, &run[i], k)) {
+        i += k;
         continue;
       }
       const std::size_t g = group_slots(run[i]);
@@ -211,7 +223,7 @@ void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Recor
       }
       if (target == nullptr) break;  // its span already ended
       if (pf_) {
-        pf_arg(d, *target, r, payload);
+        pf_arg(d, target->args, r, payload);
       } else {
         if (r.type == ValueType::kJsonMembers) {
           if (!target->args.empty()) target->args.push_back(',');

@@ -322,14 +322,15 @@ class TraceWriter {
   // A slice's X event (after event_prefix), of category `cat`, on d's thread.
   void write_x_event(const char* cat, std::string_view name, std::uint64_t begin_ns,
                      std::uint64_t end_ns, const ThreadDecodeState& d, const ArgsText& a);
-  // A span with a static name whose End follows its Begin (`b`, `e`: the
-  // commonest pair) written straight from the two records, the same bytes
-  // handle(b) then handle(e) write (trace_leaf.cpp). false: nothing
-  // written, nor any state changed but what handle(b) does first (the
-  // pending BEGIN of its parent); the caller handles both records.
-  [[gnu::flatten]] bool write_leaf(ThreadDecodeState& d, const Record& b, const Record& e);
-  bool pf_leaf(ThreadDecodeState& d, std::uint64_t begin_ticks, const char* name,
-               std::uint64_t end_ticks);
+  // A span with a static name whose End follows its Begin and the scalar
+  // args pushed with it (the commonest group: `records` of them from the
+  // Begin) written straight from its records, the same bytes that handle()
+  // of each writes (trace_leaf.cpp). false: nothing written, nor any state
+  // changed but what handle() of the Begin does first (the pending BEGIN of
+  // its parent); the caller handles the records.
+  [[gnu::flatten]] bool write_leaf(ThreadDecodeState& d, const Record* b, std::size_t records);
+  bool pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t records);
+  std::string leaf_args_;  // a leaf's args, rendered or encoded
   // The hot pair, once per event: a flag test here, one compare in commit().
   // Starts an event: remembers where (mark_) and writes the separator;
   // rotates first when the file is full.
@@ -378,8 +379,8 @@ class TraceWriter {
   // event: its static name, or nullptr and its dynamic name.
   void pf_counter(ThreadDecodeState& d, std::uint64_t ts_ns, std::string_view dynamic_name,
                   const char* static_name, double value);
-  void pf_arg(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, const Record& r,
-              const char* payload);
+  // An arg record's debug annotation, appended to `out` (a span's args).
+  void pf_arg(ThreadDecodeState& d, std::string& out, const Record& r, const char* payload);
   // Starts d's sequence in this file if it is not yet: its first packet and
   // the BEGINs of its spans still open; `ts` is the event's time.
   void pf_start(ThreadDecodeState& d, std::uint64_t ts);
