@@ -12,13 +12,6 @@
 #include <algorithm>
 
 namespace jitscope::detail {
-namespace {
-
-// Both packets of a leaf in the protobuf form, at most.
-constexpr std::size_t kPfLeafBytes = 2 * 128;
-
-}  // namespace
-
 bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record* b, std::size_t records) {
   if (d.instant_args_left != 0 || d.depth >= kMaxRecordedDepth) return false;
   // The args are this span's (handle() gives them to the span at their index).
@@ -49,13 +42,13 @@ bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record* b, std::size_t 
 
 bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t records) {
   ThreadDecodeState::PfSequence& q = *d.pf;
-  if (q.begin_pending)
-    pf_flush_begin(d);  // the parent's BEGIN: handle() of the Begin does it first
+  // The parent's pending BEGIN: handle() of the Begin writes it first.
+  if (q.begin_pending) pf_flush_begin(d);
   // Both commits pass (kEndReserve: what the BEGIN's keeps for its END
   // under a cap), the sequence is started in this file and takes one-byte
   // ids, and no definition waits for a packet.
-  if (rotate_pending_ || buf_.size() + kPfLeafBytes + kEndReserve >= check_at_ || q.part != part_ ||
-      q.id >= 128 || q.interner.has_pending()) {
+  if (rotate_pending_ || buf_.size() + 2 * kPlainPacketBytes + kEndReserve >= check_at_ ||
+      q.part != part_ || q.id >= 128 || q.interner.has_pending()) {
     return false;
   }
   const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
@@ -81,11 +74,10 @@ bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t rec
   const std::uint64_t end_ns = std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);
   d.tie_floor_ns = end_ns + 1;
   d.end_innermost_after(end_ns);
-  char tmp[kPfLeafBytes];
+  char tmp[2 * kPlainPacketBytes];
   char* p =
       put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, args);
   p = put_plain_packet(p, q, end_ns, pf::event::kSliceEnd, 0, 0, {}, {});
-  mark_ = buf_.size();
   buf_.append(tmp, static_cast<std::size_t>(p - tmp));
   pf_restarted_ = false;
   ++events_;

@@ -27,6 +27,8 @@ constexpr std::size_t kChunkRecords = 4096;  // one run decoded in place: 128 Ki
 // args alone (write_args) up to kStackArgsBytes.
 constexpr std::size_t kStackSpanBytes = 1024;
 constexpr std::size_t kStackArgsBytes = 384;
+// What write_x_event keeps of its buffer for longer events between them.
+constexpr std::size_t kKeptBigEventBytes = 64 * 1024;
 
 char* put_text(char* p, std::string_view s) noexcept {
   if (!s.empty()) std::memcpy(p, s.data(), s.size());  // data() may be null when empty
@@ -340,10 +342,17 @@ void TraceWriter::render_arg(std::string& out, const Record& r, const char* payl
 }
 
 char* TraceWriter::put_args(char* p, const ArgsText& a) noexcept {
-  p = put_text(p, ",\"args\":{");
+  constexpr std::string_view kOpen = ",\"args\":{", kCompileId = "\"compile_id\":",
+                             kTruncated = ",\"jitscope_truncated\":true",
+                             kIncomplete = ",\"incomplete\":true";
+  static_assert(kOpen.size() + kCompileId.size() + kCompileIdRoom + 1 + kTruncated.size() +
+                        kIncomplete.size() + 1 <=
+                    kFixedArgsRoom,
+                "put_args's texts beside the args fit the room callers give it");
+  p = put_text(p, kOpen);
   bool comma = false;
   if (a.in_unit) {
-    p = put_text(p, "\"compile_id\":");
+    p = put_text(p, kCompileId);
     p = put_compile_id(p, a.unit);
     comma = true;
   }
@@ -353,10 +362,10 @@ char* TraceWriter::put_args(char* p, const ArgsText& a) noexcept {
     comma = true;
   }
   if (a.truncated) {
-    p = put_text(p, comma ? ",\"jitscope_truncated\":true" : "\"jitscope_truncated\":true");
+    p = put_text(p, comma ? kTruncated : kTruncated.substr(1));
     comma = true;
   }
-  if (a.incomplete) p = put_text(p, comma ? ",\"incomplete\":true" : "\"incomplete\":true");
+  if (a.incomplete) p = put_text(p, comma ? kIncomplete : kIncomplete.substr(1));
   *p++ = '}';
   return p;
 }
@@ -374,29 +383,33 @@ void TraceWriter::write_args(const ArgsText& a) {
   buf_.resize(static_cast<std::size_t>(put_args(buf_.data() + at, a) - buf_.data()));
 }
 
-void TraceWriter::write_x_event(const char* cat, std::string_view name, std::uint64_t begin_ns,
+void TraceWriter::write_x_event(std::string_view cat, std::string_view name, std::uint64_t begin_ns,
                                 std::uint64_t end_ns, const ThreadDecodeState& d,
                                 const ArgsText& a) {
   // Rendered whole and appended once: on the stack but for long names or
   // args (7 appends, each a capacity test and a call, and 3 zero-filled
   // growths before; callgrind).
-  const std::size_t room = 64 + 6 * name.size() + 2 * kJsonNumberRoom + d.tid_fields.size() +
-                           a.args.size() + kFixedArgsRoom;
+  constexpr std::string_view kHead = "{\"ph\":\"X\",\"cat\":\"",
+                             kName = "\",\"name\":", kTs = ",\"ts\":", kDur = ",\"dur\":";
+  const std::size_t room = kHead.size() + cat.size() + kName.size() + 6 * name.size() + 2 +
+                           kTs.size() + kDur.size() + 2 * kJsonNumberRoom + d.tid_fields.size() +
+                           a.args.size() + kFixedArgsRoom + 1;
   char stack[kStackSpanBytes];
   char* const start = room <= sizeof stack ? stack : (big_event_.resize(room), big_event_.data());
-  char* p = put_text(start, "{\"ph\":\"X\",\"cat\":\"");
+  char* p = put_text(start, kHead);
   p = put_text(p, cat);
-  p = put_text(p, "\",\"name\":");
+  p = put_text(p, kName);
   p = put_json_string(p, name);
-  p = put_text(p, ",\"ts\":");
+  p = put_text(p, kTs);
   p = put_json_us(p, begin_ns);
-  p = put_text(p, ",\"dur\":");
+  p = put_text(p, kDur);
   // Both ends are converted points; their difference is the duration.
   p = put_json_us(p, end_ns - begin_ns);
   p = put_text(p, d.tid_fields);
   if (a.any()) p = put_args(p, a);
   *p++ = '}';
   buf_.append(start, static_cast<std::size_t>(p - start));
+  if (big_event_.capacity() > kKeptBigEventBytes) std::string().swap(big_event_);
 }
 
 bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,

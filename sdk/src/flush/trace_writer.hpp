@@ -320,14 +320,16 @@ class TraceWriter {
   static constexpr std::size_t kFixedArgsRoom = 128;
   static char* put_args(char* p, const ArgsText& a) noexcept;
   // A slice's X event (after event_prefix), of category `cat`, on d's thread.
-  void write_x_event(const char* cat, std::string_view name, std::uint64_t begin_ns,
+  void write_x_event(std::string_view cat, std::string_view name, std::uint64_t begin_ns,
                      std::uint64_t end_ns, const ThreadDecodeState& d, const ArgsText& a);
   // A span with a static name whose End follows its Begin and the scalar
   // args pushed with it (the commonest group: `records` of them from the
   // Begin) written straight from its records, the same bytes that handle()
   // of each writes (trace_leaf.cpp). false: nothing written, nor any state
   // changed but what handle() of the Begin does first (the pending BEGIN of
-  // its parent); the caller handles the records.
+  // its parent) and ids it interned that are new (pending definitions,
+  // made in the order handle() then makes them); the caller handles the
+  // records.
   [[gnu::flatten]] bool write_leaf(ThreadDecodeState& d, const Record* b, std::size_t records);
   bool pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t records);
   std::string leaf_args_;  // a leaf's args, rendered or encoded
@@ -410,8 +412,8 @@ class TraceWriter {
                                 std::uint32_t type, std::uint64_t cat_iid, std::uint64_t name_iid,
                                 std::string_view fixed, std::string_view annotations) noexcept;
   // The compile_id annotation of `unit` for a plain BEGIN with `args` bytes
-  // of args (cached per sequence); false: its key's id is new, or the two
-  // are too long for a plain packet.
+  // of args (cached per sequence); false: its key's id is new, 128 or more
+  // (or the table is full), or the two are too long for a plain packet.
   bool pf_plain_unit(ThreadDecodeState::PfSequence& q, std::uint64_t unit, std::size_t args,
                      std::string_view& out);
   static constexpr std::size_t kPlainAnnotationBytes = kPlainPacketBytes - 32;
