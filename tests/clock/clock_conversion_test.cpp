@@ -29,8 +29,8 @@ TEST(ClockConversion, ToNsIsTheSignedFormulaOnEitherSideOfTheBase) {
     // window, at rates from 1 tick a ns down to a 10 GHz TSC, and odd ones.
     const std::uint64_t a_ticks = rng() >> (rng() % 64);
     const std::uint64_t a_ns = rng() >> (rng() % 64);
-    const std::uint64_t dticks = 1 + (rng() >> (rng() % 64 + 1));
-    const std::uint64_t dns = 1 + (rng() >> (rng() % 64 + 1));
+    const std::uint64_t dticks = 1 + (rng() >> (rng() % 63 + 1));
+    const std::uint64_t dns = 1 + (rng() >> (rng() % 63 + 1));
     if (a_ticks > std::numeric_limits<std::uint64_t>::max() - dticks) continue;
     if (a_ns > std::numeric_limits<std::uint64_t>::max() - dns) continue;
     const ClockConversion conv =
