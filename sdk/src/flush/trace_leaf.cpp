@@ -7,6 +7,7 @@
 #include "flush/trace_writer.hpp"
 
 #include "base/perfetto_fields.hpp"
+#include "flush/plain_packet.hpp"
 #include "flush/trace_format.hpp"
 
 #include <algorithm>

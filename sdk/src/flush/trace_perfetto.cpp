@@ -15,6 +15,7 @@
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
 #include "flush/perfetto/tracks.hpp"
+#include "flush/plain_packet.hpp"
 #include "flush/trace_format.hpp"
 
 #include <time.h>
@@ -239,41 +240,6 @@ void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, 
   *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
   buf_.append(start, static_cast<std::size_t>(p - start));
   if (forward) q.last_ns = ts;
-}
-
-// Field order as pf_packet's: timestamp, sequence id, the TrackEvent
-// {type, category, name, annotations}, flags. Every value but the time
-// delta is one byte, and so is every length: a BEGIN's annotations (its
-// compile id, cached, and its args, encoded as they were decoded) take at
-// most kPlainAnnotationBytes, which keeps the packet under 128 bytes.
-char* TraceWriter::put_plain_packet(char* const start, ThreadDecodeState::PfSequence& q,
-                                    std::uint64_t ts, std::uint32_t type, std::uint64_t cat_iid,
-                                    std::uint64_t name_iid, std::string_view fixed,
-                                    std::string_view annotations) noexcept {
-  const bool named = type != pf::event::kSliceEnd;
-  char* p = start + 2;  // after the packet's tag and length (under 128)
-  *p++ = static_cast<char>(varint(pf::packet::kTimestamp));
-  p = put_varint(p, ts - q.last_ns);
-  *p++ = static_cast<char>(varint(pf::packet::kTrustedPacketSequenceId));
-  *p++ = static_cast<char>(q.id);
-  *p++ = static_cast<char>(nested(pf::packet::kTrackEvent));
-  *p++ = static_cast<char>((named ? 6 : 2) + fixed.size() + annotations.size());
-  *p++ = static_cast<char>(varint(pf::event::kType));
-  *p++ = static_cast<char>(type);
-  if (named) {
-    *p++ = static_cast<char>(varint(pf::event::kCategoryIids));
-    *p++ = static_cast<char>(cat_iid);
-    *p++ = static_cast<char>(varint(pf::event::kNameIid));
-    *p++ = static_cast<char>(name_iid);
-  }
-  p = put_bytes(p, fixed);
-  p = put_bytes(p, annotations);
-  *p++ = static_cast<char>(varint(pf::packet::kSequenceFlags));
-  *p++ = static_cast<char>(pf::packet::kSeqNeedsIncrementalState);
-  start[0] = static_cast<char>(nested(pf::trace::kPacket));
-  start[1] = static_cast<char>(p - start - 2);
-  q.last_ns = ts;
-  return p;
 }
 
 JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
