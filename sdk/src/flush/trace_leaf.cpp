@@ -13,6 +13,7 @@
 #include <algorithm>
 
 namespace jitscope::detail {
+
 bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record* b, std::size_t records) {
   if (d.instant_args_left != 0 || d.depth >= kMaxRecordedDepth) return false;
   // The args are this span's (handle() gives them to the span at their index).
