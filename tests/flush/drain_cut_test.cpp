@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <random>
 #include <string>
 #include <vector>
@@ -194,6 +195,34 @@ TEST(DrainCut, WholeDrainsWriteWhatOneRecordAtATimeWrites) {
       rotated.rotate = 4096;
       expect_same_traces(records, rotated, "rotated, seed " + std::to_string(seed) + form);
     }
+  }
+}
+
+// A string arg's bytes fill the slots after its record; where they spell
+// an End (its kind at the kind's offset, no flags), they must still be
+// read as the arg's text, not taken for the span's End by the leaf path.
+TEST(DrainCut, AStringArgsBytesAreNeverTakenForItsSpansEnd) {
+  std::string text(sizeof(Record), 'x');
+  text[offsetof(Record, kind)] = static_cast<char>(RecordKind::kEnd);
+  text[offsetof(Record, flags)] = 0;
+  Records r;
+  const std::uint64_t t = 5'000'000'000'000;
+  r.begin(t, "parent", 0);
+  r.begin(t + 10, "leaf", 1);
+  r.arg_string(1, "s", text);
+  r.end(t + 20);
+  r.end(t + 30);
+  for (const bool perfetto : {false, true}) {
+    Options o;
+    o.perfetto = perfetto;
+    expect_same_traces(r.r, o, perfetto ? "perfetto" : "json");
+    std::vector<json> spans;
+    for (const json& e : events_of(write_trace(r.r, o), perfetto)) {
+      if (e["ph"] == "X") spans.push_back(e);
+    }
+    ASSERT_EQ(spans.size(), 2u);
+    EXPECT_EQ(spans[0]["name"], "leaf");
+    EXPECT_EQ(spans[0]["args"]["s"], text);
   }
 }
 
