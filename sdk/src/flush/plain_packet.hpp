@@ -1,13 +1,18 @@
-// The plain TrackEvent packet: pf_plain_packet's (trace_perfetto.cpp) and
-// the leaf path's two (trace_leaf.cpp). In a header so that both inline it
-// (a call each packet otherwise: 25 instructions a span, callgrind).
+// The plain TrackEvent packet and a plain BEGIN's parts: pf_plain_packet's
+// and pf_plain_begin's (trace_perfetto.cpp) and the leaf path's
+// (trace_leaf.cpp). In a header so that both inline them (calls otherwise:
+// 25 instructions a span for the packet, 78 for the parts, callgrind).
 #pragma once
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
+#include "flush/trace_format.hpp"
 #include "flush/trace_writer.hpp"
 
 namespace jitscope::detail {
+
+// The compile id's annotation key: one object, which the interner caches by address.
+inline constexpr const char* kCompileIdKey = "compile_id";
 
 // Field order as pf_packet's: timestamp, sequence id, the TrackEvent
 // {type, category, name, annotations}, flags. Every value but the time
@@ -42,6 +47,34 @@ JITSCOPE_ALWAYS_INLINE char* TraceWriter::put_plain_packet(
   start[1] = static_cast<char>(p - start - 2);
   q.last_ns = ts;
   return p;
+}
+
+JITSCOPE_ALWAYS_INLINE bool TraceWriter::pf_plain_parts(ThreadDecodeState::PfSequence& q,
+                                                        std::uint64_t begin_ns, std::uint8_t flags,
+                                                        const char* name, const std::uint64_t* unit,
+                                                        std::size_t args, PlainBegin& out) {
+  if (q.part != part_ || q.id >= 128 || args > kPlainAnnotationBytes || begin_ns < q.last_ns ||
+      q.interner.has_pending()) {
+    return false;
+  }
+  out.unit = {};
+  if (unit != nullptr) {
+    const std::uint64_t key_iid =
+        q.interner.intern_static(pfw::Interner::kAnnotation, kCompileIdKey);
+    if (key_iid - 1 >= 127 || q.interner.has_pending()) return false;
+    if (q.unit_key_iid != key_iid || q.unit_packed != *unit) {
+      q.unit_annotation.clear();
+      pf_fixed_args(q, q.unit_annotation, unit, false, false);  // the general path's bytes
+      q.unit_key_iid = key_iid;
+      q.unit_packed = *unit;
+    }
+    out.unit = q.unit_annotation;
+    if (out.unit.size() + args > kPlainAnnotationBytes) return false;
+  }
+  out.cat_iid = q.interner.intern_static(pfw::Interner::kCategory, span_category(flags));
+  out.name_iid = q.interner.intern_static(pfw::Interner::kName, name);
+  // A new id is defined by the packet that first uses it: the general path.
+  return out.cat_iid - 1 < 127 && out.name_iid - 1 < 127 && !q.interner.has_pending();
 }
 
 }  // namespace jitscope::detail

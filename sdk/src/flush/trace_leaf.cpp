@@ -47,38 +47,31 @@ bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t rec
   // The parent's pending BEGIN: handle() of the Begin writes it first.
   if (q.begin_pending) pf_flush_begin(d);
   // Both commits pass (kEndReserve: what the BEGIN's keeps for its END
-  // under a cap), the sequence is started in this file and takes one-byte
-  // ids, and no definition waits for a packet.
-  if (rotate_pending_ || buf_.size() + 2 * kPlainPacketBytes + kEndReserve >= check_at_ ||
-      q.part != part_ || q.id >= 128 || q.interner.has_pending()) {
+  // under a cap).
+  if (rotate_pending_ || buf_.size() + 2 * kPlainPacketBytes + kEndReserve >= check_at_) {
     return false;
   }
-  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
-  if (begin_ns < q.last_ns) return false;
   // As handle() would: the args as their records come (their keys' ids
-  // defined in that order where new), then pf_plain_begin's ids.
+  // defined in that order where new), then the BEGIN's parts.
   std::string_view args;
   if (records > 2) {
     leaf_args_.clear();
     for (std::size_t i = 1; i + 1 < records; ++i) pf_arg(d, leaf_args_, b[i], nullptr);
-    if (leaf_args_.size() > kPlainAnnotationBytes) return false;
     args = leaf_args_;
   }
+  const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
   const ThreadDecodeState::OpenSpan* outer = d.innermost();
-  std::string_view unit;
-  if (outer != nullptr && outer->in_unit && !pf_plain_unit(q, outer->unit, args.size(), unit)) {
+  PlainBegin parts;
+  if (!pf_plain_parts(q, begin_ns, 0, b[0].name, outer != nullptr ? unit_of(*outer) : nullptr,
+                      args.size(), parts)) {
     return false;
   }
-  const std::uint64_t cat_iid =
-      q.interner.intern_static(pfw::Interner::kCategory, span_category(0));
-  const std::uint64_t name_iid = q.interner.intern_static(pfw::Interner::kName, b[0].name);
-  if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
   const std::uint64_t end_ns = std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);
   d.tie_floor_ns = end_ns + 1;
   d.end_innermost_after(end_ns);
   char tmp[2 * kPlainPacketBytes];
-  char* p =
-      put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, args);
+  char* p = put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, parts.cat_iid,
+                             parts.name_iid, parts.unit, args);
   p = put_plain_packet(p, q, end_ns, pf::event::kSliceEnd, 0, 0, {}, {});
   buf_.append(tmp, static_cast<std::size_t>(p - tmp));
   pf_restarted_ = false;

@@ -36,9 +36,6 @@ using wire::varint_size;
 // ProcessSequence::counter_static compares.
 constexpr std::string_view kCounterCategory = "jitscope";
 
-// The compile id's annotation key: one object, which the interner caches by address.
-constexpr const char* kCompileIdKey = "compile_id";
-
 constexpr std::uint32_t varint(std::uint32_t field) { return pf::tag(field, pf::kVarint); }
 constexpr std::uint32_t nested(std::uint32_t field) { return pf::tag(field, pf::kLengthDelimited); }
 
@@ -250,37 +247,16 @@ JITSCOPE_ALWAYS_INLINE void TraceWriter::pf_plain_packet(
   buf_.append(tmp, static_cast<std::size_t>(end - tmp));
 }
 
-bool TraceWriter::pf_plain_unit(ThreadDecodeState::PfSequence& q, std::uint64_t unit,
-                                std::size_t args, std::string_view& out) {
-  // Interned first, as pf_fixed_args does before the name and category:
-  // where the general path is taken, it defines them in the same order.
-  const std::uint64_t key_iid = q.interner.intern_static(Interner::kAnnotation, kCompileIdKey);
-  if (key_iid - 1 >= 127 || q.interner.has_pending()) return false;
-  if (q.unit_key_iid != key_iid || q.unit_packed != unit) {
-    q.unit_annotation.clear();
-    pf_fixed_args(q, q.unit_annotation, &unit, false, false);  // the general path's bytes
-    q.unit_key_iid = key_iid;
-    q.unit_packed = unit;
-  }
-  out = q.unit_annotation;
-  return out.size() + args <= kPlainAnnotationBytes;
-}
-
 bool TraceWriter::pf_plain_begin(ThreadDecodeState::PfSequence& q,
                                  const ThreadDecodeState::OpenSpan& s) {
-  if (q.part != part_ || q.id >= 128 || s.static_name == nullptr || s.truncated ||
-      s.args.size() > kPlainAnnotationBytes || s.begin_ns < q.last_ns || q.interner.has_pending()) {
+  PlainBegin parts;
+  if (s.static_name == nullptr || s.truncated ||
+      !pf_plain_parts(q, s.begin_ns, s.flags, s.static_name, unit_of(s), s.args.size(), parts)) {
     return false;
   }
-  std::string_view unit;
-  if (s.in_unit && !pf_plain_unit(q, s.unit, s.args.size(), unit)) return false;
-  const std::uint64_t cat_iid =
-      q.interner.intern_static(Interner::kCategory, span_category(s.flags));
-  const std::uint64_t name_iid = q.interner.intern_static(Interner::kName, s.static_name);
-  // A new id is defined by the packet that first uses it: the general path.
-  if (cat_iid - 1 >= 127 || name_iid - 1 >= 127 || q.interner.has_pending()) return false;
   pf_restarted_ = false;
-  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, cat_iid, name_iid, unit, s.args);
+  pf_plain_packet(q, s.begin_ns, pf::event::kSliceBegin, parts.cat_iid, parts.name_iid, parts.unit,
+                  s.args);
   return true;
 }
 

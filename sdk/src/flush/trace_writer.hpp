@@ -411,11 +411,20 @@ class TraceWriter {
   static char* put_plain_packet(char* p, ThreadDecodeState::PfSequence& q, std::uint64_t ts,
                                 std::uint32_t type, std::uint64_t cat_iid, std::uint64_t name_iid,
                                 std::string_view fixed, std::string_view annotations) noexcept;
-  // The compile_id annotation of `unit` for a plain BEGIN with `args` bytes
-  // of args (cached per sequence); false: its key's id is new, 128 or more
-  // (or the table is full), or the two are too long for a plain packet.
-  bool pf_plain_unit(ThreadDecodeState::PfSequence& q, std::uint64_t unit, std::size_t args,
-                     std::string_view& out);
+  // What a plain BEGIN carries besides its time and args.
+  struct PlainBegin {
+    std::uint64_t cat_iid = 0, name_iid = 0;
+    std::string_view unit;  // its unit's compile_id annotation (cached per sequence), or empty
+  };
+  // The parts of a plain BEGIN at `begin_ns` of static `name` (category of
+  // `flags`), in `unit` if not null, with `args` bytes of args encoded;
+  // false: the general path writes it (the sequence not started in this
+  // file or past one-byte ids, a definition waiting, time behind the
+  // sequence's, too long, or an id new: interned here in pf_fixed_args'
+  // and pf_packet's order, so the general path defines them alike).
+  bool pf_plain_parts(ThreadDecodeState::PfSequence& q, std::uint64_t begin_ns, std::uint8_t flags,
+                      const char* name, const std::uint64_t* unit, std::size_t args,
+                      PlainBegin& out);
   static constexpr std::size_t kPlainAnnotationBytes = kPlainPacketBytes - 32;
   // compile_id (of `unit`, if not null) and jitscope_truncated / incomplete
   // as annotations.
