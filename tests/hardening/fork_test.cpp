@@ -15,13 +15,7 @@
 // SizeClassAllocator64::GetFromAllocator, and MetaMap::AllocBlock ->
 // DenseSlabAlloc::Refill), never in one of jitscope's. The dev build runs it;
 // fork_child prints a hung child's stacks when gdb is there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define JITSCOPE_SANITIZED_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define JITSCOPE_SANITIZED_MALLOC 1
-#endif
-#endif
+#include "sanitizers.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 
@@ -48,16 +42,11 @@ Subprocess run_forks(const std::vector<std::string>& args, const std::string& st
   return p;
 }
 
-#ifdef JITSCOPE_SANITIZED_MALLOC
-constexpr bool kSanitizedMalloc = true;
-#else
-constexpr bool kSanitizedMalloc = false;
-#endif
 constexpr const char* kSanitizerSkip =
     "the sanitizer's allocator is not fork-safe (see the top of this file)";
 
 TEST(Fork, ChildrenOfThreadsUsingTheCompileLayerNeverHangWithoutASession) {
-  if (kSanitizedMalloc) GTEST_SKIP() << kSanitizerSkip;
+  if (kSanitized) GTEST_SKIP() << kSanitizerSkip;
   const std::string stem = temp_path("fork_none");
   const Subprocess p = run_forks({"none"}, stem);
   EXPECT_EQ(p.exit_code, 0) << p.err();
@@ -66,7 +55,7 @@ TEST(Fork, ChildrenOfThreadsUsingTheCompileLayerNeverHangWithoutASession) {
 }
 
 TEST(Fork, ChildrenOfThreadsUsingTheCompileLayerNeverHangWithASession) {
-  if (kSanitizedMalloc) GTEST_SKIP() << kSanitizerSkip;
+  if (kSanitized) GTEST_SKIP() << kSanitizerSkip;
   const std::string stem = temp_path("fork_session");
   const std::string trace = stem + ".trace.json";
   const Subprocess p = run_forks({"session", trace}, stem);

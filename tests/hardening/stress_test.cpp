@@ -16,6 +16,7 @@
 // accounting under pressure (span_test), crashes (crash tests), trace size
 // caps and rotation (trace_cap tests), GPU activity.
 #include "ring/thread_registry.hpp"
+#include "sanitizers.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 
@@ -48,33 +49,8 @@ namespace {
 
 using nlohmann::json;
 
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kTsan = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr bool kTsan = true;
-#else
-constexpr bool kTsan = false;
-#endif
-#else
-constexpr bool kTsan = false;
-#endif
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-
 // Sanitized builds run the flusher 10-50x slower: the same tests at a tenth
 // of the size (the RSS test at 3 million spans: about 40 s under TSan).
-constexpr bool kSanitized = kTsan || kAsan;
 constexpr std::uint64_t kSpansPerThread = kSanitized ? 100'000 : 1'000'000;
 constexpr int kChurnThreads = kSanitized ? 1'000 : 10'000;
 constexpr int kChurnSpans = 100;
