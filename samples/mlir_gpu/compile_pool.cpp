@@ -158,15 +158,17 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
 std::vector<BuiltKernel> build_all(const std::vector<KernelSpec>& kernels, int threads,
                                    const BuildSettings& settings) {
   std::vector<BuiltKernel> built(kernels.size());
-  std::atomic<std::size_t> next{0};
+  const int count = std::max(1, std::min<int>(threads, static_cast<int>(kernels.size())));
+  // Worker w starts with kernel w, then takes the next one free: every
+  // worker compiles at least one kernel however the threads are scheduled.
+  std::atomic<std::size_t> next{static_cast<std::size_t>(count)};
   auto worker = [&](int w) {
     JITSCOPE_THREAD_NAME("compile worker " + std::to_string(w));
-    static_cast<void>(w);  // unused when JITSCOPE_DISABLE compiles the name out
     std::string tm_error;
     // One TargetMachine per thread: it is not thread-safe.
     const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(&tm_error);
     // relaxed: the counter only hands out indices; join() publishes the results.
-    for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < kernels.size();
+    for (std::size_t i = static_cast<std::size_t>(w); i < kernels.size();
          i = next.fetch_add(1, std::memory_order_relaxed)) {
       BuiltKernel& out = built[i];
       if (!tm) {
@@ -186,7 +188,6 @@ std::vector<BuiltKernel> build_all(const std::vector<KernelSpec>& kernels, int t
       }
     }
   };
-  const int count = std::max(1, std::min<int>(threads, static_cast<int>(kernels.size())));
   std::vector<std::thread> pool;
   pool.reserve(static_cast<std::size_t>(count));
   for (int w = 0; w < count; ++w) pool.emplace_back(worker, w);
