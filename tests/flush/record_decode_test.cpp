@@ -28,5 +28,42 @@ TEST(RecordDecode, BeginsDeeperThanAThreadRecordsReplaceTheInnermostAndTheDepthS
   EXPECT_EQ(spans, kMaxRecordedDepth) << "the Begins past the limit replace the innermost";
 }
 
+// An instant's args are pushed with it; a record of another kind where one
+// is due means they were lost. The instant is written with the args it
+// has, counted as one decode error, and the spans after it are written as
+// ever, in both forms (also when drain() takes a span's Begin and End
+// itself, without handle()).
+TEST(RecordDecode, AnInstantWhoseArgsNeverComeIsWrittenWithThoseItHasBeforeTheNextSpan) {
+  Records in;
+  in.begin(10, "outer", 0);
+  in.instant(20, "marker", 2);  // two args announced, one comes
+  in.arg_int(0, "a", 7);
+  in.begin(30, "inner", 1);
+  in.begin(32, "leaf", 2);
+  in.end(34);
+  in.end(40);
+  in.end(50);
+  for (const bool perfetto : {false, true}) {
+    SCOPED_TRACE(perfetto ? "perfetto" : "json");
+    Options o;
+    o.perfetto = perfetto;
+    const WrittenTrace w = write_trace(in.r, o);
+    EXPECT_EQ(w.decode_errors, 1u);
+    EXPECT_EQ(w.events, 4u) << "the instant and the three spans";
+    ASSERT_EQ(w.files.size(), 1u);
+    if (perfetto) continue;
+    std::string text = w.files[0];
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.back() != ']') text += "]";
+    std::vector<std::string> order;
+    for (const json& e : json::parse(text)) {
+      if (e["ph"] == "M" || e.value("name", "") == "jitscope_stats") continue;
+      order.push_back(e["name"]);
+      if (e["name"] == "marker") EXPECT_EQ(e["args"], json({{"a", 7}}));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"marker", "leaf", "inner", "outer"}));
+  }
+}
+
 }  // namespace
 }  // namespace jitscope::detail

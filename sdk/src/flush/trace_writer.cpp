@@ -126,8 +126,22 @@ void TraceWriter::drain(ThreadState& t) {
       if (d.partial.capacity() > kChunkRecords) d.partial.shrink_to_fit();
     }
     while (i < n) {
-      if (const std::size_t k = leaf_records(&run[i], n - i); k != 0 && write_leaf(d, &run[i], k)) {
+      const Record& r = run[i];
+      if (const std::size_t k = leaf_records(&r, n - i); k != 0 && write_leaf(d, &r, k)) {
         i += k;
+        continue;
+      }
+      // A span's Begin with a static name, or its End: one slot, handled
+      // here as handle() does (the pending BEGIN first) without its call.
+      if ((r.kind == RecordKind::kBegin || r.kind == RecordKind::kEnd) &&
+          (r.flags & kFlagDynamicName) == 0 && d.instant_args_left == 0) {
+        if (pf_ && d.pf->begin_pending) pf_flush_begin(d);
+        if (r.kind == RecordKind::kBegin) {
+          open_span(d, r, reinterpret_cast<const char*>(&r + 1));  // (no payload: static)
+        } else {
+          close_innermost(d, r);
+        }
+        ++i;
         continue;
       }
       const std::size_t g = group_slots(run[i]);
@@ -142,11 +156,68 @@ void TraceWriter::drain(ThreadState& t) {
   }
 }
 
+// Inline: the form's writer is the one call (write_span's own saved
+// registers were 22 instructions a span, callgrind).
+JITSCOPE_ALWAYS_INLINE bool TraceWriter::write_span(ThreadDecodeState& d,
+                                                    ThreadDecodeState::OpenSpan& s,
+                                                    std::uint64_t end_ns, bool incomplete) {
+  end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
+  d.tie_floor_ns = end_ns + 1;
+  d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
+  return pf_ ? pf_end(d, s, end_ns, incomplete) : json_span(d, s, end_ns, incomplete);
+}
+
+// A span's Begin: its entry on the open-span stack (its BEGIN, in the
+// protobuf form, waits for the args pushed with it).
+JITSCOPE_ALWAYS_INLINE void TraceWriter::open_span(ThreadDecodeState& d, const Record& r,
+                                                   const char* payload) {
+  // A thread records at most kMaxRecordedDepth open spans; deeper means
+  // an End was lost. Count it and stay bounded.
+  if (d.depth >= kMaxRecordedDepth) [[unlikely]] {
+    ++decode_errors_;
+    d.depth = kMaxRecordedDepth - 1;
+  }
+  if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
+  const ThreadDecodeState::OpenSpan* outer = d.innermost();
+  const bool outer_in_unit = outer != nullptr && outer->in_unit;
+  const std::uint64_t outer_unit = outer_in_unit ? outer->unit : 0;
+  ThreadDecodeState::OpenSpan& s = d.stack[d.depth++];
+  const bool dyn = (r.flags & kFlagDynamicName) != 0;
+  s.flags = r.flags;
+  s.in_unit = (r.flags & kFlagUnit) != 0 || outer_in_unit;
+  s.unit = (r.flags & kFlagUnit) != 0 ? r.value.u64 : outer_unit;
+  s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
+  d.tie_floor_ns = s.begin_ns;  // its children may begin with it, not before
+  s.static_name = dyn ? nullptr : r.name;
+  if (dyn) {
+    s.dynamic_name.assign(payload, r.name_len);
+  } else {
+    s.dynamic_name.clear();  // inline, where assign("", 0) is a call
+  }
+  s.args.clear();
+  s.truncated = (r.flags & kFlagTruncated) != 0;
+  s.min_end_ns = 0;
+  if (pf_) {
+    s.pf_state = ThreadDecodeState::kPfNotBegun;
+    s.pf_begin_args = 0;
+    d.pf->begin_pending = true;
+  }
+}
+
+// A span's End: the innermost open span is written.
+JITSCOPE_ALWAYS_INLINE void TraceWriter::close_innermost(ThreadDecodeState& d, const Record& r) {
+  if (d.depth == 0) {
+    ++decode_errors_;
+    return;
+  }
+  ThreadDecodeState::OpenSpan& s = d.stack[--d.depth];
+  write_span(d, s, info_.conversion.to_ns(r.ts), false);
+}
+
 void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots) {
   ThreadDecodeState& d = decode_state(t);
   const Record& r = group[0];
   const char* payload = reinterpret_cast<const char*>(group + 1 + extra_slots(r));
-  const bool dyn = (r.flags & kFlagDynamicName) != 0;
   (void)slots;
 
   // The protobuf form: a BEGIN waits for the args pushed with its Begin.
@@ -163,48 +234,8 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
     write_instant(d);
   }
   switch (r.kind) {
-    case RecordKind::kBegin: {
-      // A thread records at most kMaxRecordedDepth open spans; deeper means
-      // an End was lost. Count it and stay bounded.
-      if (d.depth >= kMaxRecordedDepth) [[unlikely]] {
-        ++decode_errors_;
-        d.depth = kMaxRecordedDepth - 1;
-      }
-      if (d.stack.size() <= d.depth) d.stack.resize(d.depth + 1);
-      const ThreadDecodeState::OpenSpan* outer = d.innermost();
-      const bool outer_in_unit = outer != nullptr && outer->in_unit;
-      const std::uint64_t outer_unit = outer_in_unit ? outer->unit : 0;
-      ThreadDecodeState::OpenSpan& s = d.stack[d.depth++];
-      s.flags = r.flags;
-      s.in_unit = (r.flags & kFlagUnit) != 0 || outer_in_unit;
-      s.unit = (r.flags & kFlagUnit) != 0 ? r.value.u64 : outer_unit;
-      s.begin_ns = std::max(info_.conversion.to_ns(r.ts), d.tie_floor_ns);
-      d.tie_floor_ns = s.begin_ns;  // its children may begin with it, not before
-      s.static_name = dyn ? nullptr : r.name;
-      if (dyn) {
-        s.dynamic_name.assign(payload, r.name_len);
-      } else {
-        s.dynamic_name.clear();  // inline, where assign("", 0) is a call
-      }
-      s.args.clear();
-      s.truncated = (r.flags & kFlagTruncated) != 0;
-      s.min_end_ns = 0;
-      if (pf_) {
-        s.pf_state = ThreadDecodeState::kPfNotBegun;
-        s.pf_begin_args = 0;
-        d.pf->begin_pending = true;
-      }
-      break;
-    }
-    case RecordKind::kEnd: {
-      if (d.depth == 0) {
-        ++decode_errors_;
-        break;
-      }
-      ThreadDecodeState::OpenSpan& s = d.stack[--d.depth];
-      write_span(d, s, info_.conversion.to_ns(r.ts), false);
-      break;
-    }
+    case RecordKind::kBegin: open_span(d, r, payload); break;
+    case RecordKind::kEnd: close_innermost(d, r); break;
     default: handle_other(t, d, group); break;
   }
 }
@@ -412,12 +443,8 @@ void TraceWriter::write_x_event(std::string_view cat, std::string_view name, std
   if (big_event_.capacity() > kKeptBigEventBytes) std::string().swap(big_event_);
 }
 
-bool TraceWriter::write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
-                             std::uint64_t end_ns, bool incomplete) {
-  end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
-  d.tie_floor_ns = end_ns + 1;
-  d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
-  if (pf_) return pf_end(d, s, end_ns, incomplete);
+bool TraceWriter::json_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
+                            std::uint64_t end_ns, bool incomplete) {
   event_prefix();
   write_x_event(
       span_category(s.flags),

@@ -285,12 +285,19 @@ class TraceWriter {
   std::string_view close_file() const noexcept { return pf_ ? std::string_view() : kCloseFile; }
 
   void handle(ThreadState& t, const Record* group, std::size_t slots);
+  // handle()'s Begin and End of a span, also taken straight from drain().
+  void open_span(ThreadDecodeState& d, const Record& r, const char* payload);
+  void close_innermost(ThreadDecodeState& d, const Record& r);
   [[gnu::noinline]] void handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group);
-  // True if written (false: over the cap). Flattened: the hot renderer; in
-  // a translation unit this small GCC otherwise calls string::push_back out
-  // of line (seen: 30 more instructions per span, callgrind).
-  [[gnu::flatten]] bool write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
-                                   std::uint64_t end_ns, bool incomplete);
+  // True if written (false: over the cap): the span's end settled by the
+  // tie rule, then pf_end or json_span.
+  bool write_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns,
+                  bool incomplete);
+  // Flattened: the hot renderer; in a translation unit this small GCC
+  // otherwise calls string::push_back out of line (seen: 30 more
+  // instructions per span, callgrind).
+  [[gnu::flatten]] bool json_span(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s,
+                                  std::uint64_t end_ns, bool incomplete);
   void write_instant(ThreadDecodeState& d);
   void write_thread_name(ThreadDecodeState& d, std::string_view name);
   // A thread_name metadata event; `where` is `,"pid":P,"tid":T`.
