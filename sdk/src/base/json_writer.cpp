@@ -1,4 +1,5 @@
 #include "base/json_writer.hpp"
+#include "base/put_bytes.hpp"
 #include "base/utf8.hpp"
 
 #include <array>
@@ -202,11 +203,6 @@ inline char* put_double(char* d, double v) {
   return std::to_chars(d, d + kNumberRoom, v).ptr;
 }
 
-inline char* put_literal(char* d, std::string_view lit) {
-  std::memcpy(d, lit.data(), lit.size());
-  return d + lit.size();
-}
-
 [[gnu::always_inline]] inline char* put_string(char* d, std::string_view s) {
   *d++ = '"';
   escape_into(d, reinterpret_cast<const unsigned char*>(s.data()), 0, s.size(), s.size());
@@ -310,11 +306,11 @@ void append_json_item(std::string& out, bool comma, const std::string_view* key,
       case Kind::kUint: return put_uint(d, v.bits);
       case Kind::kDouble: return put_double(d, std::bit_cast<double>(v.bits));
       case Kind::kUs: return put_us(d, v.bits);
-      case Kind::kBool: return put_literal(d, v.bits != 0 ? "true" : "false");
+      case Kind::kBool: return put_bytes(d, v.bits != 0 ? "true" : "false");
       case Kind::kKey: return d;
       case Kind::kNull: break;
     }
-    return put_literal(d, "null");
+    return put_bytes(d, "null");
   });
 }
 

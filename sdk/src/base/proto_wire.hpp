@@ -13,6 +13,8 @@
 //   and the output stays minimal (no padded varints).
 #pragma once
 
+#include "base/put_bytes.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -46,10 +48,7 @@ inline char* put_fixed64(char* p, std::uint64_t v) noexcept {
   return p;
 }
 
-inline char* put_bytes(char* p, std::string_view s) noexcept {
-  if (!s.empty()) std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
+using detail::put_bytes;
 
 // Bytes of a whole length-delimited field: tag, length, body.
 constexpr std::size_t field_size(std::uint32_t tag, std::size_t body) noexcept {

@@ -8,6 +8,7 @@
 
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
+#include "base/put_bytes.hpp"
 #include "flush/gpu_trace.hpp"
 #include "nvtx/captured_names.hpp"
 #include "ring/thread_registry.hpp"
@@ -29,11 +30,6 @@ constexpr std::size_t kStackSpanBytes = 1024;
 constexpr std::size_t kStackArgsBytes = 384;
 // What write_x_event keeps of its buffer for longer events between them.
 constexpr std::size_t kKeptBigEventBytes = 64 * 1024;
-
-char* put_text(char* p, std::string_view s) noexcept {
-  if (!s.empty()) std::memcpy(p, s.data(), s.size());  // data() may be null when empty
-  return p + s.size();
-}
 
 std::size_t string_payload(const Record& r) noexcept {
   return r.kind == RecordKind::kArg &&
@@ -131,8 +127,9 @@ void TraceWriter::drain(ThreadState& t) {
         i += k;
         continue;
       }
-      // A span's Begin with a static name, or its End: one slot, handled
-      // here as handle() does (the pending BEGIN first) without its call.
+      // A span's Begin with a static name, or an End without a name
+      // payload (both one slot: group_slots), handled here as handle() does
+      // (the pending BEGIN first), without its call.
       if ((r.kind == RecordKind::kBegin || r.kind == RecordKind::kEnd) &&
           (r.flags & kFlagDynamicName) == 0 && d.instant_args_left == 0) {
         if (pf_ && d.pf->begin_pending) pf_flush_begin(d);
@@ -380,23 +377,23 @@ char* TraceWriter::put_args(char* p, const ArgsText& a) noexcept {
                         kIncomplete.size() + 1 <=
                     kFixedArgsRoom,
                 "put_args's texts beside the args fit the room callers give it");
-  p = put_text(p, kOpen);
+  p = put_bytes(p, kOpen);
   bool comma = false;
   if (a.in_unit) {
-    p = put_text(p, kCompileId);
+    p = put_bytes(p, kCompileId);
     p = put_compile_id(p, a.unit);
     comma = true;
   }
   if (!a.args.empty()) {
     if (comma) *p++ = ',';
-    p = put_text(p, a.args);
+    p = put_bytes(p, a.args);
     comma = true;
   }
   if (a.truncated) {
-    p = put_text(p, comma ? kTruncated : kTruncated.substr(1));
+    p = put_bytes(p, comma ? kTruncated : kTruncated.substr(1));
     comma = true;
   }
-  if (a.incomplete) p = put_text(p, comma ? kIncomplete : kIncomplete.substr(1));
+  if (a.incomplete) p = put_bytes(p, comma ? kIncomplete : kIncomplete.substr(1));
   *p++ = '}';
   return p;
 }
@@ -427,16 +424,16 @@ void TraceWriter::write_x_event(std::string_view cat, std::string_view name, std
                            a.args.size() + kFixedArgsRoom + 1;
   char stack[kStackSpanBytes];
   char* const start = room <= sizeof stack ? stack : (big_event_.resize(room), big_event_.data());
-  char* p = put_text(start, kHead);
-  p = put_text(p, cat);
-  p = put_text(p, kName);
+  char* p = put_bytes(start, kHead);
+  p = put_bytes(p, cat);
+  p = put_bytes(p, kName);
   p = put_json_string(p, name);
-  p = put_text(p, kTs);
+  p = put_bytes(p, kTs);
   p = put_json_us(p, begin_ns);
-  p = put_text(p, kDur);
+  p = put_bytes(p, kDur);
   // Both ends are converted points; their difference is the duration.
   p = put_json_us(p, end_ns - begin_ns);
-  p = put_text(p, d.tid_fields);
+  p = put_bytes(p, d.tid_fields);
   if (a.any()) p = put_args(p, a);
   *p++ = '}';
   buf_.append(start, static_cast<std::size_t>(p - start));

@@ -286,6 +286,8 @@ class TraceWriter {
 
   void handle(ThreadState& t, const Record* group, std::size_t slots);
   // handle()'s Begin and End of a span, also taken straight from drain().
+  // These two and write_span are defined inline in trace_writer.cpp, and
+  // called only there.
   void open_span(ThreadDecodeState& d, const Record& r, const char* payload);
   void close_innermost(ThreadDecodeState& d, const Record& r);
   [[gnu::noinline]] void handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group);
