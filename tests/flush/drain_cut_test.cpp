@@ -98,34 +98,6 @@ std::vector<Record> random_stream(std::uint32_t seed, std::size_t records, Shape
   return r.r;
 }
 
-// The events of a trace, in file order, without the metadata whose values
-// are the writer's own clock (the session's, the stats').
-std::vector<json> events_of(const WrittenTrace& w, bool perfetto) {
-  std::vector<json> out;
-  for (const std::string& f : w.files) {
-    std::vector<json> file;
-    if (perfetto) {
-      testing::pfwire::Reader reader;
-      bool cut = true;
-      reader.read(f, &cut);
-      EXPECT_FALSE(cut);
-      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
-      file = reader.events;
-    } else {
-      std::string text = f;
-      while (!text.empty() && text.back() == '\n') text.pop_back();
-      if (text.back() != ']') text += "]";
-      for (const json& e : json::parse(text)) file.push_back(e);
-    }
-    for (const json& e : file) {
-      const std::string name = e.value("name", "");
-      if (e.value("ph", "") == "M" && name.starts_with("jitscope_")) continue;
-      out.push_back(e);
-    }
-  }
-  return out;
-}
-
 // The packets of a protobuf file on the threads' sequences (the process's,
 // 1, holds the head, whose values are the writer's clock), whole.
 std::vector<std::string_view> thread_packets(std::string_view file) {

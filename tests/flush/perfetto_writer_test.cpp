@@ -172,7 +172,7 @@ TEST(PerfettoWriter, EveryEventKindGivesTheJsonFormsFields) {
 }
 
 // Spans in compile units take the plain BEGIN with their unit's compile_id
-// annotation cached per sequence (trace_perfetto.cpp, pf_plain_unit): each
+// annotation cached per sequence (plain_packet.hpp, pf_plain_parts): each
 // carries its own unit's id when units change, come back, nest, end, or
 // their id and args together pass the plain packet's bound. Names repeat:
 // a name's first use defines it, which takes the general path.

@@ -3,7 +3,6 @@
 // kMaxRecordedDepth open spans per thread; more Begins than that with no
 // End between them mean Ends were lost, and the writer keeps the depth it
 // can have rather than growing its stack with each one.
-#include "flush/perfetto_wire.hpp"
 #include "flush/record_support.hpp"
 
 #include <gtest/gtest.h>
@@ -52,22 +51,8 @@ TEST(RecordDecode, AnInstantWhoseArgsNeverComeIsWrittenWithThoseItHasBeforeTheNe
     EXPECT_EQ(w.decode_errors, 1u);
     EXPECT_EQ(w.events, 4u) << "the instant and the three spans";
     ASSERT_EQ(w.files.size(), 1u);
-    std::vector<json> events;
-    if (perfetto) {
-      testing::pfwire::Reader reader;
-      bool cut = true;
-      reader.read(w.files[0], &cut);
-      EXPECT_FALSE(cut);
-      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
-      events = reader.events;
-    } else {
-      std::string text = w.files[0];
-      while (!text.empty() && text.back() == '\n') text.pop_back();
-      if (!text.empty() && text.back() != ']') text += "]";
-      events = json::parse(text).get<std::vector<json>>();
-    }
     std::vector<std::string> order;  // ended spans and the instant, in file order
-    for (const json& e : events) {
+    for (const json& e : events_of(w, perfetto)) {
       if (e["ph"] == "M" || e.value("name", "").starts_with("jitscope_")) continue;
       order.push_back(e["name"]);
       if (e["name"] == "marker") EXPECT_EQ(e["args"], json({{"a", 7}}));

@@ -1,10 +1,15 @@
 // Ring records built by hand, and a writer fed with them, for the trace
-// writers' tests (tie_break_test, perfetto_writer_test, drain_cut_test).
+// writers' tests (tie_break_test, perfetto_writer_test, drain_cut_test,
+// record_decode_test), and the events such a writer made.
 #pragma once
 
+#include "flush/perfetto_wire.hpp"
 #include "flush/trace_writer.hpp"
 #include "ring/record.hpp"
 #include "ring/thread_registry.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -184,6 +189,35 @@ inline WrittenTrace write_trace(const std::vector<Record>& records, const Option
   writer.end_trace();
   return {sink.files, writer.events_written(), writer.events_over_cap(), writer.spans_incomplete(),
           writer.decode_errors()};
+}
+
+// The events of a trace, in file order, without the metadata whose values
+// are the writer's own clock (the session's, the stats').
+inline std::vector<nlohmann::json> events_of(const WrittenTrace& w, bool perfetto) {
+  using nlohmann::json;
+  std::vector<json> out;
+  for (const std::string& f : w.files) {
+    std::vector<json> file;
+    if (perfetto) {
+      testing::pfwire::Reader reader;
+      bool cut = true;
+      reader.read(f, &cut);
+      EXPECT_FALSE(cut);
+      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+      file = reader.events;
+    } else {
+      std::string text = f;
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      if (!text.empty() && text.back() != ']') text += "]";
+      for (const json& e : json::parse(text)) file.push_back(e);
+    }
+    for (const json& e : file) {
+      const std::string name = e.value("name", "");
+      if (e.value("ph", "") == "M" && name.starts_with("jitscope_")) continue;
+      out.push_back(e);
+    }
+  }
+  return out;
 }
 
 }  // namespace jitscope::detail

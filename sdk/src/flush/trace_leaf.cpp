@@ -29,8 +29,7 @@ bool TraceWriter::write_leaf(ThreadDecodeState& d, const Record* b, std::size_t 
   const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
   const std::uint64_t end_ns =
       std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);  // ties: see tie_floor_ns
-  d.tie_floor_ns = end_ns + 1;
-  d.end_innermost_after(end_ns);
+  d.span_ended(end_ns);
   event_prefix();
   args.in_unit = outer != nullptr && outer->in_unit;
   args.unit = args.in_unit ? outer->unit : 0;
@@ -67,8 +66,7 @@ bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t rec
     return false;
   }
   const std::uint64_t end_ns = std::max(info_.conversion.to_ns(b[records - 1].ts), begin_ns);
-  d.tie_floor_ns = end_ns + 1;
-  d.end_innermost_after(end_ns);
+  d.span_ended(end_ns);
   char tmp[2 * kPlainPacketBytes];
   char* p = put_plain_packet(tmp, q, begin_ns, pf::event::kSliceBegin, parts.cat_iid,
                              parts.name_iid, parts.unit, args);

@@ -159,8 +159,7 @@ JITSCOPE_ALWAYS_INLINE bool TraceWriter::write_span(ThreadDecodeState& d,
                                                     ThreadDecodeState::OpenSpan& s,
                                                     std::uint64_t end_ns, bool incomplete) {
   end_ns = std::max(std::max(end_ns, s.min_end_ns), s.begin_ns);  // ties: see tie_floor_ns
-  d.tie_floor_ns = end_ns + 1;
-  d.end_innermost_after(end_ns);  // `s` is off the stack already: its parent
+  d.span_ended(end_ns);
   return pf_ ? pf_end(d, s, end_ns, incomplete) : json_span(d, s, end_ns, incomplete);
 }
 

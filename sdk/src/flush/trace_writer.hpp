@@ -145,6 +145,12 @@ struct ThreadDecodeState final : ConsumerState {
   void end_innermost_after(std::uint64_t ns) noexcept {
     if (depth > 0) stack[depth - 1].min_end_ns = std::max(stack[depth - 1].min_end_ns, ns + 1);
   }
+  // Both halves for a span (off the stack already) that ended at `end_ns`:
+  // the next event begins after it, its parent ends after it.
+  void span_ended(std::uint64_t end_ns) noexcept {
+    tie_floor_ns = end_ns + 1;
+    end_innermost_after(end_ns);
+  }
 
   // The compile unit the thread is in now: that of its innermost open span.
   const OpenSpan* innermost() const noexcept { return depth > 0 ? &stack[depth - 1] : nullptr; }
