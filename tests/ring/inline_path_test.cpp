@@ -577,6 +577,40 @@ TEST(InlinePath, AnArgAboveADroppedSpanReachesItsOwnSpan) {
   EXPECT_EQ(args["a"], json({{"on_a", 2}}));
 }
 
+// A span begun with its args above a dropped span: the inline batch numbers
+// its args by the depth, which counts the dropped span, so the gate (by
+// depth, HotThread::begin_gate) must stay closed at every depth while one
+// is open, and the library, which counts only recorded spans, writes them.
+TEST(InlinePath, ArgsGivenAtTheBeginAboveADroppedSpanReachTheirOwnSpan) {
+  ScopedSession session(quiet_config("inline_batch_above_dropped", 64));
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span a("a");
+    // 8 free slots: too few for b (a Begin with a 200-byte name, 1 + 7
+    // slots, and its End beside a's), enough for c and d with an arg each
+    // (a Begin, an arg and an End, beside the Ends owed).
+    while (64 - used_now() > 8) JITSCOPE_INSTANT("fill");
+    Span b(std::string(200, 'b'));
+    EXPECT_FALSE(b.recording());
+    ASSERT_EQ(detail::t_hot->begin_gate_at(detail::t_hot->depth_x8), 0u)
+        << "a dropped span is open: the gate at this depth must be closed";
+    Span c("c", {{"on_c", 1}});
+    ASSERT_TRUE(c.recording());
+    JITSCOPE_SPAN_ARGS("d", {"on_d", 2});
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(session.path());
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(trace, "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  ASSERT_EQ(args.size(), 3u) << "a, c and d; b was dropped";
+  EXPECT_EQ(args["a"], json::object());
+  EXPECT_EQ(args["c"], json({{"on_c", 1}}));
+  EXPECT_EQ(args["d"], json({{"on_d", 2}}));
+}
+
 // The same past the first 64 depths: a dropped span at depth 70 and args
 // on spans at depths 63, 64, 129 and 132, whose places among the recorded
 // spans count the dropped one below them across the stack's bit words.

@@ -413,7 +413,7 @@ void end_span(SpanToken token, std::uint64_t ts) noexcept {
   HotThread& h = *t_hot;
   if (h.other_clock_session == token.session() && token.session() != 0 &&
       h.serial_at(h.depth_x8) == token.serial()) {
-    end_innermost(h, h.depth_x8, GivenStamp{ts});
+    end_innermost(h, GivenStamp{ts});
     return;
   }
   end_span_general(token, ts);

@@ -97,7 +97,7 @@ struct ThreadState {
   // what it assumes: no NVTX emission and no unrecorded span open.
   void update_gate() noexcept {
     const std::uint32_t open = (session & kSessionNvtxBit) == 0 && unrecorded == 0 ? session : 0;
-    hot.session = runs_on_inline_clock(session) ? open : 0;
+    hot.open_gate(runs_on_inline_clock(session) ? open : 0);
     hot.other_clock_session = runs_on_inline_clock(session) ? 0 : open;
   }
 

@@ -263,14 +263,17 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* 
                                              std::uint64_t args, SpanToken& token, SpanBatch& batch,
                                              Stamp stamp = {}) noexcept {
   HotThread& h = *t_hot;
-  if (h.*kGate != session) [[unlikely]]
+  const std::uint64_t d8 = h.depth_x8;  // all recorded when the gate is open
+  if constexpr (kGate == &HotThread::session) {
+    if (h.begin_gate_at(d8) != session) [[unlikely]]  // the depth limit with it
+      return false;
+  } else if (h.*kGate != session || d8 >= kMaxRecordedDepthX8) [[unlikely]] {
     return false;
-  const std::uint64_t d8 = h.depth_x8;  // all recorded: the gate is open
+  }
   RingProducer& r = h.producer;
   const std::uint64_t tail = r.tail.load(std::memory_order_relaxed);
   // d8 * 4: the Ends owed, kRecordBytes each.
-  if (d8 >= kMaxRecordedDepthX8 || tail + d8 * 4 + (2 + args) * kRecordBytes > r.room_end)
-      [[unlikely]]
+  if (tail + d8 * 4 + (2 + args) * kRecordBytes > r.room_end) [[unlikely]]
     return false;
   batch = {r.slots, r.mask, tail, &r.tail, d8 * kIndexFromDepthX8};
   const std::uint64_t serial = tail + kRecordBytes;  // the position after the Begin
@@ -279,7 +282,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* 
   // storage themselves (2 instructions a span, callgrind).
   Record& rec = batch.at(tail);
   h.serial_at(d8 + 8) = serial;
-  h.depth_x8 = d8 + 8;
+  h.depth_x8 += 8;
   stamp(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
@@ -311,16 +314,18 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, const char* n
   return begin_static(session, read_clock(session), name);
 }
 
-// Writes the End of the innermost span (at depth_x8 `d8`), whose slot its
-// Begin reserved.
+// Writes the End of the innermost span, whose slot its Begin reserved. The
+// depth is updated after the record's stores, which may alias it as far as
+// the compiler knows: one read-modify-write then, where a store of the depth
+// loaded before took 2 instructions (callgrind; the begin's likewise).
 template <class Stamp>
-JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, std::uint64_t d8, Stamp stamp) noexcept {
-  h.depth_x8 = d8 - 8;
+JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, Stamp stamp) noexcept {
   RingProducer& r = h.producer;
   std::uint64_t next;
   Record& rec = r.slot_then(r.tail.load(std::memory_order_relaxed), next);
   stamp(rec.ts);  // only the time and the kind of an End are read
   set_record_word(rec, record_word(RecordKind::kEnd, ValueType::kNone, 0, 0));
+  h.depth_x8 -= 8;
   r.tail.store(next, std::memory_order_release);
 }
 
@@ -338,7 +343,7 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
     end_span_timed(token);
     return;
   }
-  end_innermost(h, d8, InlineStamp{});
+  end_innermost(h, InlineStamp{});
 }
 
 // One record with a static name and no End of its own (an instant without

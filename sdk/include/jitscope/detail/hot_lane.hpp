@@ -94,7 +94,8 @@ struct alignas(64) HotThread {
   // the out-of-line path: no session on this thread, NVTX emission on (the
   // library pushes the ranges), spans whose Begin was dropped still open, or
   // a session on a clock other than the inline path's (hot.hpp's
-  // inline_clock: on x86, a session on CLOCK_MONOTONIC).
+  // inline_clock: on x86, a session on CLOCK_MONOTONIC). Written only by
+  // open_gate, with begin_gate.
   std::uint32_t session = 0;
   // The session word while the inline path's gate would be open but the
   // session's clock is another (CLOCK_MONOTONIC on x86); else 0. Behind it
@@ -112,6 +113,30 @@ struct alignas(64) HotThread {
   std::uint64_t dropped_begins = 0;
   // Serials (SpanToken::serial) of the open spans, see kNoSerial.
   std::array<std::uint64_t, kOpenSerials> open_serial = empty_open_serials();
+  // The inline begin's gate by depth (a depth_x8 is its entry's byte
+  // offset): `session` below kMaxRecordedDepth, 0 from it on (the parked
+  // depth too). One compare is then both the gate and the depth limit, where
+  // a test of each took 4 instructions a span (callgrind).
+  // Entries of 8 bytes, each read as the 32-bit session word it holds (a
+  // 64-bit compare made GCC widen the session word: 2 instructions more).
+  struct DepthGate {
+    std::uint32_t session = 0;
+    std::uint32_t unused = 0;
+  };
+  std::array<DepthGate, kOpenSerials> begin_gate{};
+
+  // Opens the inline path for `word` (0 closes it).
+  void open_gate(std::uint32_t word) noexcept {
+    if (word == session) return;  // drops toggle it: the fill only on a change
+    session = word;
+    for (std::size_t d = 0; d < kMaxRecordedDepth; ++d) begin_gate[d].session = word;
+  }
+  // The inline begin's gate at `depth_x8`: a session word, 0 when closed.
+  std::uint32_t begin_gate_at(std::uint64_t depth_x8) const noexcept {
+    return reinterpret_cast<const DepthGate*>(reinterpret_cast<const char*>(begin_gate.data()) +
+                                              depth_x8)
+        ->session;
+  }
 
   // The entry of the span open at `depth`.
   std::uint64_t& serial_of(std::uint64_t depth) noexcept { return open_serial[depth + 1]; }
