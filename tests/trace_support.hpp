@@ -20,12 +20,18 @@
 
 namespace jitscope::testing {
 
+// A fresh path: a file left there by an earlier run whose process had the
+// same pid is removed first (the SDK would take it for this process's trace
+// from before an exec, keep it and write beside it: the test would then
+// read the old file).
 inline std::string temp_path(const std::string& stem) {
   static std::atomic<int> counter{0};
   const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
   std::string base = dir != nullptr ? dir : "/tmp";
-  return base + "/" + stem + "." + std::to_string(::getpid()) + "." +
-         std::to_string(counter.fetch_add(1)) + ".json";
+  std::string path = base + "/" + stem + "." + std::to_string(::getpid()) + "." +
+                     std::to_string(counter.fetch_add(1)) + ".json";
+  ::unlink(path.c_str());
+  return path;
 }
 
 inline std::string read_file(const std::string& path) {

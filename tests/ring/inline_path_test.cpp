@@ -586,6 +586,7 @@ TEST(InlinePath, ArgsGivenAtTheBeginAboveADroppedSpanReachTheirOwnSpan) {
   ASSERT_TRUE(session.status().ok());
   {
     Span a("a");
+    ASSERT_NE(detail::t_hot->session, 0u) << "the gate is open on a plain session";
     // 8 free slots: too few for b (a Begin with a 200-byte name, 1 + 7
     // slots, and its End beside a's), enough for c and d with an arg each
     // (a Begin, an arg and an End, beside the Ends owed).
@@ -609,6 +610,69 @@ TEST(InlinePath, ArgsGivenAtTheBeginAboveADroppedSpanReachTheirOwnSpan) {
   EXPECT_EQ(args["a"], json::object());
   EXPECT_EQ(args["c"], json({{"on_c", 1}}));
   EXPECT_EQ(args["d"], json({{"on_d", 2}}));
+}
+
+// The gate by depth holds the session word only at the depths the thread
+// has used (so that a dropped span's close and reopen rewrite only those),
+// never from the depth limit on, and 0 everywhere while closed.
+std::vector<std::uint32_t> gate_entries(const detail::HotThread& h) {
+  std::vector<std::uint32_t> entries;
+  for (std::uint64_t d = 0; d < detail::kOpenSerials; ++d)
+    entries.push_back(h.begin_gate_at(d * 8));
+  return entries;
+}
+std::vector<std::uint32_t> word_below(std::uint32_t word, std::size_t depths) {
+  std::vector<std::uint32_t> entries(detail::kOpenSerials, 0);
+  for (std::size_t d = 0; d < depths; ++d) entries[d] = word;
+  return entries;
+}
+
+TEST(InlinePath, TheGateByDepthOpensOnlyTheDepthsInUseAndNeverPastTheLimit) {
+  auto h = std::make_unique<detail::HotThread>();
+  EXPECT_EQ(gate_entries(*h), word_below(0, 0));
+  h->open_gate(7);
+  EXPECT_EQ(gate_entries(*h), word_below(7, 16));
+  h->widen_gate(10);  // already open there
+  EXPECT_EQ(gate_entries(*h), word_below(7, 16));
+  h->widen_gate(40);
+  EXPECT_EQ(gate_entries(*h), word_below(7, 56));
+  h->open_gate(0);  // a dropped span: closed at every depth
+  EXPECT_EQ(gate_entries(*h), word_below(0, 0));
+  h->widen_gate(100);  // closed: nothing opens
+  EXPECT_EQ(gate_entries(*h), word_below(0, 0));
+  h->open_gate(7);
+  EXPECT_EQ(gate_entries(*h), word_below(7, 56));
+  h->widen_gate(250);
+  EXPECT_EQ(gate_entries(*h), word_below(7, detail::kMaxRecordedDepth));
+  h->widen_gate(300);
+  EXPECT_EQ(gate_entries(*h), word_below(7, detail::kMaxRecordedDepth));
+}
+
+// In a session: spans opened deeper than the gate's first depths go through
+// the library once, which opens the gate there for the next ones.
+TEST(InlinePath, SpansDeeperThanTheGatesFirstDepthsOpenItForTheNextOnes) {
+  ScopedSession session(quiet_config("inline_gate_widens", 1024));
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  { JITSCOPE_SPAN("registers"); }
+  ASSERT_EQ(detail::t_hot->session, s) << "the gate is open on a plain session";
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<std::unique_ptr<Span>> open;
+    for (int i = 0; i < 60; ++i) {
+      open.push_back(std::make_unique<Span>("nested"));
+      ASSERT_TRUE(open.back()->recording()) << i;
+    }
+    EXPECT_EQ(detail::t_hot->begin_gate_at(59 * 8), s) << "pass " << pass;
+    while (!open.empty()) open.pop_back();
+  }
+  // Open at the depths used and a step past them, closed beyond.
+  const std::uint32_t depths = detail::t_hot->gate_depths;
+  EXPECT_GE(depths, 60u);
+  EXPECT_LE(depths, 60u + detail::HotThread::kGateDepthsStep);
+  EXPECT_EQ(gate_entries(*detail::t_hot), word_below(s, depths));
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(events_with_ph(load_trace(session.path()), "X").size(), 121u);
 }
 
 // The same past the first 64 depths: a dropped span at depth 70 and args

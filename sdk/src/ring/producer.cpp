@@ -213,6 +213,9 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   t->ring.commit(used);
+  // The spans inside this one and beside it inline from now on, if the
+  // gate was open and only closed at this depth.
+  t->hot.widen_gate(d + 1);
   // Closed gate: the end needs the library (NVTX's pop, the session's own
   // clock, a dropped span below).
   return {session, t->hot.session == session ? serial : serial | SpanToken::kLibraryEndBit};

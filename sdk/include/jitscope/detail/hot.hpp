@@ -317,7 +317,8 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin_span(std::uint32_t session, const char* n
 // Writes the End of the innermost span, whose slot its Begin reserved. The
 // depth is updated after the record's stores, which may alias it as far as
 // the compiler knows: one read-modify-write then, where a store of the depth
-// loaded before took 2 instructions (callgrind; the begin's likewise).
+// loaded before took 2 instructions (callgrind; the begin's likewise, after
+// the stack's store).
 template <class Stamp>
 JITSCOPE_ALWAYS_INLINE void end_innermost(HotThread& h, Stamp stamp) noexcept {
   RingProducer& r = h.producer;

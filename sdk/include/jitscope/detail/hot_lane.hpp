@@ -82,6 +82,7 @@ inline constexpr std::uint32_t kMaxRecordedDepth = 255;
 inline constexpr std::uint64_t kNoSerial = 1;
 inline constexpr std::size_t kOpenSerials = 258;
 inline constexpr std::uint64_t kParkedDepth = kOpenSerials - 1;
+static_assert(kMaxRecordedDepth < kParkedDepth, "HotThread::begin_gate's closed entries");
 constexpr std::array<std::uint64_t, kOpenSerials> empty_open_serials() noexcept {
   std::array<std::uint64_t, kOpenSerials> stack{};
   stack.front() = kNoSerial;
@@ -116,20 +117,38 @@ struct alignas(64) HotThread {
   // The inline begin's gate by depth (a depth_x8 is its entry's byte
   // offset): `session` below kMaxRecordedDepth, 0 from it on (the parked
   // depth too). One compare is then both the gate and the depth limit, where
-  // a test of each took 4 instructions a span (callgrind).
-  // Entries of 8 bytes, each read as the 32-bit session word it holds (a
-  // 64-bit compare made GCC widen the session word: 2 instructions more).
+  // a test of each took 4 instructions a span (callgrind). Entries of 8
+  // bytes, each read as the 32-bit session word it holds (a 64-bit compare
+  // made GCC widen the session word: 2 instructions more).
   struct DepthGate {
     std::uint32_t session = 0;
     std::uint32_t unused = 0;
   };
   std::array<DepthGate, kOpenSerials> begin_gate{};
+  // Only the depths the thread has used hold `session`: entries from
+  // gate_depths on hold 0, so a span begun there goes to the library once,
+  // which widens the gate (widen_gate). A dropped span closes the gate and
+  // its end reopens it, and each rewrote all 255 entries (about 1,000
+  // instructions) when the gate was filled whole.
+  static constexpr std::uint32_t kGateDepthsStep = 16;
+  std::uint32_t gate_depths = kGateDepthsStep;
 
   // Opens the inline path for `word` (0 closes it).
   void open_gate(std::uint32_t word) noexcept {
-    if (word == session) return;  // drops toggle it: the fill only on a change
+    if (word == session) return;
     session = word;
-    for (std::size_t d = 0; d < kMaxRecordedDepth; ++d) begin_gate[d].session = word;
+    for (std::uint32_t d = 0; d < gate_depths; ++d) begin_gate[d].session = word;
+  }
+  // Opens the gate's entries up to past `depth` (a depth, not a depth_x8),
+  // when it is open: the library's begin, so that the next spans there go
+  // inline.
+  void widen_gate(std::uint64_t depth) noexcept {
+    if (depth < gate_depths || session == 0) return;
+    const std::uint64_t to = depth < kMaxRecordedDepth - kGateDepthsStep
+                                 ? depth + kGateDepthsStep
+                                 : std::uint64_t{kMaxRecordedDepth};
+    for (std::uint64_t d = gate_depths; d < to; ++d) begin_gate[d].session = session;
+    gate_depths = static_cast<std::uint32_t>(to);
   }
   // The inline begin's gate at `depth_x8`: a session word, 0 when closed.
   std::uint32_t begin_gate_at(std::uint64_t depth_x8) const noexcept {
