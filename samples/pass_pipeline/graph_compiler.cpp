@@ -204,7 +204,8 @@ Outcome compile(const Graph& g, WorkerPool& pool, std::string_view recompile_rea
         for (const std::string& op : ops) {
           if (op == "matmul" || kernels.empty()) {
             Kernel k;
-            k.name = "k" + std::to_string(kernels.size());
+            k.name = "k";  // not "k" + ...: GCC 12's false -Wrestrict at -O2
+            k.name += std::to_string(kernels.size());
             // The entry kernel is specialized on the input shape; the others
             // are shape-generic (so a new input shape rebuilds only k0).
             k.key = g.frame + "/" + k.name + (kernels.empty() ? g.input.str() : "");

@@ -11,7 +11,15 @@ namespace pass_pipeline {
 struct Shape {
   int rows = 8;
   int cols = 16;
-  std::string str() const { return "[" + std::to_string(rows) + "," + std::to_string(cols) + "]"; }
+  // Appended, not `"[" + std::to_string(...)`: GCC 12 warns (-Wrestrict) on that at -O2, wrongly.
+  std::string str() const {
+    std::string out = "[";
+    out += std::to_string(rows);
+    out += ',';
+    out += std::to_string(cols);
+    out += ']';
+    return out;
+  }
 };
 
 struct Graph {

@@ -15,7 +15,13 @@ namespace jitscope {
 
 std::string CompileId::str() const { return detail::compile_id_text(frame, attempt); }
 
-std::string CompileId::display() const { return "[" + str() + "]"; }
+// Appended, not `"[" + str()`: GCC 12 warns (-Wrestrict) on that at -O2, wrongly.
+std::string CompileId::display() const {
+  std::string out = "[";
+  out += str();
+  out += ']';
+  return out;
+}
 
 namespace {
 // `"key":["a","b",...]` in the container's order.
