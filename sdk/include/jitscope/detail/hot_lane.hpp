@@ -115,11 +115,11 @@ struct alignas(64) HotThread {
   // Serials (SpanToken::serial) of the open spans, see kNoSerial.
   std::array<std::uint64_t, kOpenSerials> open_serial = empty_open_serials();
   // The inline begin's gate by depth (a depth_x8 is its entry's byte
-  // offset): `session` below kMaxRecordedDepth, 0 from it on (the parked
-  // depth too). One compare is then both the gate and the depth limit, where
-  // a test of each took 4 instructions a span (callgrind). Entries of 8
-  // bytes, each read as the 32-bit session word it holds (a 64-bit compare
-  // made GCC widen the session word: 2 instructions more).
+  // offset): `session` below gate_depths (at most kMaxRecordedDepth, the
+  // depth limit), 0 from it on (the parked depth too). One compare is then both the gate and the
+  // depth limit, where a test of each took 4 instructions a span (callgrind). Entries of 8 bytes,
+  // each read as the 32-bit session word it holds (a 64-bit compare made GCC widen the session
+  // word: 2 instructions more).
   struct DepthGate {
     std::uint32_t session = 0;
     std::uint32_t unused = 0;
