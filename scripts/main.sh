@@ -10,9 +10,13 @@ bash scripts/setup-deps.sh build
 out="${1:-build/main-job}"
 mkdir -p "$out"
 log="$out/build.log"
+# The sample, the tools, and what `cmake --install build/release` copies
+# (the README's next step; tests/find_package/main_job.sh reads this line).
+main_targets="jitscope_nvrtc_jit jitscope-report jitscope-merge jitscope_installed"
 echo "jitscope: building (release) ... log in $log"
+# shellcheck disable=SC2086 # the targets are words
 if ! { cmake --preset release -DJITSCOPE_BUILD_TESTS=OFF -DJITSCOPE_BUILD_BENCH=OFF &&
-       cmake --build --preset release --target jitscope_nvrtc_jit jitscope-report jitscope-merge; } \
+       cmake --build --preset release --target $main_targets; } \
      >"$log" 2>&1; then
   tail -n 40 "$log" >&2
   echo "jitscope: the build failed; the whole log is in $log" >&2

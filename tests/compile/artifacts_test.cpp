@@ -158,6 +158,32 @@ TEST(Artifacts, OffWithoutAFolderOrWithABoundOfZeroQuietly) {
   EXPECT_EQ(err.text(), "");
 }
 
+// A session with a metrics file but no artifact leaves no folder behind (it
+// used to make an empty <metrics>.artifacts/ on every run); the first
+// artifact makes it.
+TEST(Artifacts, TheFolderIsMadeByTheFirstArtifactNotByTheSession) {
+  reset_compile_state();
+  Config cfg = artifact_config("artifacts_lazy");
+  const std::string folder = cfg.metrics_path + ".artifacts";
+  fs::remove_all(folder);
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok());
+    { CompileUnit unit; }
+    EXPECT_FALSE(fs::exists(folder)) << "made at start";
+    const SessionStats stats = session.finish();
+    EXPECT_EQ(stats.artifacts_written, 0u);
+  }
+  EXPECT_FALSE(fs::exists(folder)) << "an empty artifacts folder was left behind";
+  {
+    ScopedSession session(cfg);
+    CompileUnit unit;
+    ASSERT_TRUE(unit.artifact("ptx", ".version 8.0", "ptx").ok());
+    EXPECT_TRUE(fs::exists(folder));
+  }
+  fs::remove_all(folder);
+}
+
 TEST(Artifacts, AnExplicitFolderAndTheEnvironmentChooseWhere) {
   reset_compile_state();
   const std::string dir = temp_path("artifacts_explicit_dir") + "/nested/deeper";

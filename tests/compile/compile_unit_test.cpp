@@ -318,11 +318,27 @@ TEST_F(Compile, MetricsLineHasExactlyTheDocumentedFields) {
   const json& r = session.lines()[1];
   std::set<std::string> keys;
   for (auto it = r.begin(); it != r.end(); ++it) keys.insert(it.key());
-  EXPECT_EQ(keys, (std::set<std::string>{"compile_id", "frame_id", "attempt", "name", "is_runtime",
-                                         "is_forward", "start_time_us", "end_time_us",
-                                         "duration_us", "parse_us", "codegen_us",
-                                         "recompile_reason", "recompile_user_contexts", "caches",
-                                         "compile_events", "ops", "backend", "graphs"}));
+  EXPECT_EQ(r["unit_key"], r["frame"]);  // no key given: the frame
+  EXPECT_EQ(keys, (std::set<std::string>{"compile_id",
+                                         "frame_id",
+                                         "attempt",
+                                         "name",
+                                         "unit_key",
+                                         "frame",
+                                         "is_runtime",
+                                         "is_forward",
+                                         "start_time_us",
+                                         "end_time_us",
+                                         "duration_us",
+                                         "parse_us",
+                                         "codegen_us",
+                                         "recompile_reason",
+                                         "recompile_user_contexts",
+                                         "caches",
+                                         "compile_events",
+                                         "ops",
+                                         "backend",
+                                         "graphs"}));
   EXPECT_EQ(r["compile_id"], "0/1");
   EXPECT_EQ(r["frame_id"], 0);
   EXPECT_EQ(r["attempt"], 1);

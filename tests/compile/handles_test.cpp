@@ -11,6 +11,7 @@
 #include <jitscope/compile.hpp>
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <optional>
 #include <thread>
@@ -189,8 +190,10 @@ TEST_F(Handles, AnEndOnAnotherThreadIsRefusedSaidOnceAndHurtsNothing) {
   ASSERT_TRUE(attachment.attached());
   handle.end();  // this thread did not begin it
   attachment.detach();
-  EXPECT_FALSE(handle.open());
-  EXPECT_FALSE(attachment.attached());
+  // Refused: still open, so that their own thread could still end them
+  // (ARefusedEndLeavesThePhaseForItsOwnThreadToEnd).
+  EXPECT_TRUE(handle.open());
+  EXPECT_TRUE(attachment.attached());
   const std::string text = err.text();
   EXPECT_NE(text.find("jitscope: ending a phase on a thread other than the one that opened it: "
                       "refused"),
@@ -205,6 +208,84 @@ TEST_F(Handles, AnEndOnAnotherThreadIsRefusedSaidOnceAndHurtsNothing) {
   CompileId id;
   ASSERT_TRUE(current_compile_id(&id));
   EXPECT_EQ(id, unit.id());
+}
+
+// The refusal says the phase "stays open there until that thread ends it":
+// the handle keeps it, and the owning thread's later end times it into its
+// unit (the handle used to be emptied by the refused end, and the time lost).
+TEST_F(Handles, ARefusedEndLeavesThePhaseForItsOwnThreadToEnd) {
+  static const PhaseKey kKey("refused_then_ended", {.column = "refused_then_ended_us"});
+  StderrCapture quiet;  // the refusal's line, already covered above
+  PhaseHandle handle;
+  ThreadAttachment attachment;
+  std::promise<CompileUnitRef> opened;
+  std::promise<void> refused;
+  std::thread owner([&] {
+    CompileUnit unit({.frame = "refused_then_ended"});
+    handle = begin_phase(kKey);
+    opened.set_value(unit.ref());
+    refused.get_future().wait();
+    std::this_thread::sleep_for(2ms);
+    handle.end();  // its own thread: ends it
+    EXPECT_FALSE(handle.open());
+  });
+  const CompileUnitRef ref = opened.get_future().get();
+  ASSERT_TRUE(ref.valid());
+  handle.end();  // not this thread's
+  EXPECT_TRUE(handle.open());
+  refused.set_value();
+  owner.join();
+  const CompileRecord r = last_record();
+  EXPECT_EQ(r.frame, "refused_then_ended");
+  ASSERT_EQ(r.columns.count("refused_then_ended_us"), 1u) << r.to_json();
+  EXPECT_GE(r.columns.at("refused_then_ended_us"), 2000u);
+  EXPECT_EQ(runtime_record().columns.count("refused_then_ended_us"), 0u);
+  const std::optional<PhaseTimes> t = times_of(phase_times(), "refused_then_ended");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->count, 1u);
+}
+
+// A column phase still open when its unit closes ends with the unit, its
+// time in the unit's record (not the runtime record's), its slice marked;
+// the handle's later end does nothing.
+TEST_F(Handles, APhaseStillOpenWhenItsUnitClosesEndsWithTheUnit) {
+  static const PhaseKey kKey("outlives_unit", {.column = "outlives_unit_us"});
+  ScopedSession session(test_config("handles_outlives_unit"));
+  ASSERT_TRUE(session.status().ok());
+  PhaseHandle handle;
+  CompileId id;
+  {
+    CompileUnit unit({.frame = "outlives"});
+    id = unit.id();
+    handle = begin_phase(kKey);
+    std::this_thread::sleep_for(2ms);
+  }  // the unit closes first
+  std::this_thread::sleep_for(3ms);
+  handle.end();
+  EXPECT_FALSE(handle.open());
+  (void)session.finish();
+
+  const CompileRecord r = last_record();
+  EXPECT_EQ(r.compile_id, id);
+  ASSERT_EQ(r.columns.count("outlives_unit_us"), 1u) << r.to_json();
+  EXPECT_GE(r.columns.at("outlives_unit_us"), 2000u);
+  EXPECT_EQ(r.duration_us, r.columns.at("outlives_unit_us"));
+  EXPECT_EQ(runtime_record().columns.count("outlives_unit_us"), 0u) << "charged to the runtime";
+  const std::optional<PhaseTimes> t = times_of(phase_times(), "outlives_unit");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->count, 1u) << "ended once";
+
+  const json trace = load_trace(session.path());
+  const auto slices = slices_named(trace, "outlives_unit");
+  ASSERT_EQ(slices.size(), 1u);
+  EXPECT_EQ(slices[0]["args"]["jitscope_ended_with_unit"], true);
+  EXPECT_EQ(slices[0]["args"]["compile_id"], id.str());
+  const auto units = slices_named(trace, id.display() + " " + r.name);
+  ASSERT_EQ(units.size(), 1u);
+  // Inside its unit's slice.
+  EXPECT_LE(slices[0]["ts"].get<double>() + slices[0]["dur"].get<double>(),
+            units[0]["ts"].get<double>() + units[0]["dur"].get<double>());
+  EXPECT_EQ((*metadata(trace, "jitscope_stats"))["args"]["spans_ended_out_of_order"], 0);
 }
 
 TEST_F(Handles, AnAttachedWorkerCarriesTheUnitUntilItDetaches) {

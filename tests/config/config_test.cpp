@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
 
 namespace jitscope::testing {
 namespace {
@@ -189,6 +190,10 @@ ProbeResult run_probe(const std::string& env) {
   return r;
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
 std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
@@ -247,19 +252,20 @@ TEST_P(AutostartBadEnv, GivesOneLineNoSessionAndKeepsTheExitStatus) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryVariable, AutostartBadEnv,
-    ::testing::Values(BadEnv{"JITSCOPE_RING_CAPACITY=lots", "JITSCOPE_RING_CAPACITY='lots'"},
-                      BadEnv{"JITSCOPE_OVERFLOW=wait", "JITSCOPE_OVERFLOW='wait'"},
-                      BadEnv{"JITSCOPE_FLUSH_INTERVAL_MS=-5", "JITSCOPE_FLUSH_INTERVAL_MS='-5'"},
-                      BadEnv{"JITSCOPE_PROCESS_NAME=", "JITSCOPE_PROCESS_NAME is set but empty"},
-                      BadEnv{"JITSCOPE_CLOCK=fast", "JITSCOPE_CLOCK='fast'"},
-                      BadEnv{"JITSCOPE_METRICS=", "JITSCOPE_METRICS is set but empty"},
-                      BadEnv{"JITSCOPE_COMPILE_TIMES=yes", "JITSCOPE_COMPILE_TIMES='yes'"},
-                      BadEnv{"JITSCOPE_PROGRESS=2", "JITSCOPE_PROGRESS='2' is not 0 or 1"},
-                      BadEnv{"JITSCOPE_CUPTI=maybe",
-                             "JITSCOPE_CUPTI='maybe' is not auto, on or off"},
-                      BadEnv{"JITSCOPE_CUPTI_BUFFER_KB=8", "JITSCOPE_CUPTI_BUFFER_KB='8'"},
-                      BadEnv{"JITSCOPE_CUPTI_BUFFERS=1", "JITSCOPE_CUPTI_BUFFERS='1'"},
-                      BadEnv{"JITSCOPE_OVERFLOWS=block", "unknown variable JITSCOPE_OVERFLOWS"}));
+    ::testing::Values(
+        BadEnv{"JITSCOPE_RING_CAPACITY=lots", "JITSCOPE_RING_CAPACITY='lots'"},
+        BadEnv{"JITSCOPE_OVERFLOW=wait", "JITSCOPE_OVERFLOW='wait'"},
+        BadEnv{"JITSCOPE_FLUSH_INTERVAL_MS=-5", "JITSCOPE_FLUSH_INTERVAL_MS='-5'"},
+        BadEnv{"JITSCOPE_PROCESS_NAME=", "JITSCOPE_PROCESS_NAME is set but empty"},
+        BadEnv{"JITSCOPE_CLOCK=fast", "JITSCOPE_CLOCK='fast'"},
+        BadEnv{"JITSCOPE_METRICS=", "JITSCOPE_METRICS is set but empty"},
+        BadEnv{"JITSCOPE_COMPILE_TIMES=yes", "JITSCOPE_COMPILE_TIMES='yes'"},
+        BadEnv{"JITSCOPE_PROGRESS=2", "JITSCOPE_PROGRESS='2' is not 0 or 1"},
+        BadEnv{"JITSCOPE_CUPTI=maybe", "JITSCOPE_CUPTI='maybe' is not auto, on or off"},
+        BadEnv{"JITSCOPE_CUPTI_BUFFER_KB=8", "JITSCOPE_CUPTI_BUFFER_KB='8'"},
+        BadEnv{"JITSCOPE_CUPTI_BUFFERS=1", "JITSCOPE_CUPTI_BUFFERS='1'"},
+        BadEnv{"JITSCOPE_OVERFLOWS=block",
+               "unknown variable JITSCOPE_OVERFLOWS (did you mean JITSCOPE_OVERFLOW?)"}));
 
 bool cuda_driver_present() {
   void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -395,6 +401,85 @@ TEST(Autostart, AFullDiskGivesOneLineAndKeepsTheExitStatus) {
   EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   EXPECT_EQ(r.err.rfind("jitscope: writing /dev/full failed: No space left on device", 0), 0u)
       << r.err;
+}
+
+// A start refused for one output changes nothing on disk: the trace the
+// user kept from yesterday is not emptied because the metrics path is bad,
+// and a trace file that did not exist is not left behind, empty.
+TEST(Autostart, ARefusedStartLeavesEveryFileAsItWas) {
+  const std::string kept = temp_path("refused_keep");
+  const std::string yesterday = "[\n{\"name\":\"yesterday\"}\n]\n";
+  write_file(kept, yesterday);
+  const ProbeResult r =
+      run_probe("JITSCOPE_TRACE='" + kept + "' JITSCOPE_METRICS=/nonexistent-dir/m.jsonl");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_EQ(r.out, "active=0\n");
+  EXPECT_EQ(r.err,
+            "jitscope: cannot open metrics file /nonexistent-dir/m.jsonl: No such file or "
+            "directory\n");
+  EXPECT_EQ(read_file(kept), yesterday) << "a refused start emptied the trace";
+
+  const std::string fresh = temp_path("refused_fresh");
+  const ProbeResult f =
+      run_probe("JITSCOPE_TRACE='" + fresh + "' JITSCOPE_METRICS=/nonexistent-dir/m.jsonl");
+  EXPECT_EQ(f.out, "active=0\n");
+  EXPECT_NE(::access(fresh.c_str(), F_OK), 0) << "a refused start left " << fresh << " behind";
+  ::unlink(kept.c_str());
+}
+
+// The same from code: Config's outputs are all claimed before any is emptied.
+TEST(Session, ARefusedStartFromCodeChangesNothingOnDisk) {
+  Config cfg;
+  cfg.output_path = temp_path("refused_code");
+  cfg.metrics_path = temp_path("refused_code_metrics");
+  cfg.cupti = CuptiMode::kOff;
+  write_file(cfg.output_path, "yesterday's trace");
+  write_file(cfg.metrics_path, "yesterday's metrics\n");
+  const std::string good_metrics = cfg.metrics_path;
+  cfg.metrics_path = "/nonexistent-dir/m.jsonl";
+  EXPECT_FALSE(start(cfg).ok());
+  EXPECT_FALSE(active());
+  EXPECT_EQ(read_file(cfg.output_path), "yesterday's trace");
+  // A trace path that cannot open leaves the metrics file alone too.
+  cfg.metrics_path = good_metrics;
+  const std::string trace = cfg.output_path;
+  cfg.output_path = "/nonexistent-dir/t.json";
+  EXPECT_FALSE(start(cfg).ok());
+  EXPECT_EQ(read_file(good_metrics), "yesterday's metrics\n");
+  // And a start that succeeds empties both, as before.
+  cfg.output_path = trace;
+  ASSERT_TRUE(start(cfg).ok());
+  ASSERT_TRUE(stop().ok());
+  EXPECT_EQ(read_file(good_metrics).find("yesterday"), std::string::npos);
+  EXPECT_EQ(read_file(trace).find("yesterday"), std::string::npos);
+  ::unlink(trace.c_str());
+  ::unlink(good_metrics.c_str());
+}
+
+// A typo of JITSCOPE_TRACE starts no session: it is named, with the name it
+// is closest to, instead of doing nothing silently.
+TEST(Autostart, AMisspelledTraceVariableIsNamedWithTheClosestKnownName) {
+  for (const char* typo : {"JITSCOPE_TRAC", "JITSCOPE_TRACEFILE", "JITSCOPE_TRACE_FILE"}) {
+    SCOPED_TRACE(typo);
+    const std::string path = temp_path("typo");
+    const ProbeResult r = run_probe(std::string(typo) + "='" + path + "'");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_EQ(r.out, "active=0\n");
+    EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind(std::string("jitscope: unknown variable ") + typo +
+                              " (did you mean JITSCOPE_TRACE?)",
+                          0),
+              0u)
+        << r.err;
+    EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  }
+  // Two at once: one line names both, each with its own closest name.
+  const ProbeResult two = run_probe("JITSCOPE_TRAC=x.json JITSCOPE_METRIC=m.jsonl");
+  EXPECT_EQ(count_lines(two.err), 1u) << two.err;
+  EXPECT_NE(two.err.find("JITSCOPE_TRAC (did you mean JITSCOPE_TRACE?)"), std::string::npos)
+      << two.err;
+  EXPECT_NE(two.err.find("JITSCOPE_METRIC (did you mean JITSCOPE_METRICS?)"), std::string::npos)
+      << two.err;
 }
 
 TEST(Autostart, NoVariablesMeansNoSessionAndNoOutput) {

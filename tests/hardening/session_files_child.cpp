@@ -41,6 +41,11 @@ int count_in_file(const char* path, const std::string& what) {
   return n;
 }
 
+std::size_t file_size(const char* path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  return in ? static_cast<std::size_t>(in.tellg()) : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,7 +77,20 @@ int main(int argc, char** argv) {
     // The flusher writes them within a few intervals; the deadline is only
     // against a hang (the test then finds them missing).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const std::string path = trace;
+    if (path.size() > 8 && path.compare(path.size() - 8, 8, ".pftrace") == 0) {
+      // Names are interned there: wait for the name, then for the file to
+      // stop growing for 20 flush intervals (the spans are all drained).
+      std::size_t size = 0, stable = 0;
+      while (stable < 20 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const std::size_t now = file_size(trace);
+        stable = now == size && count_in_file(trace, "before_exec") > 0 ? stable + 1 : 0;
+        size = now;
+      }
+    }
     while (count_in_file(trace, "\"before_exec\"") < kBeforeExec &&
+           path.find(".pftrace") == std::string::npos &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }

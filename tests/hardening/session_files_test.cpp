@@ -8,6 +8,7 @@
 // - a session killed right after start() returned leaves a trace that loads
 //   with its head (process_name, jitscope_session): start() writes the head
 //   before it returns, not the flusher after its clock calibration.
+#include "flush/perfetto_wire.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 
@@ -67,22 +68,44 @@ SpawnOptions trace_env(const std::string& trace) {
   return options;
 }
 
+// The events of a trace in either form, as the JSON form has them.
+nlohmann::json load_any(const std::string& path, bool allow_cut = false) {
+  if (path.size() < 8 || path.compare(path.size() - 8, 8, ".pftrace") != 0) {
+    return load_trace(path, allow_cut);
+  }
+  pfwire::Reader reader;
+  bool cut = false;
+  reader.read(read_file(path), &cut);
+  if (!allow_cut) EXPECT_FALSE(cut) << path;
+  for (const std::string& e : reader.errors) ADD_FAILURE() << path << ": " << e;
+  return reader.json_form();
+}
+
+// A trace path of the form asked for: "json", or "perfetto" (.pftrace).
+std::string trace_path(const std::string& stem, const std::string& form) {
+  std::string path = temp_path(stem + "_" + form);
+  if (form != "json") path.replace(path.size() - 5, 5, ".pftrace");
+  return path;
+}
+
 // The first image's spans are in `trace`, the second image's in the file
 // the one `jitscope:` line names; both load (the first may be cut when the
-// exec came with its session running).
-void expect_exec_keeps_first_spans(const std::string& how, bool first_cut) {
-  const std::string trace = temp_path("exec_" + how);
+// exec came with its session running). The same in both forms: the
+// Perfetto form's head carries the session's owner too.
+void expect_exec_keeps_first_spans(const std::string& how, const std::string& form,
+                                   bool first_cut) {
+  const std::string trace = trace_path("exec_" + how, form);
   const Subprocess p = run_child({how}, trace, trace_env(trace));
   ASSERT_EQ(p.exit_code, 0) << p.err();
   const std::string beside = exec_path(trace, p.pid);
   EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
   EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
 
-  const nlohmann::json first = load_trace(trace, /*allow_cut=*/first_cut);
+  const nlohmann::json first = load_any(trace, /*allow_cut=*/first_cut);
   EXPECT_EQ(slices_named(first, "before_exec"), static_cast<std::size_t>(kBeforeExec));
   EXPECT_EQ(slices_named(first, "after_exec"), 0u);
   ASSERT_EQ(::access(beside.c_str(), F_OK), 0) << beside << " missing; stderr: " << p.err();
-  const nlohmann::json second = load_trace(beside);  // ended by the exit: whole
+  const nlohmann::json second = load_any(beside);  // ended by the exit: whole
   EXPECT_EQ(slices_named(second, "after_exec"), static_cast<std::size_t>(kAfterExec));
   EXPECT_EQ(slices_named(second, "before_exec"), 0u);
   EXPECT_NE(metadata(second, "jitscope_stats"), nullptr);
@@ -93,12 +116,43 @@ void expect_exec_keeps_first_spans(const std::string& how, bool first_cut) {
   }
 }
 
-TEST(SessionFiles, ExecOfItselfAfterStopKeepsTheFirstImagesTrace) {
-  expect_exec_keeps_first_spans("exec-stopped", /*first_cut=*/false);
+class SessionFilesExec : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SessionFilesExec, ExecOfItselfAfterStopKeepsTheFirstImagesTrace) {
+  expect_exec_keeps_first_spans("exec-stopped", GetParam(), /*first_cut=*/false);
 }
 
-TEST(SessionFiles, ExecOfItselfWithTheSessionRunningKeepsTheFirstImagesTrace) {
-  expect_exec_keeps_first_spans("exec-running", /*first_cut=*/true);
+TEST_P(SessionFilesExec, ExecOfItselfWithTheSessionRunningKeepsTheFirstImagesTrace) {
+  expect_exec_keeps_first_spans("exec-running", GetParam(), /*first_cut=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothForms, SessionFilesExec, ::testing::Values("json", "perfetto"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "json" ? "Json" : "Perfetto";
+                         });
+
+// Compressed packets: the head stays plain, so the kept file is found too.
+TEST(SessionFiles, ExecOfItselfKeepsACompressedPerfettoTrace) {
+  const std::string trace = trace_path("exec_zstd", "perfetto");
+  SpawnOptions options = trace_env(trace);
+  options.env.emplace_back("JITSCOPE_COMPRESSION", "zstd");
+  const Subprocess p = run_child({"exec-stopped"}, trace, options);
+  ASSERT_EQ(p.exit_code, 0) << p.err();
+  if (p.err().find("compression (zstd) is off") != std::string::npos) {
+    GTEST_SKIP() << "no libzstd here: " << p.err();
+  }
+  const std::string beside = exec_path(trace, p.pid);
+  EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
+  EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
+  const std::string first = read_file(trace);
+  EXPECT_NE(first.find("jitscope session of pid " + std::to_string(p.pid)), std::string::npos)
+      << "the first image's trace was emptied or lost its plain head";
+  EXPECT_GT(read_file(beside).size(), 0u);
+  if (!::testing::Test::HasFailure()) {
+    p.remove_outputs();
+    ::unlink(trace.c_str());
+    ::unlink(beside.c_str());
+  }
 }
 
 // The metrics file follows the trace: the first image's record stays in

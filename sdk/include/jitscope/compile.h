@@ -47,6 +47,7 @@ typedef struct jitscope_unit_options {
   const char* graph;            /* the unit's graph name; NULL: "graph" */
   int is_forward;               /* 1 (default) or 0 */
   const char* recompile_reason; /* NULL: none */
+  const char* key;              /* a stable name for what is compiled; NULL: the frame */
 } jitscope_unit_options;
 
 /* Phase key flags. */

@@ -180,6 +180,12 @@ struct JITSCOPE_API CompileRecord {
   bool has_compile_id = false;
   CompileId compile_id;
   std::string name;  // model__graphs_nth
+  // What the unit compiles, the same from run to run and in any compile
+  // order: CompileUnitOptions::key, else the frame, else the name without
+  // its _nth (model__graphs). The compare gate matches units by it, and
+  // recompiles of one frame share it.
+  std::string unit_key;
+  std::string frame;  // CompileUnitOptions::frame ("" if none given)
   bool is_forward = true;
   std::uint64_t start_time_us = 0;  // Unix epoch µs
   std::uint64_t end_time_us = 0;
@@ -232,6 +238,11 @@ struct CompileUnitOptions {
   bool is_forward = true;
   // Why this compile happens again (a guard failed, a shape changed...).
   std::string_view recompile_reason = {};
+  // A stable name for what is compiled, where the frame is not one (a
+  // kernel's signature and specialization, a cache key): the record's and
+  // the slice's unit_key, which the compare gate matches runs by. Empty:
+  // the frame, else the unit's name without its counter.
+  std::string_view key = {};
 };
 
 class CompileUnitRef;
@@ -425,9 +436,13 @@ class JITSCOPE_API Phase {
 // instrumentation, a JIT's compile-start and compile-done events): the
 // handles are move-only values to keep in per-thread state. Each ends on
 // the thread that began it, in any order; dropping a handle ends it. An
-// end on another thread is refused with one `jitscope:` line and the phase
-// stays open where it began (its memory is kept: never freed under the
-// thread that still links it). Cost: a phase plus one allocation.
+// end on another thread is refused with one `jitscope:` line: the phase
+// stays open and the handle keeps it, so that an end on its own thread
+// still ends it. A handle dropped on another thread leaves the phase open
+// where it began (its memory is kept: never freed under the thread that
+// still links it). A phase still open when its unit closes ends with the
+// unit (marked jitscope_ended_with_unit); its handle's end then does
+// nothing. Cost: a phase plus one allocation.
 
 class JITSCOPE_API PhaseHandle {
  public:
@@ -435,7 +450,7 @@ class JITSCOPE_API PhaseHandle {
   PhaseHandle(PhaseHandle&& other) noexcept : phase_(other.phase_) { other.phase_ = nullptr; }
   PhaseHandle& operator=(PhaseHandle&& other) noexcept {
     if (this != &other) {
-      end();
+      end_or_keep();
       phase_ = other.phase_;
       other.phase_ = nullptr;
     }
@@ -443,9 +458,10 @@ class JITSCOPE_API PhaseHandle {
   }
   PhaseHandle(const PhaseHandle&) = delete;
   PhaseHandle& operator=(const PhaseHandle&) = delete;
-  ~PhaseHandle() { end(); }
+  ~PhaseHandle() { end_or_keep(); }
 
-  // Ends the phase (idempotent). On the thread that began it.
+  // Ends the phase (idempotent). On the thread that began it; on another,
+  // refused (one line) and the handle stays open.
   void end() noexcept;
   bool open() const noexcept { return phase_ != nullptr; }
   // The phase as an event, for data (see Phase::event).
@@ -456,6 +472,8 @@ class JITSCOPE_API PhaseHandle {
   friend JITSCOPE_API PhaseHandle begin_phase(std::string_view, const PhaseOptions&) noexcept;
   // Owns `phase` if it opened; frees it otherwise.
   void adopt(Phase* phase) noexcept;
+  // end(), and when refused, lets the phase go open (the handle is going).
+  void end_or_keep() noexcept;
   Phase* phase_ = nullptr;
 };
 
@@ -478,7 +496,7 @@ class JITSCOPE_API ThreadAttachment {
   }
   ThreadAttachment& operator=(ThreadAttachment&& other) noexcept {
     if (this != &other) {
-      detach();
+      detach_or_keep();
       scope_ = other.scope_;
       other.scope_ = nullptr;
     }
@@ -486,9 +504,10 @@ class JITSCOPE_API ThreadAttachment {
   }
   ThreadAttachment(const ThreadAttachment&) = delete;
   ThreadAttachment& operator=(const ThreadAttachment&) = delete;
-  ~ThreadAttachment() { detach(); }
+  ~ThreadAttachment() { detach_or_keep(); }
 
-  // Ends the attachment (idempotent). On the thread that attached.
+  // Ends the attachment (idempotent). On the thread that attached; on
+  // another, refused (one line) and it stays attached.
   void detach() noexcept;
   bool attached() const noexcept { return scope_ != nullptr; }
 
@@ -496,6 +515,7 @@ class JITSCOPE_API ThreadAttachment {
   friend JITSCOPE_API ThreadAttachment attach_thread(const CompileUnitRef&) noexcept;
   // Owns `scope` if it attached; frees it otherwise.
   void adopt(UnitScope* scope) noexcept;
+  void detach_or_keep() noexcept;  // as PhaseHandle::end_or_keep
   UnitScope* scope_ = nullptr;
 };
 

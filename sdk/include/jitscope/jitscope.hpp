@@ -219,6 +219,7 @@ struct SessionStats {
   std::uint64_t threads = 0;  // threads that recorded anything
   std::uint64_t bytes_written = 0;
   std::uint64_t compile_records_written = 0;  // lines in the metrics file
+  std::uint64_t compile_records_dropped = 0;  // not in it: the queue was full (said once)
   std::uint64_t nvtx_captured = 0;            // NVTX ranges, marks and async ranges written
   std::uint64_t nvtx_unmatched = 0;           // NVTX pops and range ends with nothing to close
   bool nvtx_emitted = false;                  // spans went to an NVTX tool as ranges

@@ -4,6 +4,7 @@
 // fork handlers, which hold every SDK lock across fork() and clear the
 // child's copy of the session, and the JITSCOPE_TRACE autostart.
 #include "base/boundary.hpp"
+#include "base/env_variables.hpp"
 #include "base/immortal.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
@@ -135,6 +136,7 @@ void fork_child() noexcept {
   log_unlock_after_fork();
   compile_unlock_after_fork();
   set_metrics_output(false);  // no flusher here: queued records would only pile up
+  set_metrics_wake(nullptr);
   cupti_unlock_after_fork(/*child=*/true);
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
@@ -177,6 +179,13 @@ struct AutoSession {
   AutoSession() {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (std::getenv("JITSCOPE_TRACE") == nullptr) {
+      // A typo of JITSCOPE_TRACE itself starts nothing: name it, with the
+      // name it is closest to, rather than do nothing.
+      guarded("checking the JITSCOPE_* environment", [] {
+        if (std::string unknown = unknown_variables(); !unknown.empty()) {
+          log_line(unknown + " (no session: JITSCOPE_TRACE is not set)");
+        }
+      });
       // These only act through the session: say so rather than do nothing.
       for (const char* v : {"JITSCOPE_METRICS", "JITSCOPE_COMPILE_TIMES"}) {
         if (std::getenv(v) != nullptr) {
@@ -223,22 +232,27 @@ Status start(const Config& config) noexcept {
       // The trace may go to a new file beside the one asked for, after an
       // exec of this process (open_output); its metrics file then follows it.
       Config session_config = config;
-      const int fd = open_output(config.output_path, "", why, &session_config.output_path);
-      const bool after_exec = fd >= 0 && session_config.output_path != config.output_path;
-      int metrics_fd = -1;
-      if (fd >= 0 && !config.metrics_path.empty()) {
-        metrics_fd = open_output(config.metrics_path, "metrics file ", why,
-                                 &session_config.metrics_path, /*beside=*/after_exec);
-        if (metrics_fd < 0) {
-          result = Status::error(why);
-          ::close(fd);
-        }
+      // Every output is claimed before any is emptied: a start refused for
+      // one file (a metrics path that cannot open) leaves the others as
+      // they were, and removes what it created.
+      OutputFile trace, metrics;
+      bool claimed = claim_output(config.output_path, "", why, trace, /*keep_exec_trace=*/true);
+      const bool after_exec = claimed && trace.path != config.output_path;
+      if (claimed && !config.metrics_path.empty()) {
+        claimed = claim_output(config.metrics_path, "metrics file ", why, metrics,
+                               /*keep_exec_trace=*/true, /*beside=*/after_exec);
       }
-      if (fd < 0) {
+      if (claimed)
+        claimed = commit_output(trace, why) && (metrics.fd < 0 || commit_output(metrics, why));
+      if (!claimed) {
+        release_output(metrics);
+        release_output(trace);
         result = Status::error(why);
-      } else if (!result) {
-        // the metrics file failed; reported below
       } else {
+        const int fd = trace.fd;
+        const int metrics_fd = metrics.fd;
+        session_config.output_path = trace.path;
+        if (metrics_fd >= 0) session_config.metrics_path = metrics.path;
         if (after_exec) say_kept_after_exec(config, session_config);
         const ClockSource clock = pick_clock(config.clock);
         nvtx_capture_begin_session(config);
@@ -268,6 +282,7 @@ Status start(const Config& config) noexcept {
           throw;
         }
         set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
+        set_metrics_wake(metrics_fd >= 0 ? &wake_flusher : nullptr);
         // Beside the metrics file by default, which an exec may have moved.
         g_artifacts_dir = begin_artifacts(!config.artifacts_dir.empty() ? config.artifacts_dir
                                           : session_config.metrics_path.empty()
@@ -331,6 +346,8 @@ Status stop(SessionStats* stats) noexcept {
     session->stop_and_join();  // its final cycle flushed CUPTI
     cupti_end_session();
     session->write_metrics();  // records that closed during the final drain
+    set_metrics_wake(nullptr);
+    const std::uint64_t records_dropped = metrics_records_dropped();
     set_metrics_output(false);
     session->close_metrics();
     const ArtifactTotals artifacts = end_artifacts();
@@ -342,6 +359,7 @@ Status stop(SessionStats* stats) noexcept {
     s.artifacts_written = artifacts.written;
     s.artifact_bytes = artifacts.bytes;
     s.artifacts_over_cap = artifacts.over_cap;
+    s.compile_records_dropped = records_dropped;
     if (stats != nullptr) *stats = s;
     if (s.spans_ended_out_of_order != 0) {
       log_line(std::to_string(s.spans_ended_out_of_order) +

@@ -103,13 +103,11 @@ std::string begin_artifacts(const std::string& dir, std::uint64_t max_bytes) noe
   s.said_over_cap.store(false, std::memory_order_relaxed);
   std::string made;
   if (dir.empty() || max_bytes == 0) return made;
-  // Failing (out of memory), artifacts stay off.
-  guarded("making the artifacts folder", [&] {
+  // Failing (out of memory), artifacts stay off. The folder is made with
+  // the first artifact (record_artifact), not here: a run that saves none
+  // leaves no empty folder behind.
+  guarded("naming the artifacts folder", [&] {
     std::string absolute = absolute_path(dir);
-    if (!make_dirs(absolute)) {
-      log_line("artifacts off: cannot make " + absolute + ": " + std::strerror(errno));
-      return;
-    }
     made = absolute;
     std::lock_guard<std::mutex> lock(s.mutex);
     s.dir = std::move(absolute);

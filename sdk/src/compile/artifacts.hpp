@@ -15,9 +15,10 @@ struct ArtifactTotals {
   std::uint64_t over_cap = 0;
 };
 
-// Starts the session's artifacts: makes `dir` (absolute from here on) and
-// takes up to `max_bytes`. Returns the folder, or "" when off (no folder,
-// max_bytes 0, or the folder cannot be made: said in one line).
+// Starts the session's artifacts in `dir` (absolute from here on), up to
+// `max_bytes`. The folder is made by the first artifact, so a session that
+// writes none leaves none; a folder that cannot be made is said then, once.
+// Returns the folder, or "" when off (no folder, or max_bytes 0).
 std::string begin_artifacts(const std::string& dir, std::uint64_t max_bytes) noexcept;
 // Ends them (later artifacts are refused) and returns the session's totals.
 ArtifactTotals end_artifacts() noexcept;

@@ -58,13 +58,18 @@ PhaseHandle begin_phase(std::string_view key, const PhaseOptions& options) noexc
 void PhaseHandle::end() noexcept {
   if (phase_ == nullptr) return;
   phase_->end();
-  // Refused on another thread, the frame stays linked on the thread that
-  // began it: its memory is kept, never freed under that thread.
-  if (!phase_->frame_.open) {
-    delete phase_;
-  } else {
-    keep_refused(phase_);
-  }
+  // Refused on another thread: still open, and this handle still ends it.
+  if (phase_->frame_.open) return;
+  delete phase_;
+  phase_ = nullptr;
+}
+
+void PhaseHandle::end_or_keep() noexcept {
+  end();
+  if (phase_ == nullptr) return;
+  // The frame stays linked on the thread that began it: its memory is
+  // kept, never freed under that thread.
+  keep_refused(phase_);
   phase_ = nullptr;
 }
 
@@ -96,11 +101,15 @@ ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
 void ThreadAttachment::detach() noexcept {
   if (scope_ == nullptr) return;
   leave_unit(scope_->frame_);
-  if (!scope_->frame_.open) {
-    delete scope_;
-  } else {
-    keep_refused(scope_);  // see PhaseHandle::end
-  }
+  if (scope_->frame_.open) return;  // refused on another thread: see PhaseHandle::end
+  delete scope_;
+  scope_ = nullptr;
+}
+
+void ThreadAttachment::detach_or_keep() noexcept {
+  detach();
+  if (scope_ == nullptr) return;
+  keep_refused(scope_);  // see PhaseHandle::end_or_keep
   scope_ = nullptr;
 }
 

@@ -315,8 +315,39 @@ void Phase::open(PhaseStats* stats, const Arg* args, std::size_t count) noexcept
 }
 
 void Phase::end() noexcept {
-  EventFrame& f = frame_;
-  if (!f.open || !on_owning_thread(f, "ending a phase")) return;
+  if (!frame_.open || !on_owning_thread(frame_, "ending a phase")) return;
+  end_phase(frame_);
+}
+
+}  // namespace jitscope
+
+namespace jitscope::detail {
+namespace {
+// The first unit frame below `f` on this thread: the unit `f` was opened in.
+const EventFrame* unit_below(const EventFrame& f) noexcept {
+  for (const EventFrame* g = f.below; g != nullptr; g = g->below) {
+    if (g->unit != nullptr) return g;
+  }
+  return nullptr;
+}
+}  // namespace
+
+void end_phases_inside(const EventFrame& unit_frame) noexcept {
+  for (;;) {
+    EventFrame* inner = nullptr;  // the innermost open phase of this unit
+    for (EventFrame* f = t_compile.top; f != nullptr && f != &unit_frame; f = f->below) {
+      if (f->phase != nullptr && f->open && unit_below(*f) == &unit_frame) {
+        inner = f;
+        break;
+      }
+    }
+    if (inner == nullptr) return;
+    if (inner->token.recorded()) add_arg(inner->token, Arg("jitscope_ended_with_unit", true));
+    end_phase(*inner);  // unlinks it: the next pass finds the next one
+  }
+}
+
+void end_phase(EventFrame& f) noexcept {
   f.open = false;
   const std::uint64_t end_ticks = read_phase_clock(f.session);
   PhaseStats& p = *f.phase;
@@ -330,15 +361,11 @@ void Phase::end() noexcept {
       tick_delta_to_ns(f.session, end_ticks >= f.begin_ticks ? end_ticks - f.begin_ticks : 0);
   // duration_us: outermost column phases on the unit's own thread (or, for
   // the runtime record, on any thread) — attached workers run in parallel.
-  const EventFrame* unit_frame = nullptr;
-  bool outermost = false;
   // The unit the phase was opened in, also when a unit opened inside it is
   // still open (an end out of order): the first unit frame below it.
-  if (f.column_depth_counted || p.compile_event) {
-    for (const EventFrame* g = f.below; g != nullptr && unit_frame == nullptr; g = g->below) {
-      if (g->unit != nullptr) unit_frame = g;
-    }
-  }
+  const EventFrame* unit_frame =
+      f.column_depth_counted || p.compile_event ? unit_below(f) : nullptr;
+  bool outermost = false;
   std::uint64_t self_ns = ns;
   if (f.column_depth_counted) {
     // Outermost within the unit (a column phase around the unit is outside
@@ -375,6 +402,10 @@ void Phase::end() noexcept {
   delete f.data;
   f.data = nullptr;
 }
+
+}  // namespace jitscope::detail
+
+namespace jitscope {
 
 EventRef Phase::event() noexcept {
   EventRef ref;

@@ -48,6 +48,8 @@ std::string CompileRecord::to_json() const {
     w.null();
   }
   w.member("name", std::string_view(name));
+  if (!unit_key.empty()) w.member("unit_key", std::string_view(unit_key));
+  if (!frame.empty()) w.member("frame", std::string_view(frame));
   w.member("is_runtime", is_runtime);
   w.member("is_forward", is_forward);
   w.member("start_time_us", start_time_us);
@@ -125,14 +127,25 @@ std::string CompileRecord::to_json() const {
 namespace jitscope::detail {
 namespace {
 
-constexpr std::size_t kMaxQueuedMetricsLines = 65536;
+// Records are small and rare next to spans: the queue holds what a
+// compiler closing units in a tight loop makes between two drains (a
+// 300-byte record: about 200,000), and wakes the flusher every
+// kWakeEveryLines so that it rarely gets near the bound. Past it a record is
+// dropped and counted (jitscope_stats' compile_records_dropped,
+// SessionStats), never lost silently.
+constexpr std::size_t kMaxQueuedMetricsBytes = std::size_t{64} << 20;
+constexpr std::size_t kWakeEveryLines = 4096;
 
 struct RecordSinks {
   std::mutex mutex;
   std::deque<CompileRecord> recent;        // the last kRecentRecordCapacity
   std::vector<std::string> metrics_lines;  // waiting for the flusher
+  std::size_t queued_bytes = 0;            // in metrics_lines
+  std::uint64_t dropped = 0;               // since metrics output was turned on
   bool metrics_on = false;
 };
+
+std::atomic<void (*)()> g_metrics_wake{nullptr};
 
 // Immortal: units may close during exit.
 RecordSinks& sinks() noexcept { return immortal<RecordSinks>(); }
@@ -236,20 +249,31 @@ CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
 void finish_record(const CompileRecord& record) noexcept {
   RecordSinks& s = sinks();
   // Failing, this record is lost; the host goes on.
+  bool wake = false;
   guarded("writing a compile record", [&] {
     std::string line = record.to_json();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
     s.recent.push_back(record);
-    // Bounded: the flusher takes them every interval; if it cannot keep up
-    // (or is gone), lines are dropped and said once, never piled up.
-    if (s.metrics_on && s.metrics_lines.size() >= kMaxQueuedMetricsLines) {
+    if (!s.metrics_on) return;
+    // Bounded: the flusher takes them every interval and when woken; if it
+    // cannot keep up (or is gone), lines are dropped and counted, never
+    // piled up.
+    if (s.queued_bytes + line.size() > kMaxQueuedMetricsBytes) {
+      ++s.dropped;
       log_unique(
-          "compile records are arriving faster than the metrics file is written; some are dropped");
-    } else if (s.metrics_on) {
-      s.metrics_lines.push_back(std::move(line));
+          "compile records are arriving faster than the metrics file is written; some are "
+          "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
+      return;
     }
+    s.queued_bytes += line.size();
+    s.metrics_lines.push_back(std::move(line));
+    wake = s.metrics_lines.size() % kWakeEveryLines == 0;
   });
+  if (wake) {
+    // acquire: pairs with set_metrics_wake's release.
+    if (void (*hook)() = g_metrics_wake.load(std::memory_order_acquire)) hook();
+  }
 }
 
 void flush_runtime_record() noexcept {
@@ -268,7 +292,21 @@ void set_metrics_output(bool on) noexcept {
   RecordSinks& s = sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.metrics_on = on;
-  if (!on) s.metrics_lines.clear();
+  if (on) s.dropped = 0;
+  if (!on) {
+    s.metrics_lines.clear();
+    s.queued_bytes = 0;
+  }
+}
+
+void set_metrics_wake(void (*wake)()) noexcept {
+  g_metrics_wake.store(wake, std::memory_order_release);  // release: see finish_record
+}
+
+std::uint64_t metrics_records_dropped() noexcept {
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.dropped;
 }
 
 void take_metrics_lines(std::vector<std::string>& out) {
@@ -276,6 +314,7 @@ void take_metrics_lines(std::vector<std::string>& out) {
   RecordSinks& s = sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
   out.swap(s.metrics_lines);
+  s.queued_bytes = 0;
 }
 
 bool try_take_metrics_lines(std::vector<std::string>& out) {
@@ -284,6 +323,7 @@ bool try_take_metrics_lines(std::vector<std::string>& out) {
   std::unique_lock<std::mutex> lock(s.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   out.swap(s.metrics_lines);
+  s.queued_bytes = 0;
   return true;
 }
 

@@ -181,6 +181,14 @@ void keep_refused(const void* object) noexcept;
 // Unlinks `frame` wherever it is (normally the top).
 void pop_frame(EventFrame& frame) noexcept;
 EventFrame* outermost_frame() noexcept;
+// Ends the phase of `f`, open on this thread: its span, its times, its
+// share of its unit's record (Phase::end after the owning-thread check).
+void end_phase(EventFrame& f) noexcept;
+// Ends the phases opened inside the unit of `unit_frame` (this thread's)
+// that are still open, innermost first, marked jitscope_ended_with_unit:
+// a unit that closes takes its phases' time into its record, and their
+// handles' later end does nothing.
+void end_phases_inside(const EventFrame& unit_frame) noexcept;
 // Ends a unit frame (a unit's own or an attachment's) on its owning thread.
 void leave_unit(EventFrame& frame) noexcept;
 // The innermost unit frame on this thread and its unit, or nullptr.
@@ -250,6 +258,12 @@ void set_metrics_output(bool on) noexcept;
 void take_metrics_lines(std::vector<std::string>& out);
 // The same without waiting: false if the queue is locked (a crash cycle).
 bool try_take_metrics_lines(std::vector<std::string>& out);
+// Called (outside any lock) each time a few thousand lines wait: the
+// session's flusher wake, so that a burst of units is written before the
+// queue's bound. nullptr: none.
+void set_metrics_wake(void (*wake)()) noexcept;
+// Records the metrics queue could not hold since set_metrics_output(true).
+std::uint64_t metrics_records_dropped() noexcept;
 
 std::uint64_t unix_us_now() noexcept;
 

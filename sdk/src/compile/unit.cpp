@@ -245,6 +245,10 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     for (const std::string& g : t_graphs) graphs += (graphs.empty() ? "" : "_") + g;
     CompileRecord& r = state->record;
     r.name = model + "__" + graphs + "_" + std::to_string(nth);
+    r.frame.assign(options.frame.data(), options.frame.size());
+    r.unit_key = !options.key.empty()     ? std::string(options.key)
+                 : !options.frame.empty() ? r.frame
+                                          : model + "__" + graphs;
     r.has_compile_id = true;
     r.compile_id = state->id;
     r.is_forward = options.is_forward;
@@ -266,6 +270,8 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
           hook();
         }
       }
+      add_arg(frame_.token, Arg("unit_key", std::string_view(state->record.unit_key)));
+      if (!options.frame.empty()) add_arg(frame_.token, Arg("frame", options.frame));
       add_arg(frame_.token, Arg("is_forward", options.is_forward));
       if (!options.recompile_reason.empty()) {
         add_arg(frame_.token, Arg("recompile_reason", options.recompile_reason));
@@ -383,6 +389,7 @@ void CompileUnit::close() noexcept {
   if (!state_ || !frame_.open || !on_owning_thread(frame_, "closing a compile unit")) return;
   UnitState& s = *state_;
   const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
+  end_phases_inside(frame_);  // before the record is taken: their time is the unit's
   CompileRecord done;
   bool have_record = false;  // `done` is whole: a copy cut short is never written
   // Failing, its record is lost.

@@ -2,6 +2,7 @@
 // is checked strictly: a bad value or an unknown JITSCOPE_ name is an error
 // that names it, never a silent default.
 #include "base/boundary.hpp"
+#include "base/env_variables.hpp"
 #include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
@@ -14,44 +15,8 @@
 #include <limits>
 #include <string>
 
-extern char** environ;
-
 namespace jitscope {
 namespace {
-
-struct KnownVariable {
-  const char* name;
-  const char* meaning;
-};
-
-// Also the list docs/configuration.md documents; keep them in step.
-constexpr KnownVariable kVariables[] = {
-    {"JITSCOPE_TRACE", "output path; starts a session at load, stops at exit"},
-    {"JITSCOPE_RING_CAPACITY", "records per thread ring"},
-    {"JITSCOPE_OVERFLOW", "drop|block"},
-    {"JITSCOPE_FORMAT",
-     "json|perfetto: the trace's form (default: by extension, .pftrace: perfetto)"},
-    {"JITSCOPE_COMPRESSION", "none|deflate|zstd: the Perfetto form's packets"},
-    {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
-    {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
-    {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
-    {"JITSCOPE_METRICS", "compile records file (JSON lines)"},
-    {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
-    {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
-    {"JITSCOPE_NVTX", "on|off|emit|capture: NVTX emission and capture"},
-    {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
-    {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
-    {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
-    {"JITSCOPE_CUPTI_LIBRARY",
-     "path of libcupti to load (default: the loader's search, then the build's)"},
-    {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
-    {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
-    {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
-    {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},
-    {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
-    {"JITSCOPE_PARENT_PID",
-     "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
-};
 
 bool parse_uint(const char* text, std::uint64_t& out) {
   const char* end = text + std::strlen(text);
@@ -196,17 +161,8 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
   return detail::guarded_status("reading the JITSCOPE_* environment", [&]() -> Status {
     Config cfg = *out;
     // Unknown JITSCOPE_ names are most often typos of known ones.
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-      if (std::strncmp(*e, "JITSCOPE_", 9) != 0) continue;
-      const char* eq = std::strchr(*e, '=');
-      const std::string name(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
-      bool known = false;
-      for (const auto& v : kVariables) known = known || name == v.name;
-      if (!known) {
-        std::string list;
-        for (const auto& v : kVariables) list += std::string(list.empty() ? "" : ", ") + v.name;
-        return Status::error("unknown variable " + name + " (known: " + list + ")");
-      }
+    if (std::string unknown = detail::unknown_variables(); !unknown.empty()) {
+      return Status::error(unknown);
     }
     if (const char* v = std::getenv("JITSCOPE_TRACE")) {
       if (Status st = parse_nonempty("JITSCOPE_TRACE", v, cfg.output_path); !st) return st;

@@ -145,7 +145,9 @@ void CompressingSink::pass_on(std::string_view packets,
 }
 
 bool CompressingSink::stage(std::string_view packets) noexcept {
-  if (codec_ == nullptr || codec_failed_ || crash_cycle_ || out_.failed()) return false;
+  if (codec_ == nullptr || codec_failed_ || crash_cycle_ || plain_head_ || out_.failed()) {
+    return false;
+  }
   try {
     staged_.clear();
     std::size_t chunk = 0;  // where the packets of the chunk being gathered begin

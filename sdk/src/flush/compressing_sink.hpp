@@ -43,6 +43,9 @@ class CompressingSink final : public TraceSink {
   static const char* name(TraceCompression kind) noexcept;
   // True while the flusher writes a crash: everything goes out plain.
   void set_crash_cycle(bool on) noexcept { crash_cycle_ = on; }
+  // True while the trace's head is written: it stays plain, so that an
+  // exec'd image of this process finds its owner in it (file_sink.hpp).
+  void set_plain_head(bool on) noexcept { plain_head_ = on; }
   // Bytes handed in, before compression (the file's are the sink's below).
   std::uint64_t bytes_in() const noexcept { return bytes_in_; }
 
@@ -77,6 +80,7 @@ class CompressingSink final : public TraceSink {
   std::string staged_;     // the packets of one write, as they go to the file
   std::uint64_t bytes_in_ = 0;
   bool crash_cycle_ = false;
+  bool plain_head_ = false;
   bool codec_failed_ = false;
 };
 

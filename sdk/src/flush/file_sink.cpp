@@ -61,8 +61,10 @@ void note_opened_by_this_image(int fd) {
 
 // Whether the file `st` (at `path`) begins with the head of a trace that a
 // session of this pid wrote in this boot: its jitscope_session event, which
-// start() writes before it returns. The pattern cannot occur inside a JSON
-// string (its quotes would be escaped there), so a match is the event itself.
+// start() writes before it returns, carries session_owner_tag(), in both
+// forms (the Perfetto form writes that head uncompressed, and keeps string
+// args as their bytes). The tag names the pid and the boot id, text no
+// event before it could hold by chance.
 bool written_by_this_pid(const std::string& path, const struct stat& st) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;           // unreadable: as before, the file is emptied
@@ -75,21 +77,8 @@ bool written_by_this_pid(const std::string& path, const struct stat& st) {
   ::close(fd);
   if (n <= 0) return false;
   head.resize(static_cast<std::size_t>(n));
-  constexpr std::string_view kSession = R"({"ph":"M","name":"jitscope_session","pid":)";
-  const std::size_t at = head.find(kSession);
-  if (at == std::string::npos) return false;
-  std::size_t i = at + kSession.size();
-  long pid = 0;
-  while (i < head.size() && head[i] >= '0' && head[i] <= '9' && pid < 100'000'000) {
-    pid = pid * 10 + (head[i++] - '0');
-  }
-  if (pid != static_cast<long>(::getpid())) return false;
-  constexpr std::string_view kBoot = R"("boot_id":")";
-  const std::size_t b = head.find(kBoot, i);
-  if (b == std::string::npos) return false;
-  const std::size_t end = head.find('"', b + kBoot.size());
-  if (end == std::string::npos) return false;
-  return head.compare(b + kBoot.size(), end - b - kBoot.size(), this_boot_id()) == 0;
+  return head.find(session_owner_tag(static_cast<long>(::getpid()), this_boot_id())) !=
+         std::string::npos;
 }
 
 // Creates a new file for the session beside `path`, never one that exists.
@@ -116,14 +105,40 @@ int open_beside(const std::string& path, std::string& why, std::string& opened) 
 
 }  // namespace
 
-int open_output(const std::string& path, const char* what, std::string& why, std::string* opened,
-                bool beside) {
-  if (opened != nullptr) *opened = path;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+namespace {
+
+// Opens `path` for writing, created if missing; `created` says whether this
+// call made it, so that a start that fails can take it away again.
+int open_or_create(const std::string& path, bool& created) {
+  for (int tries = 0; tries < 4; ++tries) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      created = true;
+      return fd;
+    }
+    if (errno != EEXIST) return -1;
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) {
+      created = false;
+      return fd;
+    }
+    // Removed between the two opens: try again.
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
+                  bool keep_exec_trace, bool beside) {
+  out = OutputFile{};
+  out.path = path;
+  const int fd = open_or_create(path, out.created);
   if (fd < 0) {
     why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
-    return -1;
+    return false;
   }
+  out.fd = fd;
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {  // not /dev/null, pipes, ttys
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -132,28 +147,67 @@ int open_output(const std::string& path, const char* what, std::string& why, std
                       " is being written by another jitscope session (in this process or "
                       "another); give each its own path"
                 : "cannot lock " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      return -1;
+      // Not ours to remove, even if just created: the holder may have made it.
+      out.created = false;
+      release_output(out);
+      return false;
     }
     // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
     // an exec'd image from a rerun, the pid in the trace's head can.
     const bool keep =
-        opened != nullptr &&
+        keep_exec_trace &&
         (beside || (st.st_size > 0 && !opened_by_this_image(st) && written_by_this_pid(path, st)));
     if (keep) {
       ::close(fd);
-      const int next = open_beside(path, why, *opened);
-      if (next >= 0 && !beside) note_opened_by_this_image(next);
-      return next;
+      out.fd = open_beside(path, why, out.path);
+      out.created = out.fd >= 0;  // open_beside makes a new file or none
+      if (out.fd < 0) return false;
+      out.noted = !beside;
+      return true;
     }
-    if (::ftruncate(fd, 0) != 0) {
-      why = "cannot empty " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      return -1;
-    }
-    if (opened != nullptr) note_opened_by_this_image(fd);
+    out.must_empty = st.st_size > 0;
+    out.noted = keep_exec_trace;
   }
-  return fd;
+  return true;
+}
+
+bool commit_output(OutputFile& out, std::string& why) {
+  if (out.must_empty && ::ftruncate(out.fd, 0) != 0) {
+    why = "cannot empty " + out.path + ": " + std::strerror(errno);
+    release_output(out);
+    return false;
+  }
+  out.must_empty = false;
+  if (out.noted) note_opened_by_this_image(out.fd);
+  out.created = false;  // the session's now: nothing to take back
+  return true;
+}
+
+void release_output(OutputFile& out) noexcept {
+  if (out.fd < 0) return;
+  // Unlinked before the lock goes with the descriptor: no other session can
+  // have taken the file in between.
+  if (out.created) (void)::unlink(out.path.c_str());
+  ::close(out.fd);
+  out.fd = -1;
+  out.created = false;
+}
+
+int open_output(const std::string& path, const char* what, std::string& why, std::string* opened,
+                bool beside) {
+  OutputFile out;
+  if (!claim_output(path, what, why, out, opened != nullptr, beside)) return -1;
+  if (!commit_output(out, why)) return -1;
+  if (opened != nullptr) *opened = out.path;
+  return out.fd;
+}
+
+std::string session_owner_tag(long pid, std::string_view boot_id) {
+  std::string tag = "jitscope session of pid ";
+  tag += std::to_string(pid);
+  tag += " in boot ";
+  tag.append(boot_id);
+  return tag;
 }
 
 std::string this_boot_id() {

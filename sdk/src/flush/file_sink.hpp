@@ -45,10 +45,33 @@ namespace jitscope::detail {
 int open_output(const std::string& path, const char* what, std::string& why,
                 std::string* opened = nullptr, bool beside = false);
 
+// open_output in two steps, for a start that opens several files and must
+// change nothing on disk unless all of them open: claim_output opens and
+// locks (creating the file if missing) and decides the path, without
+// emptying anything; commit_output empties the file, the point of no
+// return; release_output gives a claimed file up, removing it if the claim
+// created it. `keep_exec_trace` is open_output's `opened != nullptr`.
+struct OutputFile {
+  int fd = -1;
+  std::string path;         // the file claimed: the one asked for, or one beside it
+  bool created = false;     // made by the claim: release_output removes it
+  bool must_empty = false;  // a regular file with bytes, emptied by commit_output
+  bool noted = false;       // a session's trace: remembered as this image's at commit
+};
+bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
+                  bool keep_exec_trace, bool beside = false);
+bool commit_output(OutputFile& out, std::string& why);  // false: released, `why` says
+void release_output(OutputFile& out) noexcept;
+
 // The file a session of pid `pid` writes instead of `path` when `path` holds
 // the trace of the same process before an exec: "." + pid + "." + n before
 // the extension (trace.json -> trace.4711.1.json), as numbered_path places it.
 std::string exec_path(const std::string& path, long pid, std::uint64_t n);
+
+// The jitscope_session event's "owner" arg: "jitscope session of pid <pid>
+// in boot <boot id>", which open_output looks for in a file's head to tell
+// a trace this process wrote before an exec, in either form.
+std::string session_owner_tag(long pid, std::string_view boot_id);
 
 // The kernel's id for this boot: two traces with the same one share
 // CLOCK_MONOTONIC. "" where /proc does not say.

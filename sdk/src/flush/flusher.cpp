@@ -171,7 +171,9 @@ void Flusher::start() {
       compress_ ? static_cast<TraceSink&>(*compress_) : static_cast<TraceSink&>(sink_), info);
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).
+  if (compress_) compress_->set_plain_head(true);
   writer_->begin_trace(/*clock_known=*/clock_ != ClockSource::kTsc);
+  if (compress_) compress_->set_plain_head(false);
   flusher_starting();
   unload_flusher_running(true);
   try {

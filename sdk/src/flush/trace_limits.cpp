@@ -3,6 +3,7 @@
 // and handing buffered bytes to the sink.
 #include "flush/trace_writer.hpp"
 
+#include "flush/file_sink.hpp"
 #include "flush/trace_format.hpp"
 
 #include "base/json_writer.hpp"
@@ -183,6 +184,7 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
   w.member("session_start_monotonic_ns", info_.start_monotonic_ns);
   w.member("host", std::string_view(info_.host));
   w.member("boot_id", std::string_view(info_.boot_id));
+  w.member("owner", std::string_view(session_owner_tag(info_.pid, info_.boot_id)));
   w.member("timestamps", "CLOCK_MONOTONIC microseconds");
   w.member("ring_capacity", static_cast<std::uint64_t>(info_.ring_capacity));
   w.member("overflow", info_.overflow);

@@ -6,6 +6,7 @@
 
 #include "base/json_writer.hpp"
 #include "compile/artifacts.hpp"
+#include "compile/state.hpp"
 #include "flush/gpu_trace.hpp"
 #include "ring/thread_registry.hpp"
 
@@ -125,6 +126,9 @@ void TraceWriter::append_stats(std::string& out, const CaptureTotals& nvtx,
   // The file lacks events since then (SessionStats::write_failed); the
   // counts above are of events made, not of those in the file.
   if (sink_.failed()) w.member("write_failed", true);
+  if (const std::uint64_t n = metrics_records_dropped(); n != 0) {
+    w.member("compile_records_dropped", n);  // the metrics file lacks them
+  }
   if (const ArtifactTotals a = artifact_totals(); a.written != 0 || a.over_cap != 0) {
     w.key("artifacts");
     w.begin_object();

@@ -10,10 +10,21 @@
 
 JITSCOPE_NAMESPACE_BEGIN
 
+// Appended, not "[" + str() + "]": GCC 12 at -O2 and -O3 warns -Wrestrict
+// on a literal + std::string&& (a known false positive), an error under
+// -Werror in the user's build.
 inline std::string CompileId::str() const {
-  return std::to_string(frame) + "/" + std::to_string(attempt);
+  std::string out = std::to_string(frame);
+  out += '/';
+  out += std::to_string(attempt);
+  return out;
 }
-inline std::string CompileId::display() const { return "[" + str() + "]"; }
+inline std::string CompileId::display() const {
+  std::string out = "[";
+  out += str();
+  out += ']';
+  return out;
+}
 // No record is ever made: an empty object.
 inline std::string CompileRecord::to_json() const { return "{}"; }
 
@@ -86,6 +97,7 @@ inline EventRef Phase::event() noexcept { return {}; }
 
 inline void PhaseHandle::adopt(Phase* phase) noexcept { static_cast<void>(phase); }
 inline void PhaseHandle::end() noexcept {}
+inline void PhaseHandle::end_or_keep() noexcept {}
 inline EventRef PhaseHandle::event() noexcept { return {}; }
 inline PhaseHandle begin_phase(const PhaseKey& key, std::initializer_list<Arg> args) noexcept {
   static_cast<void>(key), static_cast<void>(args);
@@ -97,6 +109,7 @@ inline PhaseHandle begin_phase(std::string_view key, const PhaseOptions& options
 }
 inline void ThreadAttachment::adopt(UnitScope* scope) noexcept { static_cast<void>(scope); }
 inline void ThreadAttachment::detach() noexcept {}
+inline void ThreadAttachment::detach_or_keep() noexcept {}
 inline ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
   static_cast<void>(unit);
   return {};

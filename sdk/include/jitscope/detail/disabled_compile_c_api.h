@@ -14,6 +14,7 @@ static inline void jitscope_unit_options_init(jitscope_unit_options* options) {
   options->graph = NULL;
   options->is_forward = 1;
   options->recompile_reason = NULL;
+  options->key = NULL;
 }
 static inline jitscope_unit* jitscope_unit_open(const jitscope_unit_options* options) {
   (void)options;

@@ -1,0 +1,99 @@
+#include "base/env_variables.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+extern char** environ;
+
+namespace jitscope::detail {
+namespace {
+
+constexpr KnownVariable kVariables[] = {
+    {"JITSCOPE_TRACE", "output path; starts a session at load, stops at exit"},
+    {"JITSCOPE_RING_CAPACITY", "records per thread ring"},
+    {"JITSCOPE_OVERFLOW", "drop|block"},
+    {"JITSCOPE_FORMAT",
+     "json|perfetto: the trace's form (default: by extension, .pftrace: perfetto)"},
+    {"JITSCOPE_COMPRESSION", "none|deflate|zstd: the Perfetto form's packets"},
+    {"JITSCOPE_FLUSH_INTERVAL_MS", "flusher period"},
+    {"JITSCOPE_PROCESS_NAME", "process name in the trace"},
+    {"JITSCOPE_CLOCK", "auto|tsc|monotonic"},
+    {"JITSCOPE_METRICS", "compile records file (JSON lines)"},
+    {"JITSCOPE_COMPILE_TIMES", "off|table|csv: compile-times report on stderr at stop"},
+    {"JITSCOPE_PROGRESS", "0|1: progress bar on a terminal"},
+    {"JITSCOPE_NVTX", "on|off|emit|capture: NVTX emission and capture"},
+    {"JITSCOPE_CUPTI", "auto|on|off: GPU activity through CUPTI"},
+    {"JITSCOPE_CUPTI_BUFFER_KB", "size of one CUPTI activity buffer"},
+    {"JITSCOPE_CUPTI_BUFFERS", "number of CUPTI activity buffers in the pool"},
+    {"JITSCOPE_CUPTI_LIBRARY",
+     "path of libcupti to load (default: the loader's search, then the build's)"},
+    {"JITSCOPE_CRASH_HANDLER", "1|0: flush the trace on a fatal signal or std::terminate"},
+    {"JITSCOPE_MAX_TRACE_SIZE", "cap on the trace's bytes, e.g. 512M (K, M, G: powers of 1024)"},
+    {"JITSCOPE_ROTATE_SIZE", "start a new numbered trace file at this size, e.g. 100M"},
+    {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},
+    {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
+    {"JITSCOPE_PARENT_PID",
+     "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
+};
+
+// Levenshtein distance, one row at a time; names are short.
+std::size_t edit_distance(std::string_view a, std::string_view b) noexcept {
+  constexpr std::size_t kMax = 64;  // longer names are far from every known one anyway
+  a = a.substr(0, kMax);
+  b = b.substr(0, kMax);
+  std::size_t row[kMax + 1];
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+bool is_known(std::string_view name) noexcept {
+  return std::any_of(std::begin(kVariables), std::end(kVariables),
+                     [&](const KnownVariable& v) { return name == v.name; });
+}
+
+}  // namespace
+
+std::span<const KnownVariable> known_variables() noexcept { return kVariables; }
+
+std::string_view closest_known_variable(std::string_view name) noexcept {
+  std::string_view best = kVariables[0].name;
+  std::size_t best_distance = static_cast<std::size_t>(-1);
+  for (const KnownVariable& v : kVariables) {
+    const std::size_t d = edit_distance(name, v.name);
+    if (d < best_distance) {
+      best = v.name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string unknown_variables() {
+  std::vector<std::string> unknown;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, "JITSCOPE_", 9) != 0) continue;
+    const char* eq = std::strchr(*e, '=');
+    std::string name(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
+    if (!is_known(name)) unknown.push_back(std::move(name));
+  }
+  if (unknown.empty()) return {};
+  std::string m = unknown.size() == 1 ? "unknown variable " : "unknown variables ";
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    if (i != 0) m += ", ";
+    m += unknown[i] + " (did you mean " + std::string(closest_known_variable(unknown[i])) + "?)";
+  }
+  m += "; the known ones are listed in docs/configuration.md";
+  return m;
+}
+
+}  // namespace jitscope::detail
