@@ -3,10 +3,13 @@
 // independent recorder of the same callbacks, and the written trace is
 // compared with what LLVM reported to that recorder: the number and names of
 // pass runs, their nesting per thread, invalidated and skipped passes,
-// analyses, compile ids. Not covered: machine-function passes (LLVM 16's
-// new-PM codegen pipeline is not used by its own tools) and several threads
-// (LLVM's pass managers run one pipeline per thread; the per-thread stacks
-// are the MLIR test's subject).
+// analyses, compile ids; with the host's own span-producing callbacks
+// registered before and after the adapter; and a second registration on
+// the same callbacks object. Not covered: a host after-callback registered
+// after the adapter without ToFront (LLVM gives no order that nests it),
+// machine-function passes (LLVM 16's new-PM codegen pipeline is not used by
+// its own tools) and several threads (LLVM's pass managers run one pipeline
+// per thread; the per-thread stacks are the MLIR test's subject).
 #include <jitscope/compile.hpp>
 #include <jitscope/llvm.hpp>
 
@@ -22,6 +25,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -294,6 +298,126 @@ TEST(LlvmAdapter, NoSessionRecordsNothing) {
   EXPECT_GT(recorded.runs, 100);
   const jitscope::llvm::Counts c = reg.counts();
   EXPECT_EQ(c.passes + c.skipped + c.analyses + c.unmatched + c.dropped, 0u);
+}
+
+// The host's own callbacks, making a jitscope span "user_pass" around each
+// pass run, kept on their own stack as a host would.
+void register_user_spans(llvm::PassInstrumentationCallbacks& pic, bool to_front) {
+  auto open = std::make_shared<std::vector<jitscope::Span>>();
+  pic.registerBeforeNonSkippedPassCallback([open](llvm::StringRef p, llvm::Any) {
+    open->emplace_back("user_pass", std::initializer_list<jitscope::Arg>{
+                                        {"user_of", std::string_view(p.data(), p.size())}});
+  });
+  pic.registerAfterPassCallback(
+      [open](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) { open->pop_back(); },
+      to_front);
+  pic.registerAfterPassInvalidatedCallback(
+      [open](llvm::StringRef, const llvm::PreservedAnalyses&) { open->pop_back(); }, to_front);
+}
+
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  for (const std::string& line : jitscope::testing::lines_of(text)) {
+    if (line.rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
+  struct Case {
+    const char* what;
+    bool user_first;
+    bool to_front;
+  };
+  for (const Case c : {Case{"host callbacks before the attach", true, false},
+                       Case{"host callbacks before the attach, ToFront", true, true},
+                       Case{"host callbacks after the attach, ToFront", false, true}}) {
+    SCOPED_TRACE(c.what);
+    Recorded recorded;
+    jitscope::SessionStats stats;
+    nlohmann::json trace;
+    {
+      jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_order"));
+      ASSERT_TRUE(session.status().ok()) << session.status().message();
+      llvm::PassInstrumentationCallbacks pic;
+      record_independently(pic, recorded);
+      if (c.user_first) register_user_spans(pic, c.to_front);
+      jitscope::llvm::register_callbacks(pic);
+      if (!c.user_first) register_user_spans(pic, c.to_front);
+      run_o2(pic);
+      stats = session.finish();
+      trace = jitscope::testing::load_trace(session.path());
+    }
+    EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+    EXPECT_EQ(stats.spans_incomplete, 0u);
+    const auto threads = spans_by_thread(
+        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+    ASSERT_EQ(threads.size(), 1u);
+    const auto& spans = threads.begin()->second;
+    EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
+    for (const auto& s : spans) {
+      EXPECT_FALSE(s.args.value("jitscope_ended_with_outer", false)) << s.name;
+    }
+    // Each pass run is a pair: the host's span and jitscope's, one directly
+    // inside the other (the outer is whichever began first), at twice LLVM's depth.
+    std::vector<std::string> expected;
+    for (const std::string& run : recorded.shape) {
+      const auto at = run.rfind('@');
+      const int depth = std::stoi(run.substr(at + 1));
+      const std::string pass = run.substr(0, at) + "@";
+      const std::string outer = c.user_first ? "user_pass@" : pass;
+      const std::string inner = c.user_first ? pass : "user_pass@";
+      expected.push_back(outer + std::to_string(2 * depth));
+      expected.push_back(inner + std::to_string(2 * depth + 1));
+    }
+    EXPECT_EQ(shape(spans), expected);
+  }
+}
+
+TEST(LlvmAdapter, SecondRegistrationOnTheSameCallbacksIsANoOp) {
+  Recorded recorded;
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_twice"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  llvm::PassInstrumentationCallbacks pic;
+  record_independently(pic, recorded);
+  const jitscope::llvm::Registration first = jitscope::llvm::register_callbacks(pic);
+  jitscope::testing::StderrCapture err;
+  const jitscope::llvm::Registration second =
+      jitscope::llvm::register_callbacks(pic, {.analyses = true});
+  const jitscope::llvm::Registration third = jitscope::llvm::register_callbacks(pic);
+  const std::string said = err.text();
+  EXPECT_EQ(count_lines_starting(said, "jitscope:"), 1) << said;
+  EXPECT_NE(said.find("registers nothing"), std::string::npos) << said;
+  EXPECT_TRUE(second.registered());
+  run_o2(pic);
+  const jitscope::SessionStats stats = session.finish();
+  const nlohmann::json trace = jitscope::testing::load_trace(session.path());
+  int spans = 0, analyses = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(trace, "X")) {
+    if (is_pass_span(e)) ++spans;
+    if (e.value("args", nlohmann::json::object()).value("analysis", false)) ++analyses;
+  }
+  EXPECT_EQ(spans, recorded.runs);  // one attach's spans, not two or three
+  EXPECT_EQ(analyses, 0);           // the second call's options were not applied
+  EXPECT_EQ(first.counts().passes, static_cast<std::uint64_t>(recorded.runs));
+  EXPECT_EQ(second.counts().passes, first.counts().passes);  // the first's registration
+  EXPECT_EQ(third.counts().passes, first.counts().passes);
+  EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+}
+
+TEST(LlvmAdapter, ANewCallbacksObjectAtAFreedOnesAddressRegisters) {
+  // The same storage each time: the address of the object before, whose
+  // callbacks (and attachment) went with it.
+  std::optional<llvm::PassInstrumentationCallbacks> pic;
+  jitscope::testing::StderrCapture err;
+  for (int i = 0; i < 3; ++i) {
+    pic.emplace();
+    const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(*pic);
+    EXPECT_TRUE(reg.registered()) << i;
+    pic.reset();
+  }
+  const std::string said = err.text();
+  EXPECT_EQ(count_lines_starting(said, "jitscope:"), 0) << said;
 }
 
 }  // namespace

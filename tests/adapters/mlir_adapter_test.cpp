@@ -4,8 +4,11 @@
 // context with a 4-thread pool (the adaptor runs its pipelines there) and
 // single-threaded. The written trace is compared with what MLIR reported to
 // the recorder: pass runs, nesting per thread, the worker spans' parent and
-// compile unit, and a failing pass. Not covered: dynamic pipelines
-// (OpPassManager run from inside a pass) and crash reproducers.
+// compile unit, the adaptor's wait for its workers, a failing pass, the
+// host's own span-making instrumentation added before and after ours, and
+// a second jitscope instrumentation on one pass manager. Not covered:
+// dynamic pipelines (OpPassManager run from inside a pass), crash
+// reproducers, and an adaptor on a pool thread that runs pipelines itself.
 #include <jitscope/compile.hpp>
 #include <jitscope/mlir.hpp>
 
@@ -23,9 +26,11 @@
 #include <mlir/Pass/PassManager.h>
 #include <mlir/Transforms/Passes.h>
 
+#include <climits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -117,16 +122,44 @@ struct Recorder : public mlir::PassInstrumentation {
   }
 };
 
+// The host's own instrumentation: a jitscope span "user_pass" around each
+// pass run, on a stack per thread, as a host would keep them.
+struct UserSpans : public mlir::PassInstrumentation {
+  std::mutex mutex;
+  std::map<std::uint64_t, std::vector<jitscope::Span>> open;
+
+  void runBeforePass(mlir::Pass* pass, mlir::Operation*) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    const llvm::StringRef name = pass->getName();
+    open[llvm::get_threadid()].emplace_back(
+        "user_pass", std::initializer_list<jitscope::Arg>{
+                         {"user_of", std::string_view(name.data(), name.size())}});
+  }
+  void pop() {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& stack = open[llvm::get_threadid()];
+    if (!stack.empty()) stack.pop_back();
+  }
+  void runAfterPass(mlir::Pass*, mlir::Operation*) override { pop(); }
+  void runAfterPassFailed(mlir::Pass*, mlir::Operation*) override { pop(); }
+};
+
+enum class UserSpansAt { kNone, kBeforeOurs, kAfterOurs };
+
 struct Setup {
   bool threaded = true;
   bool with_bad = false;
   bool in_unit = false;
   jitscope::mlir::Options options;
+  UserSpansAt user_spans = UserSpansAt::kNone;
+  bool second_jitscope = false;  // a second jitscope instrumentation, added after the first
 };
 
 struct TracedRun {
   std::shared_ptr<const Recorded> recorder;
   jitscope::mlir::Counts counts;
+  jitscope::mlir::Counts second_counts;
+  std::string stderr_text;  // what the run wrote to stderr (with second_jitscope)
   bool succeeded = false;
   nlohmann::json trace;
   jitscope::SessionStats stats;
@@ -152,21 +185,39 @@ TracedRun traced_run(const Setup& setup) {
   functions.addPass(std::make_unique<FailOnBadPass>());
   auto recorded = std::make_shared<Recorded>();
   run.recorder = recorded;
+  if (setup.user_spans == UserSpansAt::kBeforeOurs) {
+    pm.addInstrumentation(std::make_unique<UserSpans>());
+  }
   auto ours = jitscope::mlir::make_instrumentation(setup.options);
   jitscope::mlir::Instrumentation* instrumentation = ours.get();
   pm.addInstrumentation(std::move(ours));
+  if (setup.user_spans == UserSpansAt::kAfterOurs) {
+    pm.addInstrumentation(std::make_unique<UserSpans>());
+  }
+  jitscope::mlir::Instrumentation* second = nullptr;
+  if (setup.second_jitscope) {
+    auto again = jitscope::mlir::make_instrumentation(setup.options);
+    second = again.get();
+    pm.addInstrumentation(std::move(again));
+  }
   pm.addInstrumentation(std::make_unique<Recorder>(recorded));
 
   jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_adapter"));
   EXPECT_TRUE(session.status().ok()) << session.status().message();
-  if (setup.in_unit) {
-    jitscope::CompileUnit unit({.frame = "mlir_module", .graph = "module"});
-    run.compile_id = unit.id().str();
-    run.succeeded = mlir::succeeded(pm.run(*module));
-  } else {
-    run.succeeded = mlir::succeeded(pm.run(*module));
+  {
+    std::optional<jitscope::testing::StderrCapture> err;
+    if (setup.second_jitscope) err.emplace();
+    if (setup.in_unit) {
+      jitscope::CompileUnit unit({.frame = "mlir_module", .graph = "module"});
+      run.compile_id = unit.id().str();
+      run.succeeded = mlir::succeeded(pm.run(*module));
+    } else {
+      run.succeeded = mlir::succeeded(pm.run(*module));
+    }
+    if (err) run.stderr_text = err->text();
   }
   run.counts = instrumentation->counts();
+  if (second != nullptr) run.second_counts = second->counts();
   run.stats = session.finish();
   run.trace = jitscope::testing::load_trace(session.path());
   return run;
@@ -379,6 +430,152 @@ TEST(MlirAdapter, NoSessionRecordsNothing) {
   const jitscope::mlir::Counts c = instrumentation->counts();
   EXPECT_EQ(c.passes + c.failed + c.analyses + c.pipelines + c.attached + c.unmatched + c.dropped,
             0u);
+}
+
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  for (const std::string& line : jitscope::testing::lines_of(text)) {
+    if (line.rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST(MlirAdapter, AdaptorsWaitForItsWorkersIsASpanOfItsOwn) {
+  for (bool threaded : {true, false}) {
+    SCOPED_TRACE(threaded ? "threaded" : "single-threaded");
+    const TracedRun run = traced_run({.threaded = threaded, .options = {.analyses = false}});
+    ASSERT_TRUE(run.succeeded);
+    const auto threads = spans_by_thread(run.trace, [](const nlohmann::json& e) {
+      return is_pass_or_pipeline(e) || e["name"] == "wait for workers";
+    });
+    ASSERT_TRUE(threads.count(run.main_tid));
+    std::vector<const TraceSpan*> waits;
+    const TraceSpan* adaptor = nullptr;
+    long long first_worker_ns = LLONG_MAX, last_worker_ns = 0;
+    int worker_pipelines = 0;
+    for (const auto& [tid, spans] : threads) {
+      for (const TraceSpan& s : spans) {
+        if (s.name == "wait for workers") {
+          EXPECT_EQ(tid, run.main_tid) << "a wait on a worker";
+          waits.push_back(&s);
+        } else if (tid == run.main_tid && s.depth == 0) {
+          adaptor = &s;
+        } else if (tid != run.main_tid && s.name == "pipeline") {
+          ++worker_pipelines;
+          first_worker_ns = std::min(first_worker_ns, s.begin_ns);
+          last_worker_ns = std::max(last_worker_ns, s.end_ns);
+        }
+      }
+    }
+    if (!threaded) {
+      EXPECT_TRUE(waits.empty()) << "a wait with no workers";
+      continue;
+    }
+    ASSERT_NE(adaptor, nullptr);
+    ASSERT_GT(worker_pipelines, 0);
+    ASSERT_EQ(waits.size(), 1u);
+    const TraceSpan& wait = *waits.front();
+    EXPECT_TRUE(wait.args.value("wait", false));
+    EXPECT_EQ(wait.args.value("pipelines", 0), worker_pipelines);
+    // Directly inside the adaptor, on the host's thread: the adaptor's self
+    // time (its span less its children there) no longer counts it.
+    EXPECT_EQ(wait.depth, 1);
+    EXPECT_GE(wait.begin_ns, adaptor->begin_ns);
+    EXPECT_LE(wait.end_ns, adaptor->end_ns);
+    long long children_ns = 0;
+    for (const TraceSpan& s : threads.at(run.main_tid)) {
+      if (s.depth == 1) children_ns += s.end_ns - s.begin_ns;
+    }
+    EXPECT_EQ(children_ns, wait.end_ns - wait.begin_ns);
+    // It spans the workers' pipelines, from the first begin to the last end
+    // (to the trace's rounding, and the clock reads beside each span's).
+    constexpr long long kSlackNs = 2000;
+    EXPECT_LE(wait.begin_ns, first_worker_ns + kSlackNs);
+    EXPECT_GE(wait.end_ns, last_worker_ns - kSlackNs);
+    EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+  }
+}
+
+TEST(MlirAdapter, HostSpansAroundPassesNestWhateverTheOrderAdded) {
+  for (UserSpansAt at : {UserSpansAt::kBeforeOurs, UserSpansAt::kAfterOurs}) {
+    SCOPED_TRACE(at == UserSpansAt::kBeforeOurs ? "host's added first" : "host's added after");
+    const TracedRun run = traced_run({.threaded = true, .user_spans = at});
+    ASSERT_TRUE(run.succeeded);
+    EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+    EXPECT_EQ(run.stats.spans_incomplete, 0u);
+    const auto threads = spans_by_thread(run.trace, [](const nlohmann::json& e) {
+      return is_pass_or_pipeline(e) || e["name"] == "user_pass";
+    });
+    int user = 0, passes = 0;
+    for (const auto& [tid, spans] : threads) {
+      EXPECT_EQ(overlaps(spans), std::vector<std::string>{}) << "tid " << tid;
+      for (std::size_t i = 0; i < spans.size(); ++i) {
+        const TraceSpan& s = spans[i];
+        EXPECT_FALSE(s.args.value("jitscope_ended_with_outer", false)) << s.name;
+        if (s.name == "user_pass") {
+          ++user;
+          continue;
+        }
+        if (s.name == "pipeline") continue;
+        ++passes;
+        // Its pair, the host's span of the same pass, directly around it
+        // (added first) or directly inside it (added after).
+        const TraceSpan* pair = nullptr;
+        if (at == UserSpansAt::kBeforeOurs && i > 0) pair = &spans[i - 1];
+        if (at == UserSpansAt::kAfterOurs && i + 1 < spans.size()) pair = &spans[i + 1];
+        ASSERT_NE(pair, nullptr) << s.name;
+        EXPECT_EQ(pair->name, "user_pass");
+        EXPECT_EQ(pair->args.value("user_of", ""), s.name);
+        EXPECT_EQ(pair->depth, at == UserSpansAt::kBeforeOurs ? s.depth - 1 : s.depth + 1);
+      }
+    }
+    EXPECT_EQ(passes, run.recorder->runs);
+    EXPECT_EQ(user, passes);
+  }
+}
+
+TEST(MlirAdapter, SecondInstrumentationOnOnePassManagerRecordsNothing) {
+  const TracedRun run = traced_run({.threaded = true, .second_jitscope = true});
+  ASSERT_TRUE(run.succeeded);
+  const Recorded& rec = *run.recorder;
+  int spans = 0, pipelines = 0;
+  for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
+    if (is_pass_span(e)) ++spans;
+    if (e["name"] == "pipeline") ++pipelines;
+  }
+  EXPECT_EQ(spans, rec.runs);  // one instrumentation's spans, not two
+  EXPECT_EQ(pipelines, rec.pipelines);
+  EXPECT_EQ(run.counts.passes, static_cast<std::uint64_t>(rec.runs));
+  const jitscope::mlir::Counts& c = run.second_counts;
+  EXPECT_EQ(c.passes + c.failed + c.analyses + c.pipelines + c.attached + c.unmatched + c.dropped,
+            0u);
+  EXPECT_EQ(count_lines_starting(run.stderr_text, "jitscope:"), 1) << run.stderr_text;
+  EXPECT_NE(run.stderr_text.find("records nothing"), std::string::npos) << run.stderr_text;
+  EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
+  EXPECT_EQ(run.stats.spans_incomplete, 0u);
+}
+
+TEST(MlirAdapter, PassManagersInTurnEachRecordTheirOwn) {
+  // Pass managers made and freed in turn on one thread (their passes may
+  // come back at the same addresses): none is taken for a second instrumentation.
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(module_text(false), &context);
+  ASSERT_TRUE(module);
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_in_turn"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  jitscope::testing::StderrCapture err;
+  for (int i = 0; i < 4; ++i) {
+    mlir::PassManager pm(&context);
+    pm.nest<mlir::func::FuncOp>().addPass(mlir::createCanonicalizerPass());
+    auto ours = jitscope::mlir::make_instrumentation({.analyses = false});
+    jitscope::mlir::Instrumentation* instrumentation = ours.get();
+    pm.addInstrumentation(std::move(ours));
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    EXPECT_EQ(instrumentation->counts().passes, 1u + kFunctions) << i;
+  }
+  const std::string said = err.text();
+  EXPECT_EQ(count_lines_starting(said, "jitscope:"), 0) << said;
 }
 
 }  // namespace

@@ -40,6 +40,18 @@
 // matches, and jitscope ends the runs opened inside it with it (marked
 // "jitscope_ended_with_outer").
 //
+// Order: LLVM runs before-callbacks in registration order and after-callbacks
+// in list order; jitscope's after-callbacks go to the front of their lists
+// (ToFront). So a span the host's own callbacks open around a pass nests
+// with jitscope's: around it when they were registered before the attach,
+// inside it when registered after it with ToFront (LLVM's time-trace
+// convention). Not possible: after the attach without ToFront (LLVM then
+// ends the host's span after jitscope's, which began first).
+//
+// Once: a second register_callbacks on the same callbacks object registers
+// nothing, says so in one `jitscope:` line (once per process) and returns
+// the first one's Registration.
+//
 // Names: inside namespace jitscope, `llvm` means jitscope::llvm: write ::llvm::.
 // With JITSCOPE_DISABLE defined, register_callbacks registers nothing.
 // Builds with -fno-exceptions and -fno-rtti (LLVM's own flags).
@@ -55,8 +67,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #if !defined(JITSCOPE_DISABLE)
 #include <jitscope/detail/adapter_stack.hpp>
@@ -108,8 +123,9 @@ class Registration {
 };
 
 // Registers jitscope's callbacks with `callbacks` (the PassBuilder's or
-// StandardInstrumentations' PassInstrumentationCallbacks). Call it once per
-// callbacks object, before the pipeline runs.
+// StandardInstrumentations' PassInstrumentationCallbacks), before the
+// pipeline runs. Again on the same object: nothing registered, one
+// `jitscope:` line, and the first registration returned (see "Once").
 inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
                                        const Options& options = {}) noexcept;
 
@@ -234,29 +250,108 @@ inline Counts Registration::counts() const noexcept {
   return c;
 }
 
+// Which callbacks objects have jitscope's callbacks: an entry per object,
+// made by register_callbacks and erased when the object's callbacks are
+// destroyed (with the object), so an address is never trusted after that.
+// Immortal: a callbacks object destroyed at exit may still erase its entry.
+struct Attachments {
+  struct Entry {
+    const void* callbacks;  // a key only: never dereferenced
+    std::weak_ptr<CallbackState> state;
+  };
+  std::mutex mutex;
+  std::vector<Entry> entries;  // guarded by mutex
+};
+inline Attachments& attachments() noexcept {
+  static Attachments* const all = new Attachments;  // never freed (see above)
+  return *all;
+}
+
+// Owned by the callbacks registered with one callbacks object, and by
+// nothing else (Registration shares the state, not this): it dies with them,
+// and takes the object's entry in attachments() with it.
+struct AttachedCallbacks {
+  AttachedCallbacks(std::shared_ptr<CallbackState> s, const void* c) noexcept
+      : state(std::move(s)), callbacks(c) {}
+  AttachedCallbacks(const AttachedCallbacks&) = delete;
+  AttachedCallbacks& operator=(const AttachedCallbacks&) = delete;
+  ~AttachedCallbacks() {
+    Attachments& all = attachments();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    if (!listed) return;
+    for (std::size_t i = 0; i < all.entries.size(); ++i) {
+      if (all.entries[i].callbacks == callbacks) {
+        all.entries[i] = std::move(all.entries.back());
+        all.entries.pop_back();
+        return;
+      }
+    }
+  }
+  const std::shared_ptr<CallbackState> state;
+  const void* const callbacks;  // a key only: never dereferenced
+  bool listed = false;          // its entry is in attachments() (guarded by its mutex)
+};
+
 inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
                                        const Options& options) noexcept {
   Registration r;
   using State = CallbackState;
   detail::adapter_guarded([&] {
     auto s = std::make_shared<State>(options);
+    auto a = std::make_shared<AttachedCallbacks>(s, &callbacks);
+    bool again = false;
+    {
+      Attachments& all = attachments();
+      std::lock_guard<std::mutex> lock(all.mutex);
+      for (const auto& entry : all.entries) {
+        if (entry.callbacks == &callbacks) {
+          r.state_ = entry.state.lock();  // the first registration's counts
+          again = true;
+          break;
+        }
+      }
+      if (!again) {
+        all.entries.push_back({&callbacks, s});
+        a->listed = true;
+      }
+    }
+    if (again) {
+      // A second set of callbacks would double every span and count.
+      static std::atomic<bool> said{false};
+      detail::adapter_log_once(said,
+                               "jitscope::llvm::register_callbacks: these "
+                               "PassInstrumentationCallbacks have jitscope's callbacks already; "
+                               "this call registers nothing (its options are ignored)");
+      return;
+    }
+    // Befores run in registration order; the afters go to the front, so
+    // that they run before the afters registered earlier: a span a callback
+    // registered before ours opened around a pass ends after ours, and one
+    // a callback registered later with ToFront (as LLVM's time-trace
+    // instrumentations do) opened inside ours ends before it ("Order").
     callbacks.registerBeforeNonSkippedPassCallback(
-        [s](::llvm::StringRef pass, ::llvm::Any ir) { s->begin(State::kPass, pass, ir); });
+        [a](::llvm::StringRef pass, ::llvm::Any ir) { a->state->begin(State::kPass, pass, ir); });
     callbacks.registerAfterPassCallback(
-        [s](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
-          s->end(State::kPass, pass, false);
-        });
+        [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+          a->state->end(State::kPass, pass, false);
+        },
+        /*ToFront=*/true);
     callbacks.registerAfterPassInvalidatedCallback(
-        [s](::llvm::StringRef pass, const ::llvm::PreservedAnalyses&) {
-          s->end(State::kPass, pass, true);
-        });
+        [a](::llvm::StringRef pass, const ::llvm::PreservedAnalyses&) {
+          a->state->end(State::kPass, pass, true);
+        },
+        /*ToFront=*/true);
     callbacks.registerBeforeSkippedPassCallback(
-        [s](::llvm::StringRef pass, ::llvm::Any ir) { s->skip(pass, ir); });
+        [a](::llvm::StringRef pass, ::llvm::Any ir) { a->state->skip(pass, ir); });
     if (options.analyses) {
-      callbacks.registerBeforeAnalysisCallback(
-          [s](::llvm::StringRef name, ::llvm::Any ir) { s->begin(State::kAnalysis, name, ir); });
+      callbacks.registerBeforeAnalysisCallback([a](::llvm::StringRef name, ::llvm::Any ir) {
+        a->state->begin(State::kAnalysis, name, ir);
+      });
       callbacks.registerAfterAnalysisCallback(
-          [s](::llvm::StringRef name, ::llvm::Any) { s->end(State::kAnalysis, name, false); });
+          [a](::llvm::StringRef name, ::llvm::Any) {
+            a->state->end(State::kAnalysis, name, false);
+          },
+          /*ToFront=*/true);
     }
     r.state_ = std::move(s);
   });

@@ -33,6 +33,22 @@
 // When the parent thread had a jitscope CompileUnit current (compile.hpp),
 // the worker is attached to that unit for the pipeline: its spans carry the
 // same compile_id. One Instrumentation serves all threads of its PassManager.
+// The pass that spawned them waits on its own thread meanwhile: a span
+// "wait for workers" (args "wait": true, "pipelines": how many ran on
+// workers) inside that pass's span covers it, from the first worker
+// pipeline's begin to the last one's end, so the pass's self time (its span
+// less its children) is its own work. That interval is what is observed:
+// MLIR reports no wait; the parent's own task dispatch overlaps its first
+// microseconds. Single-threaded runs have none.
+//
+// Order: MLIR runs the instrumentations' after-hooks in the reverse order
+// of their before-hooks, so spans the host's own instrumentations open
+// around a pass nest with jitscope's, added before or after it.
+//
+// Once: a second jitscope Instrumentation on the same PassManager sees, at
+// its first pass, the first one's span of that very pass begun just before;
+// it then records nothing at all (its counts() stay zero) and says so in
+// one `jitscope:` line (once per process).
 //
 // Cost: with no session, each callback is one relaxed load and a branch (the
 // end callbacks add a look at this thread's empty adapter stack). With a
@@ -52,6 +68,7 @@
 #include <mlir/IR/OperationSupport.h>  // OperationName, complete: the disabled form too
 #include <mlir/Pass/PassInstrumentation.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -115,12 +132,38 @@ class Instrumentation final : public ::mlir::PassInstrumentation {
 
  private:
 #if !defined(JITSCOPE_DISABLE)
-  enum Kind : std::uint32_t{kPass = 1, kAnalysis = 2, kPipeline = 3};
+  // Apart from jitscope::llvm's kinds: a frame of one never matches the other's.
+  enum Kind : std::uint32_t{kPass = 0x101, kAnalysis = 0x102, kPipeline = 0x103};
   using Frames = detail::AdapterStacks::Frames;
+
+  // The pipelines a pass spawned onto other threads (its adaptor's
+  // workers), from the first one's begin to the last one's end, until the
+  // pass ends on its own thread: there, that time is its wait.
+  struct WorkerPipelines {
+    std::uint64_t parent_thread = 0;
+    std::uintptr_t parent_pass = 0;
+    std::uint32_t session = 0;  // whose clock the times are of
+    std::uint64_t first_begin = 0, last_end = 0;
+    std::uint32_t open = 0, count = 0;
+  };
 
   void begin_op_span(Kind kind, std::string_view name, std::uintptr_t key, ::mlir::Operation* op,
                      ::mlir::Pass* pass) noexcept;
   void end_span(Kind kind, std::uintptr_t key, std::uintptr_t key2, bool failed) noexcept;
+  // end_frames_from, telling the workers' tally of each threaded pipeline
+  // it ends, and each pass below of its own pipelines' ends.
+  void end_frames(Frames& frames, std::size_t index) noexcept;
+  void note_worker_begin(std::uint64_t parent_thread, std::uintptr_t parent_pass,
+                         std::uint32_t session, std::uint64_t now);  // may throw: guarded
+  void note_worker_end(std::uint64_t parent_thread, std::uintptr_t parent_pass,
+                       std::uint64_t now) noexcept;
+  // Takes the workers' tally of `pass` ending on this thread and, with its
+  // frame (nullptr: none), writes the "wait for workers" span inside it.
+  void record_wait(const detail::AdapterFrame* frame, std::uintptr_t pass) noexcept;
+  // True once it found another jitscope instrumentation on its pass manager
+  // (added twice): from then on it records nothing.
+  bool duplicate() const noexcept;
+  void become_duplicate() noexcept;
   // The unit current on each thread that runs a pipeline or top-level pass
   // of this pass manager, for the workers its adaptors spawn.
   void remember_thread_unit(std::uint64_t thread) noexcept;
@@ -129,8 +172,11 @@ class Instrumentation final : public ::mlir::PassInstrumentation {
   void release_if_done(Frames& frames) noexcept;
 
   const std::uint64_t id_ = detail::new_adapter_id();
+  std::atomic<bool> duplicate_{false};
   std::mutex units_mutex_;
-  std::vector<std::pair<std::uint64_t, CompileUnitRef>> thread_units_;
+  std::vector<std::pair<std::uint64_t, CompileUnitRef>> thread_units_;  // guarded by units_mutex_
+  std::vector<WorkerPipelines> workers_;                                // guarded by units_mutex_
+  std::atomic<std::uint32_t> worker_entries_{0};  // workers_.size(), for a look without the lock
   std::atomic<std::uint64_t> passes_{0}, failed_{0}, analyses_{0}, pipelines_{0}, attached_{0},
       unmatched_{0}, dropped_{0};
 #endif
@@ -161,6 +207,13 @@ inline void Instrumentation::runAfterAnalysis(::llvm::StringRef, ::mlir::TypeID,
 
 inline std::string_view view_of(::llvm::StringRef s) noexcept { return {s.data(), s.size()}; }
 
+// llvm::get_threadid() (a system call on Linux), once per thread: what
+// MLIR's PipelineParentInfo::parentThreadID holds for the parent's thread.
+inline std::uint64_t this_thread_id() noexcept {
+  static thread_local const std::uint64_t id = ::llvm::get_threadid();
+  return id;
+}
+
 inline Counts Instrumentation::counts() const noexcept {
   const auto load = [](const std::atomic<std::uint64_t>& v) {
     return v.load(std::memory_order_relaxed);  // relaxed: a snapshot of tallies
@@ -176,16 +229,38 @@ inline Counts Instrumentation::counts() const noexcept {
   return c;
 }
 
+inline bool Instrumentation::duplicate() const noexcept {
+  return duplicate_.load(std::memory_order_relaxed);  // relaxed: a flag set once, read anywhere
+}
+
+inline void Instrumentation::become_duplicate() noexcept {
+  duplicate_.store(true, std::memory_order_relaxed);  // relaxed: see duplicate()
+  static std::atomic<bool> said{false};
+  detail::adapter_log_once(said,
+                           "jitscope::mlir: a second jitscope instrumentation on one PassManager "
+                           "records nothing (add one per PassManager)");
+}
+
 inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std::uintptr_t key,
                                            ::mlir::Operation* op, ::mlir::Pass* pass) noexcept {
-  if (!::jitscope::active()) return;
+  if (!::jitscope::active() || duplicate()) return;
+  detail::AdapterStacks& stacks = detail::this_thread_adapter_stacks();
+  // The same pass on the same op began just now in another jitscope
+  // instrumentation: both are on this pass manager (MLIR calls its
+  // instrumentations' before-hooks one after the other, and a Pass belongs
+  // to one pass manager). The first records; this one stops.
+  if (kind == kPass &&
+      stacks.other_top_matches(id_, kPass, key, reinterpret_cast<std::uintptr_t>(op))) {
+    become_duplicate();
+    return;
+  }
   const bool ok = detail::adapter_guarded([&] {
-    Frames& frames = detail::this_thread_adapter_stacks().get(id_);
+    Frames& frames = stacks.get(id_);
     detail::AdapterFrame frame;
     // A top-level pass on the host's thread: the unit current here is what
     // the workers of its adaptors attach to, and what the column charges.
     if (frames.empty()) {
-      remember_thread_unit(::llvm::get_threadid());
+      remember_thread_unit(this_thread_id());
       frame.phase = detail::begin_column_phase(column_);
     }
     frame.kind = kind;
@@ -221,27 +296,132 @@ inline void Instrumentation::end_span(Kind kind, std::uintptr_t key, std::uintpt
   Frames* frames = detail::this_thread_adapter_stacks().find(id_);
   const std::ptrdiff_t at = frames == nullptr ? -1 : detail::find_frame(*frames, kind, key, key2);
   if (at < 0) {
-    if (::jitscope::active()) unmatched_.fetch_add(1, std::memory_order_relaxed);
+    if (kind == kPass && worker_entries_.load(std::memory_order_relaxed) != 0) {
+      record_wait(nullptr, key);  // forgets its workers' tally: the pass had no span
+    }
+    if (::jitscope::active() && !duplicate()) unmatched_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  const auto index = static_cast<std::size_t>(at);
+  // relaxed: the workers' notes happen before this thread's wait returned
+  // (the thread pool's own synchronization), so a nonzero count is seen.
+  if (kind == kPass && worker_entries_.load(std::memory_order_relaxed) != 0) {
+    record_wait(&(*frames)[index], key);
+  }
   if (failed) {
-    if ((*frames)[static_cast<std::size_t>(at)].span) {
-      (*frames)[static_cast<std::size_t>(at)].span->arg("failed", true);
-    }
+    if ((*frames)[index].span) (*frames)[index].span->arg("failed", true);
     failed_.fetch_add(1, std::memory_order_relaxed);
   }
-  detail::end_frames_from(*frames, static_cast<std::size_t>(at));
+  end_frames(*frames, index);
   // A failed pass ends its pipeline too: OpToOpPassAdaptor::runPipeline
   // returns at the first failure, without runAfterPipeline.
   if (failed && kind == kPass && !frames->empty() && frames->back().kind == kPipeline) {
     if (frames->back().span) frames->back().span->arg("failed", true);
-    detail::end_frames_from(*frames, frames->size() - 1);
+    end_frames(*frames, frames->size() - 1);
   }
   release_if_done(*frames);
 }
 
+inline void Instrumentation::end_frames(Frames& frames, std::size_t index) noexcept {
+  if (index >= frames.size()) return;
+  // The pipelines among the frames that end: their parents, read first.
+  struct Ended {
+    std::uintptr_t parent_pass;
+    std::uint64_t parent_thread;
+    bool threaded;
+  };
+  Ended ended[4];
+  std::size_t count = 0;
+  for (std::size_t i = index; i < frames.size() && count < 4; ++i) {
+    if (frames[i].kind == kPipeline) {
+      ended[count++] = {frames[i].key, frames[i].key2, frames[i].threaded};
+    }
+  }
+  detail::end_frames_from(frames, index);
+  const std::uint32_t session = detail::session_word();
+  if (count == 0 || session == 0) return;
+  const std::uint64_t now = detail::read_clock(session);  // after their spans ended
+  for (std::size_t e = 0; e < count; ++e) {
+    if (ended[e].threaded) {
+      note_worker_end(ended[e].parent_thread, ended[e].parent_pass, now);
+      continue;
+    }
+    // The parent's own thread ran it: the parent's wait, if any, is after it.
+    for (std::size_t i = frames.size(); i-- > 0;) {
+      if (frames[i].kind == kPass && frames[i].key == ended[e].parent_pass) {
+        frames[i].last_own_end = now;
+        break;
+      }
+    }
+  }
+}
+
+inline void Instrumentation::note_worker_begin(std::uint64_t parent_thread,
+                                               std::uintptr_t parent_pass, std::uint32_t session,
+                                               std::uint64_t now) {
+  std::lock_guard<std::mutex> lock(units_mutex_);
+  WorkerPipelines* w = nullptr;
+  for (auto& entry : workers_) {
+    if (entry.parent_thread == parent_thread && entry.parent_pass == parent_pass) w = &entry;
+  }
+  if (w == nullptr) {
+    workers_.push_back({parent_thread, parent_pass, session, now, 0, 0, 0});  // may throw: guarded
+    worker_entries_.store(static_cast<std::uint32_t>(workers_.size()), std::memory_order_relaxed);
+    w = &workers_.back();
+  } else if (w->session != session) {
+    *w = {parent_thread, parent_pass, session, now, 0, 0, 0};
+  }
+  if (now < w->first_begin) w->first_begin = now;
+  ++w->open;
+  ++w->count;
+}
+
+inline void Instrumentation::note_worker_end(std::uint64_t parent_thread,
+                                             std::uintptr_t parent_pass,
+                                             std::uint64_t now) noexcept {
+  std::lock_guard<std::mutex> lock(units_mutex_);
+  for (auto& entry : workers_) {
+    if (entry.parent_thread == parent_thread && entry.parent_pass == parent_pass) {
+      if (now > entry.last_end) entry.last_end = now;
+      if (entry.open > 0) --entry.open;
+      return;
+    }
+  }
+}
+
+inline void Instrumentation::record_wait(const detail::AdapterFrame* frame,
+                                         std::uintptr_t pass) noexcept {
+  const std::uint64_t thread = this_thread_id();
+  WorkerPipelines w;
+  {
+    std::lock_guard<std::mutex> lock(units_mutex_);
+    std::size_t i = 0;
+    while (i < workers_.size() &&
+           !(workers_[i].parent_thread == thread && workers_[i].parent_pass == pass)) {
+      ++i;
+    }
+    if (i == workers_.size()) return;
+    w = workers_[i];
+    workers_[i] = workers_.back();
+    workers_.pop_back();
+    worker_entries_.store(static_cast<std::uint32_t>(workers_.size()), std::memory_order_relaxed);
+  }
+  // Only inside the pass's own span, the innermost open one on this thread.
+  if (frame == nullptr || !frame->span || w.count == 0) return;
+  const std::uint32_t session = detail::session_word();
+  if (session != w.session) return;
+  const std::uint64_t now = detail::read_clock(session);
+  // This thread waited from the first worker's start (or the end of the
+  // last pipeline it ran itself, when it is a pool thread that helped) to
+  // the last worker's end (now, if a worker's pipeline never ended).
+  const std::uint64_t begin = std::max(w.first_begin, frame->last_own_end);
+  const std::uint64_t end = w.open > 0 ? now : std::min(w.last_end, now);
+  detail::record_past_span(session, begin, end, "wait for workers",
+                           {{"wait", true}, {"pipelines", w.count}});
+}
+
 inline void Instrumentation::release_if_done(Frames& frames) noexcept {
-  if (frames.empty()) forget_thread_unit(::llvm::get_threadid());
+  if (frames.empty()) forget_thread_unit(this_thread_id());
 }
 
 inline void Instrumentation::remember_thread_unit(std::uint64_t thread) noexcept {
@@ -285,9 +465,10 @@ inline CompileUnitRef Instrumentation::unit_of_thread(std::uint64_t thread) noex
 // with runAfterPipeline on the same thread, or with nothing when a pass fails.
 inline void Instrumentation::runBeforePipeline(std::optional<::mlir::OperationName> name,
                                                const PipelineParentInfo& parent) {
-  if (!::jitscope::active()) return;
+  const std::uint32_t session = detail::session_word();
+  if (session == 0 || duplicate()) return;
   pipelines_.fetch_add(1, std::memory_order_relaxed);
-  const std::uint64_t thread = ::llvm::get_threadid();
+  const std::uint64_t thread = this_thread_id();
   const bool threaded = parent.parentThreadID != thread;
   const auto key = reinterpret_cast<std::uintptr_t>(parent.parentPass);
   const bool ok = detail::adapter_guarded([&] {
@@ -295,7 +476,7 @@ inline void Instrumentation::runBeforePipeline(std::optional<::mlir::OperationNa
     // The same parent's pipeline still open on top never got its end (its
     // first pass could not even start): it ends here.
     if (!frames.empty() && frames.back().matches(kPipeline, key, parent.parentThreadID)) {
-      detail::end_frames_from(frames, frames.size() - 1);
+      end_frames(frames, frames.size() - 1);
     }
     const bool first_on_thread = frames.empty();
     detail::AdapterFrame frame;
@@ -303,6 +484,9 @@ inline void Instrumentation::runBeforePipeline(std::optional<::mlir::OperationNa
     frame.key = key;
     frame.key2 = parent.parentThreadID;
     if (threaded) {
+      // Before its span: the parent's wait covers the whole pipeline.
+      note_worker_begin(parent.parentThreadID, key, session, detail::read_clock(session));
+      frame.threaded = true;
       CompileUnitRef unit = unit_of_thread(parent.parentThreadID);
       if (unit.valid()) {
         frame.attachment = attach_thread(unit);

@@ -1,15 +1,21 @@
 // What the compiler adapters (<jitscope/llvm.hpp>, <jitscope/mlir.hpp>)
 // share: each thread's stack of the pass runs an adapter instance has begun,
-// and the boundary that keeps an exception out of LLVM's and MLIR's frames.
+// the boundary that keeps an exception out of LLVM's and MLIR's frames, a
+// span written after the fact, and the adapters' one `jitscope:` line.
 // Internal: include an adapter header instead. Not used under JITSCOPE_DISABLE.
 #pragma once
 
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -45,6 +51,10 @@ struct AdapterFrame {
   ThreadAttachment attachment;  // a worker's pipeline: the parent's unit
   PhaseHandle phase;            // an outermost run with Options::column
   std::optional<Span> span;
+  // MLIR: a pass's: when the last pipeline it ran on its own thread ended
+  // (its wait for workers begins after it); a pipeline's: run on a worker.
+  std::uint64_t last_own_end = 0;
+  bool threaded = false;
 
   bool matches(std::uint32_t k, std::uintptr_t a, std::uintptr_t b) const noexcept {
     return kind == k && key == a && key2 == b;
@@ -63,6 +73,18 @@ class AdapterStacks {
       if (e.owner == owner) return &e.frames;
     }
     return nullptr;
+  }
+  // True when another owner's innermost frame on this thread is exactly
+  // (kind, key, key2): the same run, begun just before by a second instance
+  // attached to the same pass manager.
+  bool other_top_matches(std::uint64_t owner, std::uint32_t kind, std::uintptr_t key,
+                         std::uintptr_t key2) const noexcept {
+    for (const Entry& e : entries_) {
+      if (e.owner != owner && !e.frames.empty() && e.frames.back().matches(kind, key, key2)) {
+        return true;
+      }
+    }
+    return false;
   }
   // The same, made when missing (may allocate: call inside adapter_guarded).
   Frames& get(std::uint64_t owner) {
@@ -110,6 +132,46 @@ inline PhaseHandle begin_column_phase(std::string_view column) noexcept {
   options.column = column;
   options.exclusive = true;
   return begin_phase(key, options);
+}
+
+// A span that began and ended earlier, written now on this thread as a
+// child of its innermost open span: `begin` and `end` are times of
+// `session`'s clock (read_clock), read on any thread. The trace keeps it
+// inside that span and after the spans that ended there before it (the
+// writer's ties: trace_writer.hpp). Nothing when the session changed since
+// or the interval is empty. `name` must be a string literal.
+inline void record_past_span(std::uint32_t session, std::uint64_t begin, std::uint64_t end,
+                             const char* name, std::initializer_list<Arg> args) noexcept {
+  if (session == 0 || session != session_word() || end <= begin) return;
+  const SpanToken token = begin_static(session, begin, name);
+  if (token.session() == 0) return;
+  if (token.recorded()) {
+    for (const Arg& a : args) add_arg(token, a);
+  }
+  end_span(token, end);
+}
+
+// The adapters' one line for a misuse: "jitscope: <message>" on stderr in
+// one write(2), the first time `said` is seen false (once per process).
+inline void adapter_log_once(std::atomic<bool>& said, std::string_view message) noexcept {
+  if (said.exchange(true, std::memory_order_relaxed)) return;  // relaxed: one writer is all
+  char line[512];
+  constexpr std::string_view kPrefix = "jitscope: ";
+  std::size_t n = kPrefix.size();
+  std::memcpy(line, kPrefix.data(), n);
+  const std::size_t len =
+      message.size() < sizeof(line) - n - 1 ? message.size() : sizeof(line) - n - 1;
+  std::memcpy(line + n, message.data(), len);
+  n += len;
+  line[n++] = '\n';
+  const int saved = errno;
+  for (std::size_t off = 0; off < n;) {
+    const ssize_t w = ::write(STDERR_FILENO, line + off, n - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  errno = saved;
 }
 
 // The innermost frame that matches, or -1.
