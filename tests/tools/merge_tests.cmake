@@ -39,3 +39,24 @@ jitscope_add_tools_test(merge_output_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/mer
 target_compile_definitions(merge_output_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
                            JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
 add_dependencies(merge_output_test jitscope-merge jitscope-report)
+
+# perfetto_memory_test (issue 36, items 15-16): the Perfetto reader's memory
+# bounded in bytes (70,000 SDK-shaped thread sequences read whole; slices'
+# room given back; long names and the rest stop at the bound with one
+# error) and its inflate work (a zstd bomb); the tools' peak RSS under fixed
+# bounds. tool_inputs_test (item 20): neither tool opens a FIFO input or
+# writes over an input (-o naming it by any path, link or stdin).
+jitscope_add_tools_test(perfetto_memory_test
+                        SOURCES "${CMAKE_CURRENT_LIST_DIR}/perfetto_memory_test.cpp"
+                        LIBS jitscope_trace_reader)
+if(JITSCOPE_TOOLS_HAVE_ZSTD)
+  target_include_directories(perfetto_memory_test SYSTEM PRIVATE "${JITSCOPE_ZSTD_INCLUDE_DIR}")
+  target_link_libraries(perfetto_memory_test PRIVATE "${JITSCOPE_ZSTD_LIBRARY}")
+  target_compile_definitions(perfetto_memory_test PRIVATE JITSCOPE_TEST_HAVE_ZSTD=1)
+endif()
+jitscope_add_tools_test(tool_inputs_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/tool_inputs_test.cpp")
+foreach(t perfetto_memory_test tool_inputs_test)
+  target_compile_definitions(${t} PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
+                             JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
+  add_dependencies(${t} jitscope-merge jitscope-report)
+endforeach()

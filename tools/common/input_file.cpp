@@ -27,6 +27,17 @@ long read_fd(int fd, char* dst, std::size_t n) {
   return static_cast<long>(got);
 }
 
+// "<label>: is a directory", or "<label>: is not a regular file (a FIFO) ...".
+std::string not_regular(const std::string& label, mode_t mode) {
+  if (S_ISDIR(mode)) return label + ": is a directory";
+  const char* kind = S_ISFIFO(mode)   ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "not a file";
+  return label + ": is not a regular file (" + kind + "); to read a pipe, give it as stdin: -";
+}
+
 }  // namespace
 
 #if JITSCOPE_TOOLS_HAVE_ZLIB
@@ -68,8 +79,18 @@ bool InputFile::open(const std::string& path, std::string* error) {
   if (from_stdin) {
     fd_ = 0;
   } else {
+    // Only a regular file, looked at before it is opened: opening a FIFO
+    // waits for a writer (forever, if none comes: `--children` listing
+    // one hung), and a device may never end. A pipe is read as stdin.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      *error = not_regular(label_, st.st_mode);
+      return false;
+    }
+    // O_NONBLOCK: should a FIFO take its place before the open, the open
+    // returns at once, and the check below refuses it.
     do {
-      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     } while (fd_ < 0 && errno == EINTR);
     if (fd_ < 0) {
       const int err = errno;
@@ -77,6 +98,12 @@ bool InputFile::open(const std::string& path, std::string* error) {
       return false;
     }
     owns_fd_ = true;
+    if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
+      *error = not_regular(label_, st.st_mode);
+      close();
+      return false;
+    }
+    (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   }
   struct stat st {};
   if (::fstat(fd_, &st) == 0) {

@@ -54,8 +54,12 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
 
   // Opens `path` ("-" = stdin, never closed) and looks at its first two
-  // bytes. false with *error = "<label>: cannot open: <reason>", "<label>:
-  // is a directory" or "<label>: byte 0: read error: <reason>".
+  // bytes. A path must name a regular file (a link to one is fine): a FIFO,
+  // a device or a socket is refused before it is opened, so that nothing
+  // blocks or reads forever (a pipe is read as stdin). false with *error =
+  // "<label>: cannot open: <reason>", "<label>: is a directory", "<label>:
+  // is not a regular file (a FIFO); to read a pipe, give it as stdin: -"
+  // or "<label>: byte 0: read error: <reason>".
   bool open(const std::string& path, std::string* error);
   // "<stdin>" for "-", else the path.
   const std::string& label() const noexcept { return label_; }

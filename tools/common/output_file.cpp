@@ -40,6 +40,14 @@ bool follow_links(std::string path, std::string* target, std::string* error) {
 
 }  // namespace
 
+bool same_file(const std::string& output, const std::string& input) noexcept {
+  struct stat out {};
+  struct stat in {};
+  if (::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return false;
+  const int rc = input == "-" ? ::fstat(0, &in) : ::stat(input.c_str(), &in);
+  return rc == 0 && S_ISREG(in.st_mode) && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!tmp_.empty()) ::unlink(tmp_.c_str());

@@ -8,6 +8,8 @@
 // - a symbolic link: followed to the file it ends at, which gets the output
 //   as above; the link stays;
 // - a directory: refused.
+// Neither tool may write over its own input: same_file() says whether an
+// output path is an input file, however either is named.
 #pragma once
 
 #include <string>
@@ -43,5 +45,12 @@ class OutputFile {
   std::string buf_;
   int fd_ = -1;
 };
+
+// Whether writing `output` would replace the regular file `input` is ("-":
+// the file stdin reads, if it is one): the same device and inode, so another
+// spelling, a hard link or a symbolic link to it count. False when either
+// does not exist or is not a regular file (a device or FIFO output is
+// written in place, and non-regular inputs are refused: input_file.hpp).
+bool same_file(const std::string& output, const std::string& input) noexcept;
 
 }  // namespace jitscope::tools

@@ -12,15 +12,9 @@ namespace pf = detail::pf;
 using proto::Field;
 using proto::FieldReader;
 
-// What a map entry costs beside its string: bounds a file of many empty names.
-constexpr std::size_t kEntryOverhead = 64;
-
 }  // namespace
 
-std::string PerfettoDecoder::State::limit() const {
-  return max_bytes % (std::size_t{1} << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
-                                                 : std::to_string(max_bytes) + " bytes";
-}
+std::string PerfettoDecoder::State::limit() const { return size_text(max_bytes); }
 
 void PerfettoDecoder::State::check_size(const std::string& s, const char* at,
                                         const char* what) const {
@@ -31,12 +25,12 @@ void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes
   FieldReader r(bytes);
   Field f;
   while (r.next(&f)) {
-    Strings* table = nullptr;
+    Table kind;
     switch (f.number) {
-      case pf::interned::kEventCategories: table = &seq.categories; break;
-      case pf::interned::kEventNames: table = &seq.names; break;
-      case pf::interned::kDebugAnnotationNames: table = &seq.arg_names; break;
-      case pf::interned::kDebugAnnotationStringValues: table = &seq.strings; break;
+      case pf::interned::kEventCategories: kind = Table::kCategory; break;
+      case pf::interned::kEventNames: kind = Table::kName; break;
+      case pf::interned::kDebugAnnotationNames: kind = Table::kArgName; break;
+      case pf::interned::kDebugAnnotationStringValues: kind = Table::kString; break;
       default: continue;  // interned data of other kinds (callstacks, ...): not used
     }
     want(f, pf::kLengthDelimited, "an InternedData entry");
@@ -54,21 +48,35 @@ void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes
       }
     }
     check(e);
-    const auto [it, added] = table->try_emplace(iid);
-    const std::size_t before = it->second.size() + (added ? 0 : kEntryOverhead);
-    it->second.assign(name);
-    const std::size_t after = it->second.size() + kEntryOverhead;
+    const std::size_t before_table = buckets(seq.interned.bucket_count());
+    const auto [it, added] = seq.interned.try_emplace(Iid{iid, kind});
+    // A rehash's new bucket array, counted as the table's (not in the
+    // interned-strings bound, which counts what the file defines).
+    const std::size_t grown = buckets(seq.interned.bucket_count()) - before_table;
+    seq.table += grown;
+    hold(grown, f.start);
+    const std::size_t before = added ? 0 : entry(sizeof(Strings::value_type), it->second);
+    // A fresh string: its room is its size (assign would keep a longer
+    // name's room), so that the count below is what the table holds.
+    std::string(name).swap(it->second);
+    const std::size_t after = entry(sizeof(Strings::value_type), it->second);
     seq.interned_bytes = seq.interned_bytes - before + after;
     interned_bytes = interned_bytes - before + after;
     if (interned_bytes > max_bytes) bad(f.start, "interned strings of more than " + limit());
+    if (after >= before) {
+      hold(after - before, f.start);
+    } else {
+      drop(before - after);
+    }
   }
   check(r);
 }
 
-const std::string& PerfettoDecoder::State::lookup(const Strings& table, std::uint64_t iid) {
+const std::string& PerfettoDecoder::State::lookup(const Sequence& seq, Table kind,
+                                                  std::uint64_t iid) {
   static const std::string kNone;
-  const auto it = table.find(iid);
-  if (it != table.end()) return it->second;
+  const auto it = seq.interned.find(Iid{iid, kind});
+  if (it != seq.interned.end()) return it->second;
   ++skips.unknown_iids;
   return kNone;
 }
@@ -110,7 +118,7 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     switch (f.number) {
       case pf::annotation::kNameIid:
         want(f, pf::kVarint, "DebugAnnotation.name_iid");
-        name = lookup(seq.arg_names, f.value);
+        name = lookup(seq, Table::kArgName, f.value);
         has_name = true;
         break;
       case pf::annotation::kName:
@@ -165,7 +173,9 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     case Kind::kInt: detail::append_int(*out, static_cast<std::int64_t>(value)); break;
     case Kind::kDouble: detail::append_double(*out, std::bit_cast<double>(value)); break;
     case Kind::kString: detail::append_json_string(*out, text); break;
-    case Kind::kStringIid: detail::append_json_string(*out, lookup(seq.strings, value)); break;
+    case Kind::kStringIid:
+      detail::append_json_string(*out, lookup(seq, Table::kString, value));
+      break;
     case Kind::kPointer: {
       char buf[24];
       std::snprintf(buf, sizeof buf, "\"0x%llx\"", static_cast<unsigned long long>(value));
@@ -191,6 +201,7 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     }
   }
   check_size(*out, bytes.data(), "an event's args");
+  check_memory(bytes.data());
 }
 
 }  // namespace jitscope::tools

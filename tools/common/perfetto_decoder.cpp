@@ -16,15 +16,17 @@ bool is_sequence_clock(std::uint64_t id) noexcept { return id >= 64 && id < 128;
 }  // namespace
 
 PerfettoDecoder::PerfettoDecoder(std::function<bool(const RawEvent&)> on_event,
-                                 std::size_t max_bytes)
-    : s_(std::make_unique<State>(std::move(on_event), max_bytes)) {}
+                                 std::size_t max_bytes, std::size_t max_memory)
+    : s_(std::make_unique<State>(std::move(on_event), max_bytes, max_memory)) {}
 PerfettoDecoder::~PerfettoDecoder() = default;
 
 bool PerfettoDecoder::packet(std::string_view bytes, std::uint64_t offset, std::string* error) {
   s_->base = bytes.data();
   s_->offset = offset;
+  s_->packet_end = offset + bytes.size();
   try {
     s_->packet(bytes);
+    s_->settle_buffers();
   } catch (const PerfettoBad& b) {
     if (s_->stopped) return false;  // on_event said stop: *error is the callback's
     if (error != nullptr) {
@@ -41,9 +43,11 @@ void PerfettoDecoder::finish() {
     s_->skips.unended += t.depth;
     t.depth = 0;
   }
-  s_->open_slices = 0;
   s_->open_bytes = 0;
 }
+
+void PerfettoDecoder::set_buffer_bytes(std::size_t bytes) noexcept { s_->outside = bytes; }
+std::size_t PerfettoDecoder::memory() const noexcept { return s_->in_use(); }
 
 bool PerfettoDecoder::stopped() const noexcept { return s_->stopped; }
 std::uint64_t PerfettoDecoder::events() const noexcept { return s_->events; }
@@ -187,14 +191,18 @@ PerfettoDecoder::State::Sequence& PerfettoDecoder::State::sequence(std::uint32_t
                                                                    const char* at) {
   const auto it = sequences.find(id);
   if (it != sequences.end()) return it->second;
-  if (sequences.size() >= kMaxSequences) {
-    bad(at, "more than " + std::to_string(kMaxSequences) + " packet sequences");
-  }
-  return sequences[id];
+  // No bound on their number: the SDK writes one per thread, and threads
+  // come and go in a long-running compiler. Each costs its bytes.
+  hold(chunk(sizeof(void*) + sizeof(std::pair<std::uint32_t, Sequence>)), at);
+  const std::size_t before = buckets(sequences.bucket_count());
+  Sequence& s = sequences[id];
+  hold(buckets(sequences.bucket_count()) - before, at);  // a rehash's new bucket array
+  return s;
 }
 
 void PerfettoDecoder::State::reset(Sequence& s) {
   interned_bytes -= s.interned_bytes;
+  drop(s.interned_bytes + s.table + room(s.clocks));
   s = Sequence{};
 }
 
@@ -280,7 +288,12 @@ void PerfettoDecoder::State::clock_snapshot(Sequence& seq, std::string_view byte
     if (!is_sequence_clock(c.id)) continue;
     auto k = std::find_if(seq.clocks.begin(), seq.clocks.end(),
                           [&](const SeqClock& s) { return s.id == c.id; });
-    if (k == seq.clocks.end()) k = seq.clocks.insert(seq.clocks.end(), SeqClock{});
+    if (k == seq.clocks.end()) {
+      const std::size_t before = room(seq.clocks);
+      make_room(seq.clocks, bytes.data());
+      held += room(seq.clocks) - before;  // make_room checked it
+      k = seq.clocks.insert(seq.clocks.end(), SeqClock{});
+    }
     k->id = c.id;
     k->incremental = c.incremental;
     k->multiplier = c.multiplier;
@@ -293,8 +306,11 @@ void PerfettoDecoder::State::clock_snapshot(Sequence& seq, std::string_view byte
 PerfettoDecoder::State::Track& PerfettoDecoder::State::track(std::uint64_t uuid, const char* at) {
   const auto it = tracks.find(uuid);
   if (it != tracks.end()) return it->second;
-  if (tracks.size() >= kMaxTracks) bad(at, "more than " + std::to_string(kMaxTracks) + " tracks");
-  return tracks[uuid];
+  hold(chunk(sizeof(void*) + sizeof(std::pair<std::uint64_t, Track>)), at);
+  const std::size_t before = buckets(tracks.bucket_count());
+  Track& t = tracks[uuid];
+  hold(buckets(tracks.bucket_count()) - before, at);  // a rehash's new bucket array
+  return t;
 }
 
 void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
@@ -351,7 +367,11 @@ void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
   }
   check(r);
   Track& t = track(uuid, bytes.data());
-  if (has_name) t.name.assign(name);
+  if (has_name) {
+    const std::size_t before = heap(t.name);
+    t.name.assign(name);
+    refit(t.name, before, bytes.data());
+  }
   if (has_parent) {
     t.has_parent = true;
     t.parent = parent;
@@ -362,8 +382,11 @@ void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
   t.pid = pid;
   t.tid = thread ? tid : 0;
   if (!has_own_name && has_name) own_name = name, has_own_name = true;
-  if (!has_own_name || own_name.empty() || own_name == t.named) return;
-  t.named.assign(own_name);
+  if (!has_own_name || own_name.empty()) return;
+  const std::uint64_t named = std::hash<std::string_view>{}(own_name);
+  if (t.has_named && t.named == named) return;
+  t.has_named = true;
+  t.named = named;
   event.assign("{\"ph\":\"M\",\"name\":");
   event.append(thread ? "\"thread_name\"" : "\"process_name\"");
   pfjson::append_place(event, t.pid, t.tid);

@@ -41,10 +41,25 @@
 // latest absolute ClockSnapshot (primary_trace_clock; BOOTTIME if none);
 // a clock the snapshot lacks is taken as the trace's clock.
 //
-// Bounds (a hostile file is an error, never unbounded memory): interned
-// strings, open slices' held bytes and events each at most max_bytes (the
-// reader's max_event_bytes), 1 << 16 sequences, 1 << 20 tracks and open
-// slices, annotations nested 64 deep.
+// Bounds (a hostile file is an error, never unbounded memory or work):
+// - memory: everything the decoder keeps (sequences, tracks, interned
+//   strings, open slices, with the room they hold) and the buffers of the
+//   packet being decoded (its inflated bytes, the event being written, the
+//   caller's read buffer: set_buffer_bytes) at most max_memory in all
+//   (TraceReader::kMaxMemoryBytes, 512 MiB), counted in bytes as they grow:
+//   "byte N: reading this trace takes more than 512 MiB of memory (...)".
+//   Counts are not bounded: the SDK writes a sequence per thread, and a
+//   long-running compiler's threads come and go (a sequence with a few
+//   names is about 0.5 KiB, its thread's track 0.3 KiB: some 600,000
+//   threads fit). A track keeps the room of its deepest nesting only while
+//   it is that deep; an ended slice keeps up to 256 bytes of strings for
+//   the next BEGIN.
+// - interned strings, open slices' strings and each event at most
+//   max_bytes (the reader's max_event_bytes); annotations nested 64 deep.
+// - inflating: a compressed packet to at most max_bytes; all of them
+//   together to 64 MiB plus 1024 bytes per byte of input read so far
+//   (deflate's own limit is 1032:1; a zstd frame of runs passes 30000:1,
+//   and every inflated byte is decoding time).
 #pragma once
 
 #include "trace_reader.hpp"
@@ -60,7 +75,8 @@ namespace jitscope::tools {
 class PerfettoDecoder {
  public:
   explicit PerfettoDecoder(std::function<bool(const RawEvent&)> on_event,
-                           std::size_t max_bytes = TraceReader::kMaxEventBytes);
+                           std::size_t max_bytes = TraceReader::kMaxEventBytes,
+                           std::size_t max_memory = TraceReader::kMaxMemoryBytes);
   ~PerfettoDecoder();
   PerfettoDecoder(const PerfettoDecoder&) = delete;
   PerfettoDecoder& operator=(const PerfettoDecoder&) = delete;
@@ -72,6 +88,12 @@ class PerfettoDecoder {
   // The end of the input: slices begun and never ended are counted (their
   // JSON form, cut before their X was written, lacks them too).
   void finish();
+
+  // Bytes the caller holds to hand packets over (its read buffer), counted
+  // against max_memory from the next packet on.
+  void set_buffer_bytes(std::size_t bytes) noexcept;
+  // Bytes in use now by the count above (the buffer's included).
+  std::size_t memory() const noexcept;
 
   bool stopped() const noexcept;
   std::uint64_t events() const noexcept;       // handed to on_event

@@ -46,6 +46,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
     if (cats.size() + c.size() + 1 > max_bytes) {
       bad(f.start, "an event's categories larger than " + limit());
     }
+    if (cats.size() + c.size() + 1 > cats.capacity()) check_memory(f.start, 2 * cats.capacity());
     if (has_cat) cats.push_back(',');
     cats.append(c);
     has_cat = true;
@@ -55,7 +56,11 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
     const bool ok_wire = g.wire == pf::kLengthDelimited ||
                          g.wire == static_cast<std::uint32_t>(fixed64 ? pf::kFixed64 : pf::kVarint);
     if (!ok_wire) want(g, fixed64 ? pf::kFixed64 : pf::kVarint, what);
-    if (!proto::for_each_repeated(g, fixed64, [&](std::uint64_t v) { into->push_back(v); })) {
+    // A packed varint list takes 8 bytes per byte here: counted as it grows.
+    if (!proto::for_each_repeated(g, fixed64, [&](std::uint64_t v) {
+          make_room(*into, g.start);
+          into->push_back(v);
+        })) {
       bad(g.start, std::string("a malformed packed ") + what);
     }
   };
@@ -72,7 +77,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
         break;
       case pf::event::kNameIid:
         want(f, pf::kVarint, "TrackEvent.name_iid");
-        name = lookup(seq.names, f.value);
+        name = lookup(seq, Table::kName, f.value);
         has_name = true;
         break;
       case pf::event::kName:
@@ -83,7 +88,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       case pf::event::kCategoryIids: {
         ids.clear();
         repeated(f, false, &ids, "TrackEvent.category_iids");
-        for (const std::uint64_t iid : ids) add_cat(lookup(seq.categories, iid));
+        for (const std::uint64_t iid : ids) add_cat(lookup(seq, Table::kCategory, iid));
         break;
       }
       case pf::event::kCategories:
@@ -92,6 +97,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
         break;
       case pf::event::kDebugAnnotations:
         want(f, pf::kLengthDelimited, "TrackEvent.debug_annotations");
+        make_room(annotations, f.start);  // 16 bytes per field of 2
         annotations.push_back(f.bytes);
         break;
       case pf::event::kCounterValue:
@@ -126,22 +132,28 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
   }
   switch (type) {
     case pf::event::kSliceBegin: {
-      if (open_slices >= kMaxOpenSlices) {
-        bad(bytes.data(), "more than " + std::to_string(kMaxOpenSlices) + " slices open at once");
+      const char* const at = bytes.data();
+      if (t.depth == t.open.size()) {
+        const std::size_t before = room(t.open);
+        make_room(t.open, at);
+        held += room(t.open) - before;  // make_room checked it
+        t.open.emplace_back();
       }
-      if (t.depth == t.open.size()) t.open.emplace_back();
       OpenSlice& s = t.open[t.depth];
+      std::size_t before = heap(s.head);
       s.head.clear();
       append_cat_name(s.head, cats, has_cat, name);
+      refit(s.head, before, at);
+      before = heap(s.args);
       s.args.clear();
       append_args(seq, &s.args);
+      refit(s.args, before, at);
       s.ts = ts;
       s.pid = where.pid;
       s.tid = where.tid;
       open_bytes += s.head.size() + s.args.size();
-      if (open_bytes > max_bytes) bad(bytes.data(), "open slices holding more than " + limit());
+      if (open_bytes > max_bytes) bad(at, "open slices holding more than " + limit());
       ++t.depth;
-      ++open_slices;
       break;
     }
     case pf::event::kSliceEnd: {
@@ -150,7 +162,6 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
         break;
       }
       OpenSlice& s = t.open[--t.depth];
-      --open_slices;
       open_bytes -= s.head.size() + s.args.size();
       scratch.clear();
       append_args(seq, &scratch);
@@ -165,6 +176,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       append_place(event, s.pid, s.tid);
       append_args_object(event, s.args, scratch);
       event.push_back('}');
+      trim(t, s);  // s may be gone after it
       hand_over(bytes.data());
       break;
     }
@@ -235,6 +247,11 @@ void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
 
 void PerfettoDecoder::State::hand_over(const char* at) {
   check_size(event, at, "an event");
+  // Only a grown event can have passed the bound since the last check.
+  if (event.capacity() > event_room) {
+    check_memory(at, kJsonPadding);
+    event_room = event.capacity() + kJsonPadding;
+  }
   ++events;
   largest = std::max(largest, event.size());
   const std::size_t size = event.size();

@@ -45,13 +45,15 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
   namespace pf = detail::pf;
   protobuf_ = true;
   const std::string& label = in.label();
-  PerfettoDecoder decoder([&on_event](const RawEvent& e) { return on_event(e); }, max_event_bytes_);
+  PerfettoDecoder decoder([&on_event](const RawEvent& e) { return on_event(e); }, max_event_bytes_,
+                          max_memory_);
   std::vector<char>& buf = buffer_;
   std::size_t pos = 0, end = head.size();
   std::uint64_t base = 0;  // input offset of buf[0]
   bool eof = false;
   if (buf.size() < end) buf.resize(end);
   std::memcpy(buf.data(), head.data(), head.size());
+  decoder.set_buffer_bytes(buf.size());
   bytes_read_ = head.size();
 
   auto fail = [&](std::uint64_t at, const std::string& what) {
@@ -74,7 +76,15 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
       // Tests shrink chunk_size_ to cross every boundary; otherwise whole
       // packets in reads of at least 1 MiB.
       const std::size_t to_read = std::min(chunk_size_, std::max(need - end, std::size_t{1} << 20));
-      if (buf.size() < end + to_read) buf.resize(std::max(end + to_read, buf.size() * 2));
+      // The room the packet needs, no more: the buffer counts against the
+      // decoder's memory bound, and one big packet must not leave it big.
+      const std::size_t want = std::max(need, end + to_read);
+      if (buf.size() < want || buf.size() > 4 * want + (std::size_t{16} << 20)) {
+        std::vector<char> next(want);
+        std::memcpy(next.data(), buf.data(), end);
+        buf.swap(next);
+        decoder.set_buffer_bytes(buf.size());
+      }
       const long n = in.read(buf.data() + end, to_read, &why);
       if (n < 0) {
         read_failed = true;

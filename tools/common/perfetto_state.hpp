@@ -57,10 +57,17 @@ struct PerfettoBad {
 };
 
 struct PerfettoDecoder::State {
-  static constexpr std::size_t kMaxSequences = std::size_t{1} << 16;
-  static constexpr std::size_t kMaxTracks = std::size_t{1} << 20;
-  static constexpr std::size_t kMaxOpenSlices = std::size_t{1} << 20;
   static constexpr int kMaxAnnotationDepth = 64;
+  // What an allocation of n bytes takes from malloc (glibc: a chunk of n + 8
+  // rounded up to 16, 32 at least): memory is counted in chunks, so that a
+  // file of many small things is bounded like one of a few big ones.
+  static constexpr std::size_t chunk(std::size_t n) noexcept {
+    return n == 0 ? 0 : n + 8 < 32 ? 32 : (n + 8 + 15) & ~std::size_t{15};
+  }
+  // A track keeps this many ended slices' room, and an ended slice up to
+  // this many bytes of strings, for the next BEGIN (trim()).
+  static constexpr std::size_t kKeptSlices = 8;
+  static constexpr std::size_t kKeptSliceBytes = 256;
 
   // A sequence-scoped clock (64..127) as its ClockSnapshot defined it:
   // trace-clock ns = value * multiplier + offset.
@@ -71,15 +78,36 @@ struct PerfettoDecoder::State {
     std::uint64_t last = 0;  // an incremental clock's value after the latest packet
     std::int64_t offset = 0;
   };
-  using Strings = std::unordered_map<std::uint64_t, std::string>;
+  // Keys the file chooses (uuids, sequence ids, interned ids), hashed with
+  // a seed of this process: std::hash of an integer is the integer, and a
+  // file of 200,000 uuids that are multiples of the bucket count took 50 s
+  // to insert (a million, hours).
+  struct Hash {
+    std::size_t operator()(std::uint64_t v) const noexcept;  // perfetto_memory.cpp
+  };
+  // Interned strings, all kinds in one table per sequence (one table costs
+  // one bucket array: the SDK's many short-lived threads intern few names).
+  enum class Table : std::uint8_t { kName, kCategory, kArgName, kString };
+  struct Iid {
+    std::uint64_t iid;
+    Table kind;
+    bool operator==(const Iid&) const = default;
+  };
+  struct IidHash {
+    std::size_t operator()(const Iid& k) const noexcept {
+      return Hash{}(k.iid) ^ static_cast<std::size_t>(k.kind);
+    }
+  };
+  using Strings = std::unordered_map<Iid, std::string, IidHash>;
   struct Sequence {
     bool valid = false;          // incremental state cleared, and not lost since
-    std::uint32_t clock_id = 0;  // trace_packet_defaults.timestamp_clock_id; 0: the trace clock
     bool has_track = false;      // track_event_defaults.track_uuid
+    std::uint32_t clock_id = 0;  // trace_packet_defaults.timestamp_clock_id; 0: the trace clock
     std::uint64_t track = 0;
-    Strings names, categories, arg_names, strings;
+    Strings interned;
     std::vector<SeqClock> clocks;
-    std::size_t interned_bytes = 0;
+    std::size_t interned_bytes = 0;  // the table's entries, overhead included
+    std::size_t table = 0;           // its bucket array
   };
   struct OpenSlice {
     std::string head;  // `,"cat":...,"name":...` as the X will have them
@@ -90,11 +118,15 @@ struct PerfettoDecoder::State {
   struct Track {
     bool is_process = false, is_thread = false;
     bool has_parent = false;
+    bool has_named = false;
     std::uint64_t parent = 0;
     std::int64_t pid = 0, tid = 0;
-    std::string name;             // the descriptor's name (an NVTX domain, a counter)
-    std::string named;            // the process or thread name last written as "M"
-    std::vector<OpenSlice> open;  // [0, depth) open; kept beyond for their capacity
+    std::string name;  // the descriptor's name (an NVTX domain, a counter)
+    // The process or thread name last written as "M", as a hash: only
+    // compared, and a thread's name kept whole for every track would cost
+    // what a hostile file asks (a collision would drop one rename).
+    std::uint64_t named = 0;
+    std::vector<OpenSlice> open;  // [0, depth) open; kept beyond for their room (trim())
     std::size_t depth = 0;
   };
   // Where an event on a track goes in the JSON form.
@@ -110,27 +142,36 @@ struct PerfettoDecoder::State {
   std::size_t largest = 0;
   bool stopped = false;
 
-  std::unordered_map<std::uint32_t, Sequence> sequences;
-  std::unordered_map<std::uint64_t, Track> tracks;
+  std::unordered_map<std::uint32_t, Sequence, Hash> sequences;
+  std::unordered_map<std::uint64_t, Track, Hash> tracks;
   std::uint32_t primary_clock = detail::pf::clock::kBoottime;    // Perfetto's default
   std::vector<std::pair<std::uint32_t, std::int64_t>> snapshot;  // latest absolute one, ns
   std::size_t interned_bytes = 0;
-  std::size_t open_slices = 0;
-  std::size_t open_bytes = 0;
+  std::size_t open_bytes = 0;  // the open slices' strings, by size
+
+  // Memory (perfetto_memory.cpp): everything the decoder holds, and the
+  // caller's buffer around the packet, against max_memory.
+  std::size_t max_memory;
+  std::size_t held = 0;      // kept between packets: sequences, tracks, interned strings, slices
+  std::size_t outside = 0;   // the caller's buffer holding the packet
+  std::size_t inflated = 0;  // a compressed packet's output, while its packets are decoded
+  std::uint64_t inflated_total = 0;  // all compressed packets' output so far
+  std::uint64_t packet_end = 0;      // the input's bytes up to the end of the packet
 
   // The packet being decoded: where its bytes are in the input.
   const char* base = nullptr;
   std::uint64_t offset = 0;
   bool inflating = false;  // decoding the packets of a compressed packet
 
-  std::string event;    // the event being written, then its padding
-  std::string scratch;  // END args, instant args
-  std::string cats;     // the event's categories, ','-joined
+  std::string event;           // the event being written, then its padding
+  std::size_t event_room = 0;  // its room when memory was last checked
+  std::string scratch;         // END args, instant args
+  std::string cats;            // the event's categories, ','-joined
   std::vector<std::string_view> annotations;
   std::vector<std::uint64_t> flows, terminating, ids;
 
-  explicit State(std::function<bool(const RawEvent&)> fn, std::size_t max)
-      : on_event(std::move(fn)), max_bytes(max == 0 ? 1 : max) {}
+  State(std::function<bool(const RawEvent&)> fn, std::size_t max, std::size_t memory)
+      : on_event(std::move(fn)), max_bytes(max == 0 ? 1 : max), max_memory(memory) {}
 
   // perfetto_decoder.cpp
   void packet(std::string_view bytes);
@@ -145,6 +186,54 @@ struct PerfettoDecoder::State {
   // perfetto_inflate.cpp: the packets of a compressed packet, decoded.
   void compressed_packets(std::string_view bytes, bool zstd, const char* at);
 
+  // perfetto_memory.cpp
+  // Bytes `s` holds beyond the object itself (0 while its text is inline).
+  static std::size_t heap(const std::string& s) noexcept {
+    const auto text = reinterpret_cast<std::uintptr_t>(s.data());
+    const auto self = reinterpret_cast<std::uintptr_t>(&s);
+    const bool inside = text >= self && text < self + sizeof s;  // the short-string buffer
+    return inside ? 0 : chunk(s.capacity() + 1);
+  }
+  // Bytes a vector's elements take.
+  template <class V>
+  static std::size_t room(const V& v) noexcept {
+    return chunk(v.capacity() * sizeof(typename V::value_type));
+  }
+  // A hash table's bucket array (one bucket is inline).
+  static std::size_t buckets(std::size_t count) noexcept {
+    return count > 1 ? chunk(count * sizeof(void*)) : 0;
+  }
+  // A map entry: the node (its link, key and value) and the string it holds.
+  static std::size_t entry(std::size_t node, const std::string& s) noexcept {
+    return chunk(sizeof(void*) + node) + heap(s);
+  }
+  std::size_t in_use() const noexcept;           // held, outside and the buffers of the packet
+  void hold(std::size_t bytes, const char* at);  // held += bytes, within max_memory
+  void drop(std::size_t bytes) noexcept { held -= bytes; }
+  void check_memory(const char* at, std::size_t more = 0) const;
+  [[noreturn]] void over_memory(const char* at, std::size_t more) const;
+  // Room for one more element of `v`, counted before a growth allocates it.
+  template <class V>
+  void make_room(V& v, const char* at) {
+    if (v.size() < v.capacity()) return;
+    const std::size_t want = v.capacity() == 0 ? 1 : 2 * v.capacity();
+    check_memory(at, chunk(want * sizeof(typename V::value_type)));
+    v.reserve(want);
+  }
+  // `s` rebuilt in place (its heap() was `before`): a room far beyond its
+  // text given back (the JSON writer's escaping asks for 6x a name's size,
+  // and a kept string keeps its room), held adjusted.
+  void refit(std::string& s, std::size_t before, const char* at);
+  // After a slice ended: its strings' room and the track's deepest nesting
+  // given back beyond what a next BEGIN reuses.
+  void trim(Track& t, OpenSlice& ended);
+  // After a packet: the per-packet buffers' room past what events need.
+  void settle_buffers() noexcept;
+  // How far a compressed packet may inflate from here, with `window` bytes
+  // more in use meanwhile: the largest-event bound, the inflate-work bound
+  // and the memory left; *what names the binding one for the error.
+  std::size_t inflate_limit(std::size_t window, std::string* what) const;
+
   // perfetto_events.cpp
   void track_event(Sequence& seq, std::string_view bytes, std::int64_t ts);
   void emit_flows(std::int64_t ts, const Place& where);
@@ -154,11 +243,12 @@ struct PerfettoDecoder::State {
   void interned_data(Sequence& seq, std::string_view bytes);
   // Appends each annotation as a JSON member (comma-separated, no braces).
   void append_args(Sequence& seq, std::string* out);
-  const std::string& lookup(const Strings& table, std::uint64_t iid);
+  const std::string& lookup(const Sequence& seq, Table kind, std::uint64_t iid);
   void annotation(Sequence& seq, std::string_view bytes, std::string* out, bool named, int depth);
   // Bounds a string the decoder builds at max_bytes: "<what> larger than 256 MiB".
   void check_size(const std::string& s, const char* at, const char* what) const;
-  std::string limit() const;  // max_bytes as "256 MiB" or "N bytes"
+  std::string limit() const;                        // max_bytes as "256 MiB" or "N bytes"
+  static std::string size_text(std::size_t bytes);  // "256 MiB" or "N bytes"
 
   [[noreturn]] static void bad(const char* at, std::string what) {
     throw PerfettoBad{at, std::move(what)};

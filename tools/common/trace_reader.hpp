@@ -36,7 +36,10 @@
 //   (perfetto_decoder.hpp has the mapping), handed to on_event like the
 //   JSON form's; on_field is not called; protobuf() says so. A cut last
 //   packet is a repair (cut_event, cut_packet); what it skipped is counted in
-//   repairs().perfetto. Errors are "<path>: byte N: <what>" as below.
+//   repairs().perfetto. Errors are "<path>: byte N: <what>" as below. Its
+//   memory, read buffer included, is bounded by max_memory() (512 MiB) in
+//   bytes, and inflating compressed packets by the input's size
+//   (perfetto_decoder.hpp, "Bounds").
 //
 // - Gzip'd input (`.json.gz`, what Kineto writes and Perfetto opens),
 //   known by its magic bytes 1f 8b whatever the name, stdin too, is read
@@ -72,7 +75,8 @@
 // off at compressed byte C (member M has no end)", "data after gzip member M
 // is not gzip (compressed byte C)", and, built without zlib, "<path>: gzip
 // input (it starts with 1f 8b), but the tools were built without zlib (...)". Open errors read
-// "<path>: cannot open: <reason>" / "<path>: is a directory".
+// "<path>: cannot open: <reason>" / "<path>: is a directory" / "<path>: is not a
+// regular file (a FIFO); ..." (input_file.hpp: a FIFO or device is never opened).
 #pragma once
 
 #include <cstddef>
@@ -155,6 +159,12 @@ class TraceReader {
     max_event_bytes_ = bytes == 0 ? 1 : bytes;
   }
   std::size_t max_event_bytes() const noexcept { return max_event_bytes_; }
+  // The most memory the protobuf form's decoder may take, its read buffer
+  // included (perfetto_decoder.hpp, "Bounds"); a trace that needs more is
+  // an error.
+  static constexpr std::size_t kMaxMemoryBytes = std::size_t{512} << 20;
+  void set_max_memory(std::size_t bytes) noexcept { max_memory_ = bytes; }
+  std::size_t max_memory() const noexcept { return max_memory_; }
 
   // Streams `path` ("-" = stdin). on_event for each element of the events
   // array, in order; returning false stops the read: read() then returns
@@ -187,6 +197,7 @@ class TraceReader {
                      const std::function<bool(const RawEvent&)>& on_event, std::string* error);
   std::size_t chunk_size_ = kDefaultChunkSize;
   std::size_t max_event_bytes_ = kMaxEventBytes;
+  std::size_t max_memory_ = kMaxMemoryBytes;
   bool unterminated_ = false;
   bool gzip_ = false;
   bool protobuf_ = false;

@@ -12,7 +12,9 @@
 // place, so a failed merge never leaves a half-written trace behind; a device
 // or FIFO (/dev/null, a pipe to a viewer) is written in place, never replaced;
 // a symbolic link is followed (its target gets the merge, the link stays); a
-// directory is refused.
+// directory is refused, and so is an input (by device and inode: another
+// path, a hard link or a symbolic link to it). A listed child that is not a
+// regular file (a FIFO) is skipped unopened (input_file.hpp).
 //
 // Inputs may be gzip'd (.json.gz, known by their magic bytes; the reader
 // inflates them as a stream) or Perfetto protobuf (.pftrace, known by their
@@ -55,8 +57,13 @@ int fail(const std::string& message) {
   return kFailed;
 }
 
-// The same file, however it was named.
+// The same file, however it was named (for "given twice"): its device and
+// inode (a hard link too), else its canonical path.
 std::string identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
   std::error_code ec;
   const fs::path p = fs::weakly_canonical(path, ec);
   return ec ? path : p.string();
@@ -108,16 +115,14 @@ class Output {
 
 int run(std::vector<std::string> inputs, const std::string& output, bool children,
         const PlanOptions& options, bool quiet) {
-  const std::string output_id = identity(output);
   std::set<std::string> seen;
   for (const std::string& in : inputs) {
     struct stat st {};
     if (::stat(in.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
       return fail(in + " is not a regular file (merging reads each input twice)");
     }
-    const std::string id = identity(in);
-    if (id == output_id) return fail(in + " is both an input and the output");
-    if (!seen.insert(id).second) return fail(in + " is given twice");
+    if (same_file(output, in)) return fail(in + " is both an input and the output");
+    if (!seen.insert(identity(in)).second) return fail(in + " is given twice");
   }
 
   // Pass 1: what each input holds. With --children, the traces a parent
@@ -155,8 +160,10 @@ int run(std::vector<std::string> inputs, const std::string& output, bool childre
       std::size_t at = i + 1;
       for (const ChildTrace& c : scan.children) {
         const std::string path = resolve_child(inputs[i], c.trace);
+        // A listed path that is not a regular file (a FIFO nobody writes)
+        // is skipped below with the reader's error, never opened.
         if (!seen.insert(identity(path)).second) continue;
-        if (identity(path) == output_id) return fail(path + " is both an input and the output");
+        if (same_file(output, path)) return fail(path + " is both an input and the output");
         if (inputs.size() >= kMaxInputs) return fail("more than 4096 inputs");
         listed_by.insert(listed_by.begin() + static_cast<std::ptrdiff_t>(at), inputs[i]);
         inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(at++), path);
