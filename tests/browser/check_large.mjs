@@ -5,7 +5,11 @@
 // usage: node check_large.mjs --html REPORT.html --metrics M.jsonl --trace T.json [--screenshot P.png]
 //
 // Checks: .page-info says "of <records>"; at most 100 unit rows in the DOM
-// (and at least one), the failed and recompiled ones among them marked; .page-next up to the last page shows the last unit
+// (and at least one), the failed and recompiled ones among them marked; the
+// metrics columns named like Object.prototype's members (constructor,
+// toString, __proto__: gen_units.mjs kBuiltinColumns) have a header, the
+// record's value in a unit that has them and an empty cell (never
+// "NaN s") in one that does not; .page-next up to the last page shows the last unit
 // (the last to start, unit N-1 of gen_units) and .page-prev comes back;
 // #units-filter with a unit's name finds exactly that unit (and "of 1"),
 // cleared it shows all again; sorting by wall_ns descending puts the unit
@@ -32,6 +36,7 @@ import {
   unitsFromTrace,
   waits,
 } from "./browser.mjs";
+import { kBuiltinColumns } from "./gen_units.mjs";
 
 const kPageRows = 100;
 
@@ -96,6 +101,25 @@ async function checkLargeInto(browser, opts, f) {
     f.check(row.classes.includes("recompile") === recompiled, `row ${row.id}: class recompile is ${!recompiled}, the record ${recompiled ? "is" : "is not"} a recompile`);
   }
   f.check(marked > 0, "the first page has no failed or recompiled row to check");
+
+  // ---- metrics columns named like Object.prototype's members ----
+  const keys = await page.$$eval("#units-table thead th", (ths) => ths.map((th) => th.dataset.key || ""));
+  for (const name of kBuiltinColumns) {
+    const at = keys.indexOf(`col:${name}`);
+    if (!f.check(at >= 0, `no th[data-key="col:${name}"] for the records' ${name}_us`)) continue;
+    const cells = await page.$$eval("#units-table tbody tr.unit-row", (trs, i) =>
+      trs.map((tr) => [tr.dataset.compileId, tr.children[i] ? tr.children[i].textContent.trim() : null]), at);
+    const bad = [];
+    let with_ = 0;
+    for (const [id, text] of cells) {
+      const rec = byId.get(id);
+      const has = rec !== undefined && Object.hasOwn(rec, `${name}_us`);
+      with_ += has ? 1 : 0;
+      if (has ? !text || /NaN/.test(text) : text !== "") bad.push(`${id} ${JSON.stringify(text)}`);
+    }
+    f.check(with_ > 0 && with_ < cells.length, `column ${name}: ${with_} of ${cells.length} rows on the first page have it, want some but not all`);
+    f.check(bad.length === 0, `column ${name}: ${bad.length} cells are not the record's value, or empty without one: ${bad.slice(0, 5).join(", ")}`);
+  }
 
   // ---- to the last page and back ----
   let turns = 0;

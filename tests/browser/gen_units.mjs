@@ -8,9 +8,16 @@
 // i * 2 ms (so start order is i's order), with a wall time of 0.2 to 7.9 ms
 // and the phases compile_graph > parse, passes, codegen. Every 10th unit
 // (i % 10 == 9) recompiles the previous unit's frame (attempt 1, with a
-// recompile_reason); every 37th (i % 37 == 5) fails. Deterministic for a seed.
+// recompile_reason); every 37th (i % 37 == 5) fails. Every third (i % 3 == 1)
+// also has metrics columns named like Object.prototype's members
+// (kBuiltinColumns: constructor_us, toString_us, __proto___us), which the
+// others lack. Deterministic for a seed.
 import fs from "node:fs";
 import path from "node:path";
+
+// Metrics columns named like members every JS object inherits: the page
+// must show them as columns, and nothing (never "NaN s") for a unit without.
+export const kBuiltinColumns = ["constructor", "toString", "__proto__"];
 
 export function genUnits(dir, n, seed = 1) {
   fs.mkdirSync(dir, { recursive: true });
@@ -79,7 +86,13 @@ export function genUnits(dir, n, seed = 1) {
     };
     if (recompile) rec.recompile_reason = `input shape changed: graph ${i}`;
     if (failed) Object.assign(rec, { fail_type: "std::runtime_error", fail_reason: `kernel k2 of graph ${i} needs 320 registers` });
-    mbuf.push(JSON.stringify(rec));
+    let line = JSON.stringify(rec);
+    if (i % 3 === 1) {
+      // As text: a "__proto__" key in an object literal would set its prototype.
+      const extra = kBuiltinColumns.map((c, k) => `"${c}_us":${(k + 1) * 100 + (i % 7)}`).join(",");
+      line = line.slice(0, -1) + "," + extra + "}";
+    }
+    mbuf.push(line);
     if (buf.length > 5000) flush();
   }
   flush();

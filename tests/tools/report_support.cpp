@@ -294,6 +294,26 @@ std::string x_event(const char* name, long long start, long long dur, int tid) {
          R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) + "}";
 }
 
+std::string unit_event(const std::string& cid, const std::string& name, long long start,
+                       long long dur, int tid, const std::string& args) {
+  return R"({"ph":"X","cat":"compile_unit","name":"[)" + cid + "] " + name + R"(","pid":1,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
+         R"(,"args":{"compile_id":")" + cid + "\"" + (args.empty() ? "" : "," + args) + "}}";
+}
+
+std::string unit_span(const std::string& cid, const std::string& name, long long start,
+                      long long dur, int tid, const std::string& args) {
+  return R"({"ph":"X","name":")" + name + R"(","pid":1,"tid":)" + std::to_string(tid) +
+         R"(,"ts":)" + us(start) + R"(,"dur":)" + us(dur) + R"(,"args":{"compile_id":")" + cid +
+         "\"" + (args.empty() ? "" : "," + args) + "}}";
+}
+
+std::string trace_of(const std::vector<std::string>& events, const std::string& stem) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < events.size(); ++i) t += (i ? ",\n" : "") + events[i];
+  return write_temp(stem, t + "]\n");
+}
+
 void expect_error(const Result& r, int code, const std::string& fragment, const std::string& what) {
   EXPECT_FALSE(r.signaled) << what << ": killed by signal " << r.signal;
   EXPECT_FALSE(r.timed_out) << what;

@@ -3,8 +3,9 @@
 // totals: compute() reads a trace with nlohmann::json and works out, by the
 // rules docs/tools.md states, what the report's JSON must hold, and
 // expect_matches() compares the two exactly.
-// Used by report_test.cpp, report_errors_test.cpp, report_self_time_test.cpp
-// and report_input_test.cpp (one executable each, report_support.cpp in each).
+// Used by the report_*_test.cpp files (report_gate_test and
+// report_failures_test build their traces with unit_event, unit_span and
+// trace_of); report_support.cpp is compiled once for all of them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -82,6 +83,15 @@ json load_events(const std::string& path);
 std::string us(long long ns);
 // An X event on pid 1.
 std::string x_event(const char* name, long long start, long long dur, int tid = 1);
+// A compile-unit slice on pid 1 ("[cid] name", cat compile_unit), and a span
+// inside a unit; `args` are more members of args, as JSON text without braces
+// (R"("unit_key":"fwd","frame":"fwd")").
+std::string unit_event(const std::string& cid, const std::string& name, long long start,
+                       long long dur, int tid = 1, const std::string& args = "");
+std::string unit_span(const std::string& cid, const std::string& name, long long start,
+                      long long dur, int tid = 1, const std::string& args = "");
+// A trace file (array form) of these events; its path.
+std::string trace_of(const std::vector<std::string>& events, const std::string& stem = "trace");
 
 // One "jitscope-report: error: " line holding `fragment`, exit `code`, no output.
 void expect_error(const Result& r, int code, const std::string& fragment, const std::string& what);

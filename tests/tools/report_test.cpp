@@ -209,6 +209,24 @@ void expect_profiler_report(const json& rep) {
   EXPECT_EQ(rep["gpu"]["kernels_unattributed"].get<int>(), 1);
 }
 
+// Compile records the SDK's metrics queue dropped (jitscope_stats'
+// compile_records_dropped) are said above the tables: the metrics file
+// lacks that many units' records.
+TEST(ReportTotals, DroppedCompileRecordsAreSaid) {
+  const std::string path =
+      trace_of({x_event("work", 0, 1000),
+                R"({"ph":"M","name":"jitscope_stats","pid":1,"tid":0,"args":{"events_written":1,)"
+                R"("events_dropped":0,"compile_records_dropped":7}})"},
+               "report_records_dropped");
+  const json rep = report_json({path});
+  EXPECT_EQ(rep["header"]["compile_records_dropped"], 7);
+  std::string warnings;
+  for (const json& w : rep["header"]["warnings"]) warnings += w.get<std::string>() + "\n";
+  EXPECT_NE(warnings.find("7 compile records dropped"), std::string::npos) << warnings;
+  const Result text = report({path});
+  EXPECT_NE(text.out.find("7 compile records dropped"), std::string::npos) << text.out;
+}
+
 TEST(ReportTotals, ProfilerLikeObjectForm) {
   const std::string path = write_temp(
       "report_profiler",
@@ -366,9 +384,10 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
-  // The units section is two keys: unit_walls (the spread) and units (the rows).
+  // The units section is three keys: unit_walls (the spread), units (the
+  // rows) and failed_passes.
   EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "units",
-                                         "top_spans", "gpu"}));
+                                         "failed_passes", "top_spans", "gpu"}));
 
   const std::string out = temp_path("report_output");
   const Result to_file = report({path, "--output", out, "-f", "json"});

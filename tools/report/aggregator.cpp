@@ -17,6 +17,49 @@
 #include <set>
 
 namespace jitscope::report {
+namespace {
+
+// Whether the event's bytes from its args on hold `needle` (a quoted key):
+// one scan that spares the args' parse for the events without it, nearly
+// all of them. A hit is confirmed by the parse.
+bool args_may_hold(const tools::DecodedEvent& ev, std::string_view needle) {
+  if (ev.args_begin_ == nullptr || ev.event_end_ <= ev.args_begin_) return false;
+  return ::memmem(ev.args_begin_, static_cast<std::size_t>(ev.event_end_ - ev.args_begin_),
+                  needle.data(), needle.size()) != nullptr;
+}
+
+// args.<key> is true; `quoted` is the key in quotes.
+bool arg_is_true(const tools::DecodedEvent& ev, tools::EventDecoder& decoder,
+                 std::string_view quoted) {
+  std::string_view raw;
+  return args_may_hold(ev, quoted) && decoder.arg(ev, quoted.substr(1, quoted.size() - 2), &raw) &&
+         raw == "true";
+}
+constexpr std::string_view kFailed = "\"failed\"", kIncomplete = "\"incomplete\"";
+
+// `s` cut to kMaxReason bytes (at a UTF-8 boundary) and "…": a reason is
+// kept per failed pass, and a hostile trace's args can be any size.
+constexpr std::size_t kMaxReason = 1024;
+std::string capped(std::string s) {
+  if (s.size() <= kMaxReason) return s;
+  std::size_t n = kMaxReason;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  s.resize(n);
+  return s + "…";
+}
+
+// Why a failed span failed: its own "fail_reason" or "reason", else the op
+// it ran on (MLIR's "op" and "ir_name": "on func.func @main"), else empty.
+std::string fail_reason_of(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
+  std::string reason, s;
+  if (decoder.arg_string(ev, "fail_reason", &s) || decoder.arg_string(ev, "reason", &s))
+    return capped(std::move(s));
+  if (decoder.arg_string(ev, "op", &s)) reason = "on " + s;
+  if (decoder.arg_string(ev, "ir_name", &s)) reason += (reason.empty() ? "on @" : " @") + s;
+  return capped(std::move(reason));
+}
+
+}  // namespace
 
 Aggregator::Aggregator(Options opt) : opt_(opt), self_(opt.self_time_run_spans) {}
 Aggregator::~Aggregator() = default;
@@ -169,14 +212,27 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       if (th.has_x && ev.ts_ns + dur < th.last_x_end) th.x_end_ordered = false;
       th.has_x = true;
       th.last_x_end = ev.ts_ns + dur;
-      const std::uint32_t name = span(t, ev.name, ev.cat, ev.ts_ns, dur,
-                                      ev.has_compile_id ? ev.compile_id : std::string_view(),
-                                      ev.attached, gpu_side, order_++, true);
-      if (gpu_side) gpu_slice(ev, name);
+      const std::string_view cid = ev.has_compile_id ? ev.compile_id : std::string_view();
+      const std::uint32_t name =
+          span(t, ev.name, ev.cat, ev.ts_ns, dur, cid, ev.attached, gpu_side, order_++, true);
+      if (gpu_side) {
+        gpu_slice(ev, name);
+      } else if (ev.has_args) {
+        if (ev.cat == "compile_unit" && ev.has_compile_id) {
+          unit_slice_args(unit_id(t, cid), ev, decoder);
+        } else {
+          span_marks(t, name, ev.ts_ns, dur, cid, ev, decoder, nullptr);
+        }
+      }
       return;
     }
-    case 'B': begin(thread_id(ev), ev); return;
-    case 'E': end(thread_id(ev), ev); return;
+    case 'B': begin(thread_id(ev), ev, decoder); return;
+    case 'E': end(thread_id(ev), ev, decoder); return;
+    case 'I':
+    case 'i':
+      if (ev.cat == "jitscope" && ev.name.substr(0, 7) == "crash: ") crash_instant(ev, decoder);
+      if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
+      return;
     case 'C':
       // A counter belongs to its process (Chrome's format; the Perfetto
       // form's counter track hangs under the process, with no thread):
@@ -188,7 +244,8 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
   }
 }
 
-void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev) {
+void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev,
+                       tools::EventDecoder& decoder) {
   ThreadState& th = threads_[t];
   ++th.events;
   if (th.begins_beyond > 0 || th.begins.size() >= opt_.max_open_begins ||
@@ -207,11 +264,21 @@ void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev) {
   b.order = order_++;
   b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
   b.attached = ev.attached;
-  threads_[t].begins.push_back(b);
+  b.failed = false;
+  if (ev.has_args) {
+    if (b.unit_slice) {
+      unit_slice_args(b.unit, ev, decoder);
+    } else {
+      b.failed = arg_is_true(ev, decoder, kFailed);
+      // Rare: its reason waits beside the stack for its E.
+      if (b.failed) th.failed_reasons.push_back(fail_reason_of(ev, decoder));
+    }
+  }
+  th.begins.push_back(b);
   ++open_begins_;
 }
 
-void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev) {
+void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
   ThreadState& th = threads_[t];
   ++th.events;
   if (th.begins_beyond > 0) {  // closes the innermost B, which was not kept
@@ -225,6 +292,11 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev) {
   const ThreadState::Begin b = th.begins.back();
   th.begins.pop_back();
   --open_begins_;
+  std::string b_reason;  // a failed B's reason, taken off beside it
+  if (b.failed && !th.failed_reasons.empty()) {
+    b_reason = std::move(th.failed_reasons.back());
+    th.failed_reasons.pop_back();
+  }
   if (!b.has_ts || !ev.has_ts) {  // a pair without a time: no span, and no other pair thrown off
     ++spans_without_ts_;
     return;
@@ -239,8 +311,83 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev) {
   // Copies: span() may grow names_/units_ and invalidate references.
   const std::string name = names_[b.name].name;
   const std::string cid = unit == kNone ? std::string() : units_[unit].id;
-  span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
-       std::max<std::int64_t>(0, dur), cid, b.attached, false, b.order, false);
+  const std::uint32_t name_index =
+      span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
+           std::max<std::int64_t>(0, dur), cid, b.attached, false, b.order, false);
+  if (b.unit_slice) {
+    if (ev.has_args) unit_slice_args(unit, ev, decoder);
+  } else if (b.failed || ev.has_args) {
+    span_marks(t, name_index, b.ts, std::max<std::int64_t>(0, dur), cid, ev, decoder,
+               b.failed ? &b_reason : nullptr);
+  }
+}
+
+void Aggregator::unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev,
+                                 tools::EventDecoder& decoder) {
+  UnitStats& u = units_[unit];
+  std::string s;
+  if (u.unit_key.empty() && args_may_hold(ev, "\"unit_key\"") &&
+      decoder.arg_string(ev, "unit_key", &s))
+    u.unit_key = s;
+  if (u.frame.empty() && args_may_hold(ev, "\"frame\"") && decoder.arg_string(ev, "frame", &s))
+    u.frame = s;
+  if (!u.incomplete && arg_is_true(ev, decoder, kIncomplete)) u.incomplete = true;
+}
+
+void Aggregator::span_marks(std::uint32_t thread, std::uint32_t name, std::int64_t start,
+                            std::int64_t dur, std::string_view compile_id,
+                            const tools::DecodedEvent& ev, tools::EventDecoder& decoder,
+                            const std::string* begin_reason) {
+  const bool failed = begin_reason != nullptr || arg_is_true(ev, decoder, kFailed);
+  const bool incomplete = arg_is_true(ev, decoder, kIncomplete);
+  if (!failed && !incomplete) return;
+  const std::uint32_t unit = compile_id.empty() ? kNone : unit_id(thread, compile_id);
+  if (failed) {
+    ++failed_total_;
+    if (failed_.size() < Report::kMaxFailedPasses) {
+      // A B/E pair's from its B, else from this event.
+      std::string reason = begin_reason != nullptr && !begin_reason->empty()
+                               ? *begin_reason
+                               : fail_reason_of(ev, decoder);
+      failed_.push_back(FailedSpan{name, thread, unit, start, dur, std::move(reason)});
+    }
+  }
+  if (incomplete) {
+    // The innermost: the latest start (of equal starts, the first written).
+    ThreadState& th = threads_[thread];
+    if (!th.has_incomplete || start > th.incomplete_start) {
+      th.has_incomplete = true;
+      th.incomplete_start = start;
+      th.incomplete_dur = dur;
+      th.incomplete_name = name;
+      th.incomplete_unit = unit;
+    }
+  }
+}
+
+void Aggregator::crash_instant(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
+  key_.clear();
+  append_id(key_, ev.has_pid, ev.pid);
+  // The first crash of a process is the one.
+  if (!crash_index_.emplace(key_, static_cast<std::uint32_t>(crashes_.size())).second) return;
+  CrashNote c;
+  c.has_tid = ev.has_tid;
+  c.tid = owned(ev.has_tid, ev.tid);
+  // "SIGSEGV at 0x0 on thread 4242", "std::terminate: std::runtime_error: boom on thread 7".
+  c.text = std::string(ev.name.substr(7));
+  std::string s;
+  if (decoder.arg_string(ev, "exception", &s)) c.text += ": " + s;
+  if (decoder.arg_string(ev, "address", &s)) c.text += " at " + s;
+  if (ev.has_tid) c.text += " on thread " + c.tid.str();
+  c.text = capped(std::move(c.text));
+  crashes_.push_back(std::move(c));
+}
+
+const Aggregator::CrashNote* Aggregator::crash_of(bool has_pid, const Id& pid) const {
+  std::string key;
+  append_owned(key, has_pid, pid);
+  const auto it = crash_index_.find(key);
+  return it == crash_index_.end() ? nullptr : &crashes_[it->second];
 }
 
 void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
@@ -270,12 +417,16 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
     }
     header_.session = std::move(s);
   } else if (ev.name == "jitscope_stats") {
-    std::string_view dropped;
-    std::int64_t n = 0;
-    if (decoder.arg(ev, "events_dropped", &dropped) &&
-        std::from_chars(dropped.data(), dropped.data() + dropped.size(), n).ec == std::errc()) {
-      header_.events_dropped = n;
-    }
+    const auto count = [&](const char* key, std::optional<std::int64_t>& out) {
+      std::string_view text;
+      std::int64_t n = 0;
+      if (decoder.arg(ev, key, &text) &&
+          std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc()) {
+        out = n;
+      }
+    };
+    count("events_dropped", header_.events_dropped);
+    count("compile_records_dropped", header_.compile_records_dropped);
   }
 }
 
@@ -313,6 +464,11 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   warn(spans_without_ts_, "spans without a usable ts (ignored)");
   warn(end_overflow_, "events whose end (ts + dur, or E - B) does not fit in int64 ns (ignored)");
   warn(fields_ignored, "event fields of an unexpected type (ignored)");
+  if (h.compile_records_dropped && *h.compile_records_dropped > 0) {
+    warn(static_cast<std::uint64_t>(*h.compile_records_dropped),
+         "compile records dropped by the jitscope writer (jitscope_stats): the metrics file lacks "
+         "them, so as many units have no record");
+  }
   if (h.events_dropped && *h.events_dropped > 0) {
     warn(static_cast<std::uint64_t>(*h.events_dropped),
          "events dropped by the jitscope writer (jitscope_stats)");
@@ -323,6 +479,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   unit_rows(r, metrics, unit_pids);
   top_rows(r);
   gpu_rows(r, unit_pids);
+  failed_rows(r);
   r.multi_process_units = unit_pids.size() > 1;
   return r;
 }

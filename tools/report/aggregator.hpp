@@ -81,6 +81,8 @@ class Aggregator final : private SelfTimeSink {
   struct UnitStats;
   struct ThreadState;
   struct TopEntry;
+  struct CrashNote;
+  struct FailedSpan;
   struct SvHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept;
@@ -108,9 +110,19 @@ class Aggregator final : private SelfTimeSink {
   std::uint32_t span(std::uint32_t thread, std::string_view name, std::string_view cat,
                      std::int64_t start, std::int64_t dur, std::string_view compile_id,
                      bool attached, bool gpu_side, std::uint64_t order, bool from_x);
-  void begin(std::uint32_t thread, const tools::DecodedEvent& ev);
-  void end(std::uint32_t thread, const tools::DecodedEvent& ev);
+  void begin(std::uint32_t thread, const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
+  void end(std::uint32_t thread, const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void gpu_slice(const tools::DecodedEvent& ev, std::uint32_t name);  // `name`: ev.name's id
+  // A compile-unit slice's args: unit_key, frame, incomplete.
+  void unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev,
+                       tools::EventDecoder& decoder);
+  // A span's marks: "failed" (a failed pass) and "incomplete" (open at a
+  // crash or stop). `begin_reason`: a B/E pair whose B was marked failed,
+  // and the reason its B gave (else null).
+  void span_marks(std::uint32_t thread, std::uint32_t name, std::int64_t start, std::int64_t dur,
+                  std::string_view compile_id, const tools::DecodedEvent& ev,
+                  tools::EventDecoder& decoder, const std::string* begin_reason);
+  void crash_instant(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
   // finish(), table by table. `unit_pids` collects the pids of the units and
@@ -121,6 +133,9 @@ class Aggregator final : private SelfTimeSink {
   void place_spans(const UnitStats& u, UnitRow& row) const;
   void top_rows(Report& r);
   void gpu_rows(Report& r, std::set<std::string>& unit_pids) const;
+  // The failed passes: the "failed" spans and each crashed thread's innermost open span.
+  void failed_rows(Report& r) const;
+  const CrashNote* crash_of(bool has_pid, const Id& pid) const;
 
   Options opt_;
   Index names_index_;
@@ -151,6 +166,10 @@ class Aggregator final : private SelfTimeSink {
   std::uint64_t begins_beyond_ = 0;  // past the open-B bounds (their E's too)
   std::uint64_t end_overflow_ = 0;   // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
+  std::vector<CrashNote> crashes_;                              // the first crash of each process
+  std::unordered_map<std::string, std::uint32_t> crash_index_;  // its pid key -> crashes_
+  std::vector<FailedSpan> failed_;  // the first Report::kMaxFailedPasses
+  std::uint64_t failed_total_ = 0;
 };
 
 }  // namespace jitscope::report

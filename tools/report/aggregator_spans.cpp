@@ -66,15 +66,18 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   ts.end = start + dur;
   ts.order = order;
   ts.thread = thread;
-  ts.name = stats_name;
-  ts.unit = (unit_slice || gpu_side) ? kNone : unit;
+  ts.name = stats_name;  // kNone for a unit slice: its self time is its unit's
+  ts.unit = gpu_side ? kNone : unit;
   ts.from_x = from_x ? 1 : 0;
   self_.add(ts);
   return name_index;
 }
 
 void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
-  if (s.name == kNone) return;
+  if (s.name == kNone) {  // a unit slice
+    if (s.unit != kNone) units_[s.unit].self = sat_add(units_[s.unit].self, self_ns);
+    return;
+  }
   names_[s.name].self = sat_add(names_[s.name].self, self_ns);
   if (s.unit != kNone) {
     PhaseAgg& p = units_[s.unit].phases[s.name];

@@ -152,7 +152,10 @@ struct Aggregator::UnitStats {
   bool has_pid = false;
   Id pid;  // units are keyed by (pid, compile id): ids restart in every process
   std::string id;
-  std::string display;  // without the "[id] " prefix
+  std::string display;          // without the "[id] " prefix
+  std::string unit_key, frame;  // its slices' args (the first that has them)
+  bool incomplete = false;      // a slice of it marked "incomplete" (open at a crash or stop)
+  std::int64_t self = 0;        // its slices' self time
   bool in_trace = false;
   std::int64_t start = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
@@ -192,12 +195,15 @@ struct Aggregator::ThreadState {
     std::int64_t ts;
     std::uint64_t order;
     bool has_ts, unit_slice, attached;
+    bool failed;  // args "failed": true (the adapters' mark of a failed pass)
   };
   bool has_pid = false;
   Id pid, tid;
   std::string name;
   std::uint64_t events = 0;
   std::vector<Begin> begins;
+  // The reasons of the B's on the stack marked failed, innermost last.
+  std::vector<std::string> failed_reasons;
   // B's past the stack's bound, still open: the next E's close them (and
   // are ignored with them), not a B on the stack.
   std::uint64_t begins_beyond = 0;
@@ -205,6 +211,26 @@ struct Aggregator::ThreadState {
   bool x_end_ordered = true;
   bool has_x = false;
   std::int64_t last_x_end = 0;
+  // Its innermost span marked "incomplete" (the latest to start; of equal
+  // starts the first written, as the writer closes the innermost first):
+  // where it was when its process crashed.
+  bool has_incomplete = false;
+  std::int64_t incomplete_start = 0, incomplete_dur = 0;
+  std::uint32_t incomplete_name = 0, incomplete_unit = 0;
+};
+
+// A crash instant ("crash: SIGSEGV", cat "jitscope") of one process.
+struct Aggregator::CrashNote {
+  Id tid;
+  bool has_tid = false;
+  std::string text;  // "SIGSEGV at 0x0 on thread 4242"
+};
+
+// A span marked "failed", kept until finish() names its unit and thread.
+struct Aggregator::FailedSpan {
+  std::uint32_t name, thread, unit;
+  std::int64_t start, dur;
+  std::string reason;  // its own reason or op, without the unit's failure
 };
 
 struct Aggregator::TopEntry {

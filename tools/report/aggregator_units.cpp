@@ -12,6 +12,16 @@
 
 namespace jitscope::report {
 
+const char* unit_status_name(UnitStatus s) {
+  switch (s) {
+    case UnitStatus::kFailed: return "failed";
+    case UnitStatus::kCrashed: return "crashed";
+    case UnitStatus::kIncomplete: return "incomplete";
+    case UnitStatus::kOk: break;
+  }
+  return "ok";
+}
+
 void Aggregator::place_spans(const UnitStats& u, UnitRow& row) const {
   auto lane_of = [this](std::uint32_t t) { return UnitLane{threads_[t].tid, threads_[t].name}; };
   const std::uint32_t main_thread = u.own_thread != kNone ? u.own_thread : u.first_thread;
@@ -85,9 +95,28 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
     place_spans(u, row);
+    row.self_ns = u.self;
+    row.unit_key = u.unit_key;
+    row.frame = u.frame;
     if (m != nullptr) {
       row.metrics = *m;
       if (row.name.empty()) row.name = row.metrics->name;
+      if (row.unit_key.empty()) row.unit_key = m->unit_key;
+      if (row.frame.empty()) row.frame = m->frame;
+    }
+    if (m != nullptr && !m->fail_type.empty()) {
+      row.status = UnitStatus::kFailed;
+      row.fail_type = m->fail_type;
+      row.fail_reason = m->fail_reason;
+    } else if (u.incomplete) {
+      // Open when the trace ended: at its process's crash, or at stop().
+      if (const CrashNote* crash = crash_of(u.has_pid, u.pid)) {
+        row.status = UnitStatus::kCrashed;
+        row.fail_type = "crash";
+        row.fail_reason = crash->text;
+      } else {
+        row.status = UnitStatus::kIncomplete;
+      }
     }
     r.units.push_back(std::move(row));
   }
@@ -106,6 +135,63 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
     return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
   });
+}
+
+void Aggregator::failed_rows(Report& r) const {
+  // The units' rows by (pid, compile id), for their names and failures.
+  std::unordered_map<std::string, const UnitRow*> rows;
+  for (const UnitRow& u : r.units) {
+    std::string key;
+    append_owned(key, u.pid.has_value(), u.pid.value_or(Id{}));
+    key += u.compile_id;
+    rows.emplace(std::move(key), &u);
+  }
+  auto fill = [&](FailedPass& p, std::uint32_t thread, std::uint32_t unit) {
+    const ThreadState& t = threads_[thread];
+    if (t.has_pid) p.pid = t.pid;
+    p.tid = t.tid;
+    p.thread = t.name;
+    if (unit == kNone) return static_cast<const UnitRow*>(nullptr);
+    const UnitStats& u = units_[unit];
+    p.compile_id = u.id;
+    std::string key;
+    append_owned(key, u.has_pid, u.pid);
+    key += u.id;
+    const auto it = rows.find(key);
+    p.unit = it != rows.end() ? it->second->name : u.display;
+    return it != rows.end() ? it->second : nullptr;
+  };
+  for (const FailedSpan& f : failed_) {
+    FailedPass p;
+    p.name = names_[f.name].name;
+    p.ts_ns = f.start;
+    p.dur_ns = f.dur;
+    p.reason = f.reason;
+    const UnitRow* row = fill(p, f.thread, f.unit);
+    if (row != nullptr && row->status == UnitStatus::kFailed) {
+      p.reason += (p.reason.empty() ? "" : "; ") + std::string("unit failed: ") + row->fail_type +
+                  (row->fail_reason.empty() ? "" : ": " + row->fail_reason);
+    }
+    r.failed_passes.push_back(std::move(p));
+  }
+  // Where each crashed thread was: its innermost span still open.
+  for (std::uint32_t t = 0; t < threads_.size(); ++t) {
+    const ThreadState& th = threads_[t];
+    if (!th.has_incomplete) continue;
+    const CrashNote* crash = crash_of(th.has_pid, th.pid);
+    if (crash == nullptr || (crash->has_tid && crash->tid.str() != th.tid.str())) continue;
+    FailedPass p;
+    p.name = names_[th.incomplete_name].name;
+    p.crashed = true;
+    p.ts_ns = th.incomplete_start;
+    p.dur_ns = th.incomplete_dur;
+    p.reason = "crash: " + crash->text;
+    fill(p, t, th.incomplete_unit);
+    r.failed_passes.push_back(std::move(p));
+  }
+  r.failed_passes_total = failed_total_ + (r.failed_passes.size() - failed_.size());
+  std::stable_sort(r.failed_passes.begin(), r.failed_passes.end(),
+                   [](const FailedPass& a, const FailedPass& b) { return a.ts_ns < b.ts_ns; });
 }
 
 }  // namespace jitscope::report

@@ -7,7 +7,8 @@
 //                   [--top N] [--section NAME[,NAME...]] [--output FILE]
 //   jitscope-report --baseline BASE [--baseline BASE...] NEW [NEW...]
 //                   [--metrics FILE...] [--baseline-metrics FILE...]
-//                   [--threshold PCT] [--min-change-ms MS] [--fail-if-slower PCT]
+//                   [--threshold PCT] [--min-change-ms MS] [--spread-factor K]
+//                   [--gate-on total|self] [--fail-if-slower PCT]
 //                   [--format ...] [--section ...] [--output FILE]
 //
 // With --baseline it compares runs (compare.hpp): the i-th --metrics goes
@@ -17,8 +18,12 @@
 //
 // Exit status: 0 done, 1 bad input (unreadable, not a trace, truncated
 // inside the object form, an event over 256 MiB, a bad metrics line) or an
-// unwritable output, 2 bad usage, 3 a comparison with --fail-if-slower found
-// a key slower beyond it (after the report is written). Errors are one line
+// unwritable output, 2 bad usage (a compare number that is not finite or
+// out of its range included), 3 a comparison with --fail-if-slower found
+// a key slower beyond it (after the report is written; the stderr line
+// names the largest changes), 4 a comparison with --fail-if-slower that
+// had nothing to compare (no key in both sides: an empty or unrelated new
+// trace), after the report is written. Errors are one line
 // on stderr: "jitscope-report: error: ...". What the reader repairs (a BOM,
 // a trailing ',', an array cut inside its last event, invalid UTF-8) is a
 // header warning, not an error.
@@ -37,7 +42,8 @@
 // --output FILE goes through OutputFile (tools/common/output_file.hpp): a
 // temporary file in FILE's folder renamed over FILE at the end, so a failure
 // leaves FILE as it was; a device or FIFO (e.g. /dev/stdout) written in
-// place; a symbolic link followed (the link stays); a directory refused.
+// place; a symbolic link followed (the link stays); a directory refused;
+// an input (by any path, hard link or symbolic link) refused.
 #include "aggregator.hpp"
 #include "compare.hpp"
 #include "metrics.hpp"
@@ -56,6 +62,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -68,12 +75,25 @@ namespace {
 
 constexpr int kBadInput = 1;
 constexpr int kUsage = 2;
-constexpr int kRegression = 3;  // --fail-if-slower: a key is slower beyond it
+constexpr int kRegression = 3;       // --fail-if-slower: a key is slower beyond it
+constexpr int kNothingCompared = 4;  // --fail-if-slower: no key in both the baseline and new runs
 
-std::string pct_text(double pct) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", pct);
-  return buf;
+// A compare option's number: finite, in [lo, hi] ("nan", "inf", "-1" and
+// "1e300" are usage errors, never a gate that cannot fail or an INT64_MIN).
+CLI::Validator finite_in(double lo, double hi) {
+  char range[64];
+  std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+  const std::string want = std::string("a finite number in ") + range;
+  return CLI::Validator(
+      [lo, hi, want](std::string& text) -> std::string {
+        const char* b = text.c_str();
+        char* e = nullptr;
+        const double v = std::strtod(b, &e);
+        if (text.empty() || e != b + text.size() || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + text + "' is not " + want;
+        return {};
+      },
+      "NUMBER", "finite");
 }
 
 int error(const std::string& what, int code = kBadInput) {
@@ -125,9 +145,9 @@ int run(int argc, char** argv) {
       "--metrics records), top_spans (the slowest spans), gpu (kernels per compile unit that "
       "built them, compile-to-first-launch latency).\n"
       "Compare runs: --baseline BASE [--baseline BASE2...] NEW [NEW2...]: per span name, compile "
-      "unit (by name) and GPU kernel, what is slower or faster beyond the baseline runs' spread, "
+      "unit (by unit_key) and GPU kernel, what is slower or faster beyond the runs' spread, "
       "added or removed (docs/tools.md, 'Comparing runs'); --fail-if-slower PCT exits 3 on a "
-      "regression.\n"
+      "regression, 4 when nothing could be compared.\n"
       "--format html: one self-contained page (no network; opens from file://): summary, sortable "
       "and paged units table with each unit's phase waterfall, metrics record and artifact links, "
       "compile-time histograms, GPU attribution, a timeline of units per thread, and with "
@@ -137,6 +157,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> traces, metrics_paths, baselines, base_metrics;
   report::CompareOptions copt;
   double min_change_ms = 1.0, fail_pct = 0;
+  std::string gate_on = "total";
   std::size_t top = 10;
   std::vector<std::string> sections;
   app.add_option("TRACE", traces,
@@ -159,16 +180,27 @@ int run(int argc, char** argv) {
           ->allow_extra_args(false);
   auto* threshold_opt =
       app.add_option("--threshold", copt.threshold_pct,
-                     "compare: flag a change beyond the baseline's spread by more than PCT % "
-                     "(default 10)")
-          ->check(CLI::Range(0.0, 1e9));
+                     "compare: flag a change of the median by more than PCT % of the baseline "
+                     "(default 10), --min-change-ms and the runs' spread")
+          ->check(finite_in(0, 1e9));
   auto* min_change_opt = app.add_option("--min-change-ms", min_change_ms,
                                         "compare: and by at least MS milliseconds (default 1)")
-                             ->check(CLI::Range(0.0, 1e9));
+                             ->check(finite_in(0, 1e9));
+  auto* spread_opt =
+      app.add_option("--spread-factor", copt.spread_factor,
+                     "compare: and by more than K times the larger run-to-run spread (max - min) "
+                     "of the two sides' runs (default 1; 0: no noise test)")
+          ->check(finite_in(0, 1e6));
+  auto* gate_opt = app.add_option("--gate-on", gate_on,
+                                  "compare: judge total time (default) or self time (a name's "
+                                  "time outside the spans nested in it, a unit's outside its "
+                                  "phases: only the pass that got slower fails)")
+                       ->check(CLI::IsMember({"total", "self"}));
   auto* fail_opt = app.add_option("--fail-if-slower", fail_pct,
                                   "compare: exit 3 when a name, unit or kernel is slower than "
-                                  "PCT % beyond the baseline's spread (and --min-change-ms)")
-                       ->check(CLI::Range(0.0, 1e9));
+                                  "PCT % (and --min-change-ms, and the runs' spread); exit 4 "
+                                  "when no name, unit or kernel is in both sides")
+                       ->check(finite_in(0, 1e9));
   app.add_option("--format,-f", format,
                  "table (default), csv, json, markdown or html (one self-contained page; "
                  "artifact links relative to the --output file's folder)")
@@ -193,7 +225,8 @@ int run(int argc, char** argv) {
   }
   const bool comparing = base_opt->count() > 0;
   if (!comparing) {
-    for (const CLI::Option* o : {base_metrics_opt, threshold_opt, min_change_opt, fail_opt}) {
+    for (const CLI::Option* o :
+         {base_metrics_opt, threshold_opt, min_change_opt, spread_opt, gate_opt, fail_opt}) {
       if (o->count() > 0)
         return error(o->get_name() + " compares runs: it needs --baseline", kUsage);
     }
@@ -208,6 +241,7 @@ int run(int argc, char** argv) {
       return error("more --baseline-metrics than --baseline traces (one per baseline, in order)",
                    kUsage);
     copt.min_change_ns = static_cast<std::int64_t>(std::llround(min_change_ms * 1e6));
+    copt.gate_on = gate_on == "self" ? report::GateOn::kSelf : report::GateOn::kTotal;
     if (fail_opt->count() > 0) copt.fail_if_slower_pct = fail_pct;
   }
   // stdin can be read once: by one trace or one metrics file.
@@ -217,6 +251,16 @@ int run(int argc, char** argv) {
           std::count(base_metrics.begin(), base_metrics.end(), "-") >
       1)
     return error("'-' (stdin) can be one input only", kUsage);
+  // --output never replaces an input (a trace or metrics file, by any path,
+  // hard link or symbolic link; stdin's file too): merge refuses it alike.
+  if (!output.empty()) {
+    for (const auto* inputs : {&traces, &baselines, &metrics_paths, &base_metrics}) {
+      for (const std::string& in : *inputs) {
+        if (tools::same_file(output, in))
+          return error((in == "-" ? "<stdin>" : in) + " is both an input and the output");
+      }
+    }
+  }
   report::CompareSections csec;
   std::optional<report::Comparison> comparison;
   report::Report r;
@@ -311,13 +355,14 @@ int run(int argc, char** argv) {
   if (written && !output.empty() && !file.commit(&why)) written = false;
   if (!written) return error(why);
   if (comparison && comparison->failing > 0) {
-    std::fprintf(stderr,
-                 "jitscope-report: regression: %llu of the compared names, units and kernels are "
-                 "slower than --fail-if-slower %s%% beyond the baseline (and by at least %s)\n",
-                 static_cast<unsigned long long>(comparison->failing),
-                 pct_text(*copt.fail_if_slower_pct).c_str(),
-                 report::human_ns(copt.min_change_ns).c_str());
+    std::fprintf(stderr, "%s\n", report::verdict(*comparison).c_str());
     return kRegression;
+  }
+  if (comparison && copt.fail_if_slower_pct && comparison->compared == 0) {
+    return error(
+        "nothing to compare: no span name, unit or kernel is in both the baseline and the new "
+        "runs (an empty or unrelated trace?)",
+        kNothingCompared);
   }
   return 0;
 }

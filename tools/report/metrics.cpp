@@ -125,6 +125,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
         if (value.get_int64().get(v) == simdjson::SUCCESS) m.gpu.emplace_back(std::string(key), v);
       }
       if (m.name.empty()) m.name = string_or_empty(obj, "name");
+      if (m.unit_key.empty()) m.unit_key = string_or_empty(obj, "unit_key");
+      if (m.frame.empty()) m.frame = string_or_empty(obj, "frame");
       continue;
     }
     m.has_record = true;
@@ -132,6 +134,8 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     m.fail_type = string_or_empty(obj, "fail_type");
     m.fail_reason = string_or_empty(obj, "fail_reason");
     m.recompile_reason = string_or_empty(obj, "recompile_reason");
+    m.unit_key = string_or_empty(obj, "unit_key");
+    m.frame = string_or_empty(obj, "frame");
     m.columns_ns.clear();
     m.caches.clear();
     m.artifacts.clear();
@@ -140,8 +144,9 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     for (auto [key, value] : obj) {
       // Fields the members above hold as they were are not kept twice.
       const bool held =
-          (value.is_string() && (key == "compile_id" || key == "name" || key == "fail_type" ||
-                                 key == "fail_reason" || key == "recompile_reason")) ||
+          (value.is_string() &&
+           (key == "compile_id" || key == "name" || key == "fail_type" || key == "fail_reason" ||
+            key == "recompile_reason" || key == "unit_key" || key == "frame")) ||
           key == "duration_us" || key == "artifacts";
       const std::size_t columns_before = m.columns_ns.size();
       if (key == "artifacts") {

@@ -11,7 +11,11 @@ namespace {
 
 std::string pct_text(const std::optional<double>& p, bool human) {
   if (!p) return human ? "-" : "";
-  return (human && *p > 0 ? "+" : "") + fixed(*p, 1) + (human ? "%" : "");
+  // Appended: "+" + std::string&& trips GCC 12's -Wrestrict at -O3.
+  std::string out = human && *p > 0 ? "+" : "";
+  out += fixed(*p, 1);
+  if (human) out += '%';
+  return out;
 }
 
 // "1.20 ms → 2.40 ms" (one value when equal).
@@ -20,9 +24,13 @@ std::string pair_text(const std::string& a, const std::string& b) {
 }
 
 std::string range_text(const SideStats& s) {
-  return s.run_totals_ns.size() < 2
-             ? "-"
-             : "[" + human_ns(s.total_min_ns) + ", " + human_ns(s.total_max_ns) + "]";
+  if (s.run_totals_ns.size() < 2) return "-";
+  std::string out = "[";  // appended, as in pct_text
+  out += human_ns(s.total_min_ns);
+  out += ", ";
+  out += human_ns(s.total_max_ns);
+  out += ']';
+  return out;
 }
 
 Table header_table(const Comparison& c, bool human) {
@@ -35,10 +43,17 @@ Table header_table(const Comparison& c, bool human) {
       fixed(c.options.threshold_pct, 1) + (human ? "% beyond the baseline's spread" : ""));
   row(human ? "min change" : "min_change_ns",
       human ? human_ns(c.options.min_change_ns) : std::to_string(c.options.min_change_ns));
+  row(human ? "spread factor" : "spread_factor",
+      fixed(c.options.spread_factor, 2) +
+          (human ? " x the larger spread of the two sides' runs" : ""));
+  row(human ? "compared on" : "gate_on", c.options.gate_on == GateOn::kSelf
+                                             ? (human ? "self time" : "self")
+                                             : (human ? "total time" : "total"));
   if (c.options.fail_if_slower_pct) {
     row(human ? "fail if slower" : "fail_if_slower_pct",
         fixed(*c.options.fail_if_slower_pct, 1) + (human ? "%" : ""));
   }
+  row("compared", std::to_string(c.compared));
   row("slower", std::to_string(c.slower));
   row("faster", std::to_string(c.faster));
   row("added", std::to_string(c.added));
@@ -48,14 +63,31 @@ Table header_table(const Comparison& c, bool human) {
   return tb;
 }
 
-Table section_table(const CompareSection& s, bool human, bool many_runs) {
+Table section_table(const CompareSection& s, bool human, bool many_runs, bool self) {
   Table tb{s.key, s.title, {}, {}, {}, {}, "none in either run", {}};
+  const bool units = s.key == "units";
   if (human) {
-    tb.columns = {"name", "change", "count", "total", "delta", "delta %", "mean", "p50", "p90"};
+    tb.columns = {units ? "unit_key" : "name",
+                  "change",
+                  "count",
+                  "total",
+                  "delta",
+                  "delta %",
+                  "mean",
+                  "p50",
+                  "p90"};
     tb.numeric = {false, false, true, true, true, true, true, true, true};
+    if (self) {  // compared on self time: its columns after the totals'
+      tb.columns.insert(tb.columns.begin() + 6, {"self", "self delta", "self delta %"});
+      tb.numeric.insert(tb.numeric.begin() + 6, {true, true, true});
+    }
     if (many_runs) {
       tb.columns.insert(tb.columns.end(), {"baseline range", "new range"});
       tb.numeric.insert(tb.numeric.end(), {true, true});
+    }
+    if (units) {
+      tb.columns.insert(tb.columns.begin() + 1, "frame");
+      tb.numeric.insert(tb.numeric.begin() + 1, false);
     }
   } else {
     tb.columns = {"name",
@@ -80,8 +112,14 @@ Table section_table(const CompareSection& s, bool human, bool many_runs) {
                   "base_total_max_ns",
                   "new_total_min_ns",
                   "new_total_max_ns"};
+    if (self) {
+      tb.columns.insert(tb.columns.end(), {"base_self_ns", "new_self_ns", "delta_self_ns",
+                                           "delta_self_pct", "base_self_min_ns", "base_self_max_ns",
+                                           "new_self_min_ns", "new_self_max_ns"});
+    }
+    if (units) tb.columns.insert(tb.columns.begin() + 1, {"frame", "matched_by"});
     tb.numeric.assign(tb.columns.size(), true);
-    tb.numeric[0] = tb.numeric[1] = tb.numeric[2] = false;
+    for (std::size_t i = 0; i < (units ? 5u : 3u); ++i) tb.numeric[i] = false;
   }
   for (const CompareRow& r : s.rows) {
     const KeyStats &b = r.base.median, &n = r.next.median;
@@ -98,10 +136,17 @@ Table section_table(const CompareSection& s, bool human, bool many_runs) {
               pair_text(human_ns(b.mean_ns), human_ns(n.mean_ns)),
               pair_text(human_ns(b.p50_ns), human_ns(n.p50_ns)),
               pair_text(human_ns(b.p90_ns), human_ns(n.p90_ns))};
+      if (self) {
+        row.insert(row.begin() + 6,
+                   {pair_text(human_ns(b.self_ns), human_ns(n.self_ns)),
+                    (r.delta_self_ns() > 0 ? "+" : "") + human_ns(r.delta_self_ns()),
+                    pct_text(r.delta_self_pct(), true)});
+      }
       if (many_runs) {
         row.push_back(range_text(r.base));
         row.push_back(range_text(r.next));
       }
+      if (units) row.insert(row.begin() + 1, r.frame);
       tb.rows.push_back(std::move(row));
     } else {
       auto str = [](std::int64_t v) { return std::to_string(v); };
@@ -127,6 +172,14 @@ Table section_table(const CompareSection& s, bool human, bool many_runs) {
                          str(r.base.total_max_ns),
                          str(r.next.total_min_ns),
                          str(r.next.total_max_ns)});
+      Row& row = tb.rows.back();
+      if (self) {
+        row.insert(row.end(),
+                   {str(b.self_ns), str(n.self_ns), str(r.delta_self_ns()),
+                    pct_text(r.delta_self_pct(), false), str(r.base.self_min_ns),
+                    str(r.base.self_max_ns), str(r.next.self_min_ns), str(r.next.self_max_ns)});
+      }
+      if (units) row.insert(row.begin() + 1, {r.frame, r.by_key ? "unit_key" : "name"});
     }
   }
   return tb;
@@ -149,6 +202,13 @@ void json_side(detail::JsonWriter& j, std::string_view key, const SideStats& s) 
   j.key("run_totals_ns");
   j.begin_array();
   for (std::int64_t v : s.run_totals_ns) j.value(v);
+  j.end_array();
+  j.member("self_ns", s.median.self_ns);
+  j.member("self_min_ns", s.self_min_ns);
+  j.member("self_max_ns", s.self_max_ns);
+  j.key("run_selfs_ns");
+  j.begin_array();
+  for (std::int64_t v : s.run_selfs_ns) j.value(v);
   j.end_array();
   j.end_object();
 }
@@ -176,12 +236,15 @@ void write_comparison_members(const Comparison& c, const CompareSections& sec,
     }
     j.member("threshold_pct", c.options.threshold_pct);
     j.member("min_change_ns", c.options.min_change_ns);
+    j.member("spread_factor", c.options.spread_factor);
+    j.member("gate_on", std::string_view(c.options.gate_on == GateOn::kSelf ? "self" : "total"));
     j.key("fail_if_slower_pct");
     if (c.options.fail_if_slower_pct) {
       j.value(*c.options.fail_if_slower_pct);
     } else {
       j.null();
     }
+    j.member("compared", c.compared);
     j.member("slower", c.slower);
     j.member("faster", c.faster);
     j.member("added", c.added);
@@ -202,6 +265,20 @@ void write_comparison_members(const Comparison& c, const CompareSections& sec,
     for (const CompareRow& r : s.rows) {
       j.begin_object();
       j.member("name", std::string_view(r.name));
+      if (s.key == "units") {  // the name is the unit_key, or (older traces) the units' name
+        j.key("unit_key");
+        if (r.by_key) {
+          j.value(std::string_view(r.name));
+        } else {
+          j.null();
+        }
+        j.key("frame");
+        if (r.frame.empty()) {
+          j.null();
+        } else {
+          j.value(std::string_view(r.frame));
+        }
+      }
       j.member("change", std::string_view(change_name(r.change)));
       j.member("fails", r.fails);
       json_side(j, "baseline", r.base);
@@ -220,6 +297,13 @@ void write_comparison_members(const Comparison& c, const CompareSections& sec,
       j.member("mean_ns", sat_sub(r.next.median.mean_ns, r.base.median.mean_ns));
       j.member("p50_ns", sat_sub(r.next.median.p50_ns, r.base.median.p50_ns));
       j.member("p90_ns", sat_sub(r.next.median.p90_ns, r.base.median.p90_ns));
+      j.member("self_ns", r.delta_self_ns());
+      j.key("self_pct");
+      if (const auto p = r.delta_self_pct()) {
+        j.value(*p);
+      } else {
+        j.null();
+      }
       j.end_object();
       j.end_object();
       em.maybe_flush();
@@ -242,7 +326,7 @@ void render_comparison(const Comparison& c, Format format, const CompareSections
   for (const CompareSection& s : c.sections) {
     if ((s.key == "names" && sec.names) || (s.key == "units" && sec.units) ||
         (s.key == "kernels" && sec.kernels))
-      tables.push_back(section_table(s, human, many_runs));
+      tables.push_back(section_table(s, human, many_runs, c.options.gate_on == GateOn::kSelf));
   }
   switch (format) {
     case Format::kCsv: write_csv(tables, em); return;

@@ -83,9 +83,12 @@ void skeleton(std::string& o, const PageSections& s) {
   if (s.units) {
     section_open(o, "units", "Compile units");
     o += "<div class=\"toolbar\"><input id=\"units-filter\" type=\"search\" "
-         "placeholder=\"filter: name or compile id\" aria-label=\"filter units\">";
+         "placeholder=\"filter: name, unit key or compile id\" aria-label=\"filter units\">";
     pager(o, "units-pager");
-    o += "</div>\n<table id=\"units-table\"><thead></thead><tbody></tbody></table>\n</section>\n";
+    o += "</div>\n<table id=\"units-table\"><thead></thead><tbody></tbody></table>\n"
+         "<h3>Failed passes</h3>\n<p id=\"failed-passes-note\" class=\"note\"></p>\n"
+         "<table id=\"failed-passes-table\" class=\"data\"><thead></thead><tbody></tbody>"
+         "</table>\n</section>\n";
     section_open(o, "timeline", "Timeline (compile units per thread)");
     o += "<div class=\"toolbar\"><button type=\"button\" id=\"timeline-zoom-in\">zoom in</button>"
          "<button type=\"button\" id=\"timeline-zoom-out\">zoom out</button>"

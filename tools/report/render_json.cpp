@@ -132,14 +132,20 @@ void json_unit_metrics(detail::JsonWriter& j, const UnitMetrics& m, const JsonOp
 void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) {
   j.begin_object();
   json_unit_key(j, u.pid, u.compile_id, u.name);
+  json_str_or_null(j, "unit_key", u.unit_key);
+  json_str_or_null(j, "frame", u.frame);
+  j.member("status", std::string_view(unit_status_name(u.status)));
+  json_str_or_null(j, "fail_type", u.fail_type);
+  json_str_or_null(j, "fail_reason", u.fail_reason);
   j.member("in_trace", u.in_trace);
   if (u.in_trace) {
     j.member("start_ns", u.start_ns);
     j.member("end_ns", u.end_ns);
     j.member("wall_ns", u.wall_ns);
     j.member("compile_end_ns", u.compile_end_ns);
+    j.member("self_ns", u.self_ns);
   } else {
-    for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns"}) {
+    for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns", "self_ns"}) {
       j.key(k);
       j.null();
     }
@@ -236,6 +242,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
       j.null();
     }
     json_opt(j, "events_dropped", h.events_dropped);
+    json_opt(j, "compile_records_dropped", h.compile_records_dropped);
     j.key("metrics");
     if (r.has_metrics) {
       j.begin_object();
@@ -311,6 +318,29 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
       em.maybe_flush();
     }
     j.end_array();
+    j.key("failed_passes");
+    j.begin_object();
+    j.member("total", r.failed_passes_total);
+    j.key("passes");
+    j.begin_array();
+    for (const FailedPass& p : r.failed_passes) {
+      j.begin_object();
+      j.member("name", std::string_view(p.name));
+      j.member("kind", std::string_view(p.crashed ? "crashed" : "failed"));
+      j.key("pid");
+      json_pid(j, p.pid);
+      j.key("tid");
+      json_id(j, p.tid);
+      json_str_or_null(j, "thread", p.thread);
+      json_str_or_null(j, "compile_id", p.compile_id);
+      json_str_or_null(j, "unit", p.unit);
+      j.member("ts_ns", p.ts_ns);
+      j.member("dur_ns", p.dur_ns);
+      json_str_or_null(j, "reason", p.reason);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
   }
   if (sec.top_spans) {
     j.key("top_spans");

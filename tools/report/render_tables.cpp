@@ -78,6 +78,9 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       if (!human && !s.cupti_reason.empty()) row("cupti_reason", s.cupti_reason);
     }
     if (h.events_dropped) row("events_dropped", std::to_string(*h.events_dropped));
+    if (h.compile_records_dropped) {
+      row("compile_records_dropped", std::to_string(*h.compile_records_dropped));
+    }
     if (r.has_metrics) {
       row("metrics_units",
           std::to_string(std::count_if(r.units.begin(), r.units.end(),
@@ -184,10 +187,26 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       ph.columns.insert(ph.columns.begin(), "pid");
       ph.numeric.insert(ph.numeric.begin(), true);
     }
-    tb.produce = [&r, t, opt_t, human, has_metrics, pids](const RowFn& emit) {
+    // A unit_key column when the units have keys (jitscope's traces and
+    // records), recompiles of a frame sharing theirs; status and reason
+    // columns when a unit failed, crashed or was left open.
+    const bool keys = std::any_of(r.units.begin(), r.units.end(),
+                                  [](const UnitRow& u) { return !u.unit_key.empty(); });
+    const bool statuses = std::any_of(r.units.begin(), r.units.end(),
+                                      [](const UnitRow& u) { return u.status != UnitStatus::kOk; });
+    if (keys) {
+      tb.columns.insert(tb.columns.begin() + (pids ? 3 : 2), "unit_key");
+      tb.numeric.insert(tb.numeric.begin() + (pids ? 3 : 2), false);
+    }
+    if (statuses) {
+      tb.columns.insert(tb.columns.end(), {"status", "fail_reason"});
+      tb.numeric.insert(tb.numeric.end(), {false, false});
+    }
+    tb.produce = [&r, t, opt_t, human, has_metrics, pids, keys, statuses](const RowFn& emit) {
       for (const UnitRow& u : r.units) {
         Row row{u.compile_id, u.name, u.in_trace ? t(u.wall_ns) : std::string(human ? "-" : ""),
                 std::to_string(u.slices), std::to_string(u.threads)};
+        if (keys) row.insert(row.begin() + 2, u.unit_key);
         if (pids) row.insert(row.begin(), pid_text(u.pid));
         if (has_metrics) {
           if (u.metrics) {
@@ -205,6 +224,12 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
             row.insert(row.end(), 5, std::string());
           }
         }
+        if (statuses) {
+          row.push_back(unit_status_name(u.status));
+          row.push_back(u.status == UnitStatus::kIncomplete
+                            ? std::string("still open when the trace ended (no crash in it)")
+                            : u.fail_reason);
+        }
         emit(std::move(row));
       }
     };
@@ -219,6 +244,28 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     };
     out.push_back(std::move(tb));
     out.push_back(std::move(ph));
+    if (r.failed_passes_total > 0) {  // listed only when there are any
+      Table fp{"failed_passes",
+               "Failed passes (marked \"failed\", or open where a thread crashed)",
+               {"name", "kind", "compile_id", "unit", "thread", col("dur"), col("ts"), "reason"},
+               {false, false, false, false, false, true, true, false},
+               {},
+               {},
+               "",
+               {}};
+      if (r.failed_passes.size() < r.failed_passes_total) {
+        fp.notes.push_back("the first " + std::to_string(r.failed_passes.size()) + " of " +
+                           std::to_string(r.failed_passes_total));
+      }
+      for (const FailedPass& p : r.failed_passes) {
+        std::string where = (p.pid ? p.pid->str() : std::string()) + "/" + p.tid.str();
+        if (!p.thread.empty()) where = p.thread + " (" + where + ")";
+        fp.rows.push_back({p.name, p.crashed ? "crashed" : "failed", p.compile_id, p.unit, where,
+                           t(p.dur_ns), human ? us_text(p.ts_ns) + " µs" : std::to_string(p.ts_ns),
+                           p.reason});
+      }
+      out.push_back(std::move(fp));
+    }
   }
 
   if (sec.top_spans) {

@@ -49,6 +49,8 @@ struct Header {
   std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
   std::optional<SessionInfo> session;
   std::optional<std::int64_t> events_dropped;  // jitscope_stats.events_dropped
+  // jitscope_stats.compile_records_dropped (written only when not 0)
+  std::optional<std::int64_t> compile_records_dropped;
   std::vector<std::string> warnings;
 };
 
@@ -102,6 +104,10 @@ struct RecordField {
 struct UnitMetrics {  // the unit's lines in the metrics file
   bool has_record = false;
   std::string name;
+  // The unit's stable identity (docs/compile-units.md): the caller's key,
+  // else its frame's name, else its name without the "_<n>" counter; and
+  // the frame's name when the caller gave one. Empty when the record has none.
+  std::string unit_key, frame;
   std::optional<std::int64_t> duration_ns;                       // duration_us
   std::vector<std::pair<std::string, std::int64_t>> columns_ns;  // "parse" (parse_us) -> ns
   std::vector<CacheRow> caches;
@@ -117,6 +123,7 @@ struct UnitMetrics {  // the unit's lines in the metrics file
   // in columns_ns, artifacts), so nothing is kept twice. A value whose
   // compact JSON is over kMaxFieldJson bytes is kept as a JSON string of its
   // first kMaxFieldJson bytes and "…" (records can carry 1024 compile events).
+  // unit_key and frame (strings) are not repeated here either.
   std::vector<RecordField> fields;
   static constexpr std::size_t kMaxFieldJson = 1024;
 };
@@ -135,14 +142,31 @@ struct UnitSpan {
   std::uint32_t lane = 0;  // index into UnitRow::lanes
 };
 
+// How a unit ended: kFailed (its metrics record has a fail_type), kCrashed
+// (its slice is marked incomplete and its process wrote a crash instant),
+// kIncomplete (its slice is marked incomplete, no crash: still open at
+// stop()), else kOk.
+enum class UnitStatus { kOk, kFailed, kCrashed, kIncomplete };
+const char* unit_status_name(UnitStatus s);  // "ok", "failed", "crashed", "incomplete"
+
 struct UnitRow {
   std::optional<Id> pid;   // the process it compiled in (none: no pid, or metrics only)
   std::string compile_id;  // "0/0"
   std::string name;        // the unit slice's name without "[0/0] ", or the record's name
-  bool in_trace = false;   // a unit slice was seen
+  // Its stable identity and frame: the slice's args "unit_key" and "frame",
+  // else its record's; empty when neither has them (older traces).
+  std::string unit_key, frame;
+  UnitStatus status = UnitStatus::kOk;
+  // kFailed: the record's fail_type and fail_reason; kCrashed: "crash" and
+  // the crash ("SIGSEGV at 0x0 on thread 4242"); else empty.
+  std::string fail_type, fail_reason;
+  bool in_trace = false;                  // a unit slice was seen
   std::int64_t start_ns = 0, end_ns = 0;  // over all its slices (attached threads too)
   std::int64_t wall_ns = 0;               // its own (not attached) slice, else end - start
   std::int64_t compile_end_ns = 0;        // end of its own slice, else end_ns
+  // Its slices' self time: their time not inside another span on the same
+  // thread (the time outside its phases).
+  std::int64_t self_ns = 0;
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
   std::optional<UnitMetrics> metrics;
@@ -154,6 +178,23 @@ struct UnitRow {
   std::vector<UnitSpan> spans;
   std::uint64_t spans_total = 0;
   static constexpr std::size_t kMaxSpans = 128;
+};
+
+// A pass (any span) that failed: one the adapters marked "failed": true
+// (MLIR's runAfterPassFailed), or the innermost span still open on the
+// thread that crashed (marked "incomplete" in a process with a crash).
+struct FailedPass {
+  std::string name;
+  bool crashed = false;  // the crash's span, else a "failed" one
+  std::optional<Id> pid;
+  Id tid;
+  std::string thread;      // its thread_name, or empty
+  std::string compile_id;  // of the unit it ran in, or empty
+  std::string unit;        // that unit's name
+  std::int64_t ts_ns = 0, dur_ns = 0;
+  // Why: the crash; else the span's own "fail_reason"/"reason" arg, else
+  // the op it ran on (MLIR's "op" and "ir_name"), and its unit's failure.
+  std::string reason;
 };
 
 struct SpanRow {  // one of the slowest spans
@@ -203,6 +244,10 @@ struct Report {
       false;                 // units (or GPU units) from more than one pid: show a pid column
   std::vector<SpanRow> top;  // slowest first
   GpuSection gpu;
+  // Failed passes by start; at most kMaxFailedPasses kept of failed_passes_total.
+  std::vector<FailedPass> failed_passes;
+  std::uint64_t failed_passes_total = 0;
+  static constexpr std::size_t kMaxFailedPasses = 10000;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
   bool has_metrics = false;

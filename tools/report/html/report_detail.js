@@ -27,7 +27,10 @@ function unitDetail(page, u) {
     facts.push('starts at +' + humanNs(u.start_ns - traceBegin));
   }
   facts.push(u.slices + ' slices on ' + u.threads + ' threads');
-  if (failed(u)) facts.push('failed: ' + u.metrics.fail_type + ': ' + (u.metrics.fail_reason || ''));
+  if (u.unit_key !== null && u.unit_key !== undefined) facts.push('key ' + u.unit_key);
+  if (u.frame !== null && u.frame !== undefined) facts.push('frame ' + u.frame);
+  if (failed(u)) facts.push(u.status + ': ' + u.fail_type + ': ' + (u.fail_reason || ''));
+  if (u.status === 'incomplete') facts.push('incomplete: still open when the trace ended');
   if (recompileReason(u) !== null) facts.push('recompile: ' + recompileReason(u));
   d.appendChild(el('p', { class: 'note' }, facts.join(' · ')));
 

@@ -29,6 +29,7 @@ function buildPage() {
   buildSummary(page);
   buildCompare(page);
   buildUnits(page);
+  buildFailedPasses(page);
   buildCompileTimes(page);
   buildGpu(page);
   buildTimeline(page);

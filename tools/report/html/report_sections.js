@@ -171,8 +171,10 @@ function buildCompare(page) {
   if (c.comparison) {
     const h = c.comparison;
     sec.appendChild(el('p', { class: 'note' },
-      'baseline: ' + h.baseline.join(', ') + ' · new: ' + h.new.join(', ') + ' · flagged beyond ' +
-      h.threshold_pct + '% of the baseline\'s spread and ' + humanNs(h.min_change_ns) + ' · ' +
+      'baseline: ' + h.baseline.join(', ') + ' · new: ' + h.new.join(', ') + ' · ' + h.gate_on +
+      ' time: a median flagged when it moves by more than ' + h.threshold_pct +
+      '% of the baseline, ' + humanNs(h.min_change_ns) + ' and ' + h.spread_factor +
+      ' × the runs\' spread · ' + h.compared + ' compared: ' +
       h.slower + ' slower, ' + h.faster + ' faster, ' + h.added + ' added, ' + h.removed + ' removed' +
       (h.fail_if_slower_pct !== null ? ', ' + h.failing + ' failing' : '')));
     if (h.warnings.length) {
@@ -181,7 +183,9 @@ function buildCompare(page) {
       sec.appendChild(ul);
     }
   }
-  const titles = { names: 'Span names', units: 'Compile units (by name)', kernels: 'GPU kernels' };
+  const titles = { names: 'Span names', units: 'Compile units (by unit key, else name)',
+                   kernels: 'GPU kernels' };
+  const selfGate = c.comparison && c.comparison.gate_on === 'self';
   for (const key of ['names', 'units', 'kernels']) {
     if (!c[key]) continue;
     sec.appendChild(el('h3', null, titles[key]));
@@ -203,10 +207,23 @@ function buildCompare(page) {
       { key: 'new_' + key2, label: 'new ' + label, num: true, sort: (r) => side(r.new, f),
         cell: nsCell((r) => side(r.new, f)) },
     ];
+    const extra = [];
+    if (key === 'units') {
+      extra.push({ key: 'frame', label: 'frame', sort: (r) => r.frame, cell: textCell((r) => r.frame) });
+    }
+    const selfCols = !selfGate ? [] : [
+      ...pair('self', 'self_ns', (s) => s.self_ns),
+      { key: 'delta_self_ns', label: 'Δ self', num: true, sort: (r) => r.delta.self_ns,
+        cell: (r, td) => {
+          td.textContent = (r.delta.self_ns > 0 ? '+' : '') + humanNs(r.delta.self_ns);
+        } },
+    ];
     new DataTable({
       table, pager, rows: c[key],
       columns: [
-        { key: 'name', label: 'name', sort: (r) => r.name, cell: textCell((r) => r.name) },
+        { key: 'name', label: key === 'units' ? 'unit key' : 'name', sort: (r) => r.name,
+          cell: textCell((r) => r.name) },
+        ...extra,
         { key: 'change', label: 'change', cls: 'change', sort: (r) => r.change,
           cell: textCell((r) => (r.change === 'unchanged' ? '' : r.change) + (r.fails ? ' (fails)' : '')) },
         { key: 'base_count', label: 'base count', num: true, sort: (r) => side(r.baseline, (s) => s.count),
@@ -221,6 +238,7 @@ function buildCompare(page) {
         { key: 'delta_pct', label: 'Δ %', num: true, sort: (r) => r.delta.total_pct,
           cell: textCell((r) => (r.delta.total_pct === null ? '' :
             (r.delta.total_pct > 0 ? '+' : '') + r.delta.total_pct.toFixed(1) + '%')) },
+        ...selfCols,
         ...pair('mean', 'mean_ns', (s) => s.mean_ns),
         ...pair('p50', 'p50_ns', (s) => s.p50_ns),
         ...pair('p90', 'p90_ns', (s) => s.p90_ns),

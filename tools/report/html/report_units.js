@@ -12,8 +12,22 @@ function unitWall(u) {
   if (u.wall_ns !== null) return u.wall_ns;
   return u.metrics && u.metrics.duration_ns !== null ? u.metrics.duration_ns : null;
 }
+// Failed: its record's fail_type, or it crashed (its slice open at its
+// process's crash): the report's status.
 function failed(u) {
-  return !!(u.metrics && u.metrics.fail_type !== null);
+  return u.status === 'failed' || u.status === 'crashed';
+}
+function statusText(u) {
+  if (u.status === 'failed') return 'failed: ' + u.fail_type;
+  if (u.status === 'crashed') return 'crashed';
+  if (u.status === 'incomplete') return 'incomplete';
+  return u.metrics ? 'ok' : '';
+}
+// obj[key] when obj has its own key, else null: record fields named like
+// Object.prototype's members (constructor, toString, __proto__) never
+// reach the inherited ones.
+function own(obj, key) {
+  return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : null;
 }
 function recompileReason(u) {
   return u.metrics ? u.metrics.recompile_reason : null;
@@ -52,7 +66,7 @@ function buildUnits(page) {
       key: 'col:' + name,
       label: name,
       title: 'the metrics record\'s ' + name + '_us',
-      value: (u) => (u.metrics && name in u.metrics.columns_ns ? u.metrics.columns_ns[name] : null),
+      value: (u) => (u.metrics ? own(u.metrics.columns_ns, name) : null),
     }));
   } else {
     phaseCols = byTotal(phaseTotals).slice(0, 6).map((name) => ({
@@ -73,6 +87,11 @@ function buildUnits(page) {
     },
     { key: 'name', label: 'name', sort: (u) => u.name, cls: 'name', cell: textCell((u) => u.name) },
   ];
+  if (units.some((u) => u.unit_key !== null && u.unit_key !== undefined)) {
+    columns.push({ key: 'unit_key', label: 'unit key', sort: (u) => u.unit_key, cls: 'unit-key',
+                   title: 'the unit\'s stable identity: recompiles of a frame share it',
+                   cell: textCell((u) => u.unit_key) });
+  }
   if (multiPid) {
     columns.push({ key: 'pid', label: 'pid', sort: (u) => pidText(u.pid), cls: 'pid',
                    cell: textCell((u) => pidText(u.pid)) });
@@ -81,15 +100,15 @@ function buildUnits(page) {
     { key: 'wall_ns', label: 'wall', num: true, sort: unitWall, cls: 'wall', cell: nsCell(unitWall) },
     {
       key: 'status', label: 'status', cls: 'status',
-      sort: (u) => (failed(u) ? 'failed: ' + u.metrics.fail_type : u.metrics ? 'ok' : ''),
+      sort: (u) => statusText(u) || null,
       cell: (u, td) => {
+        td.textContent = statusText(u);
         if (failed(u)) {
-          td.appendChild(document.createTextNode('failed: ' + u.metrics.fail_type));
-          const reason = u.metrics.fail_reason || '';
+          const reason = u.fail_reason || '';
           td.appendChild(el('div', { class: 'fail-reason' }, reason));
           td.title = reason;
-        } else {
-          td.textContent = u.metrics ? 'ok' : '';
+        } else if (u.status === 'incomplete') {
+          td.title = 'still open when the trace ended (no crash in it)';
         }
       },
     },
@@ -124,10 +143,13 @@ function buildUnits(page) {
     filterInput: document.getElementById('units-filter'),
     rows: units,
     columns,
-    matches: (u, q) => u.name.toLowerCase().includes(q) || u.compile_id.toLowerCase().includes(q),
+    matches: (u, q) => u.name.toLowerCase().includes(q) || u.compile_id.toLowerCase().includes(q) ||
+      (u.unit_key || '').toLowerCase().includes(q),
     rowAttrs: (u) => ({
-      class: ['unit-row', failed(u) ? 'failed' : '', recompileReason(u) !== null ? 'recompile' : '']
-        .join(' ').trim(),
+      class: ['unit-row', failed(u) ? 'failed' : '', u.status === 'crashed' ? 'crashed' : '',
+              u.status === 'incomplete' ? 'incomplete' : '',
+              recompileReason(u) !== null ? 'recompile' : '']
+        .filter((c) => c).join(' '),
       'data-compile-id': u.compile_id,
       'data-pid': pidText(u.pid),
       'data-wall-ns': unitWall(u) === null ? '' : String(unitWall(u)),
@@ -135,6 +157,43 @@ function buildUnits(page) {
     afterRender: () => {
       if (page.openUnit !== null) showDetail(page, page.openUnit, false);
     },
+  });
+}
+
+// ---- the failed passes: marked "failed", or open where a thread crashed ----
+function buildFailedPasses(page) {
+  const { data: DATA, traceBegin } = page;
+  const table = document.getElementById('failed-passes-table');
+  if (!table) return;
+  const fp = DATA.failed_passes || { total: 0, passes: [] };
+  const note = document.getElementById('failed-passes-note');
+  if (!fp.passes.length) {
+    note.textContent = 'No pass failed, and no thread crashed inside a span.';
+    table.hidden = true;
+    return;
+  }
+  note.textContent = fp.passes.length < fp.total
+    ? 'the first ' + fp.passes.length + ' of ' + fp.total : fp.total + ' in all';
+  new DataTable({
+    table, rows: fp.passes,
+    rowAttrs: (p) => ({ class: 'failed-pass ' + p.kind }),
+    columns: [
+      { key: 'name', label: 'pass', sort: (p) => p.name, cls: 'name', cell: textCell((p) => p.name) },
+      { key: 'kind', label: 'kind', sort: (p) => p.kind, cls: 'kind', cell: textCell((p) => p.kind) },
+      { key: 'unit', label: 'unit', sort: (p) => (p.compile_id ? compileIdKey(p.compile_id) : null),
+        cls: 'unit',
+        cell: (p, td) => {
+          if (!p.compile_id) return;
+          td.appendChild(unitLink(p.pid, p.compile_id));
+          td.appendChild(document.createTextNode(' ' + (p.unit || '')));
+        } },
+      { key: 'thread', label: 'thread', sort: (p) => p.thread || String(p.tid),
+        cell: textCell((p) => pidText(p.pid) + ' / ' + (p.thread || p.tid)) },
+      { key: 'ts_ns', label: 'at', num: true, sort: (p) => p.ts_ns,
+        cell: nsCell((p) => (traceBegin === null ? p.ts_ns : p.ts_ns - traceBegin)) },
+      { key: 'dur_ns', label: 'duration', num: true, sort: (p) => p.dur_ns, cell: nsCell((p) => p.dur_ns) },
+      { key: 'reason', label: 'reason', sort: (p) => p.reason, cls: 'reason', cell: textCell((p) => p.reason) },
+    ],
   });
 }
 
