@@ -164,7 +164,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           KernelSpec k;
           k.unroll = unroll;
           k.block = block;
-          k.variant = "u" + num(unroll) + "_b" + num(block);
+          k.variant = std::string("u").append(num(unroll)).append("_b").append(num(block));
           k.memrefs = {{{kElements}, false}, {{kElements}, false}, {{kElements}, true}};
           k.scalar_arg = true;
           k.grid[0] = static_cast<unsigned>(kElements / (block * unroll));
@@ -179,7 +179,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           KernelSpec k;
           k.block = block;
           k.items = items;
-          k.variant = "b" + num(block) + "_i" + num(items);
+          k.variant = std::string("b").append(num(block)).append("_i").append(num(items));
           const std::int64_t blocks = kElements / (block * items);
           k.memrefs = {{{kElements}, false}, {{blocks}, true}};
           k.grid[0] = static_cast<unsigned>(blocks);
@@ -194,7 +194,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           KernelSpec k;
           k.size = size;
           k.tile = tile;
-          k.variant = "t" + num(tile) + "_s" + num(size);
+          k.variant = std::string("t").append(num(tile)).append("_s").append(num(size));
           k.memrefs = {{{size, size}, false}, {{size, size}, false}, {{size, size}, true}};
           k.grid[0] = k.grid[1] = static_cast<unsigned>(size / tile);
           k.block_dim[0] = k.block_dim[1] = static_cast<unsigned>(tile);

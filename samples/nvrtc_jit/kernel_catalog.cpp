@@ -23,7 +23,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           k.family = f;
           k.vec = vec;
           k.unroll = unroll;
-          k.variant = "v" + str(vec) + "_u" + str(unroll);
+          k.variant = std::string("v").append(str(vec)).append("_u").append(str(unroll));
           out.push_back(k);
         }
       }
@@ -35,7 +35,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           k.family = f;
           k.block = block;
           k.items = items;
-          k.variant = "b" + str(block) + "_i" + str(items);
+          k.variant = std::string("b").append(str(block)).append("_i").append(str(items));
           out.push_back(k);
         }
       }
@@ -47,7 +47,7 @@ std::vector<KernelSpec> family_variants(Family f) {
           k.family = f;
           k.tile = tile;
           k.rows = rows;
-          k.variant = "t" + str(tile) + "_r" + str(rows);
+          k.variant = std::string("t").append(str(tile)).append("_r").append(str(rows));
           out.push_back(k);
         }
       }
