@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -32,6 +33,15 @@ inline std::string temp_path(const std::string& stem) {
                      std::to_string(counter.fetch_add(1)) + ".json";
   ::unlink(path.c_str());
   return path;
+}
+
+// A fresh, empty folder of its own (a file replaced in it is seen for what
+// it is).
+inline std::string temp_dir(const std::string& stem) {
+  const std::string dir = temp_path(stem) + ".d";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 inline std::string read_file(const std::string& path) {
@@ -159,6 +169,16 @@ inline Config test_config(const std::string& stem) {
   cfg.flush_interval = std::chrono::milliseconds(5);
   cfg.cupti = CuptiMode::kOff;  // tests of GPU activity turn it on themselves
   return cfg;
+}
+
+// A trace a real session wrote, with one span "work": its path.
+inline std::string write_one_span_trace(const std::string& stem) {
+  Config cfg = test_config(stem);
+  ScopedSession session(cfg);
+  EXPECT_TRUE(session.status().ok());
+  Span span("work");
+  span.end();
+  return cfg.output_path;
 }
 
 }  // namespace jitscope::testing

@@ -16,13 +16,6 @@ namespace jitscope::testing::report {
 
 inline constexpr const char* kDataOpen = "<script type=\"application/json\" id=\"jitscope-data\">";
 
-// A fresh empty folder.
-inline std::string temp_dir(const std::string& stem) {
-  const std::string dir = temp_path(stem) + ".d";
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // The data block's text: from its opening tag to the first "</script", as
 // an HTML parser ends it (whatever the JSON inside says).
 inline std::string data_text(const std::string& html) {

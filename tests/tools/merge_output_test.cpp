@@ -28,23 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A folder of its own for each test, so a replaced node is seen for what it is.
-std::string temp_dir(const std::string& stem) {
-  const std::string dir = temp_path(stem) + ".d";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string write_trace(const std::string& stem) {
-  Config cfg = test_config(stem);
-  ScopedSession session(cfg);
-  EXPECT_TRUE(session.status().ok());
-  Span span("work");
-  span.end();
-  return cfg.output_path;
-}
-
 bool merged_trace(const std::string& text) {
   const json trace = json::parse(text, nullptr, false);
   if (trace.is_discarded() || !trace.is_array()) return false;
@@ -73,7 +56,7 @@ std::set<std::string> listing(const std::string& dir) {
 }
 
 TEST(MergeOutput, AFifoIsWrittenInPlaceAndItsReaderGetsTheMerge) {
-  const std::string input = write_trace("merge_out_fifo_in");
+  const std::string input = write_one_span_trace("merge_out_fifo_in");
   const std::string dir = temp_dir("merge_out_fifo");
   const std::string fifo = dir + "/pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -113,7 +96,7 @@ TEST(MergeOutput, AFifoIsWrittenInPlaceAndItsReaderGetsTheMerge) {
 }
 
 TEST(MergeOutput, ASymlinkIsFollowedAndStaysALink) {
-  const std::string input = write_trace("merge_out_link_in");
+  const std::string input = write_one_span_trace("merge_out_link_in");
   const std::string dir = temp_dir("merge_out_link");
   { std::ofstream(dir + "/real.json") << "old"; }
   ASSERT_EQ(::symlink("real.json", (dir + "/link").c_str()), 0);
@@ -137,7 +120,7 @@ TEST(MergeOutput, ASymlinkIsFollowedAndStaysALink) {
 }
 
 TEST(MergeOutput, ADirectoryIsRefusedWithOneLineAndLeftAsItWas) {
-  const std::string input = write_trace("merge_out_dir_in");
+  const std::string input = write_one_span_trace("merge_out_dir_in");
   const std::string dir = temp_dir("merge_out_dir");
   { std::ofstream(dir + "/keep") << "kept"; }
   for (const std::string out : {dir + "/", dir}) {
@@ -154,7 +137,7 @@ TEST(MergeOutput, ADirectoryIsRefusedWithOneLineAndLeftAsItWas) {
 }
 
 TEST(ReportOutput, ASymlinkIsFollowedAndStaysALink) {
-  const std::string input = write_trace("report_out_link_in");
+  const std::string input = write_one_span_trace("report_out_link_in");
   const std::string dir = temp_dir("report_out_link");
   { std::ofstream(dir + "/real.txt") << "old"; }
   ASSERT_EQ(::symlink("real.txt", (dir + "/link").c_str()), 0);
@@ -172,7 +155,7 @@ TEST(ReportOutput, ASymlinkIsFollowedAndStaysALink) {
 }
 
 TEST(ReportOutput, ADirectoryIsRefusedWithOneLineAndLeftAsItWas) {
-  const std::string input = write_trace("report_out_dir_in");
+  const std::string input = write_one_span_trace("report_out_dir_in");
   const std::string dir = temp_dir("report_out_dir");
   { std::ofstream(dir + "/keep") << "kept"; }
   Subprocess p = spawn({JITSCOPE_REPORT_BIN, input, "-o", dir}, temp_path("report_out"));

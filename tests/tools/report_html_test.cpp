@@ -34,6 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using jitscope::testing::read_file;
+using jitscope::testing::temp_dir;
 using jitscope::testing::temp_path;
 using namespace jitscope::testing::report;
 

@@ -30,22 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_dir(const std::string& stem) {
-  const std::string dir = temp_path(stem) + ".d";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string write_trace(const std::string& stem) {
-  Config cfg = test_config(stem);
-  ScopedSession session(cfg);
-  EXPECT_TRUE(session.status().ok());
-  Span span("work");
-  span.end();
-  return cfg.output_path;
-}
-
 // Runs a tool while watching `fifo`: true in *opened when the tool had it
 // open for reading at some point (its writer end is then opened and closed
 // at once, so the tool reads an empty input instead of waiting forever).
@@ -72,8 +56,9 @@ TEST(ToolInputs, ReportRefusesAFifoWithoutOpeningIt) {
   EXPECT_EQ(r.err, "jitscope-report: error: " + fifo +
                        ": is not a regular file (a FIFO); to read a pipe, give it as stdin: -\n");
   // A --metrics FIFO alike.
-  const ToolRun m = run_watching(
-      {JITSCOPE_REPORT_BIN, write_trace("inputs_fifo_t"), "--metrics", fifo}, fifo, &opened);
+  const ToolRun m =
+      run_watching({JITSCOPE_REPORT_BIN, write_one_span_trace("inputs_fifo_t"), "--metrics", fifo},
+                   fifo, &opened);
   EXPECT_FALSE(opened) << "jitscope-report opened the --metrics FIFO";
   EXPECT_EQ(m.code, 1);
   EXPECT_NE(m.err.find(fifo + ": is not a regular file (a FIFO)"), std::string::npos) << m.err;
@@ -109,7 +94,7 @@ TEST(ToolInputs, MergeSkipsAListedFifoWithoutOpeningIt) {
 TEST(ToolInputs, ReportNeverWritesOverItsInput) {
   const std::string dir = temp_dir("inputs_same");
   const std::string trace = dir + "/trace.json";
-  fs::copy_file(write_trace("inputs_same_src"), trace);
+  fs::copy_file(write_one_span_trace("inputs_same_src"), trace);
   const std::string before = read_file(trace);
   const std::string hard = dir + "/hard.json", soft = dir + "/soft.json";
   ASSERT_EQ(::link(trace.c_str(), hard.c_str()), 0);
@@ -131,7 +116,9 @@ TEST(ToolInputs, ReportNeverWritesOverItsInput) {
       {{hard, "-o", soft}, "/dev/null", hard},
       {{"-", "-o", trace}, trace, "<stdin>"},
       {{trace, "--metrics", metrics, "-o", metrics}, "/dev/null", metrics},
-      {{"--baseline", trace, write_trace("inputs_same_new"), "-o", trace}, "/dev/null", trace},
+      {{"--baseline", trace, write_one_span_trace("inputs_same_new"), "-o", trace},
+       "/dev/null",
+       trace},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{JITSCOPE_REPORT_BIN};
@@ -154,7 +141,7 @@ TEST(ToolInputs, ReportNeverWritesOverItsInput) {
 TEST(ToolInputs, MergeNeverWritesOverAnInputByAHardLink) {
   const std::string dir = temp_dir("inputs_merge_same");
   const std::string trace = dir + "/trace.json";
-  fs::copy_file(write_trace("inputs_merge_src"), trace);
+  fs::copy_file(write_one_span_trace("inputs_merge_src"), trace);
   const std::string before = read_file(trace);
   const std::string hard = dir + "/hard.json";
   ASSERT_EQ(::link(trace.c_str(), hard.c_str()), 0);

@@ -71,6 +71,29 @@ HandleTable<jitscope_load_scope>& load_scopes() noexcept {
   return immortal<HandleTable<jitscope_load_scope>>();
 }
 
+}  // namespace
+
+namespace jitscope::detail {
+// Called by the fork handlers (api/session.cpp), before the compile
+// layer's locks: a C call holds its object's lock while it calls into them.
+void c_handles_lock_for_fork() noexcept {
+  units().lock_for_fork();
+  phases().lock_for_fork();
+  attachments().lock_for_fork();
+  unit_refs().lock_for_fork();
+  load_scopes().lock_for_fork();
+}
+void c_handles_unlock_after_fork() noexcept {
+  load_scopes().unlock_after_fork();
+  unit_refs().unlock_after_fork();
+  attachments().unlock_after_fork();
+  phases().unlock_after_fork();
+  units().unlock_after_fork();
+}
+}  // namespace jitscope::detail
+
+namespace {
+
 int result(const jitscope::Status& st) noexcept {
   jitscope_set_c_last_error(st);
   return st ? 0 : -1;

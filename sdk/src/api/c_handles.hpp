@@ -59,6 +59,26 @@ class HandleTable {
     return object;
   }
 
+  // fork(): the table's lock, then each live object's (an object's is
+  // never held while the table's is taken, so this order cannot deadlock),
+  // so that a child never inherits one held by a thread it does not have.
+  void lock_for_fork() noexcept {
+    mutex_.lock();
+    if constexpr (requires(T & t) { t.mutex; }) {
+      for (Slot& s : slots_) {
+        if (s.object) s.object->mutex.lock();
+      }
+    }
+  }
+  void unlock_after_fork() noexcept {
+    if constexpr (requires(T & t) { t.mutex; }) {
+      for (Slot& s : slots_) {
+        if (s.object) s.object->mutex.unlock();
+      }
+    }
+    mutex_.unlock();
+  }
+
   // Ends the handle: from now on it is stale. The object goes when its
   // last user lets it go.
   void remove(const T* handle) noexcept {
@@ -110,5 +130,10 @@ class HandleTable {
   std::vector<Slot> slots_;
   std::uint32_t free_ = kNone;
 };
+
+// The fork handlers' calls (c_compile_api.cpp): every table, then every
+// live object, in one order.
+void c_handles_lock_for_fork() noexcept;
+void c_handles_unlock_after_fork() noexcept;
 
 }  // namespace jitscope::detail

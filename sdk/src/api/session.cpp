@@ -3,6 +3,7 @@
 // and publishes the session word; stop() undoes it in reverse. Also the
 // fork handlers, which hold every SDK lock across fork() and clear the
 // child's copy of the session, and the JITSCOPE_TRACE autostart.
+#include "api/c_handles.hpp"
 #include "base/boundary.hpp"
 #include "base/env_variables.hpp"
 #include "base/immortal.hpp"
@@ -99,6 +100,8 @@ std::string already_active(const Config& active, const Config& asked) {
 // first (a lock is only ever taken under locks above it, never below):
 //   start/stop's control lock (held while the flusher is joined: it comes
 //     first, and nothing below waits for the flusher);
+//   the C API's handle tables, then each live C object's lock (a C call
+//     holds its object's lock while it calls into everything below);
 //   the TSC calibration (a new flusher may hold it for its first 20 ms);
 //   the thread registry, NVTX's locks, CUPTI's locks;
 //   the compile layer's (compile/fork.cpp lists them);
@@ -106,6 +109,7 @@ std::string already_active(const Config& active, const Config& asked) {
 // The flusher keeps to the same order. docs/robustness.md has the list.
 void fork_prepare() noexcept {
   control_mutex().lock();
+  c_handles_lock_for_fork();
   clock_lock_for_fork();
   ThreadRegistry::instance().lock_for_fork();
   nvtx_lock_for_fork();
@@ -120,6 +124,7 @@ void fork_parent() noexcept {
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   clock_unlock_after_fork();
+  c_handles_unlock_after_fork();
   control_mutex().unlock();
 }
 void fork_child() noexcept {
@@ -141,6 +146,7 @@ void fork_child() noexcept {
   nvtx_unlock_after_fork();
   ThreadRegistry::instance().unlock_after_fork();
   clock_unlock_after_fork();
+  c_handles_unlock_after_fork();
   control_mutex().unlock();
 }
 
@@ -242,17 +248,16 @@ Status start(const Config& config) noexcept {
         claimed = claim_output(config.metrics_path, "metrics file ", why, metrics,
                                /*keep_exec_trace=*/true, /*beside=*/after_exec);
       }
-      if (claimed)
+      if (claimed) {
         claimed = commit_output(trace, why) && (metrics.fd < 0 || commit_output(metrics, why));
+      }
       if (!claimed) {
-        release_output(metrics);
-        release_output(trace);
-        result = Status::error(why);
+        result = Status::error(why);  // both released as they go, what they created removed
       } else {
-        const int fd = trace.fd;
-        const int metrics_fd = metrics.fd;
         session_config.output_path = trace.path;
-        if (metrics_fd >= 0) session_config.metrics_path = metrics.path;
+        if (metrics.fd >= 0) session_config.metrics_path = metrics.path;
+        const int fd = trace.take();
+        const int metrics_fd = metrics.take();
         if (after_exec) say_kept_after_exec(config, session_config);
         const ClockSource clock = pick_clock(config.clock);
         nvtx_capture_begin_session(config);

@@ -57,6 +57,10 @@ PhaseHandle begin_phase(std::string_view key, const PhaseOptions& options) noexc
 
 void PhaseHandle::end() noexcept {
   if (phase_ == nullptr) return;
+  // The owner first, never `open`: the owning thread may be ending this
+  // phase right now (its unit closing ends it), and only that thread may
+  // read or free it. A held phase was opened, so its owner is set.
+  if (!on_owning_thread(phase_->frame_, "ending a phase")) return;
   phase_->end();
   // Refused on another thread: still open, and this handle still ends it.
   if (phase_->frame_.open) return;
@@ -100,6 +104,7 @@ ThreadAttachment attach_thread(const CompileUnitRef& unit) noexcept {
 
 void ThreadAttachment::detach() noexcept {
   if (scope_ == nullptr) return;
+  if (!on_owning_thread(scope_->frame_, "leaving a compile unit")) return;  // as PhaseHandle::end
   leave_unit(scope_->frame_);
   if (scope_->frame_.open) return;  // refused on another thread: see PhaseHandle::end
   delete scope_;

@@ -141,8 +141,11 @@ struct RecordSinks {
   std::deque<CompileRecord> recent;        // the last kRecentRecordCapacity
   std::vector<std::string> metrics_lines;  // waiting for the flusher
   std::size_t queued_bytes = 0;            // in metrics_lines
-  std::uint64_t dropped = 0;               // since metrics output was turned on
   bool metrics_on = false;
+  // Since metrics output was last turned on or off. relaxed: a count, read
+  // without the lock (the flusher's stats, also in a crash cycle, where
+  // the lock may be held by the crashed thread).
+  std::atomic<std::uint64_t> dropped{0};
 };
 
 std::atomic<void (*)()> g_metrics_wake{nullptr};
@@ -260,7 +263,7 @@ void finish_record(const CompileRecord& record) noexcept {
     // cannot keep up (or is gone), lines are dropped and counted, never
     // piled up.
     if (s.queued_bytes + line.size() > kMaxQueuedMetricsBytes) {
-      ++s.dropped;
+      s.dropped.fetch_add(1, std::memory_order_relaxed);
       log_unique(
           "compile records are arriving faster than the metrics file is written; some are "
           "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
@@ -292,7 +295,7 @@ void set_metrics_output(bool on) noexcept {
   RecordSinks& s = sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.metrics_on = on;
-  if (on) s.dropped = 0;
+  s.dropped.store(0, std::memory_order_relaxed);  // a session's own count (stop reads it first)
   if (!on) {
     s.metrics_lines.clear();
     s.queued_bytes = 0;
@@ -304,9 +307,7 @@ void set_metrics_wake(void (*wake)()) noexcept {
 }
 
 std::uint64_t metrics_records_dropped() noexcept {
-  RecordSinks& s = sinks();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.dropped;
+  return sinks().dropped.load(std::memory_order_relaxed);
 }
 
 void take_metrics_lines(std::vector<std::string>& out) {

@@ -131,17 +131,18 @@ int open_or_create(const std::string& path, bool& created) {
 
 bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
                   bool keep_exec_trace, bool beside) {
-  out = OutputFile{};
+  release_output(out);
   out.path = path;
-  const int fd = open_or_create(path, out.created);
-  if (fd < 0) {
-    why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
-    return false;
-  }
-  out.fd = fd;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {  // not /dev/null, pipes, ttys
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  out.must_empty = out.noted = false;
+  for (int tries = 0;; ++tries) {
+    out.fd = open_or_create(path, out.created);
+    if (out.fd < 0) {
+      why = std::string("cannot open ") + what + path + ": " + std::strerror(errno);
+      return false;
+    }
+    struct stat st {};
+    if (::fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode)) return true;  // /dev/null, pipes, ttys
+    if (::flock(out.fd, LOCK_EX | LOCK_NB) != 0) {
       why = errno == EWOULDBLOCK
                 ? path +
                       " is being written by another jitscope session (in this process or "
@@ -152,13 +153,24 @@ bool claim_output(const std::string& path, const char* what, std::string& why, O
       release_output(out);
       return false;
     }
+    // Locked, but maybe a file a refused start removed before its lock went
+    // (release_output): then the path names another file, or none, and this
+    // one would be written unseen. Open the path again.
+    struct stat now {};
+    if (::stat(path.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+      out.created = false;
+      release_output(out);
+      if (tries < 4) continue;
+      why = "cannot open " + std::string(what) + path + ": it was replaced while being opened";
+      return false;
+    }
     // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
     // an exec'd image from a rerun, the pid in the trace's head can.
     const bool keep =
         keep_exec_trace &&
         (beside || (st.st_size > 0 && !opened_by_this_image(st) && written_by_this_pid(path, st)));
     if (keep) {
-      ::close(fd);
+      ::close(out.fd);
       out.fd = open_beside(path, why, out.path);
       out.created = out.fd >= 0;  // open_beside makes a new file or none
       if (out.fd < 0) return false;
@@ -167,39 +179,44 @@ bool claim_output(const std::string& path, const char* what, std::string& why, O
     }
     out.must_empty = st.st_size > 0;
     out.noted = keep_exec_trace;
+    return true;
   }
-  return true;
 }
 
 bool commit_output(OutputFile& out, std::string& why) {
   if (out.must_empty && ::ftruncate(out.fd, 0) != 0) {
     why = "cannot empty " + out.path + ": " + std::strerror(errno);
-    release_output(out);
     return false;
   }
   out.must_empty = false;
   if (out.noted) note_opened_by_this_image(out.fd);
-  out.created = false;  // the session's now: nothing to take back
   return true;
 }
 
 void release_output(OutputFile& out) noexcept {
   if (out.fd < 0) return;
-  // Unlinked before the lock goes with the descriptor: no other session can
-  // have taken the file in between.
+  // Unlinked before the lock goes with the descriptor: a session that
+  // opened the path meanwhile finds it gone once it holds the lock.
   if (out.created) (void)::unlink(out.path.c_str());
   ::close(out.fd);
   out.fd = -1;
   out.created = false;
 }
 
+int OutputFile::take() noexcept {
+  const int taken = fd;
+  fd = -1;
+  created = false;
+  return taken;
+}
+
 int open_output(const std::string& path, const char* what, std::string& why, std::string* opened,
                 bool beside) {
-  OutputFile out;
+  OutputFile out;  // released (and removed if it made the file) unless taken
   if (!claim_output(path, what, why, out, opened != nullptr, beside)) return -1;
   if (!commit_output(out, why)) return -1;
   if (opened != nullptr) *opened = out.path;
-  return out.fd;
+  return out.take();
 }
 
 std::string session_owner_tag(long pid, std::string_view boot_id) {

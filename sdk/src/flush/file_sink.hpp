@@ -49,19 +49,29 @@ int open_output(const std::string& path, const char* what, std::string& why,
 // change nothing on disk unless all of them open: claim_output opens and
 // locks (creating the file if missing) and decides the path, without
 // emptying anything; commit_output empties the file, the point of no
-// return; release_output gives a claimed file up, removing it if the claim
-// created it. `keep_exec_trace` is open_output's `opened != nullptr`.
+// return (ftruncate failing after the open and the lock is the one change a
+// refused start cannot take back); an OutputFile not taken (take()) is
+// released when it goes: closed, and removed if the claim created it.
+// `keep_exec_trace` is open_output's `opened != nullptr`.
 struct OutputFile {
   int fd = -1;
   std::string path;         // the file claimed: the one asked for, or one beside it
-  bool created = false;     // made by the claim: release_output removes it
+  bool created = false;     // made by the claim: removed on release
   bool must_empty = false;  // a regular file with bytes, emptied by commit_output
   bool noted = false;       // a session's trace: remembered as this image's at commit
+
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile();
+  // The descriptor, now the caller's (nothing is released any more).
+  int take() noexcept;
 };
 bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
                   bool keep_exec_trace, bool beside = false);
-bool commit_output(OutputFile& out, std::string& why);  // false: released, `why` says
+bool commit_output(OutputFile& out, std::string& why);
 void release_output(OutputFile& out) noexcept;
+inline OutputFile::~OutputFile() { release_output(*this); }
 
 // The file a session of pid `pid` writes instead of `path` when `path` holds
 // the trace of the same process before an exec: "." + pid + "." + n before
