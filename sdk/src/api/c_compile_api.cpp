@@ -74,8 +74,9 @@ HandleTable<jitscope_load_scope>& load_scopes() noexcept {
 }  // namespace
 
 namespace jitscope::detail {
-// Called by the fork handlers (api/session.cpp), before the compile
-// layer's locks: a C call holds its object's lock while it calls into them.
+// Called by the fork handlers (api/session.cpp) right after start/stop's
+// lock, before every other: a C call holds its object's lock while it calls
+// into all of them.
 void c_handles_lock_for_fork() noexcept {
   units().lock_for_fork();
   phases().lock_for_fork();
