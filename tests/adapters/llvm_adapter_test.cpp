@@ -5,10 +5,8 @@
 // pass runs, their nesting per thread, invalidated and skipped passes,
 // analyses, compile ids; with the host's own span-producing callbacks
 // registered before and after the adapter; and a second registration on
-// the same callbacks object. Not covered: a host after-callback registered
-// after the adapter without ToFront (LLVM gives no order that nests it),
-// machine-function passes (LLVM 16's new-PM codegen pipeline is not used by
-// its own tools) and several threads (LLVM's pass managers run one pipeline
+// the same callbacks object. Not covered: machine-function passes (LLVM 16's new-PM codegen
+// pipeline is not used by its own tools) and several threads (LLVM's pass managers run one pipeline
 // per thread; the per-thread stacks are the MLIR test's subject).
 #include <jitscope/compile.hpp>
 #include <jitscope/llvm.hpp>
@@ -27,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -331,7 +330,8 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
   };
   for (const Case c : {Case{"host callbacks before the attach", true, false},
                        Case{"host callbacks before the attach, ToFront", true, true},
-                       Case{"host callbacks after the attach, ToFront", false, true}}) {
+                       Case{"host callbacks after the attach, ToFront", false, true},
+                       Case{"host callbacks after the attach", false, false}}) {
     SCOPED_TRACE(c.what);
     Recorded recorded;
     jitscope::SessionStats stats;
@@ -372,6 +372,93 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
     }
     EXPECT_EQ(shape(spans), expected);
   }
+}
+
+// One thread's default<O2> pipeline on its own module, made on the calling
+// thread: PassBuilder writes into the callbacks object it is given, so the
+// pipelines that share one are made one at a time, then run at once.
+struct O2Pipeline {
+  explicit O2Pipeline(llvm::PassInstrumentationCallbacks& pic)
+      : pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic) {
+    llvm::SMDiagnostic error;
+    module = llvm::parseAssemblyString(kModule, error, context);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    parsed = module != nullptr && !pb.parsePassPipeline(mpm, "default<O2>");
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb;
+  llvm::ModulePassManager mpm;
+  bool parsed = false;
+};
+
+// Four threads run their pipelines through one callbacks object, the host's
+// span-making callbacks registered after the attach without ToFront: on
+// every thread the host's spans nest inside jitscope's, and the after-
+// callbacks jitscope adds when the first pass runs are added once, while
+// other threads may already be running passes (the ThreadSanitizer run's
+// subject).
+TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
+  constexpr int kThreads = 4;
+  jitscope::SessionStats stats;
+  nlohmann::json trace;
+  jitscope::llvm::Counts counts;
+  {
+    jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_threads"));
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    llvm::PassInstrumentationCallbacks pic;
+    const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic);
+    // The host's spans, on a stack per thread.
+    static thread_local std::vector<jitscope::Span> open;
+    pic.registerBeforeNonSkippedPassCallback(
+        [](llvm::StringRef, llvm::Any) { open.emplace_back("user_pass"); });
+    pic.registerAfterPassCallback(
+        [](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) { open.pop_back(); });
+    pic.registerAfterPassInvalidatedCallback(
+        [](llvm::StringRef, const llvm::PreservedAnalyses&) { open.pop_back(); });
+    std::vector<std::unique_ptr<O2Pipeline>> pipelines;
+    for (int i = 0; i < kThreads; ++i) {
+      pipelines.push_back(std::make_unique<O2Pipeline>(pic));
+      ASSERT_TRUE(pipelines.back()->parsed);
+    }
+    std::vector<std::thread> threads;
+    for (auto& p : pipelines) {
+      threads.emplace_back([&p] { p->mpm.run(*p->module, p->mam); });
+    }
+    for (std::thread& t : threads) t.join();
+    counts = reg.counts();
+    stats = session.finish();
+    trace = jitscope::testing::load_trace(session.path());
+  }
+  EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const auto threads = spans_by_thread(
+      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+  ASSERT_EQ(threads.size(), static_cast<std::size_t>(kThreads));
+  std::uint64_t pass_spans = 0;
+  for (const auto& [tid, spans] : threads) {
+    SCOPED_TRACE("thread " + std::to_string(tid));
+    EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
+    // In begin order: each pass span, then the host's span directly inside it.
+    ASSERT_EQ(spans.size() % 2, 0u);
+    for (std::size_t i = 0; i < spans.size(); i += 2) {
+      EXPECT_NE(spans[i].name, "user_pass");
+      EXPECT_EQ(spans[i + 1].name, "user_pass");
+      EXPECT_EQ(spans[i + 1].depth, spans[i].depth + 1);
+      EXPECT_FALSE(spans[i + 1].args.value("jitscope_ended_with_outer", false));
+    }
+    pass_spans += spans.size() / 2;
+  }
+  EXPECT_EQ(pass_spans, counts.passes);
+  EXPECT_GT(counts.passes, static_cast<std::uint64_t>(kThreads) * 100);
 }
 
 TEST(LlvmAdapter, SecondRegistrationOnTheSameCallbacksIsANoOp) {

@@ -42,11 +42,13 @@
 //
 // Order: LLVM runs before-callbacks in registration order and after-callbacks
 // in list order; jitscope's after-callbacks go to the front of their lists
-// (ToFront). So a span the host's own callbacks open around a pass nests
-// with jitscope's: around it when they were registered before the attach,
-// inside it when registered after it with ToFront (LLVM's time-trace
-// convention). Not possible: after the attach without ToFront (LLVM then
-// ends the host's span after jitscope's, which began first).
+// (ToFront), and when the first pass runs jitscope adds one more at the back
+// of each list. A span the host's own callbacks open around a pass nests
+// with jitscope's whatever the order: around it when registered before the
+// attach, inside it when registered after it (with ToFront, LLVM's
+// time-trace convention, it ends first; without, jitscope's span waits for
+// it and ends in the callback at the back). Only after-callbacks the host
+// adds after the first pass ran come too late for that.
 //
 // Once: a second register_callbacks on the same callbacks object registers
 // nothing, says so in one `jitscope:` line (once per process) and returns
@@ -184,11 +186,13 @@ struct CallbackState {
       frame.key2 = name.size();
       const IrUnit unit = describe_ir(ir);
       detail::AdapterStacks::Frames& frames = detail::this_thread_adapter_stacks().get(id);
+      detail::end_deferred_frames(frames);  // when the tail after-callback did not run
       if (frames.empty()) frame.phase = detail::begin_column_phase(column);
       frame.span.emplace(view_of(name), std::initializer_list<Arg>{{"ir", unit.kind}});
       if (options.ir_names) frame.span->arg("ir_name", view_of(unit.name));
       if (unit.functions != 0) frame.span->arg("functions", unit.functions);
       if (kind == kAnalysis) frame.span->arg("analysis", true);
+      frame.depth_x8 = detail::open_spans_x8();
       frames.push_back(std::move(frame));
     });
     if (!ok) {
@@ -198,9 +202,13 @@ struct CallbackState {
     }
   }
 
-  // A pass or analysis ends: its span (and any left open inside it) ends.
+  // A pass or analysis ends (the after-callbacks at the front of LLVM's
+  // lists): its span ends, with any of its frames left open inside it.
+  // Spans the host began inside it and ends in a later after-callback keep
+  // it open until end_deferred, at the back of the lists ("Order").
   void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
     detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
+    if (frames != nullptr) detail::end_deferred_frames(*frames);
     const std::ptrdiff_t at =
         frames == nullptr
             ? -1
@@ -215,7 +223,19 @@ struct CallbackState {
       frame.span->arg("ir_invalidated", true);
       this->invalidated.fetch_add(1, std::memory_order_relaxed);
     }
+    if (tail_registered.load(std::memory_order_relaxed) &&
+        static_cast<std::size_t>(at) + 1 == frames->size() && detail::spans_open_inside(frame)) {
+      frame.end_deferred = true;
+      return;
+    }
     detail::end_frames_from(*frames, static_cast<std::size_t>(at));
+  }
+
+  // The after-callbacks at the back of LLVM's lists: the spans end() left
+  // open for the host's later after-callbacks end now.
+  void end_deferred() noexcept {
+    detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
+    if (frames != nullptr) detail::end_deferred_frames(*frames);
   }
 
   void skip(::llvm::StringRef pass, const ::llvm::Any& ir) noexcept {
@@ -231,6 +251,8 @@ struct CallbackState {
   const Options options;
   const std::string column;  // options.column's text, owned
   const std::uint64_t id = detail::new_adapter_id();
+  // The tail after-callbacks are registered (AttachedCallbacks::add_tail).
+  std::atomic<bool> tail_registered{false};
   std::atomic<std::uint64_t> passes{0}, invalidated{0}, skipped{0}, analyses{0}, unmatched{0},
       dropped{0};
 };
@@ -287,9 +309,42 @@ struct AttachedCallbacks {
       }
     }
   }
+  // Registers, once, the after-callbacks at the back of the lists that end
+  // deferred spans (CallbackState::end_deferred), when the first of
+  // jitscope's before-callbacks runs: by then the host has registered its
+  // own. `callbacks` owns the callback that calls this, so it is alive.
+  // Safe beside other threads: one that runs an after-callback list ran one
+  // of jitscope's before-callbacks first, which waits here until the lists
+  // are whole (the mutex, then the flag's release).
+  void add_tail(const std::shared_ptr<AttachedCallbacks>& self,
+                ::llvm::PassInstrumentationCallbacks& callbacks) noexcept {
+    if (tail_done.load(std::memory_order_acquire)) return;
+    std::lock_guard<std::mutex> lock(tail_mutex);
+    if (tail_done.load(std::memory_order_relaxed)) return;
+    const bool ok = detail::adapter_guarded([&] {
+      callbacks.registerAfterPassCallback(
+          [self](::llvm::StringRef, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+            self->state->end_deferred();
+          });
+      callbacks.registerAfterPassInvalidatedCallback(
+          [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
+            self->state->end_deferred();
+          });
+      if (state->options.analyses) {
+        callbacks.registerAfterAnalysisCallback(
+            [self](::llvm::StringRef, ::llvm::Any) { self->state->end_deferred(); });
+      }
+    });
+    // Out of memory: no deferral (spans end at the front), and no retry.
+    state->tail_registered.store(ok, std::memory_order_relaxed);  // published by tail_done
+    tail_done.store(true, std::memory_order_release);
+  }
+
   const std::shared_ptr<CallbackState> state;
   const void* const callbacks;  // a key only: never dereferenced
   bool listed = false;          // its entry is in attachments() (guarded by its mutex)
+  std::mutex tail_mutex;        // add_tail's
+  std::atomic<bool> tail_done{false};
 };
 
 inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
@@ -329,8 +384,12 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     // registered before ours opened around a pass ends after ours, and one
     // a callback registered later with ToFront (as LLVM's time-trace
     // instrumentations do) opened inside ours ends before it ("Order").
+    ::llvm::PassInstrumentationCallbacks* const owner = &callbacks;
     callbacks.registerBeforeNonSkippedPassCallback(
-        [a](::llvm::StringRef pass, ::llvm::Any ir) { a->state->begin(State::kPass, pass, ir); });
+        [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
+          a->add_tail(a, *owner);
+          a->state->begin(State::kPass, pass, ir);
+        });
     callbacks.registerAfterPassCallback(
         [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
           a->state->end(State::kPass, pass, false);
@@ -344,7 +403,8 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     callbacks.registerBeforeSkippedPassCallback(
         [a](::llvm::StringRef pass, ::llvm::Any ir) { a->state->skip(pass, ir); });
     if (options.analyses) {
-      callbacks.registerBeforeAnalysisCallback([a](::llvm::StringRef name, ::llvm::Any ir) {
+      callbacks.registerBeforeAnalysisCallback([a, owner](::llvm::StringRef name, ::llvm::Any ir) {
+        a->add_tail(a, *owner);
         a->state->begin(State::kAnalysis, name, ir);
       });
       callbacks.registerAfterAnalysisCallback(

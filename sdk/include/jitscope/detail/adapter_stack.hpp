@@ -55,6 +55,10 @@ struct AdapterFrame {
   // (its wait for workers begins after it); a pipeline's: run on a worker.
   std::uint64_t last_own_end = 0;
   bool threaded = false;
+  // LLVM: this thread's open spans (times 8) just after the span began, and
+  // whether its end waits for the tail after-callback (end_waits_for_inner).
+  std::uint64_t depth_x8 = 0;
+  bool end_deferred = false;
 
   bool matches(std::uint32_t k, std::uintptr_t a, std::uintptr_t b) const noexcept {
     return kind == k && key == a && key2 == b;
@@ -181,6 +185,25 @@ inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint3
     if (frames[static_cast<std::size_t>(i)].matches(kind, key, key2)) return i;
   }
   return -1;
+}
+
+// This thread's open spans, recorded or not, times 8 (HotThread::depth_x8).
+inline std::uint64_t open_spans_x8() noexcept { return t_hot->depth_x8; }
+
+// True when spans begun after `frame`'s (the host's, opened inside it) are
+// still open, so that ending it now would cut them. Past depth 255 the
+// count is not kept: false.
+inline bool spans_open_inside(const AdapterFrame& frame) noexcept {
+  const std::uint64_t now = open_spans_x8();
+  return frame.span && frame.depth_x8 != 0 && now > frame.depth_x8 && now < kParkedDepth * 8;
+}
+
+// Ends the deferred frames on top of `frames` (innermost first).
+inline void end_deferred_frames(AdapterStacks::Frames& frames) noexcept {
+  while (!frames.empty() && frames.back().end_deferred) {
+    if (frames.back().span) frames.back().span->end();
+    frames.pop_back();
+  }
 }
 
 // Ends frame `index` and pops it with every frame above it. Those above
