@@ -4,7 +4,7 @@
 # Needs clang-format (Debian: apt-get install clang-format).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files -- 'sdk/*' 'tools/*' 'samples/*' 'tests/*' 'bench/*' 'fuzz/*' |
+mapfile -t files < <(git ls-files -- 'sdk/*' 'tools/*' 'samples/*' 'tests/*' 'bench/*' 'fuzz/*' 'python/*' |
                      grep -E '\.(c|cc|cpp|h|hpp)$')
 if [ "${1:-}" = "--check" ]; then
   bad=0

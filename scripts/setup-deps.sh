@@ -5,13 +5,16 @@
 set -euo pipefail
 
 what="${1:-test}"
-packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev zlib1g-dev libzstd-dev)
+# python3-dev: the headers the Python package (python/) builds against.
+packages=(cmake ninja-build g++ libboost-dev libsimdjson-dev libcli11-dev zlib1g-dev libzstd-dev
+          python3-dev)
 if [ "$what" = "test" ]; then
   # LLVM 16 and MLIR 16 for the jitscope::llvm and jitscope::mlir adapters and their tests.
   # protoc and python3-protobuf for the Perfetto protobuf conformance checks
   # (label perfetto, tests/perfetto/); python3-zstandard for their
-  # zstd-compressed packets.
-  packages+=(libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3
+  # zstd-compressed packets. python3-pytest runs the Python package's tests
+  # (label python) with Debian's /usr/bin/python3.
+  packages+=(python3-pytest libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3
              llvm-16-dev libmlir-16-dev mlir-16-tools protobuf-compiler python3-protobuf
              python3-zstandard)
 fi

@@ -11,4 +11,17 @@ python3 scripts/check_layers.py
 # (the browser tests share Chromium under a RESOURCE_LOCK; each test writes
 # its own files).
 export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"
+# The Python package builds for, and its tests run with, one interpreter:
+# the first python3 on PATH unless that one has no pytest and Debian's
+# /usr/bin/python3 has (python3-pytest), as on machines where a pyenv
+# python3 comes first (another one: configure with -DPython3_EXECUTABLE=...).
+python=""
+if ! python3 -c "import pytest" 2>/dev/null &&
+   /usr/bin/python3 -c "import pytest" 2>/dev/null; then
+  python=/usr/bin/python3
+fi
+if [ -n "$python" ]; then
+  # Into the preset's cache before its workflow (which takes no -D).
+  cmake --preset "$preset" -DPython3_EXECUTABLE="$python" >/dev/null
+fi
 cmake --workflow --preset "$preset"

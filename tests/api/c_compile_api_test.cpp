@@ -34,6 +34,7 @@ TEST(CCompileApi, AJitsHooksInCRecordUnitsPhasesAndWorkers) {
     EXPECT_EQ(r["kernels"], 3);
     EXPECT_EQ(r["occupancy"], 0.5);
     EXPECT_EQ(r["arch"], "sm_90");
+    EXPECT_EQ(r["fast_math"], true);  // a JSON bool, as CompileUnit::set(key, true)
     EXPECT_EQ(r["caches"]["cache"]["misses"], 1) << r.dump();
     ASSERT_EQ(r["artifacts"].size(), 1u) << r.dump();
     EXPECT_EQ(read_file(r["artifacts"][0]["path"]), ".version 7.8");

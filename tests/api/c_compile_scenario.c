@@ -44,6 +44,7 @@ static int on_compile_done(hook_state* s) {
   if (jitscope_unit_set_int(s->unit, "kernels", 2) != 0) return 20;
   if (jitscope_unit_set_double(s->unit, "occupancy", 0.5) != 0) return 21;
   if (jitscope_unit_set_string(s->unit, "arch", "sm_90") != 0) return 22;
+  if (jitscope_unit_set_bool(s->unit, "fast_math", 1) != 0) return 29;
   if (jitscope_unit_increment(s->unit, "kernels", 1) != 0) return 23;
   if (jitscope_unit_set_int(s->unit, "compile_id", 1) == 0) return 24; /* reserved key */
   if (strstr(jitscope_last_error(), "compile_id") == NULL) return 25;

@@ -74,6 +74,7 @@ JITSCOPE_API void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key,
 JITSCOPE_API int jitscope_unit_set_int(jitscope_unit* unit, const char* key, long long value);
 JITSCOPE_API int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value);
 JITSCOPE_API int jitscope_unit_set_string(jitscope_unit* unit, const char* key, const char* value);
+JITSCOPE_API int jitscope_unit_set_bool(jitscope_unit* unit, const char* key, int value);
 JITSCOPE_API int jitscope_unit_increment(jitscope_unit* unit, const char* key, long long by);
 /* Writes `len` bytes as an artifact of the unit (CompileUnit::artifact);
  * extension NULL: "txt". */

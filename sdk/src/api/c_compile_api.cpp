@@ -192,6 +192,12 @@ int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value)
   });
 }
 
+int jitscope_unit_set_bool(jitscope_unit* unit, const char* key, int value) {
+  return with_unit(unit, key, "jitscope_unit_set_bool", [&](jitscope::CompileUnit& u) {
+    return u.set(key, jitscope::FieldValue(value != 0));
+  });
+}
+
 int jitscope_unit_set_string(jitscope_unit* unit, const char* key, const char* value) {
   if (value == nullptr) return result(jitscope::Status::error("the value must not be NULL"));
   // FieldValue copies the text: building it may allocate.

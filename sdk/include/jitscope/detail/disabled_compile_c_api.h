@@ -50,6 +50,12 @@ static inline int jitscope_unit_set_int(jitscope_unit* unit, const char* key, lo
   (void)value;
   return 0;
 }
+static inline int jitscope_unit_set_bool(jitscope_unit* unit, const char* key, int value) {
+  (void)unit;
+  (void)key;
+  (void)value;
+  return 0;
+}
 static inline int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value) {
   (void)unit;
   (void)key;

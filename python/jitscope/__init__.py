@@ -1,0 +1,154 @@
+"""jitscope for Python-driven compilers: the driver's stages, the C++ passes
+under them and the compile unit both belong to, in one trace.
+
+    import jitscope
+
+    with jitscope.session("trace.json", metrics="metrics.jsonl"):
+        with jitscope.compile_unit(frame="matmul") as unit:
+            with jitscope.phase("lower", column="lower_us"):
+                ...                       # C++ passes here share the unit
+            unit.cache_miss("disk", key)
+
+    @jitscope.span()                      # a span named after __qualname__
+    def make_ttir(fn): ...
+
+The module links libjitscope.so: a C++ extension in the same process that
+links it too shares the session, the rings and the current compile unit.
+docs/python.md has the whole API, its costs and the rules.
+"""
+
+from __future__ import annotations
+
+import contextlib as _contextlib
+import functools as _functools
+import inspect as _inspect
+import json as _json
+import types as _types
+
+from jitscope import _jitscope
+from jitscope._jitscope import (  # noqa: F401  (the public API)
+    __version__,
+    active,
+    begin,
+    compile_unit,
+    counter,
+    cumulative_time_report,
+    current_compile_id,
+    instant,
+    note_child_process,
+    phase,
+    reset_compile_state,
+    set_model_name,
+    set_thread_name,
+    span,
+)
+
+__all__ = [
+    "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
+    "counter", "cumulative_time_report", "current_compile_id", "instant",
+    "note_child_process", "phase", "phase_times", "recent_compile_records",
+    "reset_compile_state", "session", "SessionStats", "set_model_name",
+    "set_thread_name", "span", "start", "stop",
+]
+
+
+class SessionStats(_types.SimpleNamespace):
+    """What stop() returns: the session's totals (events_written,
+    events_dropped, spans_incomplete, threads, compile_records_written, ...)."""
+
+
+def start(path=None, /, **config) -> bool:
+    """Starts a session writing the trace to `path` (.json: Chrome JSON;
+    .pftrace: Perfetto). `config` takes Config's fields: metrics=,
+    format=, compression=, overflow="drop"|"block", flush_interval_ms=,
+    ring_capacity=, process_name=, compile_times=, cupti=, max_trace_bytes=,
+    rotate_bytes=, artifacts_dir=, ... Without `path`, the JITSCOPE_*
+    variables' config. An unknown name or a wrong type raises TypeError, a
+    bad value ValueError (naming the field); a refused start (a session is
+    already on, a file that cannot open) returns False after one `jitscope:`
+    line on stderr."""
+    return _jitscope.start(path, **config)
+
+
+def stop() -> SessionStats | None:
+    """Stops the session: drains every thread's events and closes the files.
+    Returns its stats, or None when no session was on."""
+    stats = _jitscope.stop()
+    return None if stats is None else SessionStats(**stats)
+
+
+@_contextlib.contextmanager
+def session(path=None, /, **config):
+    """`with jitscope.session("trace.json"):` a session for the block; the
+    SessionStats is the `as` value, filled in when the block ends."""
+    stats = SessionStats()
+    started = start(path, **config)
+    try:
+        yield stats
+    finally:
+        if started:
+            result = stop()
+            if result is not None:
+                stats.__dict__.update(result.__dict__)
+
+
+def begin_unit(frame=None, **options) -> compile_unit:
+    """A compile unit opened now (current on this thread); close it with
+    .close() on this thread. For callback-shaped hooks."""
+    return compile_unit(frame, **options).open()
+
+
+def begin_phase(key, **options) -> phase:
+    """A phase begun now; end it with .end() on this thread."""
+    p = phase(key, **options)
+    p.__enter__()
+    return p
+
+
+def compile_times(*, csv=False, aggregate=False) -> str:
+    """The compile_times table (per phase key, every duration in seconds, or
+    count/total/mean/max with aggregate=True), as text or CSV: the same
+    table as C++'s jitscope::compile_times."""
+    return _jitscope.compile_times(csv=csv, aggregate=aggregate)
+
+
+def phase_times() -> list:
+    """Every phase key with at least one run, as dicts (key, column, count,
+    total_ns, max_ns, outermost_ns, self_ns, exclusive, durations_ns)."""
+    return _jitscope.phase_times()
+
+
+def recent_compile_records() -> list:
+    """The last 64 compile units' records, oldest first, as dicts: the
+    metrics file's lines (docs/compile-units.md)."""
+    return [_json.loads(line) for line in _jitscope.recent_compile_records()]
+
+
+def _decorate(s, func):
+    """span(...)(func): func wrapped in a span named s.name or its
+    __qualname__, with s's args; a coroutine function's span covers its
+    awaited body, a generator's each resumption."""
+    name = s.name if s.name is not None else getattr(func, "__qualname__", repr(func))
+    args = s.args
+    if _inspect.iscoroutinefunction(func):
+        @_functools.wraps(func)
+        async def async_wrapper(*a, **k):
+            with span(name, **args):
+                return await func(*a, **k)
+        return async_wrapper
+
+    if args:
+        @_functools.wraps(func)
+        def wrapper_with_args(*a, **k):
+            with span(name, **args):
+                return func(*a, **k)
+        return wrapper_with_args
+
+    @_functools.wraps(func)
+    def wrapper(*a, **k):
+        with span(name):
+            return func(*a, **k)
+    return wrapper
+
+
+_jitscope._set_decorator(_decorate)

@@ -1,0 +1,481 @@
+#include "compile_types.hpp"
+
+#include "span.hpp"
+#include "text.hpp"
+
+#include <jitscope/compile.h>
+#include <jitscope/compile.hpp>
+
+#include <new>
+#include <string>
+#include <tuple>
+
+namespace jitscope::python {
+namespace {
+
+// ---- compile_unit ---------------------------------------------------------
+
+struct UnitObject {
+  PyObject_HEAD PyObject* frame;  // str or nullptr (each is kept for the open: the C API copies)
+  PyObject* graph;
+  PyObject* key;
+  PyObject* recompile_reason;
+  int is_forward;
+  jitscope_unit* unit;   // open, or nullptr
+  unsigned long thread;  // the one that opened it
+};
+
+UnitObject* as_unit(PyObject* o) { return reinterpret_cast<UnitObject*>(o); }
+
+bool optional_str(PyObject* value, const char* what, PyObject** out) {
+  if (value == nullptr || value == Py_None) {
+    *out = nullptr;
+    return true;
+  }
+  if (!PyUnicode_Check(value)) {
+    PyErr_Format(PyExc_TypeError, "jitscope.compile_unit: %s must be a str, not %.100s", what,
+                 Py_TYPE(value)->tp_name);
+    return false;
+  }
+  Py_INCREF(value);
+  *out = value;
+  return true;
+}
+
+PyObject* unit_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"frame", "graph", "key", "is_forward", "recompile_reason", nullptr};
+  PyObject *frame = nullptr, *graph = nullptr, *key = nullptr, *reason = nullptr;
+  int is_forward = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOpO:compile_unit", const_cast<char**>(names),
+                                   &frame, &graph, &key, &is_forward, &reason)) {
+    return nullptr;
+  }
+  auto* self = as_unit(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  self->is_forward = is_forward;
+  if (!optional_str(frame, "frame", &self->frame) || !optional_str(graph, "graph", &self->graph) ||
+      !optional_str(key, "key", &self->key) ||
+      !optional_str(reason, "recompile_reason", &self->recompile_reason)) {
+    Py_DECREF(self);
+    return nullptr;
+  }
+  return reinterpret_cast<PyObject*>(self);
+}
+
+const char* c_str(PyObject* s, std::string& scratch) {
+  if (s == nullptr) return nullptr;
+  const std::string_view text = utf8_of(s, scratch);
+  if (text.data() != scratch.data()) return text.data();  // the str's own, NUL-terminated
+  return scratch.c_str();
+}
+
+void unit_open(UnitObject* self) {
+  if (self->unit != nullptr) {
+    say_once("a jitscope.compile_unit object was opened again while open: ignored");
+    return;
+  }
+  if (jitscope::active()) name_thread_once();
+  std::string s1, s2, s3, s4;
+  jitscope_unit_options options;
+  jitscope_unit_options_init(&options);
+  options.frame = c_str(self->frame, s1);
+  if (self->graph != nullptr) options.graph = c_str(self->graph, s2);
+  options.key = c_str(self->key, s3);
+  options.recompile_reason = c_str(self->recompile_reason, s4);
+  options.is_forward = self->is_forward;
+  self->unit = jitscope_unit_open(&options);
+  self->thread = PyThread_get_thread_ident();
+}
+
+void unit_close(UnitObject* self) {
+  if (self->unit == nullptr) return;
+  jitscope_unit_close(self->unit);  // refused on another thread (one line): it stays open
+  // Kept for its own thread's close when refused.
+  if (PyThread_get_thread_ident() == self->thread) self->unit = nullptr;
+}
+
+void unit_dealloc(PyObject* obj) {
+  UnitObject* self = as_unit(obj);
+  // On its own thread it closes; elsewhere the C API refuses (one line) and
+  // the unit stays open on its thread.
+  if (self->unit != nullptr) jitscope_unit_close(self->unit);
+  Py_XDECREF(self->frame);
+  Py_XDECREF(self->graph);
+  Py_XDECREF(self->key);
+  Py_XDECREF(self->recompile_reason);
+  Py_TYPE(obj)->tp_free(obj);
+}
+
+PyObject* unit_enter(PyObject* obj, PyObject*) {
+  unit_open(as_unit(obj));
+  Py_INCREF(obj);
+  return obj;
+}
+
+PyObject* unit_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  UnitObject* self = as_unit(obj);
+  if (nargs >= 2 && args[0] != Py_None && self->unit != nullptr) {
+    std::string type, message;
+    describe_exception(args[0], args[1], &type, &message);
+    jitscope_unit_fail(self->unit, type.c_str(), message.c_str());
+  }
+  unit_close(self);
+  Py_RETURN_FALSE;
+}
+
+PyObject* unit_open_method(PyObject* obj, PyObject*) {
+  unit_open(as_unit(obj));
+  Py_INCREF(obj);
+  return obj;
+}
+
+PyObject* unit_close_method(PyObject* obj, PyObject*) {
+  unit_close(as_unit(obj));
+  Py_RETURN_NONE;
+}
+
+// Says the C API's error (jitscope_last_error) once, for a call that failed.
+void said_if_failed(int rc, const char* what) {
+  if (rc == 0) return;
+  const char* why = jitscope_last_error();
+  say_once(std::string(what) + ": " + (why != nullptr ? why : "failed"));
+}
+
+bool two_strs(PyObject* const* args, Py_ssize_t nargs, const char* usage, std::string& a,
+              std::string& b, const char** pa, const char** pb) {
+  if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, usage);
+    return false;
+  }
+  *pa = c_str(args[0], a);
+  *pb = c_str(args[1], b);
+  return true;
+}
+
+PyObject* unit_cache(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, bool hit) {
+  std::string a, b;
+  const char *layer = nullptr, *key = nullptr;
+  if (!two_strs(
+          args, nargs,
+          hit ? "unit.cache_hit(layer: str, key: str)" : "unit.cache_miss(layer: str, key: str)", a,
+          b, &layer, &key)) {
+    return nullptr;
+  }
+  UnitObject* self = as_unit(obj);
+  if (self->unit != nullptr) {
+    (hit ? jitscope_unit_cache_hit : jitscope_unit_cache_miss)(self->unit, key, layer);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* unit_cache_hit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  return unit_cache(obj, args, nargs, true);
+}
+PyObject* unit_cache_miss(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  return unit_cache(obj, args, nargs, false);
+}
+
+PyObject* unit_fail(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  std::string a, b;
+  const char *type = nullptr, *reason = nullptr;
+  if (!two_strs(args, nargs, "unit.fail(type: str, reason: str)", a, b, &type, &reason)) {
+    return nullptr;
+  }
+  UnitObject* self = as_unit(obj);
+  if (self->unit != nullptr) jitscope_unit_fail(self->unit, type, reason);
+  Py_RETURN_NONE;
+}
+
+// unit.set(key, value): int, float, bool or str, as CompileUnit::set.
+PyObject* unit_set(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "unit.set(key: str, value: int | float | bool | str)");
+    return nullptr;
+  }
+  UnitObject* self = as_unit(obj);
+  if (self->unit == nullptr) Py_RETURN_NONE;
+  std::string k, v;
+  const char* key = c_str(args[0], k);
+  PyObject* value = args[1];
+  int rc = 0;
+  if (PyBool_Check(value)) {
+    rc = jitscope_unit_set_bool(self->unit, key, value == Py_True);
+  } else if (PyLong_Check(value)) {
+    const long long n = PyLong_AsLongLong(value);
+    if (n == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      rc = jitscope_unit_set_string(self->unit, key, c_str(value, v));  // past 64 bits: its digits
+    } else {
+      rc = jitscope_unit_set_int(self->unit, key, n);
+    }
+  } else if (PyFloat_Check(value)) {
+    rc = jitscope_unit_set_double(self->unit, key, PyFloat_AS_DOUBLE(value));
+  } else {
+    std::string scratch;
+    v = std::string(utf8_of(value, scratch));
+    rc = jitscope_unit_set_string(self->unit, key, v.c_str());
+  }
+  said_if_failed(rc, "unit.set");
+  Py_RETURN_NONE;
+}
+
+PyObject* unit_increment(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  long long by = 1;
+  if (nargs < 1 || nargs > 2 || !PyUnicode_Check(args[0]) ||
+      (nargs == 2 && !PyLong_Check(args[1]))) {
+    PyErr_SetString(PyExc_TypeError, "unit.increment(key: str, by: int = 1)");
+    return nullptr;
+  }
+  if (nargs == 2) {
+    by = PyLong_AsLongLong(args[1]);
+    if (by == -1 && PyErr_Occurred()) return nullptr;  // OverflowError: a wrong argument
+  }
+  UnitObject* self = as_unit(obj);
+  if (self->unit != nullptr) {
+    std::string k;
+    said_if_failed(jitscope_unit_increment(self->unit, c_str(args[0], k), by), "unit.increment");
+  }
+  Py_RETURN_NONE;
+}
+
+// unit.artifact(kind, content, extension="txt"): content str or bytes-like.
+PyObject* unit_artifact(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"kind", "content", "extension", nullptr};
+  const char* kind = nullptr;
+  PyObject* content = nullptr;
+  const char* extension = "txt";
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sO|s:artifact", const_cast<char**>(names), &kind,
+                                   &content, &extension)) {
+    return nullptr;
+  }
+  UnitObject* self = as_unit(obj);
+  if (self->unit == nullptr) Py_RETURN_FALSE;
+  int rc = 0;
+  if (PyUnicode_Check(content)) {
+    std::string scratch;
+    const std::string_view text = utf8_of(content, scratch);
+    rc = jitscope_unit_artifact(self->unit, kind, text.data(), text.size(), extension);
+  } else {
+    Py_buffer view;
+    if (PyObject_GetBuffer(content, &view, PyBUF_SIMPLE) < 0) return nullptr;  // TypeError
+    rc = jitscope_unit_artifact(self->unit, kind, view.buf, static_cast<std::size_t>(view.len),
+                                extension);
+    PyBuffer_Release(&view);
+  }
+  said_if_failed(rc, "unit.artifact");
+  return PyBool_FromLong(rc == 0);
+}
+
+PyObject* unit_get_compile_id(PyObject* obj, void*) {
+  UnitObject* self = as_unit(obj);
+  if (self->unit == nullptr) Py_RETURN_NONE;
+  unsigned frame = 0, attempt = 0;
+  jitscope_unit_compile_id(self->unit, &frame, &attempt);
+  return PyUnicode_FromFormat("%u/%u", frame, attempt);
+}
+
+PyObject* unit_get_open(PyObject* obj, void*) {
+  return PyBool_FromLong(as_unit(obj)->unit != nullptr);
+}
+
+using Fast = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
+PyCFunction fast(Fast f) { return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f)); }
+
+PyMethodDef g_unit_methods[] = {
+    {"__enter__", unit_enter, METH_NOARGS, "Opens the unit (current on this thread)."},
+    {"__exit__", fast(unit_exit), METH_FASTCALL,
+     "Closes the unit; an exception marks it failed (fail_type, fail_reason) and goes on."},
+    {"open", unit_open_method, METH_NOARGS, "Opens the unit; returns it."},
+    {"close", unit_close_method, METH_NOARGS, "Closes the unit (idempotent), on its thread."},
+    {"cache_hit", fast(unit_cache_hit), METH_FASTCALL, "cache_hit(layer, key)"},
+    {"cache_miss", fast(unit_cache_miss), METH_FASTCALL, "cache_miss(layer, key)"},
+    {"fail", fast(unit_fail), METH_FASTCALL, "fail(type, reason): marks the compile failed."},
+    {"set", fast(unit_set), METH_FASTCALL, "set(key, value): a field of the unit's record."},
+    {"increment", fast(unit_increment), METH_FASTCALL, "increment(key, by=1)"},
+    {"artifact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_artifact)),
+     METH_VARARGS | METH_KEYWORDS,
+     "artifact(kind, content, extension='txt'): a file in the session's artifacts folder."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef g_unit_getset[] = {
+    {"compile_id", unit_get_compile_id, nullptr, "\"frame/attempt\" while open, else None.",
+     nullptr},
+    {"is_open", unit_get_open, nullptr, "Opened and not yet closed.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// ---- phase ------------------------------------------------------------------
+
+struct PhaseObject {
+  PyObject_HEAD const jitscope::PhaseKey* key;
+  bool begun;
+  alignas(jitscope::PhaseHandle) unsigned char storage[sizeof(jitscope::PhaseHandle)];
+
+  jitscope::PhaseHandle& handle() {
+    return *std::launder(reinterpret_cast<jitscope::PhaseHandle*>(storage));
+  }
+};
+
+PhaseObject* as_phase(PyObject* o) { return reinterpret_cast<PhaseObject*>(o); }
+
+// (key, column, flags) -> its PhaseKey, registered once and kept for the
+// process (a PhaseKey must not go away).
+PyObject* g_phase_keys = nullptr;
+
+const jitscope::PhaseKey* phase_key(PyObject* key, PyObject* column, bool exclusive,
+                                    bool compile_event) {
+  if (g_phase_keys == nullptr && (g_phase_keys = PyDict_New()) == nullptr) return nullptr;
+  PyObject* id = Py_BuildValue("(OOii)", key, column != nullptr ? column : Py_None,
+                               exclusive ? 1 : 0, compile_event ? 1 : 0);
+  if (id == nullptr) return nullptr;
+  if (PyObject* hit = PyDict_GetItemWithError(g_phase_keys, id)) {
+    Py_DECREF(id);
+    return static_cast<const jitscope::PhaseKey*>(PyLong_AsVoidPtr(hit));
+  }
+  std::string k, c;
+  jitscope::PhaseOptions options;
+  options.column = column != nullptr ? utf8_of(column, c) : std::string_view();
+  options.exclusive = exclusive;
+  options.compile_event = compile_event;
+  const jitscope::PhaseKey* made = nullptr;
+  try {
+    made = new jitscope::PhaseKey(utf8_of(key, k), options);  // never freed (see above)
+  } catch (...) {
+    Py_DECREF(id);
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  if (!made->status().ok()) say_once(made->status().message());
+  PyObject* address = PyLong_FromVoidPtr(const_cast<jitscope::PhaseKey*>(made));
+  if (address == nullptr || PyDict_SetItem(g_phase_keys, id, address) < 0) PyErr_Clear();
+  Py_XDECREF(address);
+  Py_DECREF(id);
+  return made;
+}
+
+PyObject* phase_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"key", "column", "exclusive", "compile_event", nullptr};
+  PyObject *key = nullptr, *column = nullptr;
+  int exclusive = 0, compile_event = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|$Opp:phase", const_cast<char**>(names), &key,
+                                   &column, &exclusive, &compile_event)) {
+    return nullptr;
+  }
+  if (column == Py_None) column = nullptr;
+  if (column != nullptr && !PyUnicode_Check(column)) {
+    PyErr_Format(PyExc_TypeError, "jitscope.phase: column must be a str, not %.100s",
+                 Py_TYPE(column)->tp_name);
+    return nullptr;
+  }
+  const jitscope::PhaseKey* k = phase_key(key, column, exclusive != 0, compile_event != 0);
+  if (k == nullptr) return nullptr;
+  auto* self = as_phase(type->tp_alloc(type, 0));
+  if (self == nullptr) return nullptr;
+  self->key = k;
+  self->begun = false;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+void phase_begin(PhaseObject* self) {
+  if (self->begun) {
+    say_once("a jitscope.phase object was entered again while open: ignored");
+    return;
+  }
+  if (jitscope::active()) name_thread_once();
+  new (self->storage) jitscope::PhaseHandle(jitscope::begin_phase(*self->key));
+  self->begun = true;
+}
+
+void phase_end(PhaseObject* self) {
+  if (!self->begun) return;
+  jitscope::PhaseHandle& h = self->handle();
+  h.end();  // refused on another thread (one line): the handle keeps it
+  if (h.open()) return;
+  h.~PhaseHandle();
+  self->begun = false;
+}
+
+void phase_dealloc(PyObject* obj) {
+  PhaseObject* self = as_phase(obj);
+  // On its own thread it ends; elsewhere the handle lets it go open.
+  if (self->begun) self->handle().~PhaseHandle();
+  Py_TYPE(obj)->tp_free(obj);
+}
+
+PyObject* phase_enter(PyObject* obj, PyObject*) {
+  phase_begin(as_phase(obj));
+  Py_INCREF(obj);
+  return obj;
+}
+
+PyObject* phase_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  PhaseObject* self = as_phase(obj);
+  if (nargs >= 2 && args[0] != Py_None && self->begun && self->handle().open()) {
+    std::string type, message;
+    describe_exception(args[0], args[1], &type, &message);
+    const jitscope::EventRef event = self->handle().event();
+    event.try_set(jitscope::DataLevel::kTrace, "failed", true);
+    event.try_set(jitscope::DataLevel::kTrace, "fail_type", type);
+    event.try_set(jitscope::DataLevel::kTrace, "fail_reason", message);
+  }
+  phase_end(self);
+  Py_RETURN_FALSE;
+}
+
+PyObject* phase_end_method(PyObject* obj, PyObject*) {
+  phase_end(as_phase(obj));
+  Py_RETURN_NONE;
+}
+
+PyObject* phase_get_open(PyObject* obj, void*) {
+  PhaseObject* self = as_phase(obj);
+  return PyBool_FromLong(self->begun && self->handle().open());
+}
+
+PyMethodDef g_phase_methods[] = {
+    {"__enter__", phase_enter, METH_NOARGS, "Begins the phase."},
+    {"__exit__", fast(phase_exit), METH_FASTCALL,
+     "Ends the phase; an exception marks its slice failed and goes on."},
+    {"end", phase_end_method, METH_NOARGS, "Ends the phase (idempotent), on its thread."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef g_phase_getset[] = {
+    {"is_open", phase_get_open, nullptr, "Begun and not yet ended.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+}  // namespace
+
+PyTypeObject g_unit_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject g_phase_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+bool init_compile_types() noexcept {
+  PyTypeObject& u = g_unit_type;
+  u.tp_name = "jitscope.compile_unit";
+  u.tp_basicsize = sizeof(UnitObject);
+  u.tp_flags = Py_TPFLAGS_DEFAULT;
+  u.tp_doc = PyDoc_STR(
+      "compile_unit(frame=None, *, graph=None, key=None, is_forward=True, "
+      "recompile_reason=None)\n\n"
+      "One compilation (CompileUnit): `with jitscope.compile_unit(frame=\"kernel\") as u:`, or\n"
+      "by handle: `u = jitscope.compile_unit(...).open(); ...; u.close()`. Compiling a frame\n"
+      "again is a recompile (the next attempt). An exception leaving it marks it failed.");
+  u.tp_new = unit_new;
+  u.tp_dealloc = unit_dealloc;
+  u.tp_methods = g_unit_methods;
+  u.tp_getset = g_unit_getset;
+  PyTypeObject& p = g_phase_type;
+  p.tp_name = "jitscope.phase";
+  p.tp_basicsize = sizeof(PhaseObject);
+  p.tp_flags = Py_TPFLAGS_DEFAULT;
+  p.tp_doc = PyDoc_STR(
+      "phase(key, *, column=None, exclusive=False, compile_event=False)\n\n"
+      "A timed phase (dynamo_timed): `with jitscope.phase(\"lower\", column=\"lower_us\"):`;\n"
+      "its time goes to `column` of the current unit's record. By handle:\n"
+      "`p = jitscope.begin_phase(\"lower\"); ...; p.end()`.");
+  p.tp_new = phase_new;
+  p.tp_dealloc = phase_dealloc;
+  p.tp_methods = g_phase_methods;
+  p.tp_getset = g_phase_getset;
+  return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0;
+}
+
+}  // namespace jitscope::python

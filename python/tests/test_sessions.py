@@ -1,0 +1,149 @@
+"""Sessions from Python: config errors, the context manager, autostart from
+JITSCOPE_TRACE, interpreter exit with live threads, SIGKILL, both formats,
+and a flusher that never needs the GIL."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jitscope
+import pytest
+from conftest import load_trace, run_python, spans
+
+
+def test_bad_config_raises_naming_the_field(out):
+    with pytest.raises(TypeError, match="did you mean 'metrics'"):
+        jitscope.start(out("t.json"), metric="m.jsonl")
+    with pytest.raises(ValueError, match="overflow"):
+        jitscope.start(out("t.json"), overflow="sometimes")
+    with pytest.raises(TypeError, match="ring_capacity"):
+        jitscope.start(out("t.json"), ring_capacity="big")
+    with pytest.raises(ValueError, match="ring"):
+        jitscope.start(out("t.json"), ring_capacity=3)  # below the minimum: validate()
+    assert not jitscope.active()
+
+
+def test_refused_start_returns_false(out, capfd):
+    assert not jitscope.start("/nonexistent-dir/t.json")
+    assert "jitscope:" in capfd.readouterr().err
+    assert not jitscope.active()
+
+
+def test_session_context_manager(out):
+    path = out("ctx.json")
+    with jitscope.session(path, process_name="driver") as stats:
+        assert jitscope.active()
+        with jitscope.span("inside"):
+            pass
+    assert not jitscope.active()
+    assert stats.events_written >= 1 and stats.output_path == path
+    trace = load_trace(path)
+    assert spans(trace, "inside")
+    assert any(e.get("name") == "process_name" and e["args"]["name"] == "driver" for e in trace)
+
+
+def test_pathlike_and_second_start(out):
+    import pathlib
+
+    path = pathlib.Path(out("pathlike.json"))
+    assert jitscope.start(path)
+    assert not jitscope.start(out("second.json"))  # one session at a time
+    jitscope.stop()
+    assert path.exists()
+
+
+def test_autostart_from_jitscope_trace(out):
+    path = out("auto.json")
+    r = run_python("import jitscope\nwith jitscope.span('auto_span'):\n    pass\n",
+                   env={"JITSCOPE_TRACE": path})
+    assert r.returncode == 0, r.stderr
+    assert spans(load_trace(path), "auto_span")
+
+
+EXIT_WITH_LIVE_THREADS = """
+import os, sys, threading, jitscope
+def spin():
+    while True:
+        with jitscope.span("daemon_work"):
+            pass
+def exit_from_thread():
+    with jitscope.span("thread_exit"):
+        sys.exit(0)  # ends this thread only
+threading.Thread(target=spin, daemon=True).start()
+t = threading.Thread(target=exit_from_thread)
+t.start(); t.join()
+with jitscope.span("main_done"):
+    pass
+"""
+
+
+def test_exit_with_live_threads_leaves_a_whole_trace(out):
+    path = out("exit.json")
+    r = run_python(EXIT_WITH_LIVE_THREADS, env={"JITSCOPE_TRACE": path})
+    assert r.returncode == 0, r.stderr
+    trace = load_trace(path)  # strict: the file was closed properly
+    assert spans(trace, "main_done") and spans(trace, "thread_exit")
+    assert any(e.get("name") == "jitscope_stats" for e in trace)
+
+
+def test_sigkill_leaves_a_loadable_trace(out):
+    path = out("killed.json")
+    code = ("import jitscope, time, sys\n"
+            f"jitscope.start({path!r}, flush_interval_ms=5)\n"
+            "for i in range(200):\n"
+            "    with jitscope.span('before_kill'):\n"
+            "        pass\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JITSCOPE_")}
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.3)  # several flush intervals
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    assert len(spans(load_trace(path, allow_cut=True), "before_kill")) == 200
+
+
+@pytest.mark.parametrize("name", ["both.json", "both.pftrace"])
+def test_both_formats_hold_the_same_spans(out, name):
+    path = out(name)
+    assert jitscope.start(path)
+    with jitscope.compile_unit("fmt"):
+        for _ in range(10):
+            with jitscope.span("fmt_span", k=1):
+                pass
+    stats = jitscope.stop()
+    assert stats.events_written >= 11
+    report = os.environ.get("JSPY_REPORT")
+    if name.endswith(".json"):
+        assert len(spans(load_trace(path), "fmt_span")) == 10
+    else:
+        with open(path, "rb") as f:
+            assert f.read(1) == b"\x0a"  # a TracePacket field 1, as Perfetto writes
+    if report:
+        r = subprocess.run([report, path, "--format", "json"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert "fmt_span" in r.stdout
+
+
+def test_flusher_needs_no_gil(out):
+    # A Python thread spinning in pure Python holds the GIL nearly always;
+    # the trace still grows meanwhile.
+    path = out("gil.json")
+    assert jitscope.start(path, flush_interval_ms=5)
+    with jitscope.span("before_spin"):
+        pass
+    sizes = []
+    deadline = time.monotonic() + 1.5
+    n = 0
+    while time.monotonic() < deadline:  # pure Python, never releasing the GIL on purpose
+        n += 1
+        if n % 200_000 == 0:
+            sizes.append(os.path.getsize(path))
+            with jitscope.span("during_spin"):
+                pass
+    jitscope.stop()
+    assert len(sizes) >= 3
+    assert sizes[-1] > sizes[0], sizes  # written while the spinning thread ran

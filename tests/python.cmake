@@ -1,0 +1,17 @@
+# The Python package's pytest suites (label: python), one ctest test per
+# file, run with the interpreter the package was built for
+# (python/tests/run_pytest.sh: skipped when it has no pytest).
+file(GLOB jitscope_python_tests CONFIGURE_DEPENDS
+     "${PROJECT_SOURCE_DIR}/python/tests/test_*.py")
+set(py_tmp "${CMAKE_CURRENT_BINARY_DIR}/tmp/python")
+file(MAKE_DIRECTORY "${py_tmp}")
+foreach(file IN LISTS jitscope_python_tests)
+  get_filename_component(stem "${file}" NAME_WE)
+  add_test(NAME python.${stem}
+           COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/run_pytest.sh" "${Python3_EXECUTABLE}"
+                   "${file}")
+  # Helper paths in variables without the JITSCOPE_ prefix: the SDK names
+  # unknown JITSCOPE_* variables.
+  set_tests_properties(python.${stem} PROPERTIES LABELS python SKIP_RETURN_CODE 77 TIMEOUT 300
+    ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR}:${JITSCOPE_PYTHON_DIR}/test_helpers;JSPY_TMP=${py_tmp};JSPY_RECORD_TWIN=$<TARGET_FILE:jitscope_python_record_twin>;JSPY_REPORT=$<$<TARGET_EXISTS:jitscope-report>:$<TARGET_FILE:jitscope-report>>;PYTHONDONTWRITEBYTECODE=1")
+endforeach()
