@@ -15,3 +15,10 @@ foreach(file IN LISTS jitscope_python_tests)
   set_tests_properties(python.${stem} PROPERTIES LABELS python SKIP_RETURN_CODE 77 TIMEOUT 300
     ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR}:${JITSCOPE_PYTHON_DIR}/test_helpers;JSPY_TMP=${py_tmp};JSPY_RECORD_TWIN=$<TARGET_FILE:jitscope_python_record_twin>;JSPY_REPORT=$<$<TARGET_EXISTS:jitscope-report>:$<TARGET_FILE:jitscope-report>>;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
+
+# The installed package, imported from the prefix (python/tests/installed.sh).
+add_test(NAME python.installed
+         COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/installed.sh" "${PROJECT_BINARY_DIR}"
+                 "${CMAKE_CURRENT_BINARY_DIR}/python_install" "${JITSCOPE_PYTHON_INSTALL_DIR}"
+                 "${Python3_EXECUTABLE}")
+set_tests_properties(python.installed PROPERTIES LABELS "python;package" TIMEOUT 300)

@@ -126,29 +126,18 @@ def recent_compile_records() -> list:
 
 def _decorate(s, func):
     """span(...)(func): func wrapped in a span named s.name or its
-    __qualname__, with s's args; a coroutine function's span covers its
-    awaited body, a generator's each resumption."""
+    __qualname__, with s's args. A plain function gets the C wrapper (a
+    span per call, a method descriptor as functions are); a coroutine
+    function's span covers its awaited body."""
     name = s.name if s.name is not None else getattr(func, "__qualname__", repr(func))
-    args = s.args
+    args = s.args or None
     if _inspect.iscoroutinefunction(func):
         @_functools.wraps(func)
         async def async_wrapper(*a, **k):
-            with span(name, **args):
+            with span(name, **(args or {})):
                 return await func(*a, **k)
         return async_wrapper
-
-    if args:
-        @_functools.wraps(func)
-        def wrapper_with_args(*a, **k):
-            with span(name, **args):
-                return func(*a, **k)
-        return wrapper_with_args
-
-    @_functools.wraps(func)
-    def wrapper(*a, **k):
-        with span(name):
-            return func(*a, **k)
-    return wrapper
+    return _functools.update_wrapper(_jitscope._decorated(func, name, args), func)
 
 
 _jitscope._set_decorator(_decorate)

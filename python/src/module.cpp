@@ -6,6 +6,7 @@
 #include "args.hpp"
 #include "compile_types.hpp"
 #include "config.hpp"
+#include "decorated.hpp"
 #include "span.hpp"
 #include "text.hpp"
 
@@ -339,6 +340,8 @@ PyMethodDef g_methods[] = {
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_note_child_process)),
      METH_VARARGS | METH_KEYWORDS, "note_child_process(pid, trace_path, label='') -> bool"},
     {"_set_decorator", py_set_decorator, METH_O, "The package's span decorator factory."},
+    {"_decorated", fast(make_decorated), METH_FASTCALL,
+     "_decorated(func, name, args): func called inside a span (the decorator's C form)."},
     {"_config_names", py_config_names, METH_NOARGS, "The names start() takes."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -350,7 +353,7 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "jitscope._jitscope",
 
 PyMODINIT_FUNC PyInit__jitscope() {
   using namespace jitscope::python;
-  if (!init_span_type() || !init_compile_types()) return nullptr;
+  if (!init_span_type() || !init_compile_types() || !init_decorated_type()) return nullptr;
   PyObject* m = PyModule_Create(&g_module);
   if (m == nullptr) return nullptr;
   if (PyModule_AddObjectRef(m, "span", reinterpret_cast<PyObject*>(&g_span_type)) < 0 ||

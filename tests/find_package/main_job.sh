@@ -25,6 +25,7 @@ wanted=$(while IFS= read -r file; do
   rel="${file#"$build"/}"
   case "$rel" in
     ""|include/*|*.cmake|CMakeFiles/*|*/CMakeFiles/*) continue ;;  # made by configure
+    *:) continue ;;  # a run path the install rewrites (OLD_RPATH "<dir>:"), not a file
   esac
   if [[ -L "$file" ]]; then rel=$(realpath --relative-to="$build" "$file"); fi
   echo "$rel"
