@@ -2,6 +2,8 @@
 
 #include "text.hpp"
 
+#include "base/edit_distance.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -101,22 +103,6 @@ constexpr std::array<std::string_view, 21> kNames = {"format",
                                                      "parent_pid",
                                                      "metrics_path"};
 
-// Levenshtein distance, for "did you mean".
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::basic_string<std::size_t> d(b.size() + 1, 0);
-  for (std::size_t j = 0; j <= b.size(); ++j) d[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = d[0];
-    d[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = d[j];
-      d[j] = std::min({d[j] + 1, d[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return d[b.size()];
-}
-
 bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   using namespace std::string_view_literals;
   if (name == "format") {
@@ -179,7 +165,7 @@ bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   std::string_view closest;
   std::size_t best = 4;  // at most 3 edits away
   for (std::string_view known : kNames) {
-    const std::size_t d = distance(name, known);
+    const std::size_t d = detail::edit_distance(name, known);
     if (d < best) best = d, closest = known;
   }
   const std::string hint =

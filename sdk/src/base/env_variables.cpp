@@ -1,5 +1,7 @@
 #include "base/env_variables.hpp"
 
+#include "base/edit_distance.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -36,25 +38,6 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_PARENT_PID",
      "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
 };
-
-// Levenshtein distance, one row at a time; names are short.
-std::size_t edit_distance(std::string_view a, std::string_view b) noexcept {
-  constexpr std::size_t kMax = 64;  // longer names are far from every known one anyway
-  a = a.substr(0, kMax);
-  b = b.substr(0, kMax);
-  std::size_t row[kMax + 1];
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 bool is_known(std::string_view name) noexcept {
   return std::any_of(std::begin(kVariables), std::end(kVariables),
