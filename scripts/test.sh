@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite with a CMake workflow preset.
+# Builds and runs the whole test suite with a CMake preset (configure, build, test).
 # usage: scripts/test.sh [dev|asan|tsan|no-cuda|release]   (default: dev)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,13 +15,12 @@ export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"
 # the first python3 on PATH unless that one has no pytest and Debian's
 # /usr/bin/python3 has (python3-pytest), as on machines where a pyenv
 # python3 comes first (another one: configure with -DPython3_EXECUTABLE=...).
-python=""
-if ! python3 -c "import pytest" 2>/dev/null &&
-   /usr/bin/python3 -c "import pytest" 2>/dev/null; then
-  python=/usr/bin/python3
+python_arg=()
+if ! python3 -c "import pytest" 2>/dev/null && /usr/bin/python3 -c "import pytest" 2>/dev/null; then
+  python_arg=(-DPython3_EXECUTABLE=/usr/bin/python3)
 fi
-if [ -n "$python" ]; then
-  # Into the preset's cache before its workflow (which takes no -D).
-  cmake --preset "$preset" -DPython3_EXECUTABLE="$python" >/dev/null
-fi
-cmake --workflow --preset "$preset"
+# The preset's workflow (configure, build, test), as three steps: the
+# workflow takes no -D, and configuring twice cost CI a configure.
+cmake --preset "$preset" "${python_arg[@]}"
+cmake --build --preset "$preset"
+ctest --preset "$preset"

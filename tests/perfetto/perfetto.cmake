@@ -82,7 +82,7 @@ if(NOT CMAKE_CXX_FLAGS MATCHES "sanitize")
                    "${CMAKE_CURRENT_LIST_DIR}/selftest.py" "${pf_selftest_dir}"
                    --proto-dir "${JITSCOPE_PERFETTO_PROTO_DIR}")
   set_tests_properties(perfetto_checker_selftest PROPERTIES LABELS perfetto SKIP_RETURN_CODE 77
-                       TIMEOUT 300)
+                       TIMEOUT 300 COST 30)
   # The hook shown on the self-test's traces, as a writer's test adopts it.
   jitscope_check_pftrace(perfetto_checker_selftest "${pf_selftest_dir}/valid.pftrace")
   jitscope_check_pftrace(perfetto_checker_selftest "${pf_selftest_dir}/cut_with_flag.pftrace" CUT)
