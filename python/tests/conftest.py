@@ -48,3 +48,13 @@ def run_python(code, env=None, timeout=120, **kwargs):
     full.update(env or {})
     return subprocess.run([sys.executable, "-c", code], env=full, timeout=timeout,
                           capture_output=True, text=True, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_session_left():
+    """A failing test never leaves its session on for the next one."""
+    yield
+    import jitscope
+
+    if jitscope.active():
+        jitscope.stop()
