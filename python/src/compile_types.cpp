@@ -331,6 +331,10 @@ const jitscope::PhaseKey* phase_key(PyObject* key, PyObject* column, bool exclus
     Py_DECREF(id);
     return static_cast<const jitscope::PhaseKey*>(PyLong_AsVoidPtr(hit));
   }
+  if (PyErr_Occurred()) {  // a str subclass whose __hash__ raised
+    Py_DECREF(id);
+    return nullptr;
+  }
   std::string k, c;
   jitscope::PhaseOptions options;
   options.column = column != nullptr ? utf8_of(column, c) : std::string_view();

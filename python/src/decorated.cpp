@@ -39,6 +39,10 @@ void mark_failed(jitscope::Span& span) noexcept {
 PyObject* decorated_call(PyObject* callable, PyObject* const* args, std::size_t nargsf,
                          PyObject* kwnames) {
   DecoratedObject* self = as_decorated(callable);
+  if (self->func == nullptr) {  // cleared by the garbage collector (a finalizer calling it)
+    PyErr_SetString(PyExc_ReferenceError, "the function of this jitscope span is gone");
+    return nullptr;
+  }
   if (!jitscope::active()) return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
   name_thread_once();
   std::string scratch;

@@ -220,8 +220,13 @@ PyObject* py_phase_times(PyObject*, PyObject*) {
         return nullptr;
       }
       for (std::size_t i = 0; i < p.durations_ns.size(); ++i) {
-        PyList_SET_ITEM(durations, static_cast<Py_ssize_t>(i),
-                        PyLong_FromUnsignedLongLong(p.durations_ns[i]));
+        PyObject* v = PyLong_FromUnsignedLongLong(p.durations_ns[i]);
+        if (v == nullptr) {
+          Py_DECREF(durations);
+          Py_DECREF(list);
+          return nullptr;
+        }
+        PyList_SET_ITEM(durations, static_cast<Py_ssize_t>(i), v);
       }
       PyObject* item = Py_BuildValue(
           "{s:s#,s:s#,s:K,s:K,s:K,s:K,s:K,s:O,s:N}", "key", p.key.data(),

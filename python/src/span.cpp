@@ -16,6 +16,8 @@ PyObject* g_decorate = nullptr;
 
 namespace {
 
+PyObject* g_category = nullptr;  // "category", what the keyword cat= becomes (init_span_type)
+
 struct SpanObject {
   PyObject_HEAD PyObject* name;  // str, or nullptr: named by the decorated function
   PyObject* kwargs;              // dict of the args given at construction, or nullptr
@@ -97,11 +99,8 @@ PyObject* span_vectorcall(PyObject* type, PyObject* const* args, std::size_t nar
     if (kwargs == nullptr) return nullptr;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
       PyObject* key = PyTuple_GET_ITEM(kwnames, i);
-      if (PyUnicode_CompareWithASCIIString(key, "cat") == 0) {
-        static PyObject* category = PyUnicode_InternFromString("category");
-        key = category;
-      }
-      if (key == nullptr || PyDict_SetItem(kwargs, key, args[nargs + i]) < 0) {
+      if (PyUnicode_CompareWithASCIIString(key, "cat") == 0) key = g_category;
+      if (PyDict_SetItem(kwargs, key, args[nargs + i]) < 0) {
         Py_DECREF(kwargs);
         return nullptr;
       }
@@ -140,7 +139,8 @@ PyObject* span_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   auto* self = reinterpret_cast<SpanObject*>(obj);
   if (nargs >= 2 && args[0] != Py_None && self->begun) {
     std::string type, message;
-    describe_exception(args[0], args[1], &type, &message);
+    describe_exception(args[0], args[1], &type, &message);  // str(exc): may run any code
+    if (!self->begun) Py_RETURN_FALSE;                      // ... that ended this span
     jitscope::Span& s = self->span();
     s.arg("failed", true);
     s.arg("fail_type", std::string_view(type));
@@ -223,6 +223,9 @@ PyGetSetDef g_span_getset[] = {
 PyTypeObject g_span_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 bool init_span_type() noexcept {
+  if (g_category == nullptr && (g_category = PyUnicode_InternFromString("category")) == nullptr) {
+    return false;
+  }
   PyTypeObject& t = g_span_type;
   t.tp_name = "jitscope.span";
   t.tp_basicsize = sizeof(SpanObject);
