@@ -7,6 +7,12 @@
 # usage: installed.sh <build dir> <prefix> <site dir relative to prefix> <python>
 set -euo pipefail
 build="$1" prefix="$2" site="$3" py="$4"
+# The site dir is the interpreter's own under a prefix (posix_prefix).
+want=$("$py" -c "import os, sysconfig; print(os.path.relpath(sysconfig.get_path('platlib', 'posix_prefix', vars={'platbase': '/P', 'base': '/P'}), '/P'))")
+if [ "$site" != "$want" ]; then
+  echo "the package installs under $site, the interpreter's prefix scheme says $want" >&2
+  exit 1
+fi
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 test -f "$prefix/$site/jitscope/__init__.py"
