@@ -2,6 +2,7 @@
 
 #include "span.hpp"
 #include "text.hpp"
+#include "type_slots.hpp"
 
 #include <jitscope/compile.h>
 #include <jitscope/compile.hpp>
@@ -452,33 +453,34 @@ PyTypeObject g_unit_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 PyTypeObject g_phase_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 bool init_compile_types() noexcept {
+  set_slots(g_unit_type,
+            {.name = "jitscope.compile_unit",
+             .size = sizeof(UnitObject),
+             .doc = PyDoc_STR(
+                 "compile_unit(frame=None, *, graph=None, key=None, is_forward=True, "
+                 "recompile_reason=None)\n\n"
+                 "One compilation (CompileUnit): `with jitscope.compile_unit(frame=\"kernel\") as "
+                 "u:`, or\nby handle: `u = jitscope.compile_unit(...).open(); ...; u.close()`. "
+                 "Compiling a frame\nagain is a recompile (the next attempt). An exception leaving "
+                 "it marks it failed."),
+             .dealloc = unit_dealloc,
+             .methods = g_unit_methods,
+             .getset = g_unit_getset,
+             .make = unit_new});
+  set_slots(
+      g_phase_type,
+      {.name = "jitscope.phase",
+       .size = sizeof(PhaseObject),
+       .doc = PyDoc_STR("phase(key, *, column=None, exclusive=False, compile_event=False)\n\n"
+                        "A timed phase (dynamo_timed): `with jitscope.phase(\"lower\", "
+                        "column=\"lower_us\"):`;\nits time goes to `column` of the current unit's "
+                        "record. By handle:\n`p = jitscope.begin_phase(\"lower\"); ...; p.end()`."),
+       .dealloc = phase_dealloc,
+       .methods = g_phase_methods,
+       .getset = g_phase_getset,
+       .make = phase_new});
   PyTypeObject& u = g_unit_type;
-  u.tp_name = "jitscope.compile_unit";
-  u.tp_basicsize = sizeof(UnitObject);
-  u.tp_flags = Py_TPFLAGS_DEFAULT;
-  u.tp_doc = PyDoc_STR(
-      "compile_unit(frame=None, *, graph=None, key=None, is_forward=True, "
-      "recompile_reason=None)\n\n"
-      "One compilation (CompileUnit): `with jitscope.compile_unit(frame=\"kernel\") as u:`, or\n"
-      "by handle: `u = jitscope.compile_unit(...).open(); ...; u.close()`. Compiling a frame\n"
-      "again is a recompile (the next attempt). An exception leaving it marks it failed.");
-  u.tp_new = unit_new;
-  u.tp_dealloc = unit_dealloc;
-  u.tp_methods = g_unit_methods;
-  u.tp_getset = g_unit_getset;
   PyTypeObject& p = g_phase_type;
-  p.tp_name = "jitscope.phase";
-  p.tp_basicsize = sizeof(PhaseObject);
-  p.tp_flags = Py_TPFLAGS_DEFAULT;
-  p.tp_doc = PyDoc_STR(
-      "phase(key, *, column=None, exclusive=False, compile_event=False)\n\n"
-      "A timed phase (dynamo_timed): `with jitscope.phase(\"lower\", column=\"lower_us\"):`;\n"
-      "its time goes to `column` of the current unit's record. By handle:\n"
-      "`p = jitscope.begin_phase(\"lower\"); ...; p.end()`.");
-  p.tp_new = phase_new;
-  p.tp_dealloc = phase_dealloc;
-  p.tp_methods = g_phase_methods;
-  p.tp_getset = g_phase_getset;
   return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0;
 }
 

@@ -3,6 +3,7 @@
 #include "args.hpp"
 #include "span.hpp"
 #include "text.hpp"
+#include "type_slots.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -103,11 +104,14 @@ PyTypeObject g_decorated_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 bool init_decorated_type() noexcept {
   PyTypeObject& t = g_decorated_type;
-  t.tp_name = "jitscope.span_function";
-  t.tp_basicsize = sizeof(DecoratedObject);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-               Py_TPFLAGS_METHOD_DESCRIPTOR;
-  t.tp_doc = PyDoc_STR("A function decorated with @jitscope.span(): each call is a span.");
+  set_slots(t,
+            {.name = "jitscope.span_function",
+             .size = sizeof(DecoratedObject),
+             .doc = PyDoc_STR("A function decorated with @jitscope.span(): each call is a span."),
+             .dealloc = decorated_dealloc,
+             .getset = g_decorated_getset,
+             .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                      Py_TPFLAGS_METHOD_DESCRIPTOR});
   t.tp_vectorcall_offset = offsetof(DecoratedObject, vectorcall);
   t.tp_call = PyVectorcall_Call;
   t.tp_descr_get = decorated_get;
@@ -116,9 +120,7 @@ bool init_decorated_type() noexcept {
   t.tp_setattro = PyObject_GenericSetAttr;
   t.tp_traverse = decorated_traverse;
   t.tp_clear = decorated_clear;
-  t.tp_dealloc = decorated_dealloc;
   t.tp_repr = decorated_repr;
-  t.tp_getset = g_decorated_getset;
   return PyType_Ready(&t) == 0;
 }
 

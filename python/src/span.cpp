@@ -2,6 +2,7 @@
 
 #include "args.hpp"
 #include "text.hpp"
+#include "type_slots.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -227,21 +228,22 @@ bool init_span_type() noexcept {
     return false;
   }
   PyTypeObject& t = g_span_type;
-  t.tp_name = "jitscope.span";
-  t.tp_basicsize = sizeof(SpanObject);
-  t.tp_flags = Py_TPFLAGS_DEFAULT;
-  t.tp_doc = PyDoc_STR(
-      "span(name=None, /, cat=None, **args)\n\n"
-      "A span: `with jitscope.span(\"lower\", n=3):`, `@jitscope.span()` (named after the\n"
-      "function's __qualname__), or by handle: `s = jitscope.begin(\"stage\"); ...; s.end()`.\n"
-      "Args are int, float, bool or str (anything else as its str()). An exception\n"
-      "leaving it marks it failed (args failed, fail_type, fail_reason) and goes on.");
-  t.tp_new = span_new;
+  set_slots(
+      t, {.name = "jitscope.span",
+          .size = sizeof(SpanObject),
+          .doc = PyDoc_STR(
+              "span(name=None, /, cat=None, **args)\n\n"
+              "A span: `with jitscope.span(\"lower\", n=3):`, `@jitscope.span()` (named after "
+              "the\nfunction's __qualname__), or by handle: `s = jitscope.begin(\"stage\"); ...; "
+              "s.end()`.\nArgs are int, float, bool or str (anything else as its str()). An "
+              "exception\nleaving it marks it failed (args failed, fail_type, fail_reason) and "
+              "goes on."),
+          .dealloc = span_dealloc,
+          .methods = g_span_methods,
+          .getset = g_span_getset,
+          .make = span_new});
   t.tp_vectorcall = span_vectorcall;
-  t.tp_dealloc = span_dealloc;
   t.tp_call = span_call;
-  t.tp_methods = g_span_methods;
-  t.tp_getset = g_span_getset;
   return PyType_Ready(&t) == 0;
 }
 

@@ -322,6 +322,16 @@ int count_lines_starting(const std::string& text, const std::string& prefix) {
   return n;
 }
 
+// The pass spans and the host's "user_pass" spans per thread, after
+// checking that the session cut none and left none open.
+std::map<long, std::vector<jitscope::testing::TraceSpan>> nested_host_and_pass_spans(
+    const jitscope::SessionStats& stats, const nlohmann::json& trace) {
+  EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  return spans_by_thread(
+      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+}
+
 TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
   struct Case {
     const char* what;
@@ -348,10 +358,7 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
       stats = session.finish();
       trace = jitscope::testing::load_trace(session.path());
     }
-    EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
-    EXPECT_EQ(stats.spans_incomplete, 0u);
-    const auto threads = spans_by_thread(
-        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+    const auto threads = nested_host_and_pass_spans(stats, trace);
     ASSERT_EQ(threads.size(), 1u);
     const auto& spans = threads.begin()->second;
     EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
@@ -438,10 +445,7 @@ TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
     stats = session.finish();
     trace = jitscope::testing::load_trace(session.path());
   }
-  EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
-  EXPECT_EQ(stats.spans_incomplete, 0u);
-  const auto threads = spans_by_thread(
-      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+  const auto threads = nested_host_and_pass_spans(stats, trace);
   ASSERT_EQ(threads.size(), static_cast<std::size_t>(kThreads));
   std::uint64_t pass_spans = 0;
   for (const auto& [tid, spans] : threads) {
