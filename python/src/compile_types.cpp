@@ -124,12 +124,6 @@ PyObject* unit_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_FALSE;
 }
 
-PyObject* unit_open_method(PyObject* obj, PyObject*) {
-  unit_open(as_unit(obj));
-  Py_INCREF(obj);
-  return obj;
-}
-
 PyObject* unit_close_method(PyObject* obj, PyObject*) {
   unit_close(as_unit(obj));
   Py_RETURN_NONE;
@@ -286,7 +280,7 @@ PyMethodDef g_unit_methods[] = {
     {"__enter__", unit_enter, METH_NOARGS, "Opens the unit (current on this thread)."},
     {"__exit__", fast(unit_exit), METH_FASTCALL,
      "Closes the unit; an exception marks it failed (fail_type, fail_reason) and goes on."},
-    {"open", unit_open_method, METH_NOARGS, "Opens the unit; returns it."},
+    {"open", unit_enter, METH_NOARGS, "Opens the unit; returns it (what __enter__ does)."},
     {"close", unit_close_method, METH_NOARGS, "Closes the unit (idempotent), on its thread."},
     {"cache_hit", fast(unit_cache_hit), METH_FASTCALL, "cache_hit(layer, key)"},
     {"cache_miss", fast(unit_cache_miss), METH_FASTCALL, "cache_miss(layer, key)"},

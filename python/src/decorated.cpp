@@ -31,9 +31,7 @@ void mark_failed(jitscope::Span& span) noexcept {
   PyErr_NormalizeException(&type, &value, &traceback);
   std::string type_name, message;
   describe_exception(type, value, &type_name, &message);
-  span.arg("failed", true);
-  span.arg("fail_type", std::string_view(type_name));
-  span.arg("fail_reason", std::string_view(message));
+  add_failed_args(span, type_name, message);
   PyErr_Restore(type, value, traceback);
 }
 

@@ -142,10 +142,7 @@ PyObject* span_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
     std::string type, message;
     describe_exception(args[0], args[1], &type, &message);  // str(exc): may run any code
     if (!self->begun) Py_RETURN_FALSE;                      // ... that ended this span
-    jitscope::Span& s = self->span();
-    s.arg("failed", true);
-    s.arg("fail_type", std::string_view(type));
-    s.arg("fail_reason", std::string_view(message));
+    add_failed_args(self->span(), type, message);
   }
   end(self);
   Py_RETURN_FALSE;  // the exception, if any, goes on unchanged
@@ -274,6 +271,13 @@ void name_thread_once() noexcept {
   Py_XDECREF(current);
   Py_XDECREF(threading);
   PyErr_Clear();
+}
+
+void add_failed_args(jitscope::Span& span, std::string_view type,
+                     std::string_view message) noexcept {
+  span.arg("failed", true);
+  span.arg("fail_type", type);
+  span.arg("fail_reason", message);
 }
 
 void describe_exception(PyObject* type, PyObject* value, std::string* type_name,

@@ -4,7 +4,10 @@
 
 #include <Python.h>
 
+#include <jitscope/jitscope.hpp>
+
 #include <string>
+#include <string_view>
 
 namespace jitscope::python {
 
@@ -23,6 +26,11 @@ extern PyObject* g_decorate;
 // Names the calling thread after threading.current_thread().name, once per
 // thread, when a session is on (the first span, phase or unit it begins).
 void name_thread_once() noexcept;
+
+// The failed args on an open span: failed, fail_type, fail_reason (the
+// record's names; a phase's slice gets the same through its EventRef).
+void add_failed_args(jitscope::Span& span, std::string_view type,
+                     std::string_view message) noexcept;
 
 // The exception's type and message for the failed args and records:
 // "ValueError", "bad shape". Never raises.
