@@ -13,7 +13,7 @@ foreach(file IN LISTS jitscope_python_tests)
   # Helper paths in variables without the JITSCOPE_ prefix: the SDK names
   # unknown JITSCOPE_* variables.
   set_tests_properties(python.${stem} PROPERTIES LABELS python SKIP_RETURN_CODE 77 TIMEOUT 300
-    ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR}:${JITSCOPE_PYTHON_DIR}/test_helpers;JSPY_TMP=${py_tmp};JSPY_RECORD_TWIN=$<TARGET_FILE:jitscope_python_record_twin>;JSPY_REPORT=$<$<TARGET_EXISTS:jitscope-report>:$<TARGET_FILE:jitscope-report>>;PYTHONDONTWRITEBYTECODE=1")
+    ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR}:${JITSCOPE_PYTHON_DIR}/test_helpers;JSPY_TMP=${py_tmp};JSPY_RECORD_TWIN=$<TARGET_FILE:jitscope_python_record_twin>;JSPY_REPORT=$<$<TARGET_EXISTS:jitscope-report>:$<TARGET_FILE:jitscope-report>>;JSPY_MERGE=$<$<TARGET_EXISTS:jitscope-merge>:$<TARGET_FILE:jitscope-merge>>;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
 
 # The installed package, imported from the prefix (python/tests/installed.sh).

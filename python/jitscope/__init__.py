@@ -25,7 +25,12 @@ import inspect as _inspect
 import json as _json
 import types as _types
 
-from jitscope import _jitscope
+from jitscope import _jitscope, _processes
+from jitscope._processes import (  # noqa: F401  (the public API)
+    ProcessPoolExecutor,
+    worker_environment,
+    worker_initializer,
+)
 from jitscope._jitscope import (  # noqa: F401  (the public API)
     __version__,
     active,
@@ -46,9 +51,10 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
 __all__ = [
     "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
     "counter", "cumulative_time_report", "current_compile_id", "instant",
-    "note_child_process", "phase", "phase_times", "recent_compile_records",
-    "reset_compile_state", "session", "SessionStats", "set_model_name",
-    "set_thread_name", "span", "start", "stop",
+    "note_child_process", "phase", "phase_times", "ProcessPoolExecutor",
+    "recent_compile_records", "reset_compile_state", "session", "SessionStats",
+    "set_model_name", "set_thread_name", "span", "start", "stop", "worker_environment",
+    "worker_initializer", "worker_trace_path",
 ]
 
 
@@ -67,7 +73,23 @@ def start(path=None, /, **config) -> bool:
     bad value ValueError (naming the field); a refused start (a session is
     already on, a file that cannot open) returns False after one `jitscope:`
     line on stderr."""
-    return _jitscope.start(path, **config)
+    started = _jitscope.start(path, **config)
+    if started:
+        _processes.note_started(path, config)
+    return started
+
+
+def worker_trace_path(pid: int, trace_path=None) -> str | None:
+    """The file worker `pid` writes beside `trace_path` (default: this
+    session's): trace.json -> trace.worker-<pid>.json. None when there is
+    no trace path to go by."""
+    if trace_path is None:
+        started = _processes._started if active() else None
+        trace_path = None if started is None else started[0]
+        if trace_path is None:
+            import os
+            trace_path = os.environ.get("JITSCOPE_TRACE") if active() else None
+    return None if trace_path is None else _jitscope.worker_trace_path(trace_path, pid)
 
 
 def stop() -> SessionStats | None:
@@ -146,3 +168,4 @@ def _decorate(s, func):
 
 
 _jitscope._set_decorator(_decorate)
+_processes.note_autostart()

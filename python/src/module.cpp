@@ -290,21 +290,35 @@ PyObject* py_current_compile_id(PyObject*, PyObject*) {
   return PyUnicode_FromFormat("%u/%u", id.frame, id.attempt);
 }
 
-// note_child_process(pid, trace_path, label="") -> bool
+// note_child_process(pid, trace_path=None, label="") -> bool
 PyObject* py_note_child_process(PyObject*, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"pid", "trace_path", "label", nullptr};
   int pid = 0;
-  PyObject* path = nullptr;
+  PyObject* path_arg = Py_None;
   const char* label = "";
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO&|s:note_child_process",
-                                   const_cast<char**>(names), &pid, PyUnicode_FSConverter, &path,
-                                   &label)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i|Os:note_child_process",
+                                   const_cast<char**>(names), &pid, &path_arg, &label)) {
     return nullptr;
   }
-  const Status st = jitscope::note_child_process(pid, PyBytes_AS_STRING(path), label);
-  Py_DECREF(path);
+  PyObject* path = nullptr;  // None: the worker's own file beside the trace
+  if (path_arg != Py_None && PyUnicode_FSConverter(path_arg, &path) == 0) return nullptr;
+  const Status st =
+      jitscope::note_child_process(pid, path != nullptr ? PyBytes_AS_STRING(path) : "", label);
+  Py_XDECREF(path);
   if (!st.ok()) say_once("note_child_process: " + st.message());
   return PyBool_FromLong(st.ok());
+}
+
+// worker_trace_path(trace_path, pid) -> str
+PyObject* py_worker_trace_path(PyObject*, PyObject* args) {
+  PyObject* path = nullptr;
+  int pid = 0;
+  if (!PyArg_ParseTuple(args, "O&i:worker_trace_path", PyUnicode_FSConverter, &path, &pid)) {
+    return nullptr;
+  }
+  const std::string worker = jitscope::worker_trace_path(PyBytes_AS_STRING(path), pid);
+  Py_DECREF(path);
+  return PyUnicode_DecodeFSDefaultAndSize(worker.data(), static_cast<Py_ssize_t>(worker.size()));
 }
 
 PyObject* py_set_decorator(PyObject*, PyObject* fn) {
@@ -343,7 +357,11 @@ PyMethodDef g_methods[] = {
      "current_compile_id() -> 'frame/attempt' or None"},
     {"note_child_process",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_note_child_process)),
-     METH_VARARGS | METH_KEYWORDS, "note_child_process(pid, trace_path, label='') -> bool"},
+     METH_VARARGS | METH_KEYWORDS,
+     "note_child_process(pid, trace_path=None, label='') -> bool: lists a worker process; "
+     "no path: the worker's own file beside this session's trace."},
+    {"worker_trace_path", py_worker_trace_path, METH_VARARGS,
+     "worker_trace_path(trace_path, pid) -> str: trace.json -> trace.worker-<pid>.json."},
     {"_set_decorator", py_set_decorator, METH_O, "The package's span decorator factory."},
     {"_decorated", fast(make_decorated), METH_FASTCALL,
      "_decorated(func, name, args): func called inside a span (the decorator's C form)."},

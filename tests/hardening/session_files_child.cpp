@@ -11,10 +11,17 @@
 //     (the flusher wrote them) and execs with the session still running.
 //     Each image also closes one compile unit (graph "before_exec" or
 //     "after_exec"): its record goes to JITSCOPE_METRICS when that is set.
+//   session_files_child parent
+//     runs under JITSCOPE_TRACE: ends kParentSpans spans "in_parent" and a
+//     unit, runs itself as "worker" (fork and exec, the environment
+//     inherited), waits for it, lists it with note_child_process(pid) (no
+//     path: the worker's own file) and exits 0. The worker ends
+//     kWorkerSpans spans "in_worker" and a unit (graph "in_worker").
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +35,8 @@ namespace {
 
 constexpr int kBeforeExec = 100;  // as session_files_test.cpp
 constexpr int kAfterExec = 50;
+constexpr int kParentSpans = 20;
+constexpr int kWorkerSpans = 30;
 
 int count_in_file(const char* path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
@@ -65,6 +74,28 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kAfterExec; ++i) jitscope::Span span("after_exec");
     { jitscope::CompileUnit unit(jitscope::CompileUnitOptions{.graph = "after_exec"}); }
     return 0;  // the autostart session stops at exit
+  }
+  if (how == "worker") {
+    for (int i = 0; i < kWorkerSpans; ++i) jitscope::Span span("in_worker");
+    { jitscope::CompileUnit unit(jitscope::CompileUnitOptions{.graph = "in_worker"}); }
+    return 0;
+  }
+  if (how == "parent") {
+    if (!jitscope::active()) return 8;
+    for (int i = 0; i < kParentSpans; ++i) jitscope::Span span("in_parent");
+    { jitscope::CompileUnit unit(jitscope::CompileUnitOptions{.graph = "in_parent"}); }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      char self[] = "/proc/self/exe";
+      char worker[] = "worker";
+      char* const args[] = {argv[0], worker, nullptr};
+      ::execv(self, args);
+      ::_exit(7);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return 9;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 10;
+    return jitscope::note_child_process(pid, {}, "w").ok() ? 0 : 11;
   }
   if (how != "exec-stopped" && how != "exec-running") return 2;
   const char* trace = std::getenv("JITSCOPE_TRACE");

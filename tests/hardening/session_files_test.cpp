@@ -7,7 +7,10 @@
 //   way: the new image writes its metrics beside it too, named in that line;
 // - a session killed right after start() returned leaves a trace that loads
 //   with its head (process_name, jitscope_session): start() writes the head
-//   before it returns, not the flusher after its clock calibration.
+//   before it returns, not the flusher after its clock calibration;
+// - a worker that inherits JITSCOPE_TRACE from a parent whose session
+//   writes it writes its own file beside it (trace.worker-<pid>.json, and
+//   its metrics likewise), silently, with the parent's spawn arrow.
 #include "flush/perfetto_wire.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
@@ -17,6 +20,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -25,6 +29,8 @@ namespace {
 
 constexpr int kBeforeExec = 100;  // as session_files_child.cpp
 constexpr int kAfterExec = 50;
+constexpr int kParentSpans = 20;
+constexpr int kWorkerSpans = 30;
 
 std::size_t slices_named(const nlohmann::json& trace, const std::string& name) {
   std::size_t n = 0;
@@ -203,6 +209,74 @@ TEST(SessionFiles, ARerunStillOverwritesTheTrace) {
       ::unlink(exec_path(trace, p->pid).c_str());
     }
     ::unlink(trace.c_str());
+  }
+}
+
+std::string worker_path(const std::string& path, int pid) {
+  const std::size_t dot = path.rfind('.');
+  return path.substr(0, dot) + ".worker-" + std::to_string(pid) + path.substr(dot);
+}
+
+std::size_t lines_in(const std::string& path) {
+  const std::string text = read_file(path);
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The id of the trace's one spawn-arrow end: its "s" ("f") event in the
+// JSON form, its slice's flow_out (flow_in) in the Perfetto form's reading.
+std::uint64_t spawn_flow_id(const nlohmann::json& trace, bool start) {
+  std::vector<std::uint64_t> ids;
+  for (const nlohmann::json& e : trace) {
+    const std::string ph = e.value("ph", "");
+    if (ph == (start ? "s" : "f")) ids.push_back(e.value("id", std::uint64_t{0}));
+    const char* key = start ? "flow_out" : "flow_in";
+    if (ph == "X" && e.contains(key)) ids.push_back(e[key].get<std::uint64_t>());
+  }
+  EXPECT_EQ(ids.size(), 1u) << (start ? "start" : "end");
+  return ids.empty() ? 0 : ids[0];
+}
+
+TEST_P(SessionFilesExec, AWorkerInheritingTheTraceWritesItsOwnFileBesideIt) {
+  const std::string trace = trace_path("worker_parent", GetParam());
+  const std::string metrics = temp_path("worker_parent_metrics") + "l";
+  SpawnOptions options = trace_env(trace);
+  options.env.emplace_back("JITSCOPE_METRICS", metrics);
+  const Subprocess p = run_child({"parent"}, trace, options);
+  ASSERT_EQ(p.exit_code, 0) << p.err();
+  EXPECT_EQ(jitscope_lines(p.err()), 0u) << p.err();
+
+  const nlohmann::json parent = load_any(trace);
+  EXPECT_EQ(slices_named(parent, "in_parent"), static_cast<std::size_t>(kParentSpans));
+  EXPECT_EQ(slices_named(parent, "in_worker"), 0u);
+  std::vector<nlohmann::json> children;
+  for (const nlohmann::json& e : parent) {
+    if (e.value("name", "") == "jitscope_child") children.push_back(e);
+  }
+  ASSERT_EQ(children.size(), 1u);
+  const int worker_pid = children[0]["args"].value("pid", 0);
+  ASSERT_GT(worker_pid, 0);
+  EXPECT_NE(worker_pid, p.pid);
+  const std::string beside = worker_path(trace, worker_pid);
+  EXPECT_EQ(children[0]["args"].value("trace", ""), beside);
+  EXPECT_EQ(children[0]["args"].value("label", ""), "w");
+
+  ASSERT_EQ(::access(beside.c_str(), F_OK), 0) << beside << " missing; stderr: " << p.err();
+  const nlohmann::json worker = load_any(beside);
+  EXPECT_EQ(slices_named(worker, "in_worker"), static_cast<std::size_t>(kWorkerSpans));
+  EXPECT_EQ(slices_named(worker, "in_parent"), 0u);
+  // The parent's spawn arrow ends at the worker's first unit: the worker
+  // took its parent from the file's head, with no JITSCOPE_PARENT_PID.
+  EXPECT_EQ(slices_named(worker, "spawned"), 1u);
+  EXPECT_EQ(spawn_flow_id(parent, true), spawn_flow_id(worker, false));
+  // One record per process, each in its own metrics file.
+  const std::string worker_metrics = worker_path(metrics, worker_pid);
+  EXPECT_EQ(lines_in(metrics), 1u);
+  EXPECT_EQ(lines_in(worker_metrics), 1u);
+  EXPECT_NE(read_file(worker_metrics).find("in_worker"), std::string::npos);
+  EXPECT_EQ(read_file(metrics).find("in_worker"), std::string::npos);
+  if (!::testing::Test::HasFailure()) {
+    p.remove_outputs();
+    for (const std::string& f : {trace, beside, metrics, worker_metrics}) ::unlink(f.c_str());
   }
 }
 

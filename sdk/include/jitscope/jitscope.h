@@ -107,7 +107,9 @@ JITSCOPE_API void jitscope_counter(const char* static_name, double value);
 JITSCOPE_API void jitscope_thread_name(const char* name);
 /* Lists a worker process and its own trace in this session's trace
  * (jitscope::note_child_process). 0 on success; -1 and jitscope_last_error()
- * without a session, for pid <= 0 or a NULL trace path. label may be NULL. */
+ * without a session or for pid <= 0. A NULL or "" trace path: the worker's
+ * file beside this session's trace (trace.worker-<pid>.json). label may be
+ * NULL. */
 JITSCOPE_API int jitscope_note_child_process(int pid, const char* trace_path, const char* label);
 #endif /* JITSCOPE_DISABLE */
 

@@ -258,10 +258,20 @@ inline bool active() noexcept {
 // slice on the calling thread, where an arrow starts that ends at the
 // worker's first compile unit when the worker's session knows its parent:
 // put JITSCOPE_PARENT_PID=<this pid> in the worker's environment (or set its
-// Config::parent_pid); merge --children then draws it. Cold:
+// Config::parent_pid); merge --children then draws it. An empty trace path
+// names the file a worker writes when it inherits this session's trace path
+// (JITSCOPE_TRACE): a session whose trace file is being written by a
+// session of one of its ancestor processes writes trace.worker-<pid>.json
+// beside it instead (the metrics file too) and takes that ancestor as its
+// parent, with no line and no JITSCOPE_PARENT_PID needed. Cold:
 // it locks and allocates. An error without a session or for pid <= 0.
 JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
                                        std::string_view label = {}) noexcept;
+
+// The file a worker process `pid` writes when it inherits `trace_path`
+// (above): "worker-<pid>" before the extension (trace.json ->
+// trace.worker-4711.json), as rotation numbers files. "" if out of memory.
+JITSCOPE_API std::string worker_trace_path(std::string_view trace_path, int pid) noexcept;
 
 // Names the calling thread in the trace (not the OS name). Callable any time;
 // the name sticks for later sessions. The string is copied.

@@ -229,10 +229,9 @@ void jitscope_thread_name(const char* name) {
 }
 
 int jitscope_note_child_process(int pid, const char* trace_path, const char* label) {
-  const jitscope::Status st =
-      trace_path == nullptr
-          ? jitscope::Status::error("note_child_process: trace path is NULL")
-          : jitscope::note_child_process(pid, trace_path, label == nullptr ? "" : label);
+  // NULL: the worker file beside this session's trace (as "").
+  const jitscope::Status st = jitscope::note_child_process(
+      pid, trace_path == nullptr ? "" : trace_path, label == nullptr ? "" : label);
   jitscope_set_c_last_error(st);
   return st ? 0 : -1;
 }

@@ -232,7 +232,7 @@ Status start(const Config& config) noexcept {
       result = st;
     } else {
       // Before anything is begun: what may throw here leaves nothing half made.
-      const std::int64_t parent_pid = parent_pid_of(config);
+      std::int64_t parent_pid = parent_pid_of(config);
       std::string why;
       if (config.crash_handler) install_crash_handlers();
       // The trace may go to a new file beside the one asked for, after an
@@ -243,11 +243,18 @@ Status start(const Config& config) noexcept {
       // they were, and removes what it created.
       OutputFile trace, metrics;
       bool claimed = claim_output(config.output_path, "", why, trace, /*keep_exec_trace=*/true);
-      const bool after_exec = claimed && trace.path != config.output_path;
+      // A worker of a process whose session writes this path: its own files
+      // beside the parent's, and the parent's arrow (file_sink.hpp).
+      const bool as_worker = claimed && trace.parent_session_pid > 0;
+      const bool after_exec = claimed && !as_worker && trace.path != config.output_path;
       if (claimed && !config.metrics_path.empty()) {
-        claimed = claim_output(config.metrics_path, "metrics file ", why, metrics,
-                               /*keep_exec_trace=*/true, /*beside=*/after_exec);
+        claimed =
+            claim_output(as_worker ? detail::worker_trace_path(config.metrics_path, ::getpid())
+                                   : config.metrics_path,
+                         "metrics file ", why, metrics,
+                         /*keep_exec_trace=*/true, /*beside=*/after_exec);
       }
+      if (as_worker) parent_pid = trace.parent_session_pid;
       if (claimed) {
         claimed = commit_output(trace, why) && (metrics.fd < 0 || commit_output(metrics, why));
       }
@@ -314,24 +321,36 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
   using namespace detail;
   if (pid <= 0) return Status::error("note_child_process: pid must be positive");
   return guarded_status("note_child_process", [&] {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return Status::error("note_child_process: no active session");
+    // No path: the file a worker writes when it inherits this session's
+    // trace path (file_sink.hpp). A relative path means the caller's
+    // working directory here.
+    const std::string path = absolute_path(
+        trace_path.empty() ? detail::worker_trace_path(g_current->config().output_path, pid)
+                           : std::string(trace_path));
     std::string event;
     JsonWriter w(event);
     begin_process_metadata(w, "jitscope_child", ::getpid());
     w.member("pid", static_cast<std::int64_t>(pid));
-    // A relative path means the caller's working directory here.
-    const std::string path = absolute_path(trace_path);
     w.member("trace", std::string_view(path));
     w.member("label", label);
     w.end_object();
     w.end_object();
-    std::lock_guard<std::mutex> lock(control_mutex());
-    if (g_current == nullptr) return Status::error("note_child_process: no active session");
     // The parent's end of the arrow to the worker's first compile unit.
     SpawnMark mark = spawn_mark(SpawnEnd::kSpawn, session_word(), ::getpid(), pid, label);
     g_current->add_metadata(std::move(event));
     g_current->add_spawn_mark(std::move(mark));
     return Status();
   });
+}
+
+std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
+  try {
+    return detail::worker_trace_path(std::string(trace_path), pid);
+  } catch (...) {
+    return {};
+  }
 }
 
 Status stop(SessionStats* stats) noexcept {

@@ -59,15 +59,17 @@ void note_opened_by_this_image(int fd) {
   files.ids.emplace_back(st.st_dev, st.st_ino);
 }
 
-// Whether the file `st` (at `path`) begins with the head of a trace that a
-// session of this pid wrote in this boot: its jitscope_session event, which
-// start() writes before it returns, carries session_owner_tag(), in both
-// forms (the Perfetto form writes that head uncompressed, and keeps string
-// args as their bytes). The tag names the pid and the boot id, text no
-// event before it could hold by chance.
-bool written_by_this_pid(const std::string& path, const struct stat& st) {
+constexpr std::string_view kOwnerLead = "jitscope session of pid ";
+
+// The pid in the head of the trace at `path` (the file `st`) when a session
+// of this boot wrote it, else 0: its jitscope_session event, which start()
+// writes before it returns, carries session_owner_tag(), in both forms (the
+// Perfetto form writes that head uncompressed, and keeps string args as
+// their bytes). The tag names the pid and the boot id, text no event
+// before it could hold by chance.
+long head_owner_pid(const std::string& path, const struct stat& st) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;           // unreadable: as before, the file is emptied
+  if (fd < 0) return 0;               // unreadable: no owner
   std::string head(64 * 1024, '\0');  // past any process name
   struct stat rs {};
   ssize_t n = -1;
@@ -75,10 +77,44 @@ bool written_by_this_pid(const std::string& path, const struct stat& st) {
     n = ::pread(fd, head.data(), head.size(), 0);
   }
   ::close(fd);
-  if (n <= 0) return false;
+  if (n <= 0) return 0;
   head.resize(static_cast<std::size_t>(n));
-  return head.find(session_owner_tag(static_cast<long>(::getpid()), this_boot_id())) !=
-         std::string::npos;
+  const std::size_t at = head.find(kOwnerLead);
+  if (at == std::string::npos) return 0;
+  long pid = 0;
+  std::size_t i = at + kOwnerLead.size();
+  while (i < head.size() && head[i] >= '0' && head[i] <= '9' && pid < 0x7fffffff) {
+    pid = pid * 10 + (head[i++] - '0');
+  }
+  const std::string tag = session_owner_tag(pid, this_boot_id());
+  return pid > 0 && head.compare(at, tag.size(), tag) == 0 ? pid : 0;
+}
+
+bool written_by_this_pid(const std::string& path, const struct stat& st) {
+  return head_owner_pid(path, st) == static_cast<long>(::getpid());
+}
+
+// Whether `pid` is this process's parent, or the parent's parent, ... (a
+// shell or a fork server may stand between a worker and its parent).
+bool is_ancestor(long pid) {
+  long at = static_cast<long>(::getppid());
+  for (int depth = 0; depth < 32 && at > 1; ++depth) {
+    if (at == pid) return true;
+    char name[48];
+    std::snprintf(name, sizeof name, "/proc/%ld/stat", at);
+    const int fd = ::open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char text[512] = {};
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    // "pid (comm) state ppid ...": comm may hold spaces and ')'.
+    const char* close_paren = n > 0 ? std::strrchr(text, ')') : nullptr;
+    long ppid = 0;
+    if (close_paren == nullptr || std::sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
+      return false;
+    at = ppid;
+  }
+  return false;
 }
 
 // Creates a new file for the session beside `path`, never one that exists.
@@ -129,11 +165,34 @@ int open_or_create(const std::string& path, bool& created) {
 
 }  // namespace
 
-bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
-                  bool keep_exec_trace, bool beside) {
+namespace {
+
+bool claim(const std::string& path, const char* what, std::string& why, OutputFile& out,
+           bool keep_exec_trace, bool beside, bool as_worker_ok) {
   release_output(out);
   out.path = path;
   out.must_empty = out.noted = false;
+  out.parent_session_pid = 0;
+  // A trace whose head names a session of an ancestor process (a worker
+  // that inherited JITSCOPE_TRACE, or that asked for its parent's path),
+  // whether that session still holds it or not: this session writes its own
+  // file beside it, as that ancestor's worker, and empties nothing.
+  const auto ancestor_writing = [&](const struct stat& st) -> long {
+    if (!keep_exec_trace || beside || !as_worker_ok || st.st_size == 0) return 0;
+    const long holder = head_owner_pid(path, st);
+    return holder > 0 && holder != static_cast<long>(::getpid()) && is_ancestor(holder) ? holder
+                                                                                        : 0;
+  };
+  const auto claim_as_worker = [&](long holder) {
+    out.created = false;
+    release_output(out);
+    if (!claim(worker_trace_path(path, ::getpid()), what, why, out, keep_exec_trace, false,
+               /*as_worker_ok=*/false)) {
+      return false;
+    }
+    out.parent_session_pid = holder;
+    return true;
+  };
   for (int tries = 0;; ++tries) {
     out.fd = open_or_create(path, out.created);
     if (out.fd < 0) {
@@ -143,11 +202,15 @@ bool claim_output(const std::string& path, const char* what, std::string& why, O
     struct stat st {};
     if (::fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode)) return true;  // /dev/null, pipes, ttys
     if (::flock(out.fd, LOCK_EX | LOCK_NB) != 0) {
-      why = errno == EWOULDBLOCK
+      const int lock_error = errno;
+      if (const long holder = lock_error == EWOULDBLOCK ? ancestor_writing(st) : 0; holder > 0) {
+        return claim_as_worker(holder);
+      }
+      why = lock_error == EWOULDBLOCK
                 ? path +
                       " is being written by another jitscope session (in this process or "
                       "another); give each its own path"
-                : "cannot lock " + path + ": " + std::strerror(errno);
+                : "cannot lock " + path + ": " + std::strerror(lock_error);
       // Not ours to remove, even if just created: the holder may have made it.
       out.created = false;
       release_output(out);
@@ -164,6 +227,7 @@ bool claim_output(const std::string& path, const char* what, std::string& why, O
       why = "cannot open " + std::string(what) + path + ": it was replaced while being opened";
       return false;
     }
+    if (const long holder = ancestor_writing(st); holder > 0) return claim_as_worker(holder);
     // The locked descriptor closed at exec (O_CLOEXEC): the lock cannot tell
     // an exec'd image from a rerun, the pid in the trace's head can.
     const bool keep =
@@ -181,6 +245,13 @@ bool claim_output(const std::string& path, const char* what, std::string& why, O
     out.noted = keep_exec_trace;
     return true;
   }
+}
+
+}  // namespace
+
+bool claim_output(const std::string& path, const char* what, std::string& why, OutputFile& out,
+                  bool keep_exec_trace, bool beside) {
+  return claim(path, what, why, out, keep_exec_trace, beside, /*as_worker_ok=*/true);
 }
 
 bool commit_output(OutputFile& out, std::string& why) {
@@ -220,7 +291,7 @@ int open_output(const std::string& path, const char* what, std::string& why, std
 }
 
 std::string session_owner_tag(long pid, std::string_view boot_id) {
-  std::string tag = "jitscope session of pid ";
+  std::string tag(kOwnerLead);
   tag += std::to_string(pid);
   tag += " in boot ";
   tag.append(boot_id);
@@ -245,6 +316,10 @@ std::string numbered_path(const std::string& path, std::uint64_t n) {
 
 std::string exec_path(const std::string& path, long pid, std::uint64_t n) {
   return tagged_path(path, std::to_string(pid) + "." + std::to_string(n));
+}
+
+std::string worker_trace_path(const std::string& path, long pid) {
+  return tagged_path(path, "worker-" + std::to_string(pid));
 }
 
 namespace {

@@ -39,6 +39,8 @@ namespace jitscope::detail {
 // session writes exec_path's file beside it instead, and `opened` is the
 // path it writes (start() says so). A file this image wrote before (stop()
 // then start() on one path) is emptied as any other.
+// With `opened` too, a trace whose file's head names a session of an
+// ancestor process (running or stopped) goes to worker_trace_path's file.
 // With `beside` too (the metrics file of a session whose trace went beside),
 // a regular file is kept and exec_path's file opened beside it, whatever it
 // holds: the metrics file has no head to tell, and follows its trace.
@@ -55,10 +57,11 @@ int open_output(const std::string& path, const char* what, std::string& why,
 // `keep_exec_trace` is open_output's `opened != nullptr`.
 struct OutputFile {
   int fd = -1;
-  std::string path;         // the file claimed: the one asked for, or one beside it
-  bool created = false;     // made by the claim: removed on release
-  bool must_empty = false;  // a regular file with bytes, emptied by commit_output
-  bool noted = false;       // a session's trace: remembered as this image's at commit
+  std::string path;             // the file claimed: the one asked for, or one beside it
+  bool created = false;         // made by the claim: removed on release
+  bool must_empty = false;      // a regular file with bytes, emptied by commit_output
+  bool noted = false;           // a session's trace: remembered as this image's at commit
+  long parent_session_pid = 0;  // a worker's file: this ancestor's session holds `path`
 
   OutputFile() = default;
   OutputFile(const OutputFile&) = delete;
@@ -77,6 +80,9 @@ inline OutputFile::~OutputFile() { release_output(*this); }
 // the trace of the same process before an exec: "." + pid + "." + n before
 // the extension (trace.json -> trace.4711.1.json), as numbered_path places it.
 std::string exec_path(const std::string& path, long pid, std::uint64_t n);
+
+// jitscope::worker_trace_path: "worker-" + pid before the extension.
+std::string worker_trace_path(const std::string& path, long pid);
 
 // The jitscope_session event's "owner" arg: "jitscope session of pid <pid>
 // in boot <boot id>", which open_output looks for in a file's head to tell

@@ -33,6 +33,10 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   static_cast<void>(pid), static_cast<void>(trace_path), static_cast<void>(label);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
+inline std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
+  static_cast<void>(trace_path), static_cast<void>(pid);
+  return {};  // a query: empty
+}
 inline void set_thread_name(std::string_view name) noexcept { static_cast<void>(name); }
 
 JITSCOPE_NAMESPACE_END
