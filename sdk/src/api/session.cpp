@@ -4,6 +4,7 @@
 // fork handlers, which hold every SDK lock across fork() and clear the
 // child's copy of the session, and the JITSCOPE_TRACE autostart.
 #include "api/c_handles.hpp"
+#include "api/copies.hpp"
 #include "base/boundary.hpp"
 #include "base/env_variables.hpp"
 #include "base/immortal.hpp"
@@ -184,6 +185,8 @@ ClockSource pick_clock(ClockChoice choice) noexcept {
 struct AutoSession {
   AutoSession() {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    // The copy loaded last sees the ones before it: one line per extra copy.
+    guarded("looking for other copies of jitscope", [] { say_other_copies(); });
     if (std::getenv("JITSCOPE_TRACE") == nullptr) {
       // A typo of JITSCOPE_TRACE itself starts nothing: name it, with the
       // name it is closest to, rather than do nothing.
