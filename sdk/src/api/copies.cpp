@@ -87,8 +87,7 @@ void say_other_copies() {
   if (::dladdr(&g_copy_note, &self) != 0 && self.dli_fname != nullptr && self.dli_fname[0]) {
     here = self.dli_fname;
   }
-  std::string line = std::to_string(others.size() + 1) + " copies of jitscope are loaded (" +
-                      here;
+  std::string line = std::to_string(others.size() + 1) + " copies of jitscope are loaded (" + here;
   for (const std::string& o : others) line += ", " + o;
   line +=
       "): each has its own session and compile units, so what one records is not in the "

@@ -26,8 +26,11 @@ SpawnMark spawn_mark(SpawnEnd end, std::uint32_t session_word, std::int64_t pare
 
 std::string spawn_arrow_events(const SpawnMark& m, std::uint64_t ns, pfw::Hints& hints) {
   const bool spawn = m.end == SpawnEnd::kSpawn;
-  static const std::string boot_id = this_boot_id();  // a process never changes boots
-  const std::uint64_t id = spawn_flow_id(boot_id, m.parent_pid, m.child_pid);
+  // A process never changes boots. Never destroyed: the JITSCOPE_TRACE
+  // session's flusher still writes after exit() has run the destructors of
+  // statics made after it (TSan saw this one freed under the flusher).
+  static const std::string* const boot_id = new std::string(this_boot_id());
+  const std::uint64_t id = spawn_flow_id(*boot_id, m.parent_pid, m.child_pid);
   (spawn ? hints.flow_out : hints.flow_in) = id;
   std::string text;
   JsonWriter w(text);
