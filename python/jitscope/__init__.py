@@ -146,26 +146,42 @@ def recent_compile_records() -> list:
     return [_json.loads(line) for line in _jitscope.recent_compile_records()]
 
 
-_said_async = False
-
-
 def _decorate(s, func):
     """span(...)(func): func wrapped in a span named s.name or its
     __qualname__, with s's args: the C wrapper, a span per call (a method
-    descriptor, as functions are). An `async def` function is returned
-    unchanged, with one `jitscope:` line: a span open across an await would
-    end or mislabel other tasks' spans on the thread (docs/python.md)."""
-    global _said_async
-    if _inspect.iscoroutinefunction(func):
-        if not _said_async:
-            _said_async = True
-            import sys
-            print("jitscope: @jitscope.span on an async function records nothing yet "
-                  "(spans across await: docs/python.md)", file=sys.stderr)
-        return func
+    descriptor, as functions are). An `async def` function gets an async
+    wrapper whose span is a slice on the running task's own track
+    (`async with`), so awaits inside it do not disturb other tasks' spans."""
     name = s.name if s.name is not None else getattr(func, "__qualname__", repr(func))
+    if _inspect.iscoroutinefunction(func):
+        args = s.args or {}
+
+        async def traced(*a, **k):
+            async with _jitscope.span(name, **args):
+                return await func(*a, **k)
+
+        return _functools.update_wrapper(traced, func)
     return _functools.update_wrapper(_jitscope._decorated(func, name, s.args or None), func)
 
 
+async def _ready(value):
+    return value
+
+
+def _task_track() -> int:
+    """The running asyncio task's track id (its address); the thread's
+    ident outside a task."""
+    import asyncio
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        task = None
+    if task is None:
+        import threading
+        return threading.get_ident()
+    return id(task)
+
+
+_jitscope._set_async_hooks(_ready, _task_track)
 _jitscope._set_decorator(_decorate)
 _processes.note_autostart()

@@ -321,6 +321,17 @@ PyObject* py_worker_trace_path(PyObject*, PyObject* args) {
   return PyUnicode_DecodeFSDefaultAndSize(worker.data(), static_cast<Py_ssize_t>(worker.size()));
 }
 
+PyObject* py_set_async_hooks(PyObject*, PyObject* args) {
+  PyObject* ready = nullptr;
+  PyObject* track = nullptr;
+  if (!PyArg_UnpackTuple(args, "_set_async_hooks", 2, 2, &ready, &track)) return nullptr;
+  Py_INCREF(ready);
+  Py_XSETREF(g_async_ready, ready);
+  Py_INCREF(track);
+  Py_XSETREF(g_async_track, track);
+  Py_RETURN_NONE;
+}
+
 PyObject* py_set_decorator(PyObject*, PyObject* fn) {
   Py_INCREF(fn);
   Py_XSETREF(g_decorate, fn);
@@ -363,6 +374,8 @@ PyMethodDef g_methods[] = {
     {"worker_trace_path", py_worker_trace_path, METH_VARARGS,
      "worker_trace_path(trace_path, pid) -> str: trace.json -> trace.worker-<pid>.json."},
     {"_set_decorator", py_set_decorator, METH_O, "The package's span decorator factory."},
+    {"_set_async_hooks", py_set_async_hooks, METH_VARARGS,
+     "_set_async_hooks(ready, task_track): the package's async helpers."},
     {"_decorated", fast(make_decorated), METH_FASTCALL,
      "_decorated(func, name, args): func called inside a span (the decorator's C form)."},
     {"_config_names", py_config_names, METH_NOARGS, "The names start() takes."},

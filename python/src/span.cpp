@@ -8,12 +8,15 @@
 
 #include <structmember.h>
 
+#include <cstdint>
 #include <new>
 #include <string>
 
 namespace jitscope::python {
 
 PyObject* g_decorate = nullptr;
+PyObject* g_async_ready = nullptr;
+PyObject* g_async_track = nullptr;
 
 namespace {
 
@@ -24,6 +27,9 @@ struct SpanObject {
   PyObject* kwargs;              // dict of the args given at construction, or nullptr
   unsigned long thread;
   bool begun;
+  bool async_begun;           // entered by `async with`: a slice on its task's track
+  std::uint64_t async_track;  // the task's track (g_async_track())
+  jitscope::AsyncBegin async_at;
   // A jitscope::Span, constructed at begin. Not destroyed when the object
   // dies on another thread than its span's: a span ends on its own thread.
   alignas(jitscope::Span) unsigned char storage[sizeof(jitscope::Span)];
@@ -81,6 +87,7 @@ PyObject* make(PyTypeObject* type, PyObject* name, PyObject* kwargs) {
   self->kwargs = kwargs;
   Py_XINCREF(kwargs);
   self->begun = false;
+  self->async_begun = false;
   self->thread = 0;
   return reinterpret_cast<PyObject*>(self);
 }
@@ -148,6 +155,46 @@ PyObject* span_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_FALSE;  // the exception, if any, goes on unchanged
 }
 
+// `async with`: the span is a slice on the running task's own track
+// (jitscope::async_slice), so spans left open across an await neither end
+// nor are ended by other tasks' spans on this thread. The awaitables are
+// the package's `_ready(value)` coroutine.
+PyObject* ready(PyObject* value) {
+  if (g_async_ready == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "jitscope: the package's async hooks are not set");
+    return nullptr;
+  }
+  return PyObject_CallOneArg(g_async_ready, value);
+}
+
+PyObject* span_aenter(PyObject* obj, PyObject*) {
+  auto* self = reinterpret_cast<SpanObject*>(obj);
+  if (self->begun || self->async_begun) {
+    say_once("a jitscope.span object was entered again while open: the second begin is ignored");
+  } else if (jitscope::active() && g_async_track != nullptr) {
+    name_thread_once();
+    PyObject* track = PyObject_CallNoArgs(g_async_track);
+    if (track == nullptr) return nullptr;  // the package's own hook: not expected
+    self->async_track = PyLong_AsUnsignedLongLongMask(track);
+    Py_DECREF(track);
+    self->async_at = jitscope::async_begin();
+    self->async_begun = true;
+  }
+  return ready(obj);
+}
+
+PyObject* span_aexit(PyObject* obj, PyObject* const*, Py_ssize_t) {
+  auto* self = reinterpret_cast<SpanObject*>(obj);
+  if (self->async_begun) {
+    self->async_begun = false;
+    std::string scratch;
+    const std::string_view name =
+        self->name != nullptr ? utf8_of(self->name, scratch) : std::string_view("span");
+    (void)jitscope::async_slice(self->async_track, name, self->async_at);
+  }
+  return ready(Py_False);  // the exception, if any, goes on unchanged
+}
+
 PyObject* span_end(PyObject* obj, PyObject*) {
   end(reinterpret_cast<SpanObject*>(obj));
   Py_RETURN_NONE;
@@ -205,6 +252,10 @@ PyMethodDef g_span_methods[] = {
     {"__enter__", span_enter, METH_NOARGS, "Begins the span."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_exit)),
      METH_FASTCALL, "Ends the span; an exception marks it failed and goes on."},
+    {"__aenter__", span_aenter, METH_NOARGS,
+     "Begins the span as a slice on the running asyncio task's own track."},
+    {"__aexit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_aexit)),
+     METH_FASTCALL, "Ends the task's slice."},
     {"end", span_end, METH_NOARGS, "Ends the span (idempotent), on the thread that began it."},
     {"arg", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_arg)), METH_FASTCALL,
      "arg(key, value): an arg on the open span."},

@@ -23,6 +23,12 @@ PyObject* begin_span(PyObject* module, PyObject* const* args, Py_ssize_t nargs, 
 // _decorate(span, func) -> wrapper. Set once at import (module.cpp).
 extern PyObject* g_decorate;
 
+// The package's async hooks, set once at import (module.cpp): `_ready(v)`,
+// a coroutine function returning v (the awaitable __aenter__/__aexit__
+// return), and `_task_track()`, the running task's track id.
+extern PyObject* g_async_ready;
+extern PyObject* g_async_track;
+
 // Names the calling thread after threading.current_thread().name, once per
 // thread, when a session is on (the first span, phase or unit it begins).
 void name_thread_once() noexcept;

@@ -175,17 +175,3 @@ def test_instant_and_counter(out):
     (i,) = [e for e in trace if e.get("name") == "cache_flush"]
     assert i["args"] == {"entries": 12, "why": "oom"}
     assert [e["args"] for e in trace if e.get("ph") == "C" and e["name"] == "queue_depth"]
-
-
-def test_async_function_is_left_unchanged_with_one_line(capfd):
-    async def fetch():
-        return 5
-
-    wrapped = jitscope.span()(fetch)
-    assert wrapped is fetch  # no span across await: it would cut other tasks' spans
-    assert jitscope.span("again")(fetch) is fetch
-    import asyncio
-
-    assert asyncio.run(wrapped()) == 5
-    err = capfd.readouterr().err
-    assert err.count("records nothing yet") == 1  # once per process (this file runs alone)

@@ -273,6 +273,26 @@ JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
 // trace.worker-4711.json), as rotation numbers files. "" if out of memory.
 JITSCOPE_API std::string worker_trace_path(std::string_view trace_path, int pid) noexcept;
 
+// Slices on a track of their own, for work that is suspended and resumed on
+// a thread other work shares (asyncio tasks, C++ coroutines): a Span open
+// across a suspension would end, or be ended by, the spans of whatever runs
+// meanwhile. Take async_begin() when the work begins and call async_slice()
+// when it ends, on any thread: one slice from then to now on track `track`
+// (e.g. the task's address; below 2^53 as written). Slices of one track
+// nest by time. In the trace: a nestable async pair ("b"/"e", category
+// "jitscope.async", id = track) in the JSON form, a slice on the process's
+// track of that id in the Perfetto form. A begin from another session (or
+// none) records nothing. Cold: it copies the name into the ring.
+struct AsyncBegin {
+  std::uint32_t session = 0;  // 0: no session at the begin
+  std::uint64_t ticks = 0;
+};
+JITSCOPE_API AsyncBegin async_begin() noexcept;
+// False when nothing was recorded (no session, another session than the
+// begin's, a full ring: counted as dropped).
+JITSCOPE_API bool async_slice(std::uint64_t track, std::string_view name,
+                              AsyncBegin begun) noexcept;
+
 // Names the calling thread in the trace (not the OS name). Callable any time;
 // the name sticks for later sessions. The string is copied.
 JITSCOPE_API void set_thread_name(std::string_view name) noexcept;

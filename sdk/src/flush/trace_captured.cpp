@@ -86,10 +86,11 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     }
     d.end_innermost_after(end_ns);
   }
+  std::uint64_t not_nvtx = 0;  // jitscope::async_slice's: not an NVTX capture
   std::uint64_t* counter = &captured_marks_;
   event_prefix();  // one event for the writer's bounds, also an async pair
   if (kind == CapturedKind::kAsyncRange) {
-    counter = &captured_async_;
+    counter = captured_domain_name(domain) == kAsyncSliceDomain ? &not_nvtx : &captured_async_;
     // A nestable async pair: one slice on its own track, whichever thread ended it.
     const std::string starter = tid_fields(info_.pid, x.tid);
     for (int end = 0; end < 2; ++end) {

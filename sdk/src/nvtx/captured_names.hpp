@@ -22,6 +22,10 @@ inline constexpr std::string_view kCreatingCapturedDomain = "NVTX capture: creat
 inline constexpr std::string_view kRegisteringCapturedString = "NVTX capture: registering a string";
 inline constexpr std::string_view kNamingCapturedCategory = "NVTX capture: naming a category";
 
+// The domain of jitscope::async_slice's slices (api/async_slice.cpp):
+// written as captured async ranges, not counted as NVTX captures.
+inline constexpr std::string_view kAsyncSliceDomain = "jitscope.async";
+
 // The NVTX default domain (category "nvtx").
 CapturedDomain* captured_default_domain() noexcept;
 // The domain named `name`, created on first use; the same pointer for the

@@ -33,6 +33,11 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   static_cast<void>(pid), static_cast<void>(trace_path), static_cast<void>(label);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
+inline AsyncBegin async_begin() noexcept { return {}; }
+inline bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun) noexcept {
+  static_cast<void>(track), static_cast<void>(name), static_cast<void>(begun);
+  return false;
+}
 inline std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
   static_cast<void>(trace_path), static_cast<void>(pid);
   return {};  // a query: empty
