@@ -13,8 +13,9 @@ if [ "$what" = "test" ]; then
   # protoc and python3-protobuf for the Perfetto protobuf conformance checks
   # (label perfetto, tests/perfetto/); python3-zstandard for their
   # zstd-compressed packets. python3-pytest runs the Python package's tests
-  # (label python) with Debian's /usr/bin/python3.
-  packages+=(python3-pytest libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3
+  # (label python) with Debian's /usr/bin/python3; python3-pip and
+  # python3-setuptools its pip install test (python.pip).
+  packages+=(python3-pytest python3-pip python3-setuptools libgtest-dev libbenchmark-dev nlohmann-json3-dev clang libclang-rt-14-dev python3
              llvm-16-dev libmlir-16-dev mlir-16-tools protobuf-compiler python3-protobuf
              python3-zstandard)
 fi

@@ -22,3 +22,12 @@ add_test(NAME python.installed
                  "${CMAKE_CURRENT_BINARY_DIR}/python_install" "${JITSCOPE_PYTHON_INSTALL_DIR}"
                  "${Python3_EXECUTABLE}")
 set_tests_properties(python.installed PROPERTIES LABELS "python;package" TIMEOUT 300)
+
+# pip install --no-build-isolation of python/ (python/setup.py), packaging
+# this build tree, into a --target folder; imported from there alone.
+add_test(NAME python.pip
+         COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/pip_install.sh" "${PROJECT_BINARY_DIR}"
+                 "${CMAKE_CURRENT_BINARY_DIR}/python_pip" "${Python3_EXECUTABLE}"
+                 "${PROJECT_SOURCE_DIR}")
+set_tests_properties(python.pip PROPERTIES LABELS "python;package" SKIP_RETURN_CODE 77
+                     TIMEOUT 300)

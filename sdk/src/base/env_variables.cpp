@@ -37,6 +37,8 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
     {"JITSCOPE_PARENT_PID",
      "pid of the process that spawned this one: its spawn's arrow ends at the first compile unit"},
+    {"JITSCOPE_BUILD_DIR",
+     "pip install of python/: a CMake build tree to package instead of building one"},
 };
 
 bool is_known(std::string_view name) noexcept {
