@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace jitscope::python {
 
@@ -27,6 +28,7 @@ struct SpanObject {
   PyObject* kwargs;              // dict of the args given at construction, or nullptr
   unsigned long thread;
   bool begun;
+  PyObject* async_args;       // dict of arg() calls while async-open, or nullptr
   bool async_begun;           // entered by `async with`: a slice on its task's track
   std::uint64_t async_track;  // the task's track (g_async_track())
   jitscope::AsyncBegin async_at;
@@ -88,6 +90,7 @@ PyObject* make(PyTypeObject* type, PyObject* name, PyObject* kwargs) {
   Py_XINCREF(kwargs);
   self->begun = false;
   self->async_begun = false;
+  self->async_args = nullptr;
   self->thread = 0;
   return reinterpret_cast<PyObject*>(self);
 }
@@ -134,6 +137,7 @@ void span_dealloc(PyObject* obj) {
   if (self->begun && PyThread_get_thread_ident() == self->thread) self->span().~Span();
   Py_XDECREF(self->name);
   Py_XDECREF(self->kwargs);
+  Py_XDECREF(self->async_args);
   Py_TYPE(obj)->tp_free(obj);
 }
 
@@ -183,14 +187,47 @@ PyObject* span_aenter(PyObject* obj, PyObject*) {
   return ready(obj);
 }
 
-PyObject* span_aexit(PyObject* obj, PyObject* const*, Py_ssize_t) {
+// The task slice's args: the span's keyword args, those of arg() while it
+// was open, and the failed marks of an exception leaving it.
+void end_async(SpanObject* self, PyObject* exc_type, PyObject* exc) noexcept {
+  self->async_begun = false;
+  PyObject* dicts[] = {self->kwargs, self->async_args};
+  try {
+    std::size_t n = 3;
+    for (PyObject* d : dicts) n += d != nullptr ? static_cast<std::size_t>(PyDict_GET_SIZE(d)) : 0;
+    std::vector<jitscope::Arg> args;
+    std::vector<std::string> scratch(n);  // never resized: the args point into it
+    args.reserve(n);
+    for (PyObject* d : dicts) {
+      PyObject* key = nullptr;
+      PyObject* value = nullptr;
+      Py_ssize_t pos = 0;
+      while (d != nullptr && PyDict_Next(d, &pos, &key, &value)) {
+        jitscope::Arg a("", false);
+        if (to_arg(key, value, a, scratch[args.size()])) args.push_back(a);
+      }
+    }
+    std::string type, message;
+    if (exc_type != nullptr && exc_type != Py_None) {
+      describe_exception(exc_type, exc, &type, &message);  // str(exc): may run any code
+      args.emplace_back("failed", true);
+      args.emplace_back("fail_type", std::string_view(type));
+      args.emplace_back("fail_reason", std::string_view(message));
+    }
+    std::string name_scratch;
+    const std::string_view name =
+        self->name != nullptr ? utf8_of(self->name, name_scratch) : std::string_view("span");
+    (void)jitscope::async_slice(self->async_track, name, self->async_at, args);
+  } catch (...) {
+    say_once("out of memory: a task slice was not recorded");
+  }
+  Py_CLEAR(self->async_args);
+}
+
+PyObject* span_aexit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   auto* self = reinterpret_cast<SpanObject*>(obj);
   if (self->async_begun) {
-    self->async_begun = false;
-    std::string scratch;
-    const std::string_view name =
-        self->name != nullptr ? utf8_of(self->name, scratch) : std::string_view("span");
-    (void)jitscope::async_slice(self->async_track, name, self->async_at);
+    end_async(self, nargs >= 1 ? args[0] : nullptr, nargs >= 2 ? args[1] : nullptr);
   }
   return ready(Py_False);  // the exception, if any, goes on unchanged
 }
@@ -208,6 +245,9 @@ PyObject* span_arg(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   auto* self = reinterpret_cast<SpanObject*>(obj);
   if (self->begun && PyThread_get_thread_ident() == self->thread) {
     add_arg(self->span(), args[0], args[1]);
+  } else if (self->async_begun) {  // kept for the slice's end
+    if (self->async_args == nullptr && (self->async_args = PyDict_New()) == nullptr) return nullptr;
+    if (PyDict_SetItem(self->async_args, args[0], args[1]) < 0) return nullptr;
   }
   Py_RETURN_NONE;
 }

@@ -31,8 +31,9 @@ def async_pairs(trace):
 async def worker(i, order):
     async with jitscope.span(f"task{i}"):
         for r in range(ROUNDS):
-            async with jitscope.span("round", r=r):
+            async with jitscope.span("round", r=r) as s:
                 order.append(i)
+                s.arg("task", r * 10)
                 await asyncio.sleep(0)  # every other task runs here
 
 
@@ -56,6 +57,10 @@ def test_interleaved_tasks_each_get_a_track_of_their_own(out):
     assert len({tid for tid, _, _ in tasks.values()}) == TASKS  # one track per task
     rounds = [(tid, b, e) for name, tid, b, e in pairs if name == "round"]
     assert len(rounds) == TASKS * ROUNDS
+    # Each round's args, on its slice's begin: its keyword arg and arg().
+    round_args = [e["args"] for e in trace if e.get("ph") == "b" and e["name"] == "round"]
+    assert sorted(a["r"] for a in round_args) == sorted(list(range(ROUNDS)) * TASKS)
+    assert all(a["task"] == a["r"] * 10 for a in round_args)
     for tid, b, e in rounds:  # each round inside its own task's slice
         (task,) = [t for t in tasks.values() if t[0] == tid]
         assert task[1] <= b <= e <= task[2]
@@ -105,7 +110,10 @@ def test_an_exception_leaves_the_async_span_and_goes_on(out):
     else:
         raise AssertionError("the exception was swallowed")
     jitscope.stop()
-    assert [p[0] for p in async_pairs(load_trace(path))] == ["failing"]
+    trace = load_trace(path)
+    assert [p[0] for p in async_pairs(trace)] == ["failing"]
+    (begin,) = [e for e in trace if e.get("ph") == "b"]
+    assert begin["args"] == {"failed": True, "fail_type": "KeyError", "fail_reason": "'k'"}
 
 
 def test_async_with_and_no_session_records_nothing(out):

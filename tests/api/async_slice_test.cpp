@@ -1,6 +1,7 @@
 // jitscope::async_begin/async_slice: work that is suspended and resumed on a
 // thread other work shares (asyncio tasks, coroutines) gets slices on a
-// track of its own, and the thread's own spans stay whole around them.
+// track of its own, with their args, and the thread's own spans stay whole
+// around them.
 #include "../flush/perfetto_wire.hpp"
 #include "trace_support.hpp"
 
@@ -34,7 +35,9 @@ SessionStats record_interleaved(const Config& cfg) {
     const AsyncBegin b = async_begin();
     const AsyncBegin a_inner = async_begin();
     { Span between("between"); }
-    EXPECT_TRUE(async_slice(1, "a_inner", a_inner));
+    const std::string text = "text";
+    const Arg args[] = {{"n", 3}, {"ok", true}, {"x", 0.5}, {"s", text}};
+    EXPECT_TRUE(async_slice(1, "a_inner", a_inner, args));
     EXPECT_TRUE(async_slice(2, "b", b));  // ends before a: out of order for a stack
     EXPECT_TRUE(async_slice(1, "a", a));
   }
@@ -65,6 +68,9 @@ TEST(AsyncSlice, InterleavedWorkGetsATrackPerIdAndLeavesTheThreadsSpansWhole) {
     EXPECT_EQ(ends[0]["id"], ends[1]["id"]);
     EXPECT_LE(ends[0]["ts"].get<double>(), ends[1]["ts"].get<double>());
   }
+  EXPECT_EQ(pairs["a_inner"][0]["args"],
+            json::parse(R"({"n":3,"ok":true,"x":0.5,"s":"text"})"));  // on the begin
+  EXPECT_FALSE(pairs["a"][0].contains("args"));
   EXPECT_EQ(pairs["a"][0]["id"], 1);
   EXPECT_EQ(pairs["a_inner"][0]["id"], 1);
   EXPECT_EQ(pairs["b"][0]["id"], 2);
@@ -74,8 +80,7 @@ TEST(AsyncSlice, InterleavedWorkGetsATrackPerIdAndLeavesTheThreadsSpansWhole) {
   // The thread's spans are whole: nothing ended early, nothing incomplete.
   const auto thread_spans = spans_named(trace, "thread_span");
   ASSERT_EQ(thread_spans.size(), 1u);
-  EXPECT_FALSE(thread_spans[0].contains("args") &&
-               thread_spans[0]["args"].contains("incomplete"));
+  EXPECT_FALSE(thread_spans[0].contains("args") && thread_spans[0]["args"].contains("incomplete"));
   EXPECT_EQ(spans_named(trace, "between").size(), 1u);
 }
 
@@ -92,6 +97,7 @@ TEST(AsyncSlice, ThePerfettoFormPutsEachIdOnItsOwnTrack) {
   for (const json& e : reader.events) {
     const std::string name = e.value("name", "");
     if (name == "a" || name == "a_inner" || name == "b") track_of[name] = e.value("track", 0ull);
+    if (name == "a_inner") EXPECT_EQ(e["args"]["s"], "text") << e.dump();
   }
   ASSERT_EQ(track_of.size(), 3u);
   EXPECT_EQ(track_of["a"], track_of["a_inner"]);

@@ -65,6 +65,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -288,11 +289,6 @@ struct AsyncBegin {
   std::uint64_t ticks = 0;
 };
 JITSCOPE_API AsyncBegin async_begin() noexcept;
-// False when nothing was recorded (no session, another session than the
-// begin's, a full ring: counted as dropped).
-JITSCOPE_API bool async_slice(std::uint64_t track, std::string_view name,
-                              AsyncBegin begun) noexcept;
-
 // Names the calling thread in the trace (not the OS name). Callable any time;
 // the name sticks for later sessions. The string is copied.
 JITSCOPE_API void set_thread_name(std::string_view name) noexcept;
@@ -333,6 +329,13 @@ struct Arg {
   template <std::size_t N, class T>
   Arg(char (&k)[N], const T& v) = delete;
 };
+
+// The slice of async_begin() above, with `args` (keys: string literals, as
+// Span's). False when nothing was recorded (no session, another session
+// than the begin's, a full ring: counted as dropped). Args that do not fit
+// the ring's bound beside the name are left out, the name kept.
+JITSCOPE_API bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
+                              std::span<const Arg> args = {}) noexcept;
 
 // A span: begins in the constructor, ends in end() or the destructor.
 class Span {

@@ -4,6 +4,7 @@
 // "jitscope.async" whatever the NVTX capture setting.
 #include <jitscope/jitscope.hpp>
 
+#include "base/json_writer.hpp"
 #include "nvtx/captured_names.hpp"
 #include "ring/producer.hpp"
 
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <span>
+#include <string>
 
 namespace jitscope {
 
@@ -20,7 +23,34 @@ AsyncBegin async_begin() noexcept {
   return AsyncBegin{s, detail::read_clock(s)};
 }
 
-bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun) noexcept {
+namespace {
+
+// The args as JSON members ("k":v,...), after the name in `text`.
+std::size_t append_members(std::string& text, std::span<const Arg> args) {
+  std::string object;
+  detail::JsonWriter w(object);
+  w.begin_object();
+  for (const Arg& a : args) {
+    if (a.key == nullptr) continue;
+    switch (a.type) {
+      case detail::ValueType::kInt: w.member(a.key, a.i64); break;
+      case detail::ValueType::kUint: w.member(a.key, a.u64); break;
+      case detail::ValueType::kDouble: w.member(a.key, a.f64); break;
+      case detail::ValueType::kBool: w.member(a.key, a.b); break;
+      case detail::ValueType::kString: w.member(a.key, a.str); break;
+      default: break;
+    }
+  }
+  w.end_object();
+  if (object.size() <= 2) return 0;  // "{}"
+  text.append(object, 1, object.size() - 2);
+  return object.size() - 2;
+}
+
+}  // namespace
+
+bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
+                 std::span<const Arg> args) noexcept {
   const std::uint32_t s = detail::session_word();
   // Another session may read another clock: its ticks mean nothing here.
   if (s == 0 || s != begun.session) return false;
@@ -32,10 +62,18 @@ bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun) n
   e.kind = detail::CapturedKind::kAsyncRange;
   e.start_ts = begun.ticks;
   e.end_ts = detail::read_clock(s);
-  e.dynamic_name = name;
   e.domain = domain;
   e.id = track & ((std::uint64_t{1} << 53) - 1);  // exact as a JSON number
   e.tid = tid;
+  std::string text;  // the name, then the args (CapturedEvent::args_len)
+  try {
+    text.assign(name);
+    if (!args.empty()) e.args_len = append_members(text, args);
+    e.dynamic_name = text;
+  } catch (...) {
+    e.args_len = 0;  // out of memory: the name alone, from the caller's bytes
+    e.dynamic_name = name;
+  }
   return detail::emit_captured(s, e);
 }
 

@@ -15,9 +15,19 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
                                  std::string_view dynamic_name) {
   const auto kind = static_cast<CapturedKind>(r.index);
   const auto* domain = static_cast<const CapturedDomain*>(x.domain);
-  const std::string_view name = (r.flags & kFlagDynamicName) != 0
-                                    ? dynamic_name
-                                    : std::string_view(r.name != nullptr ? r.name : "");
+  std::string_view name = (r.flags & kFlagDynamicName) != 0
+                              ? dynamic_name
+                              : std::string_view(r.name != nullptr ? r.name : "");
+  // jitscope::async_slice's slices: their args are JSON members rendered by
+  // it, after the name's bytes (CapturedEvent::args_len, in the payload).
+  const bool async_api =
+      kind == CapturedKind::kAsyncRange && captured_domain_name(domain) == kAsyncSliceDomain;
+  std::string_view slice_args;
+  if (async_api && r.type == ValueType::kNone && (r.flags & kFlagDynamicName) != 0 &&
+      x.payload != 0 && x.payload <= name.size()) {
+    slice_args = name.substr(name.size() - x.payload);
+    name.remove_suffix(x.payload);
+  }
   if (kind == CapturedKind::kThreadName) {
     write_thread_name_event(info_.pid, x.tid, tid_fields(info_.pid, x.tid), name);
     return;
@@ -51,6 +61,10 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
     } else {
       append_uint(args, x.category);
     }
+  }
+  if (!slice_args.empty()) {
+    if (!args.empty()) args.push_back(',');
+    args.append(slice_args);
   }
   if ((r.flags & kFlagTruncated) != 0) {
     args.append(args.empty() ? "\"jitscope_truncated\":true" : ",\"jitscope_truncated\":true");
@@ -90,7 +104,7 @@ void TraceWriter::write_captured(ThreadDecodeState& d, const Record& r, const Ca
   std::uint64_t* counter = &captured_marks_;
   event_prefix();  // one event for the writer's bounds, also an async pair
   if (kind == CapturedKind::kAsyncRange) {
-    counter = captured_domain_name(domain) == kAsyncSliceDomain ? &not_nvtx : &captured_async_;
+    counter = async_api ? &not_nvtx : &captured_async_;
     // A nestable async pair: one slice on its own track, whichever thread ended it.
     const std::string starter = tid_fields(info_.pid, x.tid);
     for (int end = 0; end < 2; ++end) {

@@ -522,17 +522,26 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return false;
   std::uint8_t flags = 0;
-  const std::size_t name_len = name_payload(*t, e.name, e.dynamic_name, flags);
+  std::string_view dynamic_name = e.dynamic_name;
+  std::uint64_t payload = e.payload;
+  if (e.args_len != 0 && e.name == nullptr && e.payload_type == ValueType::kNone &&
+      e.args_len <= dynamic_name.size()) {
+    if (dynamic_name.size() <= t->max_payload_bytes) {
+      payload = e.args_len;
+    } else {
+      dynamic_name.remove_suffix(e.args_len);  // never cut inside the args
+    }
+  }
+  const std::size_t name_len = name_payload(*t, e.name, dynamic_name, flags);
   if (!make_room(*t, 2 + payload_slots(name_len))) {
     bump(t->dropped);
     return false;
   }
   fill(t->ring.slot(0), e.start_ts, e.name, e.end_ts, static_cast<std::uint32_t>(name_len),
        RecordKind::kCaptured, e.payload_type, flags, static_cast<std::uint8_t>(e.kind));
-  const CapturedExtra extra{e.domain, e.payload, e.id, e.category, e.tid};
+  const CapturedExtra extra{e.domain, payload, e.id, e.category, e.tid};
   std::memcpy(static_cast<void*>(&t->ring.slot(1)), &extra, sizeof extra);
-  const std::size_t used =
-      name_len != 0 ? write_payload(*t, 2, e.dynamic_name.data(), name_len) : 2;
+  const std::size_t used = name_len != 0 ? write_payload(*t, 2, dynamic_name.data(), name_len) : 2;
   t->ring.commit(used);
   return true;
 }

@@ -35,6 +35,10 @@ struct CapturedEvent {
   std::uint32_t category = 0;
   std::uint64_t id = 0;
   std::int32_t tid = 0;
+  // kAsyncRange with payload_type kNone: the last args_len bytes of
+  // dynamic_name are JSON members ("k":v,...), the slice's args; carried
+  // in CapturedExtra::payload. Dropped (the name kept) when they do not fit.
+  std::size_t args_len = 0;
 };
 // Records `e` on the calling thread's ring. False if it was dropped (full
 // ring, counted) or there is no session `session`.

@@ -34,8 +34,10 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
 inline AsyncBegin async_begin() noexcept { return {}; }
-inline bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun) noexcept {
-  static_cast<void>(track), static_cast<void>(name), static_cast<void>(begun);
+inline bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
+                        std::span<const Arg> args) noexcept {
+  static_cast<void>(track), static_cast<void>(name), static_cast<void>(begun),
+      static_cast<void>(args);
   return false;
 }
 inline std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
