@@ -83,6 +83,16 @@ inline std::vector<nlohmann::json> events_with_ph(const nlohmann::json& trace,
   return out;
 }
 
+// The trace's complete slices ("X") named `name`.
+inline std::vector<nlohmann::json> spans_named(const nlohmann::json& trace,
+                                               const std::string& name) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : events_with_ph(trace, "X")) {
+    if (e.value("name", "") == name) out.push_back(e);
+  }
+  return out;
+}
+
 inline const nlohmann::json* metadata(const nlohmann::json& trace, const std::string& name) {
   for (const auto& e : trace) {
     if (e.value("ph", "") == "M" && e.value("name", "") == name) return &e;

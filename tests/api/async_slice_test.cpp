@@ -16,14 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> spans_named(const json& trace, const std::string& name) {
-  std::vector<json> out;
-  for (const json& e : events_with_ph(trace, "X")) {
-    if (e.value("name", "") == name) out.push_back(e);
-  }
-  return out;
-}
-
 // Two "tasks" on this thread, interleaved: each begins, lets the other run,
 // then ends, inside a thread span that stays open throughout.
 SessionStats record_interleaved(const Config& cfg) {

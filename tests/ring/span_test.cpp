@@ -17,14 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> spans_named(const json& trace, const std::string& name) {
-  std::vector<json> out;
-  for (const auto& e : events_with_ph(trace, "X")) {
-    if (e["name"] == name) out.push_back(e);
-  }
-  return out;
-}
-
 // Checks that the X events of every thread nest properly and returns, for
 // each span, its parent's name ("" at the top).
 std::multimap<std::string, std::string> check_nesting(const json& trace) {
