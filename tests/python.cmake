@@ -31,3 +31,12 @@ add_test(NAME python.pip
                  "${PROJECT_SOURCE_DIR}")
 set_tests_properties(python.pip PROPERTIES LABELS "python;package" SKIP_RETURN_CODE 77
                      TIMEOUT 300)
+
+# samples/python_driver end to end (labels: python, sample): driver.py run
+# from the source tree, its C++ extension from this build when it is built.
+add_test(NAME python.sample_python_driver
+         COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/run_pytest.sh" "${Python3_EXECUTABLE}"
+                 "${PROJECT_SOURCE_DIR}/tests/samples/python_driver/test_python_driver.py")
+set_tests_properties(python.sample_python_driver PROPERTIES LABELS "python;sample"
+  SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR};JSPY_DRIVER=${PROJECT_SOURCE_DIR}/samples/python_driver/driver.py;JSPY_BACKEND_DIR=$<$<TARGET_EXISTS:jitscope_tinydsl_backend>:$<TARGET_FILE_DIR:jitscope_tinydsl_backend>>;JSPY_MERGE=$<$<TARGET_EXISTS:jitscope-merge>:$<TARGET_FILE:jitscope-merge>>;PYTHONDONTWRITEBYTECODE=1")

@@ -3,13 +3,9 @@
 
 #include "common/unit_report.hpp"
 #include "disk_cache.hpp"
+#include "kernel_compiler.hpp"
 #include "llvm_backend.hpp"
-#include "mlir_lowering.hpp"
-#include "nvjitlink_link.hpp"
 
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
@@ -38,66 +34,6 @@ void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
   out.error = error;
   unit.fail(stage, error);
   sample_common::report_failure("mlir_gpu", out.spec.name, stage, error, log);
-}
-
-// MLIR text to a cubin: the stages of a cache miss, each a phase.
-void compile(jitscope::CompileUnit& unit, const BuildSettings& s, llvm::TargetMachine& tm,
-             BuiltKernel& out) {
-  const std::string& name = out.spec.name;
-  StepError error;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  {
-    JITSCOPE_PHASE("mlir_parse", {.column = "mlir_parse_us"});
-    module = s.mlir->parse(out.mlir, name + ".mlir", &error);
-  }
-  if (error) return fail(unit, out, "mlir_parse", error.error, error.log);
-  {
-    JITSCOPE_PHASE("mlir_lower", {.column = "mlir_lower_us"});
-    error = s.mlir->lower(*module);
-  }
-  if (error) return fail(unit, out, "mlir_lower", error.error, error.log);
-  if (jitscope::active()) {  // the NVVM-dialect module, as the next stage reads it
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module->print(os);
-    (void)unit.artifact("mlir_lowered", os.str(), "mlir");
-  }
-
-  llvm::LLVMContext llvm_context;  // per kernel: LLVM contexts are not shared across threads
-  std::unique_ptr<llvm::Module> ir;
-  {
-    JITSCOPE_PHASE("llvm_translate", {.column = "llvm_translate_us"});
-    ir = s.mlir->translate(*module, name, llvm_context, &error);
-  }
-  if (error) return fail(unit, out, "llvm_translate", error.error, error.log);
-  module = nullptr;  // the MLIR module is done with: free it before codegen
-  std::string why;
-  {
-    JITSCOPE_PHASE("llvm_opt", {.column = "llvm_opt_us"});
-    why = optimize_o3(*ir, tm);
-  }
-  if (!why.empty()) return fail(unit, out, "llvm_opt", why, {});
-  if (jitscope::active()) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    ir->print(os, nullptr);
-    record("llvm_ir_bytes", os.str().size());
-    (void)unit.artifact("llvm_ir", os.str(), "ll");  // after O3
-  }
-  {
-    JITSCOPE_PHASE("nvptx_codegen", {.column = "nvptx_codegen_us"});
-    why = emit_ptx(*ir, tm, &out.ptx);
-  }
-  if (!why.empty()) return fail(unit, out, "nvptx_codegen", why, {});
-  LinkResult link;
-  {
-    JITSCOPE_PHASE("nvjitlink", {.column = "nvjitlink_us"});
-    link = link_ptx(out.ptx, name + ".ptx");
-  }
-  if (!link.error.empty()) return fail(unit, out, "nvjitlink", link.error, link.log);
-  out.cubin = std::move(link.cubin);
-  (void)unit.artifact("ptx", out.ptx, "ptx");
-  (void)unit.artifact("cubin", std::string_view(out.cubin.data(), out.cubin.size()), "cubin");
 }
 
 void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine& tm,
@@ -140,8 +76,14 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
   }
 
   if (!out.cache_hit) {
-    compile(unit, s, tm, out);
-    if (!out.error.empty()) return;
+    CompiledKernel compiled =
+        compile_kernel(*s.mlir, tm, out.mlir, k.name,
+                       [&unit](std::string_view kind, std::string_view content,
+                               std::string_view ext) { (void)unit.artifact(kind, content, ext); });
+    if (!compiled.ok()) return fail(unit, out, compiled.stage, compiled.error, compiled.log);
+    if (compiled.llvm_ir_bytes != 0) record("llvm_ir_bytes", compiled.llvm_ir_bytes);
+    out.ptx = std::move(compiled.ptx);
+    out.cubin = std::move(compiled.cubin);
     if (s.cache != nullptr) {
       JITSCOPE_PHASE("cache store", {.column = "cache_store_us"});
       (void)s.cache->store(k.name, key, {out.ptx, out.cubin});  // a failure is said once

@@ -19,6 +19,7 @@
 #include "disk_cache.hpp"
 #include "gpu_runner.hpp"
 #include "kernel_catalog.hpp"
+#include "kernel_compiler.hpp"
 #include "llvm_backend.hpp"
 #include "mlir_lowering.hpp"
 #include "nvjitlink_link.hpp"
@@ -84,8 +85,7 @@ int run(const Options& o) {
   {
     JITSCOPE_SPAN("set up");
     mlir = std::make_unique<MlirLowering>();
-    s.toolchain = "mlir pipeline " + mlir->pipeline() + "\n" + llvm_description() + "\n" +
-                  nvjitlink_description();
+    s.toolchain = toolchain_description(*mlir);
   }
   s.mlir = mlir.get();
   s.cache = o.no_cache ? nullptr : &cache;
