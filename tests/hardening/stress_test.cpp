@@ -342,6 +342,27 @@ TEST(Stress, EightThreadsOfSpansUnderBlockLoseNothing) {
   }
 }
 
+// A producer waiting for room wakes the flusher: with a one-minute interval
+// and a 64-slot ring, 3,000 spans wait for it about 200 times. Without the
+// wake each wait lasts until the next interval, and this test hangs until
+// its timeout instead of passing in milliseconds.
+TEST(Stress, AProducerWaitingForRoomWakesTheFlusher) {
+  constexpr std::uint64_t kSpans = 3000;
+  Config cfg = test_config("stress_block_wake");
+  cfg.overflow = OverflowPolicy::kBlock;
+  cfg.ring_capacity = kMinRingCapacity;
+  cfg.flush_interval = std::chrono::milliseconds(60000);
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  for (std::uint64_t n = 0; n < kSpans; ++n) {
+    JITSCOPE_SPAN("waits");
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_written, kSpans);
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_FALSE(stats.write_failed);
+}
+
 TEST(Stress, TenThousandNamedShortLivedThreads) {
   // Threads run in waves of kWave; each is a new OS thread that names
   // itself, makes its spans and exits before the next wave starts.

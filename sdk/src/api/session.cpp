@@ -289,6 +289,7 @@ Status start(const Config& config) noexcept {
           SessionParams& params = session_params();
           params.ring_capacity.store(config.ring_capacity, std::memory_order_relaxed);
           params.overflow.store(config.overflow, std::memory_order_relaxed);
+          params.wake_flusher.store(&wake_flusher, std::memory_order_relaxed);
           if (config.crash_handler) crash_arm();  // before the flusher can finish
           session->start();
         } catch (...) {

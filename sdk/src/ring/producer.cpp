@@ -40,6 +40,9 @@ void cpu_relax() noexcept {
 [[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
   const std::size_t want = need + t.owed();
   if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
+  // One wake per wait: a wake during the flusher's cycle makes its next
+  // sleep return at once, so none is lost.
+  if (void (*wake)() = session_params().wake_flusher.load(std::memory_order_relaxed)) wake();
   for (unsigned spin = 0;; ++spin) {
     if (session_word() != t.session) return false;
     if (t.ring.has_room(want)) return true;
