@@ -41,6 +41,8 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
     current_compile_id,
     instant,
     note_child_process,
+    note_task_received,
+    note_task_sent,
     phase,
     reset_compile_state,
     set_model_name,
@@ -51,7 +53,8 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
 __all__ = [
     "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
     "counter", "cumulative_time_report", "current_compile_id", "instant",
-    "note_child_process", "phase", "phase_times", "ProcessPoolExecutor",
+    "note_child_process", "note_task_received", "note_task_sent", "phase", "phase_times",
+    "ProcessPoolExecutor",
     "recent_compile_records", "reset_compile_state", "session", "SessionStats",
     "set_model_name", "set_thread_name", "span", "start", "stop", "worker_environment",
     "worker_initializer", "worker_trace_path",

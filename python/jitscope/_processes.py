@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import itertools
 import os
 
 from jitscope import _jitscope
@@ -102,12 +103,31 @@ def worker_environment(env=None) -> dict:
     return out
 
 
+# Task keys for note_task_sent: unique in this process (the arrow's id
+# mixes in the sender's pid, so a forked child's own count cannot collide).
+_task_keys = itertools.count(1)
+
+
+class _Task:
+    """A submitted callable that marks the end of its task's arrow in the
+    worker before it runs (picklable: the pool sends it to the worker)."""
+
+    def __init__(self, fn, sender, key):
+        self.fn, self.sender, self.key = fn, sender, key
+
+    def __call__(self, *args, **kwargs):
+        _jitscope.note_task_received(self.sender, self.key)
+        return self.fn(*args, **kwargs)
+
+
 class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor):
     """concurrent.futures.ProcessPoolExecutor whose workers record: each
     runs a session writing its own trace (and metrics) beside this
     process's, listed here when it starts, with an arrow from the span that
-    submitted the work that started it to the worker's first compile unit.
-    Takes the base class's arguments, and `label` for the listing."""
+    submitted the work that started it to the worker's first compile unit,
+    and an arrow per task from the span that submitted it to where the
+    worker starts it (note_task_sent / note_task_received). Takes the base
+    class's arguments, and `label` for the listing."""
 
     def __init__(self, max_workers=None, mp_context=None, initializer=None, initargs=(), *,
                  label="worker", **kwargs):
@@ -119,6 +139,10 @@ class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor):
     def submit(self, fn, /, *args, **kwargs):
         # Workers start inside submit(), with the initializer as it is now.
         self._jitscope_init.refresh()
+        if _jitscope.active():
+            key = next(_task_keys)
+            _jitscope.note_task_sent(key)
+            fn = _Task(fn, os.getpid(), key)
         future = super().submit(fn, *args, **kwargs)
         if _jitscope.active():
             for pid in list(getattr(self, "_processes", None) or ()):

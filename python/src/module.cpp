@@ -309,6 +309,27 @@ PyObject* py_note_child_process(PyObject*, PyObject* args, PyObject* kwargs) {
   return PyBool_FromLong(st.ok());
 }
 
+// note_task_sent(key) / note_task_received(sender_pid, key) -> bool: the
+// ends of a task's arrow; False without a session (nothing said: a pool
+// worker may have none).
+PyObject* task_end_result(const Status& st, const char* what) {
+  if (!st.ok() && jitscope::active()) say_once(std::string(what) + ": " + st.message());
+  return PyBool_FromLong(st.ok());
+}
+
+PyObject* py_note_task_sent(PyObject*, PyObject* arg) {
+  const unsigned long long key = PyLong_AsUnsignedLongLong(arg);
+  if (key == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+  return task_end_result(jitscope::note_task_sent(key), "note_task_sent");
+}
+
+PyObject* py_note_task_received(PyObject*, PyObject* args) {
+  long long sender = 0;
+  unsigned long long key = 0;
+  if (!PyArg_ParseTuple(args, "LK:note_task_received", &sender, &key)) return nullptr;
+  return task_end_result(jitscope::note_task_received(sender, key), "note_task_received");
+}
+
 // worker_trace_path(trace_path, pid) -> str
 PyObject* py_worker_trace_path(PyObject*, PyObject* args) {
   PyObject* path = nullptr;
@@ -371,6 +392,12 @@ PyMethodDef g_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "note_child_process(pid, trace_path=None, label='') -> bool: lists a worker process; "
      "no path: the worker's own file beside this session's trace."},
+    {"note_task_sent", py_note_task_sent, METH_O,
+     "note_task_sent(key) -> bool: the start of an arrow to where another process starts "
+     "task `key` (note_task_received)."},
+    {"note_task_received", py_note_task_received, METH_VARARGS,
+     "note_task_received(sender_pid, key) -> bool: the end of the arrow from the sender's "
+     "note_task_sent(key)."},
     {"worker_trace_path", py_worker_trace_path, METH_VARARGS,
      "worker_trace_path(trace_path, pid) -> str: trace.json -> trace.worker-<pid>.json."},
     {"_set_decorator", py_set_decorator, METH_O, "The package's span decorator factory."},

@@ -116,6 +116,24 @@ def test_an_exception_leaves_the_async_span_and_goes_on(out):
     assert begin["args"] == {"failed": True, "fail_type": "KeyError", "fail_reason": "'k'"}
 
 
+def test_an_async_span_in_a_compile_unit_carries_its_compile_id(out):
+    path = out("async_unit.json")
+    assert jitscope.start(path)
+
+    async def compile_kernel():
+        async with jitscope.span("codegen", stage="cg"):
+            await asyncio.sleep(0)
+
+    with jitscope.compile_unit("kernel") as unit:
+        compile_id = unit.compile_id
+        asyncio.run(compile_kernel())
+    asyncio.run(compile_kernel())  # outside any unit
+    jitscope.stop()
+    begins = [e for e in load_trace(path) if e.get("ph") == "b"]
+    assert [b["args"].get("compile_id") for b in begins] == [compile_id, None], begins
+    assert all(b["args"]["stage"] == "cg" for b in begins)
+
+
 def test_async_with_and_no_session_records_nothing(out):
     async def main():
         async with jitscope.span("nothing") as s:

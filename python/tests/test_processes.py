@@ -46,11 +46,11 @@ def children_listed(trace):
     return {e["args"]["pid"]: e["args"] for e in trace if e.get("name") == "jitscope_child"}
 
 
-def arrows(trace):
-    """Spawn arrows: id -> [start pid, end pid]."""
+def arrows(trace, name="spawn"):
+    """Spawn (or task) arrows: id -> [start pid, end pid]."""
     out = {}
     for e in trace:
-        if e.get("ph") in ("s", "f") and e.get("name") == "spawn":
+        if e.get("ph") in ("s", "f") and e.get("name") == name:
             out.setdefault(e["id"], [None, None])[e["ph"] == "f"] = e["pid"]
     return out
 
@@ -101,8 +101,17 @@ def test_process_pool_workers_write_beside_and_merge_with_arrows(out, method):
     # The arrows start inside the span that submitted the work.
     parent = load_trace(trace)
     (autotune,) = spans(parent, "autotune")
-    for s in spans(parent, "spawn"):
+    for s in spans(parent, "spawn") + spans(parent, "task sent"):
         assert autotune["ts"] <= s["ts"] <= autotune["ts"] + autotune["dur"]
+    # One arrow per task, from this process to the worker that ran it, and
+    # ending where the worker started it: before that task's unit.
+    tasks = arrows(merged(trace), "task")
+    assert len(tasks) == 6, tasks
+    assert all(start == os.getpid() for start, _ in tasks.values()), tasks
+    ends_per_pid = {}
+    for _, end in tasks.values():
+        ends_per_pid[end] = ends_per_pid.get(end, 0) + 1
+    assert ends_per_pid == per_pid
 
 
 def mp_task(init, i, queue):

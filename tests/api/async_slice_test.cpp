@@ -5,6 +5,8 @@
 #include "../flush/perfetto_wire.hpp"
 #include "trace_support.hpp"
 
+#include <jitscope/compile.hpp>
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -109,6 +111,34 @@ TEST(AsyncSlice, ABeginFromAnotherSessionRecordsNothing) {
     EXPECT_FALSE(async_slice(1, "stale", stale));
   }
   for (const json& e : load_trace(cfg.output_path)) EXPECT_NE(e.value("name", ""), "stale");
+}
+
+// A slice begun while a compile unit is current carries its compile id,
+// with its args; one begun outside any unit carries none, even when it ends
+// inside one (another task's unit, on a shared thread).
+TEST(AsyncSlice, CarriesTheCompileIdOfTheUnitAtItsBegin) {
+  const Config cfg = test_config("async_slice_unit");
+  std::string id;
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok());
+    const AsyncBegin outside = async_begin();
+    CompileUnit unit(CompileUnitOptions{.frame = "async.unit"});
+    id = unit.id().str();
+    const AsyncBegin inside = async_begin();
+    const Arg args[] = {{"n", 7}};
+    EXPECT_TRUE(async_slice(1, "inside", inside, args));
+    EXPECT_TRUE(async_slice(2, "inside_no_args", async_begin()));
+    EXPECT_TRUE(async_slice(3, "outside", outside));
+  }
+  std::map<std::string, json> begins;
+  for (const json& e : load_trace(cfg.output_path)) {
+    if (e.value("ph", "") == "b") begins[e.value("name", "")] = e;
+  }
+  ASSERT_EQ(begins.size(), 3u);
+  EXPECT_EQ(begins["inside"]["args"], json::parse(R"({"compile_id":")" + id + R"(","n":7})"));
+  EXPECT_EQ(begins["inside_no_args"]["args"]["compile_id"], id);
+  EXPECT_FALSE(begins["outside"].contains("args")) << begins["outside"].dump();
 }
 
 }  // namespace

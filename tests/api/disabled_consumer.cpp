@@ -74,6 +74,8 @@ void session_calls() {
   EXPECT(stats.events_written == 0 && stats.output_path.empty());
   EXPECT(jitscope::stop().ok());
   EXPECT(!jitscope::note_child_process(42, "child.json", "worker").ok());
+  EXPECT(!jitscope::note_task_sent(7).ok());
+  EXPECT(!jitscope::note_task_received(42, 7).ok());
   jitscope::set_thread_name("main");
   EXPECT(!jitscope::Status::error("x").ok());
   EXPECT(!jitscope::Status::error(std::string("x")).ok());

@@ -4,7 +4,8 @@
 // ends it, in both forms. One process plays both roles: a note for its own
 // pid, then a session whose parent is itself, so the two ids must agree.
 // Not covered here: two real processes and merge (nvrtc_jit's Processes
-// test, merge_test, viewer_merged_spawn_flows).
+// test, merge_test, viewer_merged_spawn_flows). The task arrows
+// (note_task_sent / note_task_received) the same way, at the end.
 #include "../flush/perfetto_wire.hpp"
 #include "trace_support.hpp"
 
@@ -16,7 +17,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace jitscope::testing {
@@ -185,6 +188,111 @@ TEST(SpawnArrow, BothEndsInTheProtobufForm) {
   }
   EXPECT_EQ(spawn, 1);
   EXPECT_EQ(spawned, 1);
+}
+
+// ---- task arrows ----
+
+constexpr std::uint64_t kTaskLow = kSpawnLow | (kSpawnLow >> 1);
+
+// The sender hands tasks 7 and 8 over inside "submit"; the worker starts 8
+// then 7 inside "run" (this process plays both, as above). Each task's two
+// ends carry one id, in the task half of the process arrows' range.
+TEST(TaskArrow, JoinsWhereATaskIsSentToWhereItStarts) {
+  EXPECT_FALSE(note_task_sent(7).ok()) << "no session: an error";
+  EXPECT_FALSE(note_task_received(::getpid(), 7).ok());
+  Config sender_cfg = test_config("task_sender");
+  {
+    ScopedSession sender(sender_cfg);
+    ASSERT_TRUE(sender.status().ok());
+    JITSCOPE_SPAN("submit");
+    ASSERT_TRUE(note_task_sent(7).ok());
+    ASSERT_TRUE(note_task_sent(8).ok());
+  }
+  Config worker_cfg = test_config("task_worker");
+  {
+    ScopedSession worker(worker_cfg);
+    ASSERT_TRUE(worker.status().ok());
+    EXPECT_FALSE(note_task_received(0, 8).ok()) << "not a pid";
+    for (std::uint64_t task : {8, 7}) {
+      JITSCOPE_SPAN("run");
+      ASSERT_TRUE(note_task_received(::getpid(), task).ok());
+    }
+  }
+  const json sender = load_trace(sender_cfg.output_path);
+  const json worker = load_trace(worker_cfg.output_path);
+  const auto sent = with(sender, "X", "task sent");
+  const auto starts = with(sender, "s", "task");
+  const auto started = with(worker, "X", "task");
+  const auto ends = with(worker, "f", "task");
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(started.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  std::map<std::uint64_t, std::uint64_t> id_of_task;
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(starts[i]["ts"], sent[i]["ts"]);  // bound to its slice
+    const auto id = starts[i]["id"].get<std::uint64_t>();
+    EXPECT_GE(id, kTaskLow);
+    EXPECT_LT(id, 2 * kSpawnLow);
+    id_of_task[sent[i]["args"]["task"].get<std::uint64_t>()] = id;
+  }
+  ASSERT_EQ(id_of_task.size(), 2u);
+  EXPECT_NE(id_of_task[7], id_of_task[8]);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(started[i]["args"]["sender_pid"], static_cast<int>(::getpid()));
+    const auto task = started[i]["args"]["task"].get<std::uint64_t>();
+    EXPECT_EQ(task, i == 0 ? 8u : 7u);
+    EXPECT_EQ(ends[i]["id"].get<std::uint64_t>(), id_of_task[task]) << "task " << task;
+    EXPECT_EQ(ends[i]["bp"], "e");
+    EXPECT_EQ(ends[i]["ts"], started[i]["ts"]);
+  }
+  // Each inside the span open on its thread.
+  for (const auto& [trace, slices, span] :
+       {std::tuple{&sender, &sent, "submit"}, std::tuple{&worker, &started, "run"}}) {
+    const auto around = spans_named(*trace, span);
+    ASSERT_FALSE(around.empty());
+    for (const json& e : *slices) {
+      const double ts = e["ts"].get<double>();
+      bool inside = false;
+      for (const json& a : around) {
+        inside |=
+            ts >= a["ts"].get<double>() && ts <= a["ts"].get<double>() + a["dur"].get<double>();
+      }
+      EXPECT_TRUE(inside) << e.dump();
+    }
+  }
+  ::unlink(sender_cfg.output_path.c_str());
+  ::unlink(worker_cfg.output_path.c_str());
+}
+
+// The protobuf form: flow_ids on the sender's slice, terminating_flow_ids
+// on the worker's, one id (files kept for ctest's conformance checks).
+TEST(TaskArrow, BothEndsInTheProtobufForm) {
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  const std::string base = std::string(dir != nullptr ? dir : "/tmp") + "/spawn_arrow.";
+  Config sender_cfg = test_config("task_pf_sender");
+  sender_cfg.output_path = base + "task_sender.pftrace";
+  {
+    ScopedSession sender(sender_cfg);
+    ASSERT_TRUE(sender.status().ok());
+    ASSERT_TRUE(note_task_sent(41).ok());
+  }
+  Config worker_cfg = test_config("task_pf_worker");
+  worker_cfg.output_path = base + "task_worker.pftrace";
+  {
+    ScopedSession worker(worker_cfg);
+    ASSERT_TRUE(worker.status().ok());
+    ASSERT_TRUE(note_task_received(::getpid(), 41).ok());
+  }
+  pfwire::Reader sender, worker;
+  sender.read(read_file(sender_cfg.output_path));
+  worker.read(read_file(worker_cfg.output_path));
+  EXPECT_TRUE(sender.errors.empty()) << sender.errors.front();
+  EXPECT_TRUE(worker.errors.empty()) << worker.errors.front();
+  ASSERT_EQ(sender.flow_out.size(), 1u);
+  ASSERT_EQ(worker.flow_in.size(), 1u);
+  EXPECT_EQ(*sender.flow_out.begin(), *worker.flow_in.begin());
+  EXPECT_GE(*sender.flow_out.begin(), kTaskLow);
 }
 
 }  // namespace

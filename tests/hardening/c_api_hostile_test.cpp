@@ -143,6 +143,12 @@ TEST(CApiHostile, NullPointersWithoutASessionDoNothing) {
   EXPECT_EQ(jitscope_note_child_process(4242, "/tmp/x.json", "x"), -1);
   EXPECT_NE(std::string(jitscope_last_error()).find("no active session"), std::string::npos)
       << jitscope_last_error();
+  EXPECT_EQ(jitscope_note_task_sent(7), -1);
+  EXPECT_NE(std::string(jitscope_last_error()).find("no active session"), std::string::npos)
+      << jitscope_last_error();
+  EXPECT_EQ(jitscope_note_task_received(-1, 7), -1);
+  EXPECT_NE(std::string(jitscope_last_error()).find("must be a pid"), std::string::npos)
+      << jitscope_last_error();
 
   // NULL config: from the environment, which names no trace here.
   ::unsetenv("JITSCOPE_TRACE");

@@ -33,9 +33,10 @@ zstd; docs/perfetto-format.md) is inflated and its packets are checked in
 its place; it must hold whole packets and nothing else, and stay under
 Perfetto's 512 KB (zstd needs python3-zstandard).
 
-A spawn arrow (flow ids in [2^52, 2^53), base/spawn_flow.hpp) joins a
-parent's trace to its worker's: one end is in each file, so only "at most
-once per file" is checked for it.
+An arrow between processes (flow ids in [2^52, 2^53), base/spawn_flow.hpp:
+a worker's spawn, or a task handed to another process) joins two
+processes' traces: one end is in each file, so only "at most once per
+file" is checked for it.
 
 Output: one line per problem, "FILE: packet I (seq S): what"; then one
 summary line per file. Exit 0 when clean, 1 on problems, 2 on usage or a
@@ -66,7 +67,8 @@ SKIP_MISSING_MODULE = 78  # with_protobuf.sh turns it into ctest's skip (77)
 
 
 def is_spawn_flow(flow_id):
-    """A parent-to-worker arrow, whose other end is in the other process's file."""
+    """An arrow between processes (a spawn's or a task's), whose other end is
+    in the other process's file."""
     return (1 << 52) <= flow_id < (1 << 53)
 
 

@@ -227,12 +227,15 @@ void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
   for (int end = 0; end < 2; ++end) {
     for (const std::uint64_t id : end == 0 ? flows : terminating) {
       event.assign(end == 0 ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"");
-      // The JSON form's names: a spawn arrow's (base/spawn_flow.hpp), else a launch's.
-      const bool spawn = detail::is_spawn_flow(id);
+      // The JSON form's names: an arrow between processes' (a spawn's or a
+      // task's, base/spawn_flow.hpp), else a launch's.
+      const bool process = detail::is_process_flow(id);
       event.append(",\"cat\":\"");
-      event.append(spawn ? detail::kSpawnFlowCategory : std::string_view("gpu"));
+      event.append(process ? detail::kSpawnFlowCategory : std::string_view("gpu"));
       event.append("\",\"name\":\"");
-      event.append(spawn ? detail::kSpawnFlowName : std::string_view("launch"));
+      event.append(!process                   ? std::string_view("launch")
+                   : detail::is_task_flow(id) ? detail::kTaskFlowName
+                                              : detail::kSpawnFlowName);
       event.append("\",\"id\":");
       detail::append_uint(event, id);
       event.append(",\"ts\":");

@@ -208,18 +208,21 @@ void InputScanner::add_top_level(const TopLevelField& field) {
 
 namespace {
 
-// An end of a spawn arrow (base/spawn_flow.hpp): its id is the same in the
-// parent's and the worker's trace, and must stay so to join them; the ids
-// given to the others count from 1, far below its range.
+// An end of an arrow between processes, a spawn's or a task's
+// (base/spawn_flow.hpp): its id is the same in both processes' traces, and
+// must stay so to join them; the ids given to the others count from 1, far
+// below its range.
 bool spawn_arrow_end(std::string_view ph, std::string_view cat, std::string_view name,
                      std::string_view id) {
+  const bool spawn = name == detail::kSpawnFlowName;
   if ((ph != "s" && ph != "f") || cat != detail::kSpawnFlowCategory ||
-      name != detail::kSpawnFlowName) {
+      (!spawn && name != detail::kTaskFlowName)) {
     return false;
   }
   std::uint64_t n = 0;
   const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
-  return ec == std::errc() && end == id.data() + id.size() && detail::is_spawn_flow(n);
+  return ec == std::errc() && end == id.data() + id.size() &&
+         (spawn ? detail::is_spawn_flow(n) : detail::is_task_flow(n));
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ class Compiled:
 
 
 _settings = {"cache_dir": None}
-_said_skipped = []
+_skipping_said = False
 
 
 def set_cache_dir(path):
@@ -76,8 +76,11 @@ def cache_dir():
 
 
 def backend_available() -> bool:
-    if backend is None and not _said_skipped:
-        _said_skipped.append(True)
+    """Whether the C++ backend is here; without it, says once which stages
+    this process skips."""
+    global _skipping_said
+    if backend is None and not _skipping_said:
+        _skipping_said = True
         print("python_driver: the C++ backend (_tinydsl_backend) is not available "
               f"({_backend_missing}): skipping MLIR parse and lowering, LLVM O3, NVPTX codegen "
               "and nvJitLink; the Python stages still run", file=sys.stderr)

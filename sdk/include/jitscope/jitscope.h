@@ -29,6 +29,7 @@
 #include <jitscope/detail/export.hpp>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,6 +112,12 @@ JITSCOPE_API void jitscope_thread_name(const char* name);
  * file beside this session's trace (trace.worker-<pid>.json). label may be
  * NULL. */
 JITSCOPE_API int jitscope_note_child_process(int pid, const char* trace_path, const char* label);
+/* The two ends of an arrow from the thread that hands a task to another
+ * process to the thread there that starts it (jitscope::note_task_sent,
+ * note_task_received): `task` is any number both know. 0 on success; -1
+ * and jitscope_last_error() without a session (or a sender_pid <= 0). */
+JITSCOPE_API int jitscope_note_task_sent(uint64_t task);
+JITSCOPE_API int jitscope_note_task_received(int64_t sender_pid, uint64_t task);
 #endif /* JITSCOPE_DISABLE */
 
 #ifdef __cplusplus

@@ -269,6 +269,18 @@ inline bool active() noexcept {
 JITSCOPE_API Status note_child_process(int pid, std::string_view trace_path,
                                        std::string_view label = {}) noexcept;
 
+// An arrow from the span that hands work to another process (a process
+// pool's task) to where that process starts it: the sender calls
+// note_task_sent(task) as it hands the work over, the worker
+// note_task_received(sender_pid, task) as it starts it; `task` is any
+// number both know (a counter the sender passes along with the work). Each
+// end is a zero-length slice on the calling thread ("task sent", "task")
+// with a flow whose id both compute from the machine's boot id, the
+// sender's pid and `task`; jitscope-merge --children joins the two traces.
+// Cold: it locks and allocates. An error without a session.
+JITSCOPE_API Status note_task_sent(std::uint64_t task) noexcept;
+JITSCOPE_API Status note_task_received(std::int64_t sender_pid, std::uint64_t task) noexcept;
+
 // The file a worker process `pid` writes when it inherits `trace_path`
 // (above): "worker-<pid>" before the extension (trace.json ->
 // trace.worker-4711.json), as rotation numbers files. "" if out of memory.
@@ -282,11 +294,15 @@ JITSCOPE_API std::string worker_trace_path(std::string_view trace_path, int pid)
 // (e.g. the task's address; below 2^53 as written). Slices of one track
 // nest by time. In the trace: a nestable async pair ("b"/"e", category
 // "jitscope.async", id = track) in the JSON form, a slice on the process's
-// track of that id in the Perfetto form. A begin from another session (or
-// none) records nothing. Cold: it copies the name into the ring.
+// track of that id in the Perfetto form. The slice carries the compile id
+// of the unit current on the thread at the begin ("compile_id", as spans in
+// a unit do). A begin from another session (or none) records nothing.
+// Cold: it copies the name into the ring.
 struct AsyncBegin {
   std::uint32_t session = 0;  // 0: no session at the begin
   std::uint64_t ticks = 0;
+  bool in_unit = false;  // a unit was current: its id below
+  std::uint32_t unit_frame = 0, unit_attempt = 0;
 };
 JITSCOPE_API AsyncBegin async_begin() noexcept;
 // Names the calling thread in the trace (not the OS name). Callable any time;

@@ -2,6 +2,7 @@
 // as a captured async range (the NVTX capture's start/end ranges take the
 // same path to the trace: trace_captured.cpp), in the domain
 // "jitscope.async" whatever the NVTX capture setting.
+#include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include "base/json_writer.hpp"
@@ -20,16 +21,27 @@ namespace jitscope {
 AsyncBegin async_begin() noexcept {
   const std::uint32_t s = detail::session_word();
   if (s == 0) return {};
-  return AsyncBegin{s, detail::read_clock(s)};
+  AsyncBegin b{s, detail::read_clock(s)};
+  CompileId id;
+  if (current_compile_id(&id)) {
+    b.in_unit = true;
+    b.unit_frame = id.frame;
+    b.unit_attempt = id.attempt;
+  }
+  return b;
 }
 
 namespace {
 
-// The args as JSON members ("k":v,...), after the name in `text`.
-std::size_t append_members(std::string& text, std::span<const Arg> args) {
+// The args as JSON members ("k":v,...), after the name in `text`, the
+// begin's compile id first.
+std::size_t append_members(std::string& text, const AsyncBegin& begun, std::span<const Arg> args) {
   std::string object;
   detail::JsonWriter w(object);
   w.begin_object();
+  if (begun.in_unit) {
+    w.member("compile_id", CompileId{begun.unit_frame, begun.unit_attempt}.str());
+  }
   for (const Arg& a : args) {
     if (a.key == nullptr) continue;
     switch (a.type) {
@@ -68,7 +80,7 @@ bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
   std::string text;  // the name, then the args (CapturedEvent::args_len)
   try {
     text.assign(name);
-    if (!args.empty()) e.args_len = append_members(text, args);
+    if (!args.empty() || begun.in_unit) e.args_len = append_members(text, begun, args);
     e.dynamic_name = text;
   } catch (...) {
     e.args_len = 0;  // out of memory: the name alone, from the caller's bytes

@@ -236,4 +236,16 @@ int jitscope_note_child_process(int pid, const char* trace_path, const char* lab
   return st ? 0 : -1;
 }
 
+int jitscope_note_task_sent(uint64_t task) {
+  const jitscope::Status st = jitscope::note_task_sent(task);
+  jitscope_set_c_last_error(st);
+  return st ? 0 : -1;
+}
+
+int jitscope_note_task_received(int64_t sender_pid, uint64_t task) {
+  const jitscope::Status st = jitscope::note_task_received(sender_pid, task);
+  jitscope_set_c_last_error(st);
+  return st ? 0 : -1;
+}
+
 }  // extern "C"

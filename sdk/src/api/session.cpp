@@ -349,6 +349,31 @@ Status note_child_process(int pid, std::string_view trace_path, std::string_view
   });
 }
 
+namespace {
+
+Status note_task_end(const char* what, detail::SpawnEnd end, std::int64_t sender_pid,
+                     std::uint64_t task) noexcept {
+  using namespace detail;
+  return guarded_status(what, [&] {
+    std::lock_guard<std::mutex> lock(control_mutex());
+    if (g_current == nullptr) return Status::error(std::string(what) + ": no active session");
+    g_current->add_spawn_mark(task_mark(end, session_word(), sender_pid, task));
+    return Status();
+  });
+}
+
+}  // namespace
+
+Status note_task_sent(std::uint64_t task) noexcept {
+  return note_task_end("note_task_sent", detail::SpawnEnd::kTaskSent, ::getpid(), task);
+}
+
+Status note_task_received(std::int64_t sender_pid, std::uint64_t task) noexcept {
+  if (sender_pid <= 0 || sender_pid > detail::kMaxPid)
+    return Status::error("note_task_received: sender_pid must be a pid");
+  return note_task_end("note_task_received", detail::SpawnEnd::kTaskStart, sender_pid, task);
+}
+
 std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
   try {
     return detail::worker_trace_path(std::string(trace_path), pid);

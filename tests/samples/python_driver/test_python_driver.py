@@ -126,9 +126,12 @@ def test_one_timeline_from_the_python_stages_down_to_each_pass(tmp_path):
     assert len(worker_records) == CONFIGS
     assert {r["config"] for r in worker_records} == {
         f"BLOCK={b} UNROLL={u}" for b in (128, 256) for u in (1, 2, 4)}
-    starts = {e["id"]: e for e in events if e.get("ph") == "s" and e["pid"] == parent}
-    ends = [e for e in events if e.get("ph") == "f" and e["pid"] in children]
-    assert len(ends) == len(children) and all(e["id"] in starts for e in ends)
+    for name, count in (("spawn", len(children)), ("task", CONFIGS)):  # a task per config
+        starts = {e["id"] for e in events if e.get("ph") == "s" and e.get("name") == name
+                  and e["pid"] == parent}
+        ends = [e for e in events if e.get("ph") == "f" and e.get("name") == name
+                and e["pid"] in children]
+        assert len(ends) == count and all(e["id"] in starts for e in ends), name
 
 
 @needs_backend

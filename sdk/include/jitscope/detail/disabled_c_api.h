@@ -63,5 +63,14 @@ static inline int jitscope_note_child_process(int pid, const char* trace_path, c
   (void)label;
   return -1;
 }
+static inline int jitscope_note_task_sent(uint64_t task) {
+  (void)task;
+  return -1;
+}
+static inline int jitscope_note_task_received(int64_t sender_pid, uint64_t task) {
+  (void)sender_pid;
+  (void)task;
+  return -1;
+}
 
 #endif /* JITSCOPE_DETAIL_DISABLED_C_API_H */

@@ -33,6 +33,14 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   static_cast<void>(pid), static_cast<void>(trace_path), static_cast<void>(label);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
+inline Status note_task_sent(std::uint64_t task) noexcept {
+  static_cast<void>(task);
+  return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
+}
+inline Status note_task_received(std::int64_t sender_pid, std::uint64_t task) noexcept {
+  static_cast<void>(sender_pid), static_cast<void>(task);
+  return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
+}
 inline AsyncBegin async_begin() noexcept { return {}; }
 inline bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
                         std::span<const Arg> args) noexcept {
