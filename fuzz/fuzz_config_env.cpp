@@ -59,6 +59,7 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_FORMAT",
     "JITSCOPE_COMPRESSION",
     "JITSCOPE_PARENT_PID",
+    "JITSCOPE_BUILD_DIR",  // read by python/setup.py, not the SDK: known so that it is not named
 };
 bool known(std::string_view name) {
   for (const char* k : kKnown) {
