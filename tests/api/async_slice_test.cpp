@@ -3,11 +3,15 @@
 // track of its own, with their args, and the thread's own spans stay whole
 // around them.
 #include "../flush/perfetto_wire.hpp"
+#include "sanitizers.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
 
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <map>
 #include <string>
@@ -139,6 +143,38 @@ TEST(AsyncSlice, CarriesTheCompileIdOfTheUnitAtItsBegin) {
   EXPECT_EQ(begins["inside"]["args"], json::parse(R"({"compile_id":")" + id + R"(","n":7})"));
   EXPECT_EQ(begins["inside_no_args"]["args"]["compile_id"], id);
   EXPECT_FALSE(begins["outside"].contains("args")) << begins["outside"].dump();
+}
+
+// A forked child's thread writes its own tid, not the one its parent's
+// thread had when it wrote a slice before the fork.
+TEST(AsyncSlice, AForkedChildWritesItsOwnThreadId) {
+  // The child starts a session, a new thread after fork(), which
+  // ThreadSanitizer does not support in a child of a threaded process.
+  if (jitscope::testing::kTsan) GTEST_SKIP() << "a session in a forked child, under TSan";
+  {
+    ScopedSession parent(test_config("async_slice_fork_parent"));
+    ASSERT_TRUE(parent.status().ok());
+    EXPECT_TRUE(async_slice(1, "parent", async_begin()));
+  }
+  const Config child_cfg = test_config("async_slice_fork_child");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool ok = start(child_cfg).ok();
+    ok = ok && async_slice(1, "child", async_begin());
+    ok = ok && stop().ok();
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int begins = 0;
+  for (const json& e : load_trace(child_cfg.output_path)) {
+    if (e.value("ph", "") != "b") continue;
+    ++begins;
+    EXPECT_EQ(e["tid"], static_cast<int>(child)) << e.dump();
+  }
+  EXPECT_EQ(begins, 1);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // (nvtx_injection_standalone), Nsight itself.
 #include "flush/perfetto_wire.hpp"
 #include "nvtx/vendor_lib.h"
+#include "sanitizers.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/compile.hpp>
@@ -18,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -156,6 +158,34 @@ TEST_F(NvtxCapture, StartEndAcrossThreadsIsOneAsyncSlice) {
   EXPECT_GE(jitscope::testing::to_ns(e[0]["ts"]) - jitscope::testing::to_ns(b[0]["ts"]),
             std::chrono::nanoseconds(kHeld).count());
   EXPECT_EQ(capture_stats(trace)["async_ranges"], 1);
+}
+
+// A forked child's thread writes its own tid for an async range, not the
+// one its parent's thread cached when it captured one before the fork.
+TEST_F(NvtxCapture, AForkedChildsAsyncRangesCarryItsOwnThreadId) {
+  // The child starts a session, a new thread after fork(), which
+  // ThreadSanitizer does not support in a child of a threaded process.
+  if (jitscope::testing::kTsan) GTEST_SKIP() << "a session in a forked child, under TSan";
+  {
+    ScopedSession parent(test_config("nvtx_fork_parent"));
+    ASSERT_TRUE(parent.status().ok());
+    vendor_range_end(vendor_range_start("vendor.parent"));
+  }
+  const jitscope::Config child_cfg = test_config("nvtx_fork_child");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool ok = jitscope::start(child_cfg).ok();
+    vendor_range_end(vendor_range_start("vendor.child"));
+    ok = ok && jitscope::stop().ok();
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const auto b = events(load_trace(child_cfg.output_path), "b", "nvtx", "vendor.child");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0]["tid"].get<long>(), static_cast<long>(child));
 }
 
 // Every kind of captured event in the protobuf form: push/pop ranges on

@@ -68,15 +68,15 @@ bool async_slice(std::uint64_t track, std::string_view name, AsyncBegin begun,
   if (s == 0 || s != begun.session) return false;
   static const void* const domain = detail::captured_domain(detail::kAsyncSliceDomain);
   if (domain == nullptr) return false;  // out of memory, said
-  static constinit thread_local int tid = 0;
-  if (tid == 0) tid = static_cast<int>(::syscall(SYS_gettid));
   detail::CapturedEvent e;
   e.kind = detail::CapturedKind::kAsyncRange;
   e.start_ts = begun.ticks;
   e.end_ts = detail::read_clock(s);
   e.domain = domain;
   e.id = track & ((std::uint64_t{1} << 53) - 1);  // exact as a JSON number
-  e.tid = tid;
+  // Not cached: this path is cold, and a cache would follow a fork into a
+  // child whose thread has another tid.
+  e.tid = static_cast<int>(::syscall(SYS_gettid));
   std::string text;  // the name, then the args (CapturedEvent::args_len)
   try {
     text.assign(name);

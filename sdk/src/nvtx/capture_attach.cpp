@@ -142,6 +142,7 @@ void nvtx_lock_for_fork() noexcept {
   lock_captured_names_for_fork();
 }
 void nvtx_unlock_after_fork() noexcept {
+  nvtx_capture::t_capture_tid = 0;  // the child's thread has a tid of its own
   unlock_captured_names_after_fork();
   nvtx_capture::unlock_async_ranges_after_fork();
   attached().mutex.unlock();

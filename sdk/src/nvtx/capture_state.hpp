@@ -62,10 +62,13 @@ inline std::uint32_t capture_session() noexcept {
   return s;
 }
 
+// The calling thread's kernel tid, cached: 0 until its first capture, and
+// again in a forked child's thread (nvtx_unlock_after_fork), which must
+// not keep its parent's.
+inline constinit thread_local int t_capture_tid = 0;
 inline int thread_tid() noexcept {
-  static constinit thread_local int tid = 0;
-  if (tid == 0) tid = static_cast<int>(::syscall(SYS_gettid));
-  return tid;
+  if (t_capture_tid == 0) t_capture_tid = static_cast<int>(::syscall(SYS_gettid));
+  return t_capture_tid;
 }
 
 // A push not yet popped.
