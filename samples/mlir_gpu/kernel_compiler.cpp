@@ -66,12 +66,12 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
   }
   if (!why.empty()) return failed("llvm_opt", why);
   CompiledKernel out;
-  if (jitscope::active()) {
+  if (keep) {  // printed for the artifact and its size, not otherwise
     std::string text;
     llvm::raw_string_ostream os(text);
     ir->print(os, nullptr);
     out.llvm_ir_bytes = os.str().size();
-    if (keep) artifacts("llvm_ir", os.str(), "ll");  // after O3
+    artifacts("llvm_ir", os.str(), "ll");  // after O3
   }
   {
     JITSCOPE_PHASE("nvptx_codegen", {.column = "nvptx_codegen_us"});

@@ -35,7 +35,9 @@ struct CompiledKernel {
   std::string log;    // the tool's diagnostics
   std::string ptx;
   std::vector<char> cubin;
-  std::size_t llvm_ir_bytes = 0;  // the optimized IR as text (0 without a session)
+  // The optimized IR as text: 0 without a session or an artifact sink (the
+  // IR is printed only for those).
+  std::size_t llvm_ir_bytes = 0;
   bool ok() const { return stage.empty(); }
 };
 

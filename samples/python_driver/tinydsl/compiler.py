@@ -16,6 +16,7 @@ stages still run, and the unit's record says backend = "skipped".
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 
@@ -87,6 +88,13 @@ def backend_available() -> bool:
     return backend is not None
 
 
+@functools.lru_cache(maxsize=None)
+def _toolchain() -> str:
+    """The backend's toolchain description, part of every cache key: the
+    same for the life of the process, so asked once."""
+    return backend.toolchain()
+
+
 class JITFunction:
     """A Python function made a kernel by @jit. compile(*args, **constexprs)
     specializes it on the arguments' sizes and the constexprs' values."""
@@ -152,7 +160,7 @@ class JITFunction:
 
     def _build(self, unit, name, mlir):
         disk = _cache.DiskCache(_settings["cache_dir"]) if _settings["cache_dir"] else None
-        key = _cache.key(backend.toolchain(), name, mlir)
+        key = _cache.key(_toolchain(), name, mlir)
         entry = None
         if disk is not None:
             with jitscope.phase("cache lookup", column="cache_lookup_us"):
