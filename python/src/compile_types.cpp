@@ -4,7 +4,6 @@
 #include "text.hpp"
 #include "type_slots.hpp"
 
-#include <jitscope/compile.h>
 #include <jitscope/compile.hpp>
 
 #include <new>
@@ -17,13 +16,14 @@ namespace {
 // ---- compile_unit ---------------------------------------------------------
 
 struct UnitObject {
-  PyObject_HEAD PyObject* frame;  // str or nullptr (each is kept for the open: the C API copies)
+  PyObject_HEAD PyObject* frame;  // str or nullptr (each is kept for the open: the unit copies)
   PyObject* graph;
   PyObject* key;
   PyObject* recompile_reason;
   int is_forward;
-  jitscope_unit* unit;   // open, or nullptr
-  unsigned long thread;  // the one that opened it
+  // Open, or nullptr. On the heap, not in the object: a unit that another
+  // thread's dealloc could not close stays linked on its own thread.
+  jitscope::CompileUnit* unit;
 };
 
 UnitObject* as_unit(PyObject* o) { return reinterpret_cast<UnitObject*>(o); }
@@ -63,11 +63,8 @@ PyObject* unit_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(self);
 }
 
-const char* c_str(PyObject* s, std::string& scratch) {
-  if (s == nullptr) return nullptr;
-  const std::string_view text = utf8_of(s, scratch);
-  if (text.data() != scratch.data()) return text.data();  // the str's own, NUL-terminated
-  return scratch.c_str();
+std::string_view optional_view(PyObject* s, std::string& scratch) {
+  return s != nullptr ? utf8_of(s, scratch) : std::string_view();
 }
 
 void unit_open(UnitObject* self) {
@@ -77,29 +74,29 @@ void unit_open(UnitObject* self) {
   }
   if (jitscope::active()) name_thread_once();
   std::string s1, s2, s3, s4;
-  jitscope_unit_options options;
-  jitscope_unit_options_init(&options);
-  options.frame = c_str(self->frame, s1);
-  if (self->graph != nullptr) options.graph = c_str(self->graph, s2);
-  options.key = c_str(self->key, s3);
-  options.recompile_reason = c_str(self->recompile_reason, s4);
-  options.is_forward = self->is_forward;
-  self->unit = jitscope_unit_open(&options);
-  self->thread = PyThread_get_thread_ident();
+  jitscope::CompileUnitOptions options;
+  options.frame = optional_view(self->frame, s1);
+  if (self->graph != nullptr) options.graph = optional_view(self->graph, s2);
+  options.key = optional_view(self->key, s3);
+  options.recompile_reason = optional_view(self->recompile_reason, s4);
+  options.is_forward = self->is_forward != 0;
+  self->unit = new (std::nothrow) jitscope::CompileUnit(options);  // copies what it keeps
+  if (self->unit == nullptr) say_once("jitscope.compile_unit: out of memory (not recorded)");
 }
 
 void unit_close(UnitObject* self) {
   if (self->unit == nullptr) return;
-  jitscope_unit_close(self->unit);  // refused on another thread (one line): it stays open
-  // Kept for its own thread's close when refused.
-  if (PyThread_get_thread_ident() == self->thread) self->unit = nullptr;
+  self->unit->close();                // refused on another thread (one line): it stays open
+  if (self->unit->is_open()) return;  // kept for its own thread's close
+  delete self->unit;
+  self->unit = nullptr;
 }
 
 void unit_dealloc(PyObject* obj) {
   UnitObject* self = as_unit(obj);
-  // On its own thread it closes; elsewhere the C API refuses (one line) and
-  // the unit stays open on its thread.
-  if (self->unit != nullptr) jitscope_unit_close(self->unit);
+  // On its own thread it closes; elsewhere it is refused (one line) and the
+  // unit stays open on its thread, its memory kept: its frame is linked there.
+  unit_close(self);
   Py_XDECREF(self->frame);
   Py_XDECREF(self->graph);
   Py_XDECREF(self->key);
@@ -118,7 +115,7 @@ PyObject* unit_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs >= 2 && args[0] != Py_None && self->unit != nullptr) {
     std::string type, message;
     describe_exception(args[0], args[1], &type, &message);
-    jitscope_unit_fail(self->unit, type.c_str(), message.c_str());
+    self->unit->fail(type, message);
   }
   unit_close(self);
   Py_RETURN_FALSE;
@@ -129,27 +126,26 @@ PyObject* unit_close_method(PyObject* obj, PyObject*) {
   Py_RETURN_NONE;
 }
 
-// Says the C API's error (jitscope_last_error) once, for a call that failed.
-void said_if_failed(int rc, const char* what) {
-  if (rc == 0) return;
-  const char* why = jitscope_last_error();
-  say_once(std::string(what) + ": " + (why != nullptr ? why : "failed"));
+// Says a call's error once, for a call that failed.
+void said_if_failed(const jitscope::Status& status, const char* what) {
+  if (status.ok()) return;
+  say_once(std::string(what) + ": " + status.message());
 }
 
 bool two_strs(PyObject* const* args, Py_ssize_t nargs, const char* usage, std::string& a,
-              std::string& b, const char** pa, const char** pb) {
+              std::string& b, std::string_view* pa, std::string_view* pb) {
   if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
     PyErr_SetString(PyExc_TypeError, usage);
     return false;
   }
-  *pa = c_str(args[0], a);
-  *pb = c_str(args[1], b);
+  *pa = utf8_of(args[0], a);
+  *pb = utf8_of(args[1], b);
   return true;
 }
 
 PyObject* unit_cache(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, bool hit) {
   std::string a, b;
-  const char *layer = nullptr, *key = nullptr;
+  std::string_view layer, key;
   if (!two_strs(
           args, nargs,
           hit ? "unit.cache_hit(layer: str, key: str)" : "unit.cache_miss(layer: str, key: str)", a,
@@ -158,7 +154,11 @@ PyObject* unit_cache(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, boo
   }
   UnitObject* self = as_unit(obj);
   if (self->unit != nullptr) {
-    (hit ? jitscope_unit_cache_hit : jitscope_unit_cache_miss)(self->unit, key, layer);
+    if (hit) {
+      self->unit->cache_hit(key, layer);
+    } else {
+      self->unit->cache_miss(key, layer);
+    }
   }
   Py_RETURN_NONE;
 }
@@ -172,12 +172,12 @@ PyObject* unit_cache_miss(PyObject* obj, PyObject* const* args, Py_ssize_t nargs
 
 PyObject* unit_fail(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   std::string a, b;
-  const char *type = nullptr, *reason = nullptr;
+  std::string_view type, reason;
   if (!two_strs(args, nargs, "unit.fail(type: str, reason: str)", a, b, &type, &reason)) {
     return nullptr;
   }
   UnitObject* self = as_unit(obj);
-  if (self->unit != nullptr) jitscope_unit_fail(self->unit, type, reason);
+  if (self->unit != nullptr) self->unit->fail(type, reason);
   Py_RETURN_NONE;
 }
 
@@ -190,27 +190,25 @@ PyObject* unit_set(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   UnitObject* self = as_unit(obj);
   if (self->unit == nullptr) Py_RETURN_NONE;
   std::string k, v;
-  const char* key = c_str(args[0], k);
+  const std::string_view key = utf8_of(args[0], k);
   PyObject* value = args[1];
-  int rc = 0;
+  jitscope::Status status;
   if (PyBool_Check(value)) {
-    rc = jitscope_unit_set_bool(self->unit, key, value == Py_True);
+    status = self->unit->set(key, value == Py_True);
   } else if (PyLong_Check(value)) {
     const long long n = PyLong_AsLongLong(value);
     if (n == -1 && PyErr_Occurred()) {
       PyErr_Clear();
-      rc = jitscope_unit_set_string(self->unit, key, c_str(value, v));  // past 64 bits: its digits
+      status = self->unit->set(key, utf8_of(value, v));  // past 64 bits: its digits
     } else {
-      rc = jitscope_unit_set_int(self->unit, key, n);
+      status = self->unit->set(key, std::int64_t{n});
     }
   } else if (PyFloat_Check(value)) {
-    rc = jitscope_unit_set_double(self->unit, key, PyFloat_AS_DOUBLE(value));
+    status = self->unit->set(key, PyFloat_AS_DOUBLE(value));
   } else {
-    std::string scratch;
-    v = std::string(utf8_of(value, scratch));
-    rc = jitscope_unit_set_string(self->unit, key, v.c_str());
+    status = self->unit->set(key, utf8_of(value, v));
   }
-  said_if_failed(rc, "unit.set");
+  said_if_failed(status, "unit.set");
   Py_RETURN_NONE;
 }
 
@@ -228,7 +226,7 @@ PyObject* unit_increment(PyObject* obj, PyObject* const* args, Py_ssize_t nargs)
   UnitObject* self = as_unit(obj);
   if (self->unit != nullptr) {
     std::string k;
-    said_if_failed(jitscope_unit_increment(self->unit, c_str(args[0], k), by), "unit.increment");
+    said_if_failed(self->unit->increment(utf8_of(args[0], k), by), "unit.increment");
   }
   Py_RETURN_NONE;
 }
@@ -245,28 +243,28 @@ PyObject* unit_artifact(PyObject* obj, PyObject* args, PyObject* kwargs) {
   }
   UnitObject* self = as_unit(obj);
   if (self->unit == nullptr) Py_RETURN_FALSE;
-  int rc = 0;
+  jitscope::Status status;
   if (PyUnicode_Check(content)) {
     std::string scratch;
-    const std::string_view text = utf8_of(content, scratch);
-    rc = jitscope_unit_artifact(self->unit, kind, text.data(), text.size(), extension);
+    status = self->unit->artifact(kind, utf8_of(content, scratch), extension);
   } else {
     Py_buffer view;
     if (PyObject_GetBuffer(content, &view, PyBUF_SIMPLE) < 0) return nullptr;  // TypeError
-    rc = jitscope_unit_artifact(self->unit, kind, view.buf, static_cast<std::size_t>(view.len),
-                                extension);
+    status = self->unit->artifact(
+        kind,
+        std::string_view(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len)),
+        extension);
     PyBuffer_Release(&view);
   }
-  said_if_failed(rc, "unit.artifact");
-  return PyBool_FromLong(rc == 0);
+  said_if_failed(status, "unit.artifact");
+  return PyBool_FromLong(status.ok());
 }
 
 PyObject* unit_get_compile_id(PyObject* obj, void*) {
   UnitObject* self = as_unit(obj);
   if (self->unit == nullptr) Py_RETURN_NONE;
-  unsigned frame = 0, attempt = 0;
-  jitscope_unit_compile_id(self->unit, &frame, &attempt);
-  return PyUnicode_FromFormat("%u/%u", frame, attempt);
+  const jitscope::CompileId id = self->unit->id();
+  return PyUnicode_FromFormat("%u/%u", id.frame, id.attempt);
 }
 
 PyObject* unit_get_open(PyObject* obj, void*) {
@@ -351,22 +349,49 @@ const jitscope::PhaseKey* phase_key(PyObject* key, PyObject* column, bool exclus
   return made;
 }
 
+// A plain jitscope.phase("key") (no options): its PhaseKey by the str
+// alone, found without parsing arguments or building the tuple key.
+PyObject* g_plain_phase_keys = nullptr;
+
+const jitscope::PhaseKey* plain_phase_key(PyObject* key) {
+  if (g_plain_phase_keys == nullptr) return nullptr;
+  PyObject* hit = PyDict_GetItemWithError(g_plain_phase_keys, key);  // exact str: cannot raise
+  return hit != nullptr ? static_cast<const jitscope::PhaseKey*>(PyLong_AsVoidPtr(hit)) : nullptr;
+}
+
+void remember_plain_phase_key(PyObject* key, const jitscope::PhaseKey* made) {
+  if (g_plain_phase_keys == nullptr && (g_plain_phase_keys = PyDict_New()) == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  PyObject* address = PyLong_FromVoidPtr(const_cast<jitscope::PhaseKey*>(made));
+  if (address == nullptr || PyDict_SetItem(g_plain_phase_keys, key, address) < 0) PyErr_Clear();
+  Py_XDECREF(address);
+}
+
 PyObject* phase_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"key", "column", "exclusive", "compile_event", nullptr};
-  PyObject *key = nullptr, *column = nullptr;
-  int exclusive = 0, compile_event = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|$Opp:phase", const_cast<char**>(names), &key,
-                                   &column, &exclusive, &compile_event)) {
-    return nullptr;
+  const jitscope::PhaseKey* k = nullptr;
+  const bool plain = kwargs == nullptr && PyTuple_GET_SIZE(args) == 1 &&
+                     PyUnicode_CheckExact(PyTuple_GET_ITEM(args, 0));
+  if (plain) k = plain_phase_key(PyTuple_GET_ITEM(args, 0));
+  if (k == nullptr) {
+    static const char* names[] = {"key", "column", "exclusive", "compile_event", nullptr};
+    PyObject *key = nullptr, *column = nullptr;
+    int exclusive = 0, compile_event = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|$Opp:phase", const_cast<char**>(names), &key,
+                                     &column, &exclusive, &compile_event)) {
+      return nullptr;
+    }
+    if (column == Py_None) column = nullptr;
+    if (column != nullptr && !PyUnicode_Check(column)) {
+      PyErr_Format(PyExc_TypeError, "jitscope.phase: column must be a str, not %.100s",
+                   Py_TYPE(column)->tp_name);
+      return nullptr;
+    }
+    k = phase_key(key, column, exclusive != 0, compile_event != 0);
+    if (k == nullptr) return nullptr;
+    if (plain) remember_plain_phase_key(key, k);
   }
-  if (column == Py_None) column = nullptr;
-  if (column != nullptr && !PyUnicode_Check(column)) {
-    PyErr_Format(PyExc_TypeError, "jitscope.phase: column must be a str, not %.100s",
-                 Py_TYPE(column)->tp_name);
-    return nullptr;
-  }
-  const jitscope::PhaseKey* k = phase_key(key, column, exclusive != 0, compile_event != 0);
-  if (k == nullptr) return nullptr;
   auto* self = as_phase(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   self->key = k;

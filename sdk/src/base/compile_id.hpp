@@ -3,6 +3,7 @@
 // form for every layer that prints one (compile records, the GPU join).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 
@@ -12,9 +13,25 @@ constexpr std::uint64_t pack_compile_id(std::uint32_t frame, std::uint32_t attem
   return static_cast<std::uint64_t>(frame) << 32 | attempt;
 }
 
+// Appends the decimal digits of `n`.
+inline void append_decimal(std::string& out, std::uint64_t n) {
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
+// Appends "frame/attempt".
+inline void append_compile_id(std::string& out, std::uint32_t frame, std::uint32_t attempt) {
+  append_decimal(out, frame);
+  out += '/';
+  append_decimal(out, attempt);
+}
+
 // "frame/attempt".
 inline std::string compile_id_text(std::uint32_t frame, std::uint32_t attempt) {
-  return std::to_string(frame) + "/" + std::to_string(attempt);
+  std::string out;
+  append_compile_id(out, frame, attempt);
+  return out;
 }
 inline std::string compile_id_text(std::uint64_t packed) {
   return compile_id_text(static_cast<std::uint32_t>(packed >> 32),

@@ -1,5 +1,5 @@
 // Compile records (CompilationMetrics): their JSON line, the runtime record,
-// the ring of recent records and the queue of lines for the metrics file.
+// the ring of recent records and the queue of records for the metrics file.
 #include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
@@ -15,10 +15,9 @@ namespace jitscope {
 
 std::string CompileId::str() const { return detail::compile_id_text(frame, attempt); }
 
-// Appended, not `"[" + str()`: GCC 12 warns (-Wrestrict) on that at -O2, wrongly.
 std::string CompileId::display() const {
   std::string out = "[";
-  out += str();
+  detail::append_compile_id(out, frame, attempt);
   out += ']';
   return out;
 }
@@ -129,18 +128,19 @@ namespace {
 
 // Records are small and rare next to spans: the queue holds what a
 // compiler closing units in a tight loop makes between two drains (a
-// 300-byte record: about 200,000), and wakes the flusher every
-// kWakeEveryLines so that it rarely gets near the bound. Past it a record is
-// dropped and counted (jitscope_stats' compile_records_dropped,
-// SessionStats), never lost silently.
+// 1-KiB record in memory: about 65,000), and wakes the flusher every
+// kWakeEveryRecords so that it rarely gets near the bound. Past it a record
+// is dropped and counted (jitscope_stats' compile_records_dropped,
+// SessionStats), never lost silently. The flusher writes each record's
+// JSON: a unit's close only moves its record here.
 constexpr std::size_t kMaxQueuedMetricsBytes = std::size_t{64} << 20;
-constexpr std::size_t kWakeEveryLines = 4096;
+constexpr std::size_t kWakeEveryRecords = 4096;
 
 struct RecordSinks {
   std::mutex mutex;
-  std::deque<CompileRecord> recent;        // the last kRecentRecordCapacity
-  std::vector<std::string> metrics_lines;  // waiting for the flusher
-  std::size_t queued_bytes = 0;            // in metrics_lines
+  std::deque<SharedRecord> recent;          // the last kRecentRecordCapacity
+  std::vector<SharedRecord> metrics_queue;  // waiting for the flusher
+  std::size_t queued_bytes = 0;             // approx_bytes() of metrics_queue
   bool metrics_on = false;
   // Since metrics output was last turned on or off. relaxed: a count, read
   // without the lock (the flusher's stats, also in a crash cycle, where
@@ -157,6 +157,11 @@ struct RuntimeState {
   std::mutex mutex;
   CompileRecord record;
   bool charged = false;  // anything since the last flush
+  // `charged`, readable without the lock: a unit's open checks it on every
+  // compile, and the runtime record is rarely charged. relaxed: a unit
+  // opening as a phase ends on another thread may miss that phase's time
+  // (the next flush takes it), as it could with the lock.
+  std::atomic<bool> maybe_charged{false};
 };
 
 RuntimeState& runtime_state() noexcept { return immortal<RuntimeState>(); }
@@ -239,6 +244,7 @@ CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
   const std::uint64_t began = now - std::min(now, span_us);
   if (!rt.charged) {
     rt.charged = true;
+    rt.maybe_charged.store(true, std::memory_order_relaxed);
     rt.record = CompileRecord();
     rt.record.is_runtime = true;
     rt.record.name = "runtime";
@@ -249,29 +255,71 @@ CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept {
   return rt.record;
 }
 
-void finish_record(const CompileRecord& record) noexcept {
+namespace {
+std::size_t text_bytes(const FieldValue& v) noexcept {
+  return v.type() == FieldValue::Type::kString ? v.as_string().size() : 0;
+}
+
+std::size_t fields_bytes(const Fields& fields) noexcept {
+  std::size_t n = 0;
+  for (const auto& [key, field] : fields) {
+    n += 64 + key.size() + 48 * field.members.size();
+    n += text_bytes(field.value);
+    for (const FieldValue& m : field.members) n += text_bytes(m);
+  }
+  return n;
+}
+}  // namespace
+
+// What the record holds in memory, near enough to bound a queue of them:
+// its strings and its containers' nodes, at a flat cost per node.
+std::size_t approx_bytes(const CompileRecord& r) noexcept {
+  constexpr std::size_t kNode = 64;
+  std::size_t n = sizeof(CompileRecord) + r.name.size() + r.unit_key.size() + r.frame.size() +
+                  r.recompile_reason.size() + r.fail_type.size() + r.fail_reason.size() +
+                  fields_bytes(r.fields);
+  for (const auto& [column, us] : r.columns) n += kNode + column.size();
+  for (const std::string& c : r.recompile_user_contexts) n += 32 + c.size();
+  for (const auto& [layer, counts] : r.caches) {
+    n += kNode + layer.size();
+    for (const std::string& k : counts.hit_keys) n += kNode + k.size();
+    for (const std::string& k : counts.miss_keys) n += kNode + k.size();
+  }
+  for (const auto& [name, wait] : r.waits) n += kNode + name.size();
+  for (const CompileEvent& e : r.compile_events) {
+    n += sizeof(CompileEvent) + e.name.size() + fields_bytes(e.fields);
+  }
+  for (const ArtifactEntry& a : r.artifacts) {
+    n += sizeof(ArtifactEntry) + a.kind.size() + a.path.size() + a.fnv1a.size();
+  }
+  return n;
+}
+
+void finish_record(CompileRecord&& record) noexcept {
   RecordSinks& s = sinks();
   // Failing, this record is lost; the host goes on.
   bool wake = false;
   guarded("writing a compile record", [&] {
-    std::string line = record.to_json();
+    // Shared by the recent ring and the metrics queue: made once, never copied.
+    SharedRecord shared = std::make_shared<const CompileRecord>(std::move(record));
+    const std::size_t bytes = approx_bytes(*shared);
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
-    s.recent.push_back(record);
+    s.recent.push_back(shared);
     if (!s.metrics_on) return;
     // Bounded: the flusher takes them every interval and when woken; if it
-    // cannot keep up (or is gone), lines are dropped and counted, never
+    // cannot keep up (or is gone), records are dropped and counted, never
     // piled up.
-    if (s.queued_bytes + line.size() > kMaxQueuedMetricsBytes) {
+    if (s.queued_bytes + bytes > kMaxQueuedMetricsBytes) {
       s.dropped.fetch_add(1, std::memory_order_relaxed);
       log_unique(
           "compile records are arriving faster than the metrics file is written; some are "
           "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
       return;
     }
-    s.queued_bytes += line.size();
-    s.metrics_lines.push_back(std::move(line));
-    wake = s.metrics_lines.size() % kWakeEveryLines == 0;
+    s.queued_bytes += bytes;
+    s.metrics_queue.push_back(std::move(shared));
+    wake = s.metrics_queue.size() % kWakeEveryRecords == 0;
   });
   if (wake) {
     // acquire: pairs with set_metrics_wake's release.
@@ -279,16 +327,23 @@ void finish_record(const CompileRecord& record) noexcept {
   }
 }
 
+void finish_record(const CompileRecord& record) noexcept {
+  CompileRecord copy;
+  if (guarded("copying a compile record", [&] { copy = record; })) finish_record(std::move(copy));
+}
+
 void flush_runtime_record() noexcept {
   RuntimeState& rt = runtime_state();
+  if (!rt.maybe_charged.load(std::memory_order_relaxed)) return;
   CompileRecord done;
   {
     std::lock_guard<std::mutex> lock(rt.mutex);
     if (!rt.charged) return;
     rt.charged = false;
+    rt.maybe_charged.store(false, std::memory_order_relaxed);
     done = std::move(rt.record);
   }
-  finish_record(done);
+  finish_record(std::move(done));
 }
 
 void set_metrics_output(bool on) noexcept {
@@ -297,7 +352,7 @@ void set_metrics_output(bool on) noexcept {
   s.metrics_on = on;
   s.dropped.store(0, std::memory_order_relaxed);  // a session's own count (stop reads it first)
   if (!on) {
-    s.metrics_lines.clear();
+    s.metrics_queue.clear();
     s.queued_bytes = 0;
   }
 }
@@ -310,20 +365,20 @@ std::uint64_t metrics_records_dropped() noexcept {
   return sinks().dropped.load(std::memory_order_relaxed);
 }
 
-void take_metrics_lines(std::vector<std::string>& out) {
+void take_metrics_records(std::vector<SharedRecord>& out) {
   out.clear();
   RecordSinks& s = sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
-  out.swap(s.metrics_lines);
+  out.swap(s.metrics_queue);
   s.queued_bytes = 0;
 }
 
-bool try_take_metrics_lines(std::vector<std::string>& out) {
+bool try_take_metrics_records(std::vector<SharedRecord>& out) {
   out.clear();
   RecordSinks& s = sinks();
   std::unique_lock<std::mutex> lock(s.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return false;
-  out.swap(s.metrics_lines);
+  out.swap(s.metrics_queue);
   s.queued_bytes = 0;
   return true;
 }
@@ -342,6 +397,7 @@ void reset_records() noexcept {
   RuntimeState& rt = runtime_state();
   std::lock_guard<std::mutex> lock(rt.mutex);
   rt.charged = false;
+  rt.maybe_charged.store(false, std::memory_order_relaxed);
   rt.record = CompileRecord();
 }
 
@@ -352,7 +408,10 @@ namespace jitscope {
 std::vector<CompileRecord> recent_compile_records() {
   detail::RecordSinks& s = detail::sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
-  return {s.recent.begin(), s.recent.end()};
+  std::vector<CompileRecord> out;
+  out.reserve(s.recent.size());
+  for (const detail::SharedRecord& r : s.recent) out.push_back(*r);
+  return out;
 }
 
 CompileRecord runtime_record() {

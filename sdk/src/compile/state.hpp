@@ -241,8 +241,11 @@ void with_runtime_record(std::uint64_t span_us, F&& f);
 std::mutex& runtime_mutex() noexcept;
 CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept;  // requires runtime_mutex()
 // A finished record: to the metrics file (when a session writes one) and the
-// in-memory ring of recent records.
+// in-memory ring of recent records. The copying form is for tests.
+void finish_record(CompileRecord&& record) noexcept;
 void finish_record(const CompileRecord& record) noexcept;
+// A record's bytes in memory, about: what the metrics queue's bound counts.
+std::size_t approx_bytes(const CompileRecord& record) noexcept;
 // Writes the runtime record if anything was charged to it, and starts anew.
 void flush_runtime_record() noexcept;
 
@@ -253,12 +256,14 @@ void flush_runtime_record() noexcept;
 using FirstUnitHook = void (*)() noexcept;
 void set_first_unit_hook(FirstUnitHook hook) noexcept;
 
-// The session's metrics output: lines wait here for the flusher.
+// The session's metrics output: records wait here for the flusher, which
+// writes their JSON lines.
+using SharedRecord = std::shared_ptr<const CompileRecord>;
 void set_metrics_output(bool on) noexcept;
-void take_metrics_lines(std::vector<std::string>& out);
+void take_metrics_records(std::vector<SharedRecord>& out);
 // The same without waiting: false if the queue is locked (a crash cycle).
-bool try_take_metrics_lines(std::vector<std::string>& out);
-// Called (outside any lock) each time a few thousand lines wait: the
+bool try_take_metrics_records(std::vector<SharedRecord>& out);
+// Called (outside any lock) each time a few thousand records wait: the
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.
 void set_metrics_wake(void (*wake)()) noexcept;

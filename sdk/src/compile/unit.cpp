@@ -50,13 +50,8 @@ std::string cap_utf8(std::string s, std::size_t max) {
 
 // Throws only for its own allocations (the caller's boundary); a hook that
 // throws is the record's data, "<hook failed: ...>", not an error.
-std::vector<std::string> run_recompile_hooks() {
-  std::vector<std::function<std::string()>> hooks;
-  {
-    UnitRegistry& reg = units();
-    std::lock_guard<std::mutex> lock(reg.mutex);
-    hooks = reg.hooks;
-  }
+std::vector<std::string> run_recompile_hooks(
+    const std::vector<std::function<std::string()>>& hooks) {
   std::vector<std::string> out;
   // Reserved, so the push_back below cannot throw.
   out.reserve(hooks.size());
@@ -222,9 +217,10 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
   // Failing, the unit is not recorded.
   const bool opened = guarded("opening a compile unit", [&] {
     auto state = std::make_shared<UnitState>();
+    CompileRecord& r = state->record;
     UnitRegistry& reg = units();
-    std::string model;
     std::uint64_t nth = 0;
+    std::vector<std::function<std::string()>> hooks;
     {
       std::lock_guard<std::mutex> lock(reg.mutex);
       if (options.frame.empty()) {
@@ -235,28 +231,44 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
         state->id = {reg.next_frame, 0};
         reg.frames.emplace(std::string(options.frame), std::make_pair(reg.next_frame++, 1u));
       }
-      model = reg.model_name;
+      r.name = reg.model_name;
       nth = reg.nth_graph++;
+      if (state->id.attempt > 0) hooks = reg.hooks;  // called outside the lock
     }
     state->self = state;
     t_graphs.emplace_back(options.graph);
     graph_pushed_ = true;
-    std::string graphs;
-    for (const std::string& g : t_graphs) graphs += (graphs.empty() ? "" : "_") + g;
-    CompileRecord& r = state->record;
-    r.name = model + "__" + graphs + "_" + std::to_string(nth);
+    // The name is model__graphs_nth, built in place: a unit's open is on
+    // the compiler's path, once per compile.
+    r.name += "__";
+    const std::size_t graphs_at = r.name.size();
+    for (const std::string& g : t_graphs) {
+      if (r.name.size() != graphs_at) r.name += '_';
+      r.name += g;
+    }
+    const std::size_t graphs_end = r.name.size();
+    r.name += '_';
+    append_decimal(r.name, nth);
     r.frame.assign(options.frame.data(), options.frame.size());
-    r.unit_key = !options.key.empty()     ? std::string(options.key)
-                 : !options.frame.empty() ? r.frame
-                                          : model + "__" + graphs;
+    if (!options.key.empty()) {
+      r.unit_key.assign(options.key.data(), options.key.size());
+    } else if (!options.frame.empty()) {
+      r.unit_key = r.frame;
+    } else {
+      r.unit_key.assign(r.name, 0, graphs_end);
+    }
     r.has_compile_id = true;
     r.compile_id = state->id;
     r.is_forward = options.is_forward;
     r.recompile_reason.assign(options.recompile_reason.data(), options.recompile_reason.size());
-    if (state->id.attempt > 0) r.recompile_user_contexts = run_recompile_hooks();
+    if (!hooks.empty()) r.recompile_user_contexts = run_recompile_hooks(hooks);
     r.start_time_us = unix_us_now();
     state->packed_id = pack(state->id);
-    state->display = state->id.display() + " " + r.name;
+    state->display.reserve(r.name.size() + 24);
+    state->display += '[';
+    append_compile_id(state->display, state->id.frame, state->id.attempt);
+    state->display += "] ";
+    state->display += r.name;
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     enter_unit(*state, frame_, false);
@@ -406,7 +418,9 @@ void CompileUnit::close() noexcept {
       s.record.end_time_us = unix_us_now();
       merge_unit_columns(s);
       s.closed = true;
-      done = s.record;
+      // Nothing writes the record once closed; name() still reads its name.
+      done = std::move(s.record);
+      s.record.name = done.name;
       have_record = true;
     }
     if (frame_.token.recorded()) {
@@ -420,7 +434,7 @@ void CompileUnit::close() noexcept {
   leave_unit(frame_);
   if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
   graph_pushed_ = false;
-  if (have_record) finish_record(done);
+  if (have_record) finish_record(std::move(done));
 }
 
 UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {

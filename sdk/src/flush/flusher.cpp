@@ -102,22 +102,25 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
 void Flusher::write_metrics(bool try_only) {
   if (!metrics_) return;
   if (try_only) {
-    if (!try_for_a_moment([&] { return try_take_metrics_lines(metrics_batch_); })) return;
+    if (!try_for_a_moment([&] { return try_take_metrics_records(metrics_batch_); })) return;
   } else {
-    take_metrics_lines(metrics_batch_);
+    take_metrics_records(metrics_batch_);
   }
   // Per-unit GPU metrics, known only once the last GPU record is in.
-  metrics_batch_.insert(metrics_batch_.end(), std::make_move_iterator(gpu_lines_.begin()),
-                        std::make_move_iterator(gpu_lines_.end()));
-  gpu_lines_.clear();
-  if (metrics_batch_.empty()) return;
+  if (metrics_batch_.empty() && gpu_lines_.empty()) return;
   std::string text;
-  for (const std::string& line : metrics_batch_) {
+  for (const SharedRecord& record : metrics_batch_) {
+    text += record->to_json();
+    text.push_back('\n');
+  }
+  for (const std::string& line : gpu_lines_) {
     text += line;
     text.push_back('\n');
   }
   metrics_->write(text);
-  stats_.compile_records_written += metrics_batch_.size();
+  stats_.compile_records_written += metrics_batch_.size() + gpu_lines_.size();
+  metrics_batch_.clear();  // the records go now, not at the next batch
+  gpu_lines_.clear();
 }
 
 void Flusher::close_metrics() {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "clock/clock.hpp"
+#include "compile/state.hpp"
 #include "cupti/cupti.hpp"
 #include "flush/compressing_sink.hpp"
 #include "flush/file_sink.hpp"
@@ -76,7 +77,7 @@ class Flusher {
   Config config_;
   FileSink sink_;
   std::unique_ptr<FileSink> metrics_;
-  std::vector<std::string> metrics_batch_;
+  std::vector<SharedRecord> metrics_batch_;
   // Between the writer and sink_ when the Perfetto form is compressed.
   std::unique_ptr<CompressingSink> compress_;
   std::uint32_t word_;
