@@ -15,6 +15,8 @@
 #include "adapters/adapter_trace.hpp"
 #include "trace_support.hpp"
 
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/ThreadPool.h>
 #include <llvm/Support/Threading.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
@@ -553,6 +555,45 @@ TEST(MlirAdapter, SecondInstrumentationOnOnePassManagerRecordsNothing) {
   EXPECT_NE(run.stderr_text.find("records nothing"), std::string::npos) << run.stderr_text;
   EXPECT_EQ(run.stats.spans_ended_out_of_order, 0u);
   EXPECT_EQ(run.stats.spans_incomplete, 0u);
+}
+
+// The "location" arg is written from the location's fields, never printed:
+// each function's own file:line:col, the file location inside a NameLoc,
+// and none for an unknown location.
+TEST(MlirAdapter, LocationsAreTheOpsFileLineAndColumn) {
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  // Each function is 7 lines; the tail ones have explicit locations.
+  const std::string text = module_text(false) +
+                           "func.func @named() {\n  return\n} loc(\"fn\"(\"gen.py\":40:7))\n"
+                           "func.func @nowhere() {\n  return\n} loc(unknown)\n";
+  llvm::SourceMgr sources;  // named, so that the locations name a file
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(text, "kernels.mlir"), llvm::SMLoc());
+  mlir::ParserConfig config(&context);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(sources, config);
+  ASSERT_TRUE(module);
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_locations"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  {
+    mlir::PassManager pm(&context);
+    pm.nest<mlir::func::FuncOp>().addPass(mlir::createCanonicalizerPass());
+    pm.addInstrumentation(jitscope::mlir::make_instrumentation({.analyses = false}));
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+  }
+  session.finish();
+  const nlohmann::json trace = jitscope::testing::load_trace(session.path());
+  std::map<std::string, std::string> where;  // function -> its span's location ("-": none)
+  for (const auto& e : jitscope::testing::events_with_ph(trace, "X")) {
+    const auto args = args_of(e);
+    if (!is_pass_span(e) || args.value("op", "") != "func.func") continue;
+    where[args.value("ir_name", "")] = args.value("location", "-");
+  }
+  ASSERT_EQ(where.size(), static_cast<std::size_t>(kFunctions) + 2);
+  for (int i = 0; i < kFunctions; ++i) {
+    EXPECT_EQ(where["f" + std::to_string(i)], "kernels.mlir:" + std::to_string(7 * i + 1) + ":1");
+  }
+  EXPECT_EQ(where["named"], "gen.py:40:7");
+  EXPECT_EQ(where["nowhere"], "-");
 }
 
 TEST(MlirAdapter, PassManagersInTurnEachRecordTheirOwn) {

@@ -13,7 +13,7 @@
 //     and "mlir::detail::OpToOpPassAdaptor" for the adaptors that run nested
 //     pipelines), args "pass" (its argument, "canonicalize"), "op" (the
 //     operation's name, "func.func"), "ir_name" (its sym_name, when it has
-//     one) and "location" (the op's location, Options::locations);
+//     one) and "location" (the op's file:line:col, Options::locations);
 //   - a pass that failed (runAfterPassFailed, a verifier failure included):
 //     "failed": true on its span, and on the pipeline it was running in,
 //     which MLIR then leaves without runAfterPipeline;
@@ -53,9 +53,8 @@
 // Cost: with no session, each callback is one relaxed load and a branch (the
 // end callbacks add a look at this thread's empty adapter stack). With a
 // session, a pass run is one span with a copied name and three or four
-// string args (the location is printed into a string: turn it off with
-// Options::locations for op-granular passes on huge modules); a threaded
-// pipeline adds one short lock. Nothing here throws into MLIR or aborts it.
+// string args (the location is written from its fields, not printed); a
+// threaded pipeline adds one short lock. Nothing here throws into MLIR or aborts it.
 //
 // Names: inside namespace jitscope, `mlir` means jitscope::mlir: write ::mlir::.
 // With JITSCOPE_DISABLE defined, the instrumentation records nothing.
@@ -71,6 +70,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,8 +83,8 @@
 #include <jitscope/detail/adapter_stack.hpp>
 
 #include <llvm/Support/Threading.h>
-#include <llvm/Support/raw_ostream.h>
 #include <mlir/IR/BuiltinAttributes.h>
+#include <mlir/IR/Location.h>
 #include <mlir/IR/Operation.h>
 #include <mlir/Pass/Pass.h>
 #endif
@@ -94,7 +94,7 @@ namespace mlir {
 
 struct Options {
   bool analyses = true;   // spans for the analyses computed, too
-  bool locations = true;  // the "location" arg (prints the op's location)
+  bool locations = true;  // the "location" arg (the op's file:line:col)
   bool pipelines = true;  // "pipeline" spans (workers attach to units either way)
   // A metrics column ("mlir_passes_us") of the compile unit current on the
   // host's thread: each top-level pass run there is an exclusive phase
@@ -214,6 +214,53 @@ inline std::uint64_t this_thread_id() noexcept {
   return id;
 }
 
+// Writes ":<n>" at `at` (room for kColonNumber chars); returns its end.
+inline constexpr std::size_t kColonNumber = 11;
+inline char* put_colon_number(char* at, unsigned n) noexcept {
+  char digits[10];
+  std::size_t count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0 && count < sizeof digits);
+  *at++ = ':';
+  while (count > 0) *at++ = digits[--count];
+  return at;
+}
+
+// The "location" arg: "file:line:col" of the first FileLineColLoc in the
+// op's location (a NameLoc, CallSiteLoc or FusedLoc wraps one), else a
+// NameLoc's name; none for an unknown location. Written from the location's
+// fields, never printed: a pass run on every function of a module pays
+// for this, where printing through raw_ostream cost more than the span.
+template <class SpanT>
+inline void add_location_arg(SpanT& span, ::mlir::Location location) noexcept {
+  ::mlir::FileLineColLoc file;
+  ::mlir::NameLoc name;
+  location->walk([&](::mlir::Location l) {
+    if (auto f = l.dyn_cast<::mlir::FileLineColLoc>()) {
+      file = f;
+      return ::mlir::WalkResult::interrupt();
+    }
+    if (!name) name = l.dyn_cast<::mlir::NameLoc>();
+    return ::mlir::WalkResult::advance();
+  });
+  if (!file) {
+    if (name) span.arg("location", view_of(name.getName().getValue()));
+    return;
+  }
+  const ::llvm::StringRef path = file.getFilename().getValue();
+  char text[256];
+  if (path.size() > sizeof text - 2 * kColonNumber) {
+    span.arg("location", view_of(path));  // a path this long: the file alone
+    return;
+  }
+  std::memcpy(text, path.data(), path.size());
+  char* at = put_colon_number(text + path.size(), file.getLine());
+  at = put_colon_number(at, file.getColumn());
+  span.arg("location", std::string_view(text, static_cast<std::size_t>(at - text)));
+}
+
 inline Counts Instrumentation::counts() const noexcept {
   const auto load = [](const std::atomic<std::uint64_t>& v) {
     return v.load(std::memory_order_relaxed);  // relaxed: a snapshot of tallies
@@ -276,12 +323,7 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
     if (auto sym = op->getAttrOfType<::mlir::StringAttr>("sym_name")) {
       span.arg("ir_name", view_of(sym.getValue()));
     }
-    if (options_.locations) {
-      std::string location;
-      ::llvm::raw_string_ostream os(location);
-      op->getLoc().print(os);
-      span.arg("location", os.str());
-    }
+    if (options_.locations) add_location_arg(span, op->getLoc());
     frames.push_back(std::move(frame));
   });
   if (!ok) {
