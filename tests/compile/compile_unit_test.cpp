@@ -107,7 +107,12 @@ TEST_F(Compile, NamesUseModelGraphStackAndAGlobalGraphCounter) {
   std::vector<std::string> names;
   {
     CompileUnit a({.graph = "fwd"});
+    a.close();  // the record moves out at close; the name stays readable
     names.push_back(a.name());
+    const std::vector<CompileRecord> records = recent_compile_records();
+    ASSERT_FALSE(records.empty());
+    EXPECT_EQ(records.back().name, "resnet__fwd_0");
+    EXPECT_EQ(records.back().unit_key, "resnet__fwd");  // no key or frame: the name less _nth
   }
   {
     GraphNameScope outer("joint");
