@@ -196,3 +196,50 @@ TEST(AggregatorBegins, PastTheBoundBeginsAndTheirEndsAreCountedNeverMisPaired) {
 }
 
 }  // namespace
+
+namespace {
+
+// Units 0/0..4/0 on one thread, each slice `walls_us[i]` long with one
+// phase span inside it, written as the SDK writes them (the phase first).
+std::string units_trace(const std::vector<int>& walls_us) {
+  std::string t = "[";
+  int ts = 0;
+  for (std::size_t i = 0; i < walls_us.size(); ++i) {
+    const std::string cid = R"("args":{"compile_id":")" + std::to_string(i) + R"(/0"}})";
+    t += R"({"ph":"X","name":"phase","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1) +
+         R"(,"dur":1,)" + cid + ",";
+    t += R"({"ph":"X","cat":"compile_unit","name":"[)" + std::to_string(i) + R"(/0] u","pid":1,)" +
+         R"("tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(walls_us[i]) +
+         "," + cid + (i + 1 < walls_us.size() ? "," : "");
+    ts += walls_us[i] + 10;
+  }
+  return t + "]";
+}
+
+}  // namespace
+
+// A report of millions of units keeps waterfalls for the slowest
+// Options::waterfall_units only, whatever the order the units end in; the
+// others keep their phase totals and span count, marked waterfall_dropped.
+TEST(AggregatorWaterfalls, OnlyTheSlowestUnitsKeepTheirSpans) {
+  const std::vector<int> walls = {300, 100, 500, 200, 400};  // 2/0 and 4/0 are the slowest
+  Aggregator::Options opt;
+  opt.waterfall_units = 2;
+  const Report r = aggregate(units_trace(walls), opt);
+  ASSERT_EQ(r.units.size(), walls.size());
+  EXPECT_EQ(r.waterfall_limit, 2u);
+  EXPECT_EQ(r.waterfalls_dropped, 3u);
+  for (const auto& u : r.units) {
+    SCOPED_TRACE(u.compile_id);
+    const bool kept = u.compile_id == "2/0" || u.compile_id == "4/0";
+    EXPECT_EQ(u.waterfall_dropped, !kept);
+    EXPECT_EQ(u.spans.size(), kept ? 1u : 0u);
+    EXPECT_EQ(u.spans_total, 1u);
+    ASSERT_EQ(u.phases.size(), 1u);  // the phase table is every unit's
+    EXPECT_EQ(u.phases[0].count, 1u);
+  }
+  opt.waterfall_units = 0;  // the text formats: no waterfall at all
+  const Report none = aggregate(units_trace(walls), opt);
+  EXPECT_EQ(none.waterfalls_dropped, walls.size());
+  for (const auto& u : none.units) EXPECT_TRUE(u.spans.empty() && u.waterfall_dropped);
+}

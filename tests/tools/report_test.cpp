@@ -384,10 +384,11 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
-  // The units section is three keys: unit_walls (the spread), units (the
-  // rows) and failed_passes.
-  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "units",
-                                         "failed_passes", "top_spans", "gpu"}));
+  // The units section is four keys: unit_walls (the spread), waterfalls
+  // (which units kept their spans), units (the rows) and failed_passes.
+  EXPECT_EQ(keys,
+            (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "waterfalls",
+                                   "units", "failed_passes", "top_spans", "gpu"}));
 
   const std::string out = temp_path("report_output");
   const Result to_file = report({path, "--output", out, "-f", "json"});

@@ -18,6 +18,8 @@ namespace {
 
 constexpr std::size_t kNoMark = std::numeric_limits<std::size_t>::max();
 constexpr std::uint64_t kUnknownSize = InputFile::kUnknownSize;
+// Room past a chunk for the tail of an event the chunk's end cut (see fill()).
+constexpr std::size_t kTailRoom = std::size_t{1} << 20;
 
 // "'x'" for a printable character, "byte 0xNN" otherwise.
 std::string describe(int c) {
@@ -122,8 +124,14 @@ bool TraceReader::Run::fill() {
   }
   if (head_.size() > to_read) to_read = head_.size();
   const std::size_t want = end_ + to_read + kJsonPadding;
-  if (buf_.size() < want)
-    buf_.resize(std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
+  // The first buffer has room for a chunk and for the tail of an event cut
+  // by the chunk's end (kTailRoom; a small file's size again), so that it
+  // does not grow to twice the chunk on the second read. A longer tail
+  // grows it.
+  if (buf_.size() < want) {
+    buf_.resize(buf_.empty() ? want + std::min(kTailRoom, to_read)
+                             : std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
+  }
   std::string why;
   long n;
   if (!head_.empty()) {

@@ -44,6 +44,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <set>
 #include <string>
@@ -62,7 +63,13 @@ class Aggregator final : private SelfTimeSink {
     std::size_t self_time_run_spans = SelfTime::kDefaultRunSpans;  // spans sorted in memory
     std::size_t max_open_begins = std::size_t{1} << 20;            // per thread
     std::size_t max_open_begins_total = std::size_t{1} << 22;      // all threads
+    // Units whose waterfall spans (UnitRow::spans) are kept: the slowest
+    // by their own slice's wall time. 0: none (the text formats show no
+    // waterfall). Each holds up to UnitRow::kMaxSpans spans, so a report
+    // of millions of units keeps its memory per unit flat.
+    std::size_t waterfall_units = kDefaultWaterfallUnits;
   };
+  static constexpr std::size_t kDefaultWaterfallUnits = 1000;
   explicit Aggregator(Options opt);
   ~Aggregator();
 
@@ -131,6 +138,14 @@ class Aggregator final : private SelfTimeSink {
   void unit_rows(Report& r, const MetricsFile* metrics, std::set<std::string>& unit_pids);
   // The unit's thread, lanes and waterfall spans into `row`.
   void place_spans(const UnitStats& u, UnitRow& row) const;
+  // A span of unit `unit` for its waterfall, if the unit may still keep one.
+  void keep_waterfall_span(std::uint32_t unit, std::int64_t start, std::int64_t dur,
+                           std::uint32_t name, std::uint32_t thread);
+  // The unit's own slice ended after `wall_ns`: it keeps its waterfall if it
+  // is among the opt_.waterfall_units slowest so far; the one it displaces
+  // (or itself) lets its spans go.
+  void settle_waterfall(std::uint32_t unit, std::int64_t wall_ns);
+  void drop_waterfall(std::uint32_t unit);
   void top_rows(Report& r);
   void gpu_rows(Report& r, std::set<std::string>& unit_pids) const;
   // The failed passes: the "failed" spans and each crashed thread's innermost open span.
@@ -141,7 +156,9 @@ class Aggregator final : private SelfTimeSink {
   Index names_index_;
   std::vector<NameStats> names_;
   Index units_index_;
-  std::vector<UnitStats> units_;
+  // A deque: no doubling copies of a unit's state (most of the report's
+  // memory per unit), and references stay valid as units are added.
+  std::deque<UnitStats> units_;
   Index threads_index_;
   std::array<NumberSlot, 256> threads_by_number_{};
   std::vector<ThreadState> threads_;
@@ -154,6 +171,10 @@ class Aggregator final : private SelfTimeSink {
   std::string last_thread_key_;
 
   std::vector<TopEntry> top_;  // min-heap of the slowest spans
+  // Min-heap of (own wall ns, unit) of the units keeping their waterfalls.
+  std::vector<std::pair<std::int64_t, std::uint32_t>> waterfalls_;
+  std::uint64_t units_with_spans_ = 0;  // units holding waterfall spans now
+  std::uint64_t waterfalls_dropped_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t order_ = 0;  // X slices and B's as written: ties in self time
   SelfTime self_;

@@ -36,6 +36,7 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
       u.own_end = start + dur;
       u.own_thread = thread;
     }
+    if (!attached && !u.waterfall_settled) settle_waterfall(unit, dur);
     if (u.first_thread == kNone) u.first_thread = thread;
     if (u.display.empty()) u.display = std::string(strip_unit_prefix(name));
     stats_name = kNone;  // the units table has it
@@ -52,7 +53,7 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
       ++p.count;
       p.total = sat_add(p.total, dur);
       u.add_thread(thread);
-      u.keep_span(UnitStats::Placed{start, dur, name_index, thread});
+      keep_waterfall_span(unit, start, dur, name_index, thread);
     }
   }
   // The slowest spans: the opt_.top_n greatest by slower(), the fastest on top.
@@ -71,6 +72,48 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   ts.from_x = from_x ? 1 : 0;
   self_.add(ts);
   return name_index;
+}
+
+void Aggregator::keep_waterfall_span(std::uint32_t unit, std::int64_t start, std::int64_t dur,
+                                     std::uint32_t name, std::uint32_t thread) {
+  UnitStats& u = units_[unit];
+  ++u.spans_total;
+  if (u.waterfall_dropped) return;
+  if (u.longest.empty()) {
+    // Units whose own slice has not ended yet (in flight, or traces without
+    // unit slices) hold spans unweighed: past a few times the limit, a new
+    // one keeps none, so memory stays bounded whatever the trace.
+    if (opt_.waterfall_units == 0 || units_with_spans_ >= 4 * opt_.waterfall_units + 64) {
+      u.waterfall_dropped = true;
+      ++waterfalls_dropped_;
+      return;
+    }
+    ++units_with_spans_;
+  }
+  keep_greatest(
+      u.longest, UnitRow::kMaxSpans, UnitStats::Placed{start, dur, name, thread},
+      [](const UnitStats::Placed& a, const UnitStats::Placed& b) { return a.dur < b.dur; });
+}
+
+void Aggregator::settle_waterfall(std::uint32_t unit, std::int64_t wall_ns) {
+  units_[unit].waterfall_settled = true;
+  if (units_[unit].waterfall_dropped || opt_.waterfall_units == 0) return;
+  const auto slower = [](const auto& a, const auto& b) { return a > b; };  // min-heap
+  waterfalls_.emplace_back(wall_ns, unit);
+  std::push_heap(waterfalls_.begin(), waterfalls_.end(), slower);
+  if (waterfalls_.size() <= opt_.waterfall_units) return;
+  std::pop_heap(waterfalls_.begin(), waterfalls_.end(), slower);
+  drop_waterfall(waterfalls_.back().second);
+  waterfalls_.pop_back();
+}
+
+void Aggregator::drop_waterfall(std::uint32_t unit) {
+  UnitStats& u = units_[unit];
+  if (u.waterfall_dropped) return;
+  u.waterfall_dropped = true;
+  ++waterfalls_dropped_;
+  if (!u.longest.empty()) --units_with_spans_;
+  std::vector<UnitStats::Placed>().swap(u.longest);
 }
 
 void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {

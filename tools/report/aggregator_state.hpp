@@ -179,13 +179,10 @@ struct Aggregator::UnitStats {
   };
   std::vector<Placed> longest;
   std::uint64_t spans_total = 0;
+  bool waterfall_settled = false;  // its own slice was weighed (settle_waterfall)
+  bool waterfall_dropped = false;  // its spans let go: not among the slowest units
 
   void add_thread(std::uint32_t t) { threads.insert(t); }
-  void keep_span(const Placed& s) {
-    ++spans_total;
-    keep_greatest(longest, UnitRow::kMaxSpans, s,
-                  [](const Placed& a, const Placed& b) { return a.dur < b.dur; });
-  }
 };
 
 struct Aggregator::ThreadState {

@@ -70,8 +70,11 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
       joined[target] = &m;
     }
   }
+  r.units.reserve(units_.size());  // exact: a unit's row is most of its memory
+  r.waterfall_limit = opt_.waterfall_units;
+  r.waterfalls_dropped = waterfalls_dropped_;
   for (std::uint32_t i = 0; i < units_.size(); ++i) {
-    const UnitStats& u = units_[i];
+    UnitStats& u = units_[i];
     const UnitMetrics* m = joined[i];
     if (!listed(u) && m == nullptr) continue;
     UnitRow row;
@@ -95,11 +98,17 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
       return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
     });
     place_spans(u, row);
+    row.waterfall_dropped = u.waterfall_dropped;
+    // What the row now holds, let go: later tables read only the unit's
+    // ids and GPU counts.
+    std::unordered_set<std::uint32_t>().swap(u.threads);
+    std::unordered_map<std::uint32_t, PhaseAgg>().swap(u.phases);
+    std::vector<UnitStats::Placed>().swap(u.longest);
     row.self_ns = u.self;
     row.unit_key = u.unit_key;
     row.frame = u.frame;
     if (m != nullptr) {
-      row.metrics = *m;
+      row.metrics = std::make_shared<const UnitMetrics>(*m);
       if (row.name.empty()) row.name = row.metrics->name;
       if (row.unit_key.empty()) row.unit_key = m->unit_key;
       if (row.frame.empty()) row.frame = m->frame;

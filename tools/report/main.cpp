@@ -159,6 +159,7 @@ int run(int argc, char** argv) {
   double min_change_ms = 1.0, fail_pct = 0;
   std::string gate_on = "total";
   std::size_t top = 10;
+  std::size_t waterfall_units = report::Aggregator::kDefaultWaterfallUnits;
   std::vector<std::string> sections;
   app.add_option("TRACE", traces,
                  "the trace: a Chrome trace-event JSON file, plain or gzip'd (.json.gz, known by "
@@ -207,6 +208,11 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "csv", "json", "markdown", "html"}));
   app.add_option("--top,-n", top, "how many of the slowest spans to list (default 10)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000000}));
+  app.add_option("--waterfall-units", waterfall_units,
+                 "json and html: how many units keep their phase waterfall, the slowest by "
+                 "wall time (default 1000; each holds up to 128 spans, so memory stays flat "
+                 "over millions of units)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_option("--section,-s", sections,
                  "only these sections (repeat or comma-separate): header, compile_times, phases, "
                  "units, top_spans, gpu (or with '-' for '_')")
@@ -286,6 +292,9 @@ int run(int argc, char** argv) {
 
   report::Aggregator::Options opt;
   opt.top_n = top;
+  opt.waterfall_units = waterfall_units;
+  // Only the JSON and HTML forms show waterfalls: the others keep none.
+  if (fmt != report::Format::kJson && fmt != report::Format::kHtml) opt.waterfall_units = 0;
   if (!baselines.empty()) {
     if (!sections.empty()) {
       csec = report::CompareSections{false, false, false, false};

@@ -180,6 +180,7 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
   }
   j.end_array();
   j.member("spans_total", u.spans_total);
+  j.member("waterfall_dropped", u.waterfall_dropped);
   j.key("metrics");
   if (u.metrics) {
     json_unit_metrics(j, *u.metrics, opt);
@@ -248,7 +249,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
       j.begin_object();
       j.member("units", static_cast<std::uint64_t>(
                             std::count_if(r.units.begin(), r.units.end(),
-                                          [](const UnitRow& u) { return u.metrics.has_value(); })));
+                                          [](const UnitRow& u) { return u.metrics != nullptr; })));
       j.member("runtime_records", r.runtime_records);
       j.member("runtime_duration_ns", r.runtime_duration_ns);
       j.end_object();
@@ -310,6 +311,11 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.member("p90_ns", w.p90_ns);
     j.member("p99_ns", w.p99_ns);
     j.member("stddev_ns", w.stddev_ns);
+    j.end_object();
+    j.key("waterfalls");  // which units kept their spans
+    j.begin_object();
+    j.member("limit", r.waterfall_limit);
+    j.member("dropped", r.waterfalls_dropped);
     j.end_object();
     j.key("units");
     j.begin_array();

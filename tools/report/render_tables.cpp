@@ -84,7 +84,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     if (r.has_metrics) {
       row("metrics_units",
           std::to_string(std::count_if(r.units.begin(), r.units.end(),
-                                       [](const UnitRow& u) { return u.metrics.has_value(); })));
+                                       [](const UnitRow& u) { return u.metrics != nullptr; })));
       row("runtime_records", std::to_string(r.runtime_records));
       if (r.runtime_records > 0) row(human ? "runtime" : "runtime_ns", t(r.runtime_duration_ns));
     }

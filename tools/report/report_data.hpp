@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -169,7 +170,9 @@ struct UnitRow {
   std::int64_t self_ns = 0;
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
-  std::optional<UnitMetrics> metrics;
+  // Shared, not inline: most rows of a big trace have none, and a
+  // UnitMetrics is a third of a row.
+  std::shared_ptr<const UnitMetrics> metrics;
   // The thread of its own slice (else of its first unit slice): the
   // timeline's lane. Empty for a unit without a slice.
   std::optional<UnitLane> thread;
@@ -177,6 +180,9 @@ struct UnitRow {
   // Its kMaxSpans longest spans (by start), of spans_total: bounded per unit.
   std::vector<UnitSpan> spans;
   std::uint64_t spans_total = 0;
+  // Its spans were let go: not among the Report::waterfall_limit slowest
+  // units (Aggregator::Options::waterfall_units).
+  bool waterfall_dropped = false;
   static constexpr std::size_t kMaxSpans = 128;
 };
 
@@ -240,6 +246,10 @@ struct Report {
   std::vector<NameRow> names;  // by total desc
   std::vector<UnitRow> units;  // by compile id, then pid (units are keyed by (pid, compile_id))
   UnitWallSummary unit_walls;
+  // Units keep their waterfall spans up to this many (the slowest); the
+  // others' were let go (UnitRow::waterfall_dropped), counted here.
+  std::uint64_t waterfall_limit = 0;
+  std::uint64_t waterfalls_dropped = 0;
   bool multi_process_units =
       false;                 // units (or GPU units) from more than one pid: show a pid column
   std::vector<SpanRow> top;  // slowest first

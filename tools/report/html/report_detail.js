@@ -36,7 +36,12 @@ function unitDetail(page, u) {
 
   d.appendChild(el('h4', null, 'Phases'));
   d.appendChild(waterfall(u));
-  if (u.spans_total > u.spans.length) {
+  if (u.waterfall_dropped) {
+    d.appendChild(el('p', { class: 'note' },
+                     'waterfall not kept: only the slowest units keep theirs ' +
+                     '(jitscope-report --waterfall-units); its ' + u.spans_total +
+                     ' spans are in the phases below'));
+  } else if (u.spans_total > u.spans.length) {
     d.appendChild(el('p', { class: 'note' },
                      'the ' + u.spans.length + ' longest of ' + u.spans_total + ' spans'));
   }
@@ -142,7 +147,8 @@ function waterfall(u) {
   });
   if (!u.spans.length) {
     const t = svgEl('text', { x: String(labelW), y: '30' });
-    t.textContent = 'no phase spans in the trace';
+    t.textContent = u.waterfall_dropped ? 'waterfall not kept (not among the slowest units)'
+                                        : 'no phase spans in the trace';
     svg.appendChild(t);
   }
   for (const [s, depth] of placed) {
