@@ -1,0 +1,127 @@
+// LLVM's default<O2> pipeline on a module of N copies of a few functions,
+// in one of four modes, for callgrind to count the instructions inside
+// run_pipeline (bench/adapters/adapter_bench.sh):
+//   none      LLVM's StandardInstrumentations only, as opt runs
+//   timing    and LLVM's own pass timing (-time-passes)
+//   jitscope  and jitscope::llvm's callbacks, with a session on
+//   attached  and jitscope::llvm's callbacks, with no session
+// A third argument "analyses" registers the adapter with analysis spans
+// (off by default). It prints the runs it saw (per-run figures divide by them).
+#include <jitscope/jitscope.hpp>
+#include <jitscope/llvm.hpp>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassTimingInfo.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
+#include <llvm/Support/SourceMgr.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace {
+
+// A loop, a dead loop, a call graph: work for the loop, CGSCC and function
+// passes. `i` renames each copy.
+std::string functions(int i) {
+  const std::string n = std::to_string(i);
+  return "define i32 @sum" + n +
+         "(i32 %n) {\n"
+         "entry:\n  br label %loop\n"
+         "loop:\n"
+         "  %i = phi i32 [0, %entry], [%i.next, %loop]\n"
+         "  %acc = phi i32 [0, %entry], [%acc.next, %loop]\n"
+         "  %acc.next = add i32 %acc, %i\n"
+         "  %i.next = add i32 %i, 1\n"
+         "  %done = icmp sge i32 %i.next, %n\n"
+         "  br i1 %done, label %exit, label %loop\n"
+         "exit:\n  ret i32 %acc.next\n}\n"
+         "define i32 @dead" +
+         n +
+         "(i32 %x) {\n"
+         "entry:\n  br label %loop\n"
+         "loop:\n"
+         "  %i = phi i32 [0, %entry], [%m, %loop]\n"
+         "  %m = add i32 %i, 1\n"
+         "  %c = icmp slt i32 %m, 10\n"
+         "  br i1 %c, label %loop, label %exit\n"
+         "exit:\n  ret i32 %x\n}\n"
+         "define i32 @caller" +
+         n + "(i32 %x) {\n  %a = call i32 @sum" + n + "(i32 %x)\n  %b = call i32 @dead" + n +
+         "(i32 %a)\n  ret i32 %b\n}\n";
+}
+
+// The measured part: callgrind --toggle-collect='run_pipeline*'.
+__attribute__((noinline)) void run_pipeline(llvm::ModulePassManager& mpm, llvm::Module& module,
+                                            llvm::ModuleAnalysisManager& mam) {
+  mpm.run(module, mam);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string_view mode = argc > 1 ? argv[1] : "none";
+  const int copies = argc > 2 ? std::atoi(argv[2]) : 20;
+  // A third argument "analyses": the adapter with analysis spans too.
+  jitscope::llvm::Options options;
+  options.analyses = argc > 3 && std::string_view(argv[3]) == "analyses";
+  if (mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached") {
+    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached [copies]\n", argv[0]);
+    return 2;
+  }
+  std::string text;
+  for (int i = 0; i < copies; ++i) text += functions(i);
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(text, error, context);
+  if (!module) {
+    std::fprintf(stderr, "llvm_o2_driver: %s\n", error.getMessage().str().c_str());
+    return 1;
+  }
+  if (mode == "timing") llvm::TimePassesIsEnabled = true;
+  if (mode == "jitscope") {
+    jitscope::Config config;
+    config.output_path = "llvm_o2_driver.pftrace";
+    config.cupti = jitscope::CuptiMode::kOff;
+    if (const jitscope::Status st = jitscope::start(config); !st) {
+      std::fprintf(stderr, "llvm_o2_driver: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassInstrumentationCallbacks pic;
+  llvm::StandardInstrumentations standard(context, /*DebugLogging=*/false);
+  standard.registerCallbacks(pic, &fam);
+  jitscope::llvm::Registration registration;
+  if (mode == "jitscope" || mode == "attached") {
+    registration = jitscope::llvm::register_callbacks(pic, options);
+  }
+  llvm::PassBuilder pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (auto err = pb.parsePassPipeline(mpm, "default<O2>")) {
+    std::fprintf(stderr, "llvm_o2_driver: %s\n", llvm::toString(std::move(err)).c_str());
+    return 1;
+  }
+  run_pipeline(mpm, *module, mam);
+  if (mode == "jitscope") jitscope::stop();
+  if (mode == "jitscope" || mode == "attached") {
+    const jitscope::llvm::Counts counts = registration.counts();
+    std::printf("pass runs %llu, analysis runs %llu\n",
+                static_cast<unsigned long long>(counts.passes),
+                static_cast<unsigned long long>(counts.analyses));
+  }
+  return 0;
+}
