@@ -190,23 +190,29 @@ PyObject* unit_set(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   UnitObject* self = as_unit(obj);
   if (self->unit == nullptr) Py_RETURN_NONE;
   std::string k, v;
-  const std::string_view key = utf8_of(args[0], k);
   PyObject* value = args[1];
   jitscope::Status status;
-  if (PyBool_Check(value)) {
-    status = self->unit->set(key, value == Py_True);
-  } else if (PyLong_Check(value)) {
-    const long long n = PyLong_AsLongLong(value);
-    if (n == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      status = self->unit->set(key, utf8_of(value, v));  // past 64 bits: its digits
+  // The key and a str value are copied here: out of memory must not throw
+  // through the interpreter's C frames.
+  try {
+    const std::string_view key = utf8_of(args[0], k);
+    if (PyBool_Check(value)) {
+      status = self->unit->set(key, value == Py_True);
+    } else if (PyLong_Check(value)) {
+      const long long n = PyLong_AsLongLong(value);
+      if (n == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        status = self->unit->set(key, utf8_of(value, v));  // past 64 bits: its digits
+      } else {
+        status = self->unit->set(key, std::int64_t{n});
+      }
+    } else if (PyFloat_Check(value)) {
+      status = self->unit->set(key, PyFloat_AS_DOUBLE(value));
     } else {
-      status = self->unit->set(key, std::int64_t{n});
+      status = self->unit->set(key, utf8_of(value, v));
     }
-  } else if (PyFloat_Check(value)) {
-    status = self->unit->set(key, PyFloat_AS_DOUBLE(value));
-  } else {
-    status = self->unit->set(key, utf8_of(value, v));
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
   }
   said_if_failed(status, "unit.set");
   Py_RETURN_NONE;

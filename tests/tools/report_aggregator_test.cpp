@@ -199,18 +199,22 @@ TEST(AggregatorBegins, PastTheBoundBeginsAndTheirEndsAreCountedNeverMisPaired) {
 
 namespace {
 
-// Units 0/0..4/0 on one thread, each slice `walls_us[i]` long with one
-// phase span inside it, written as the SDK writes them (the phase first).
+// Units 0/0, 1/0, ... on one thread, each slice `walls_us[i]` long with one
+// phase span inside it, written as the SDK writes them (the phase first). A
+// wall of 0: the phase only, no unit slice (lost, or open at a crash).
 std::string units_trace(const std::vector<int>& walls_us) {
   std::string t = "[";
   int ts = 0;
   for (std::size_t i = 0; i < walls_us.size(); ++i) {
     const std::string cid = R"("args":{"compile_id":")" + std::to_string(i) + R"(/0"}})";
+    if (i > 0) t += ",";
     t += R"({"ph":"X","name":"phase","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1) +
-         R"(,"dur":1,)" + cid + ",";
-    t += R"({"ph":"X","cat":"compile_unit","name":"[)" + std::to_string(i) + R"(/0] u","pid":1,)" +
-         R"("tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(walls_us[i]) +
-         "," + cid + (i + 1 < walls_us.size() ? "," : "");
+         R"(,"dur":1,)" + cid;
+    if (walls_us[i] > 0) {
+      t += R"(,{"ph":"X","cat":"compile_unit","name":"[)" + std::to_string(i) +
+           R"(/0] u","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+           std::to_string(walls_us[i]) + "," + cid;
+    }
     ts += walls_us[i] + 10;
   }
   return t + "]";
@@ -242,4 +246,27 @@ TEST(AggregatorWaterfalls, OnlyTheSlowestUnitsKeepTheirSpans) {
   const Report none = aggregate(units_trace(walls), opt);
   EXPECT_EQ(none.waterfalls_dropped, walls.size());
   for (const auto& u : none.units) EXPECT_TRUE(u.spans.empty() && u.waterfall_dropped);
+}
+
+// Units whose own slice never comes hold their spans unweighed only up to a
+// bound, the oldest letting go first: they never keep a later, slower unit
+// from its waterfall.
+TEST(AggregatorWaterfalls, UnitsWithoutTheirSliceNeverCrowdOutTheSlowest) {
+  std::vector<int> walls(200, 0);  // 200 units with phases and no slice
+  walls.push_back(100);
+  walls.push_back(500);  // 201/0: the slowest
+  Aggregator::Options opt;
+  opt.waterfall_units = 1;
+  const Report r = aggregate(units_trace(walls), opt);
+  ASSERT_EQ(r.units.size(), walls.size());
+  const auto& slowest = r.units.back();
+  ASSERT_EQ(slowest.compile_id, "201/0");
+  EXPECT_FALSE(slowest.waterfall_dropped);
+  EXPECT_EQ(slowest.spans.size(), 1u);
+  EXPECT_TRUE(r.units[200].waterfall_dropped);  // displaced by 201/0
+  std::size_t held = 0;
+  for (std::size_t i = 0; i < 200; ++i) held += r.units[i].spans.empty() ? 0 : 1;
+  EXPECT_LE(held, 4u * opt.waterfall_units + 64);  // the bound on units held unweighed
+  EXPECT_GT(held, 0u);                              // the newest of them still hold theirs
+  EXPECT_EQ(r.waterfalls_dropped, walls.size() - 1 - held);
 }

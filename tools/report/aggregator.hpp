@@ -173,7 +173,10 @@ class Aggregator final : private SelfTimeSink {
   std::vector<TopEntry> top_;  // min-heap of the slowest spans
   // Min-heap of (own wall ns, unit) of the units keeping their waterfalls.
   std::vector<std::pair<std::int64_t, std::uint32_t>> waterfalls_;
-  std::uint64_t units_with_spans_ = 0;  // units holding waterfall spans now
+  // Units holding spans before their own slice ended, oldest first (stale
+  // entries: settled or dropped since), and how many of them are live.
+  std::deque<std::uint32_t> unsettled_;
+  std::uint64_t unsettled_with_spans_ = 0;
   std::uint64_t waterfalls_dropped_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t order_ = 0;  // X slices and B's as written: ties in self time

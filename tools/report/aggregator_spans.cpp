@@ -79,25 +79,38 @@ void Aggregator::keep_waterfall_span(std::uint32_t unit, std::int64_t start, std
   UnitStats& u = units_[unit];
   ++u.spans_total;
   if (u.waterfall_dropped) return;
-  if (u.longest.empty()) {
-    // Units whose own slice has not ended yet (in flight, or traces without
-    // unit slices) hold spans unweighed: past a few times the limit, a new
-    // one keeps none, so memory stays bounded whatever the trace.
-    if (opt_.waterfall_units == 0 || units_with_spans_ >= 4 * opt_.waterfall_units + 64) {
-      u.waterfall_dropped = true;
-      ++waterfalls_dropped_;
-      return;
-    }
-    ++units_with_spans_;
+  if (opt_.waterfall_units == 0) {
+    drop_waterfall(unit);
+    return;
   }
-  keep_greatest(
-      u.longest, UnitRow::kMaxSpans, UnitStats::Placed{start, dur, name, thread},
-      [](const UnitStats::Placed& a, const UnitStats::Placed& b) { return a.dur < b.dur; });
+  if (u.longest.empty() && !u.waterfall_settled) {
+    // Held unweighed until its own slice ends (SDK traces write a unit's
+    // phases first). Past a few times the limit, the oldest such unit lets
+    // its spans go: its slice may never come (lost to a full ring, open at
+    // a crash, or a trace without unit slices), and memory stays bounded.
+    const auto stale = [this](std::uint32_t v) {
+      return units_[v].waterfall_settled || units_[v].waterfall_dropped;
+    };
+    while (!unsettled_.empty() && stale(unsettled_.front())) unsettled_.pop_front();
+    unsettled_.push_back(unit);
+    ++unsettled_with_spans_;
+    while (unsettled_with_spans_ > 4 * opt_.waterfall_units + 64) {
+      const std::uint32_t oldest = unsettled_.front();
+      unsettled_.pop_front();
+      if (!stale(oldest)) drop_waterfall(oldest);
+    }
+  }
+  keep_greatest(u.longest, UnitRow::kMaxSpans, UnitStats::Placed{start, dur, name, thread},
+                [](const UnitStats::Placed& a, const UnitStats::Placed& b) {
+                  return a.dur < b.dur;
+                });
 }
 
 void Aggregator::settle_waterfall(std::uint32_t unit, std::int64_t wall_ns) {
-  units_[unit].waterfall_settled = true;
-  if (units_[unit].waterfall_dropped || opt_.waterfall_units == 0) return;
+  UnitStats& u = units_[unit];
+  u.waterfall_settled = true;
+  if (u.waterfall_dropped) return;
+  if (!u.longest.empty()) --unsettled_with_spans_;
   const auto slower = [](const auto& a, const auto& b) { return a > b; };  // min-heap
   waterfalls_.emplace_back(wall_ns, unit);
   std::push_heap(waterfalls_.begin(), waterfalls_.end(), slower);
@@ -110,9 +123,9 @@ void Aggregator::settle_waterfall(std::uint32_t unit, std::int64_t wall_ns) {
 void Aggregator::drop_waterfall(std::uint32_t unit) {
   UnitStats& u = units_[unit];
   if (u.waterfall_dropped) return;
+  if (!u.waterfall_settled && !u.longest.empty()) --unsettled_with_spans_;
   u.waterfall_dropped = true;
   ++waterfalls_dropped_;
-  if (!u.longest.empty()) --units_with_spans_;
   std::vector<UnitStats::Placed>().swap(u.longest);
 }
 

@@ -365,6 +365,10 @@ std::uint64_t metrics_records_dropped() noexcept {
   return sinks().dropped.load(std::memory_order_relaxed);
 }
 
+void add_metrics_records_dropped(std::uint64_t n) noexcept {
+  sinks().dropped.fetch_add(n, std::memory_order_relaxed);  // relaxed: see RecordSinks::dropped
+}
+
 void take_metrics_records(std::vector<SharedRecord>& out) {
   out.clear();
   RecordSinks& s = sinks();

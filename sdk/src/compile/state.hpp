@@ -135,6 +135,9 @@ struct UnitState {
   bool closed = false;   // guarded by mutex: the record has been written
   CompileId id;
   std::string display;  // "[3/1] name": its trace slice
+  // The record's name, kept apart: the record moves out at close, and
+  // CompileUnit::name() must stay valid (set at open, never changed).
+  std::string name;
   std::uint64_t packed_id = 0;
   std::weak_ptr<UnitState> self;   // for current_compile_unit()
   UnitState* live_prev = nullptr;  // the live-unit list, guarded by the unit registry's mutex
@@ -267,8 +270,10 @@ bool try_take_metrics_records(std::vector<SharedRecord>& out);
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.
 void set_metrics_wake(void (*wake)()) noexcept;
-// Records the metrics queue could not hold since set_metrics_output(true).
+// Records the metrics queue could not hold since set_metrics_output(true),
+// and those the flusher could not write (add_metrics_records_dropped).
 std::uint64_t metrics_records_dropped() noexcept;
+void add_metrics_records_dropped(std::uint64_t n) noexcept;
 
 std::uint64_t unix_us_now() noexcept;
 

@@ -264,6 +264,7 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     if (!hooks.empty()) r.recompile_user_contexts = run_recompile_hooks(hooks);
     r.start_time_us = unix_us_now();
     state->packed_id = pack(state->id);
+    state->name = r.name;
     state->display.reserve(r.name.size() + 24);
     state->display += '[';
     append_compile_id(state->display, state->id.frame, state->id.attempt);
@@ -303,7 +304,7 @@ CompileId CompileUnit::id() const noexcept { return state_ ? state_->id : Compil
 
 const std::string& CompileUnit::name() const noexcept {
   static const std::string kNone;
-  return state_ ? state_->record.name : kNone;  // set before any other thread sees the state
+  return state_ ? state_->name : kNone;  // set at open, never changed
 }
 
 void CompileUnit::fail(std::string_view type, std::string_view reason) noexcept {
@@ -418,9 +419,8 @@ void CompileUnit::close() noexcept {
       s.record.end_time_us = unix_us_now();
       merge_unit_columns(s);
       s.closed = true;
-      // Nothing writes the record once closed; name() still reads its name.
+      // Nothing reads or writes the record once closed: it moves out.
       done = std::move(s.record);
-      s.record.name = done.name;
       have_record = true;
     }
     if (frame_.token.recorded()) {

@@ -3,6 +3,7 @@
 // metrics lines; its last cycle writes the stats.
 #include "flush/flusher.hpp"
 
+#include "base/boundary.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
 #include "compile/state.hpp"
@@ -109,16 +110,23 @@ void Flusher::write_metrics(bool try_only) {
   // Per-unit GPU metrics, known only once the last GPU record is in.
   if (metrics_batch_.empty() && gpu_lines_.empty()) return;
   std::string text;
+  std::uint64_t lost = 0;
   for (const SharedRecord& record : metrics_batch_) {
-    text += record->to_json();
-    text.push_back('\n');
+    // Out of memory: that record is lost and counted, the rest written.
+    if (!guarded("writing a compile record's line", [&] {
+          text += record->to_json();
+          text.push_back('\n');
+        })) {
+      ++lost;
+    }
   }
   for (const std::string& line : gpu_lines_) {
     text += line;
     text.push_back('\n');
   }
   metrics_->write(text);
-  stats_.compile_records_written += metrics_batch_.size() + gpu_lines_.size();
+  stats_.compile_records_written += metrics_batch_.size() - lost + gpu_lines_.size();
+  if (lost != 0) add_metrics_records_dropped(lost);
   metrics_batch_.clear();  // the records go now, not at the next batch
   gpu_lines_.clear();
 }
