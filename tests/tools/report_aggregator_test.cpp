@@ -267,6 +267,6 @@ TEST(AggregatorWaterfalls, UnitsWithoutTheirSliceNeverCrowdOutTheSlowest) {
   std::size_t held = 0;
   for (std::size_t i = 0; i < 200; ++i) held += r.units[i].spans.empty() ? 0 : 1;
   EXPECT_LE(held, 4u * opt.waterfall_units + 64);  // the bound on units held unweighed
-  EXPECT_GT(held, 0u);                              // the newest of them still hold theirs
+  EXPECT_GT(held, 0u);                             // the newest of them still hold theirs
   EXPECT_EQ(r.waterfalls_dropped, walls.size() - 1 - held);
 }

@@ -100,10 +100,9 @@ void Aggregator::keep_waterfall_span(std::uint32_t unit, std::int64_t start, std
       if (!stale(oldest)) drop_waterfall(oldest);
     }
   }
-  keep_greatest(u.longest, UnitRow::kMaxSpans, UnitStats::Placed{start, dur, name, thread},
-                [](const UnitStats::Placed& a, const UnitStats::Placed& b) {
-                  return a.dur < b.dur;
-                });
+  keep_greatest(
+      u.longest, UnitRow::kMaxSpans, UnitStats::Placed{start, dur, name, thread},
+      [](const UnitStats::Placed& a, const UnitStats::Placed& b) { return a.dur < b.dur; });
 }
 
 void Aggregator::settle_waterfall(std::uint32_t unit, std::int64_t wall_ns) {
