@@ -10,13 +10,9 @@
 #include <jitscope/jitscope.hpp>
 #include <jitscope/llvm.hpp>
 
-#include <llvm/AsmParser/Parser.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
+#include "adapters/o2_pipeline.hpp"
+
 #include <llvm/IR/PassTimingInfo.h>
-#include <llvm/Passes/PassBuilder.h>
-#include <llvm/Passes/StandardInstrumentations.h>
-#include <llvm/Support/SourceMgr.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,11 +52,8 @@ std::string functions(int i) {
          "(i32 %a)\n  ret i32 %b\n}\n";
 }
 
-// The measured part: callgrind --toggle-collect='run_pipeline*'.
-__attribute__((noinline)) void run_pipeline(llvm::ModulePassManager& mpm, llvm::Module& module,
-                                            llvm::ModuleAnalysisManager& mam) {
-  mpm.run(module, mam);
-}
+// The measured part: callgrind --toggle-collect='*run_pipeline*'.
+__attribute__((noinline)) void run_pipeline(jitscope::testing::O2Pipeline& o2) { o2.run(); }
 
 }  // namespace
 
@@ -76,13 +69,6 @@ int main(int argc, char** argv) {
   }
   std::string text;
   for (int i = 0; i < copies; ++i) text += functions(i);
-  llvm::LLVMContext context;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(text, error, context);
-  if (!module) {
-    std::fprintf(stderr, "llvm_o2_driver: %s\n", error.getMessage().str().c_str());
-    return 1;
-  }
   if (mode == "timing") llvm::TimePassesIsEnabled = true;
   if (mode == "jitscope") {
     jitscope::Config config;
@@ -93,29 +79,17 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
   llvm::PassInstrumentationCallbacks pic;
-  llvm::StandardInstrumentations standard(context, /*DebugLogging=*/false);
-  standard.registerCallbacks(pic, &fam);
   jitscope::llvm::Registration registration;
   if (mode == "jitscope" || mode == "attached") {
     registration = jitscope::llvm::register_callbacks(pic, options);
   }
-  llvm::PassBuilder pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm;
-  if (auto err = pb.parsePassPipeline(mpm, "default<O2>")) {
-    std::fprintf(stderr, "llvm_o2_driver: %s\n", llvm::toString(std::move(err)).c_str());
+  jitscope::testing::O2Pipeline o2(pic, text, /*standard=*/true);
+  if (!o2.parsed) {
+    std::fprintf(stderr, "llvm_o2_driver: %s\n", o2.error.c_str());
     return 1;
   }
-  run_pipeline(mpm, *module, mam);
+  run_pipeline(o2);
   if (mode == "jitscope") jitscope::stop();
   if (mode == "jitscope" || mode == "attached") {
     const jitscope::llvm::Counts counts = registration.counts();

@@ -12,14 +12,10 @@
 #include <jitscope/llvm.hpp>
 
 #include "adapters/adapter_trace.hpp"
+#include "adapters/o2_pipeline.hpp"
 #include "trace_support.hpp"
 
-#include <llvm/AsmParser/Parser.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Passes/StandardInstrumentations.h>
-#include <llvm/Support/SourceMgr.h>
 
 #include <map>
 #include <memory>
@@ -101,25 +97,9 @@ void record_independently(llvm::PassInstrumentationCallbacks& pic, Recorded& r) 
 // LLVM's StandardInstrumentations beside ours (its optnone handling is what
 // skips passes). `pic` must not run another pipeline afterwards.
 void run_o2(llvm::PassInstrumentationCallbacks& pic) {
-  llvm::LLVMContext context;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(kModule, error, context);
-  ASSERT_TRUE(module) << error.getMessage().str();
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::StandardInstrumentations standard(context, /*DebugLogging=*/false);
-  standard.registerCallbacks(pic, &fam);
-  llvm::PassBuilder pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm;
-  ASSERT_FALSE(pb.parsePassPipeline(mpm, "default<O2>"));
-  mpm.run(*module, mam);
+  jitscope::testing::O2Pipeline o2(pic, kModule, /*standard=*/true);
+  ASSERT_TRUE(o2.parsed) << o2.error;
+  o2.run();
 }
 
 bool is_pass_span(const nlohmann::json& e) {
@@ -381,32 +361,6 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
   }
 }
 
-// One thread's default<O2> pipeline on its own module, made on the calling
-// thread: PassBuilder writes into the callbacks object it is given, so the
-// pipelines that share one are made one at a time, then run at once.
-struct O2Pipeline {
-  explicit O2Pipeline(llvm::PassInstrumentationCallbacks& pic)
-      : pb(nullptr, llvm::PipelineTuningOptions(), std::nullopt, &pic) {
-    llvm::SMDiagnostic error;
-    module = llvm::parseAssemblyString(kModule, error, context);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    parsed = module != nullptr && !pb.parsePassPipeline(mpm, "default<O2>");
-  }
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb;
-  llvm::ModulePassManager mpm;
-  bool parsed = false;
-};
-
 // Four threads run their pipelines through one callbacks object, the host's
 // span-making callbacks registered after the attach without ToFront: on
 // every thread the host's spans nest inside jitscope's, and the after-
@@ -431,15 +385,14 @@ TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
         [](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses&) { open.pop_back(); });
     pic.registerAfterPassInvalidatedCallback(
         [](llvm::StringRef, const llvm::PreservedAnalyses&) { open.pop_back(); });
-    std::vector<std::unique_ptr<O2Pipeline>> pipelines;
+    // Each thread's pipeline on its own module, made here one at a time.
+    std::vector<std::unique_ptr<jitscope::testing::O2Pipeline>> pipelines;
     for (int i = 0; i < kThreads; ++i) {
-      pipelines.push_back(std::make_unique<O2Pipeline>(pic));
-      ASSERT_TRUE(pipelines.back()->parsed);
+      pipelines.push_back(std::make_unique<jitscope::testing::O2Pipeline>(pic, kModule, false));
+      ASSERT_TRUE(pipelines.back()->parsed) << pipelines.back()->error;
     }
     std::vector<std::thread> threads;
-    for (auto& p : pipelines) {
-      threads.emplace_back([&p] { p->mpm.run(*p->module, p->mam); });
-    }
+    for (auto& p : pipelines) threads.emplace_back([&p] { p->run(); });
     for (std::thread& t : threads) t.join();
     counts = reg.counts();
     stats = session.finish();
