@@ -344,7 +344,15 @@ TEST(TraceReaderGzip, BigGzipReadInBoundedMemory) {
   // MiB seen here): the bound is checked in the other builds (dev, ASan).
   std::printf("ThreadSanitizer build: the RSS bound is not checked\n");
 #else
-  EXPECT_LT(peak_mib, 64) << "reading " << text_bytes << " bytes of gzip'd text";
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's quarantine keeps the buffers the reader frees as its reads
+  // double resident (64 MiB seen before the 2026-11-29 buffer change, 68
+  // after it; the dev build reads this in 39).
+  constexpr long kBoundMib = 96;
+#else
+  constexpr long kBoundMib = 64;
+#endif
+  EXPECT_LT(peak_mib, kBoundMib) << "reading " << text_bytes << " bytes of gzip'd text";
 #endif
 }
 

@@ -124,13 +124,15 @@ bool TraceReader::Run::fill() {
   }
   if (head_.size() > to_read) to_read = head_.size();
   const std::size_t want = end_ + to_read + kJsonPadding;
-  // The first buffer has room for a chunk and for the tail of an event cut
-  // by the chunk's end (kTailRoom; a small file's size again), so that it
-  // does not grow to twice the chunk on the second read. A longer tail
-  // grows it.
+  // The buffer holds a chunk and the tail of an event the chunk's end cut
+  // (kTailRoom): it grows with the reads up to that and no further, so a
+  // read holds about one chunk. Only an event longer than the tail room
+  // grows it past, by half again (amortized).
   if (buf_.size() < want) {
-    buf_.resize(buf_.empty() ? want + std::min(kTailRoom, to_read)
-                             : std::max(want, std::min(buf_.size() * 2, want + (want >> 1))));
+    const std::size_t usual = r_.chunk_size_ + kTailRoom + kJsonPadding;
+    std::size_t size = std::max(want, std::min(buf_.size() * 2, want + (want >> 1)));
+    if (want <= usual) size = std::min(std::max(size, want + std::min(kTailRoom, to_read)), usual);
+    buf_.resize(size);
   }
   std::string why;
   long n;
