@@ -147,22 +147,27 @@ TEST(SpawnArrow, TheWorkerTakesItsParentFromTheEnvironment) {
   ::unlink(bad.output_path.c_str());
 }
 
+// A .pftrace the test leaves for ctest's pftrace.spawn_arrow_test.*
+// conformance checks: <TEST_TMPDIR_FOR_JITSCOPE or /tmp>/spawn_arrow.<name>.pftrace.
+std::string kept_pftrace(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/spawn_arrow." + name + ".pftrace";
+}
+
 // The protobuf form: the spawn slice carries flow_ids, the worker's first
 // unit's marker terminating_flow_ids, the same id. The files are kept for
 // ctest's pftrace.spawn_arrow_test.* conformance checks, which let a spawn
 // arrow's id end in another file.
 TEST(SpawnArrow, BothEndsInTheProtobufForm) {
-  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
-  const std::string base = std::string(dir != nullptr ? dir : "/tmp") + "/spawn_arrow.";
   Config parent_cfg = test_config("spawn_pf_parent");
-  parent_cfg.output_path = base + "parent.pftrace";
+  parent_cfg.output_path = kept_pftrace("parent");
   {
     ScopedSession parent(parent_cfg);
     ASSERT_TRUE(parent.status().ok());
     ASSERT_TRUE(note_child_process(::getpid(), "/tmp/worker.pftrace", "worker 0").ok());
   }
   Config worker_cfg = test_config("spawn_pf_worker");
-  worker_cfg.output_path = base + "worker.pftrace";
+  worker_cfg.output_path = kept_pftrace("worker");
   worker_cfg.parent_pid = ::getpid();
   {
     ScopedSession worker(worker_cfg);
@@ -268,17 +273,15 @@ TEST(TaskArrow, JoinsWhereATaskIsSentToWhereItStarts) {
 // The protobuf form: flow_ids on the sender's slice, terminating_flow_ids
 // on the worker's, one id (files kept for ctest's conformance checks).
 TEST(TaskArrow, BothEndsInTheProtobufForm) {
-  const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
-  const std::string base = std::string(dir != nullptr ? dir : "/tmp") + "/spawn_arrow.";
   Config sender_cfg = test_config("task_pf_sender");
-  sender_cfg.output_path = base + "task_sender.pftrace";
+  sender_cfg.output_path = kept_pftrace("task_sender");
   {
     ScopedSession sender(sender_cfg);
     ASSERT_TRUE(sender.status().ok());
     ASSERT_TRUE(note_task_sent(41).ok());
   }
   Config worker_cfg = test_config("task_pf_worker");
-  worker_cfg.output_path = base + "task_worker.pftrace";
+  worker_cfg.output_path = kept_pftrace("task_worker");
   {
     ScopedSession worker(worker_cfg);
     ASSERT_TRUE(worker.status().ok());
