@@ -11,9 +11,9 @@
 // Usage: gpu_trace_test <output dir>
 // Exit: 0 pass; 1 fail (each problem on a `FAIL:` line); 2 usage;
 // 77 skip (no CUDA driver, no device, a device this toolkit cannot target),
-// which ctest reports as Skipped. With JITSCOPE_GPU_TEST_REQUIRE=1 a skip is
+// which ctest reports as Skipped. With JSTEST_GPU_REQUIRE=1 a skip is
 // a failure instead (for machines that must have a GPU).
-// JITSCOPE_GPU_TEST_SETTLE_MS (default 250): how long to wait between the
+// JSTEST_GPU_SETTLE_MS (default 250): how long to wait between the
 // last GPU work and stop(), so that the records arrive in ordinary flush
 // cycles; 0 stops at once (only the final flush joins them).
 //
@@ -83,14 +83,14 @@ void note(const std::string& message) {
 }
 
 bool require_gpu() {
-  const char* v = std::getenv("JITSCOPE_GPU_TEST_REQUIRE");
+  const char* v = std::getenv("JSTEST_GPU_REQUIRE");
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
-// A skip, or a failure under JITSCOPE_GPU_TEST_REQUIRE.
+// A skip, or a failure under JSTEST_GPU_REQUIRE.
 int skip(const std::string& why) {
   if (require_gpu()) {
-    fail(why + " (JITSCOPE_GPU_TEST_REQUIRE is set: not skipping)");
+    fail(why + " (JSTEST_GPU_REQUIRE is set: not skipping)");
     return kFail;
   }
   std::printf("SKIP: %s\n", why.c_str());
@@ -537,7 +537,7 @@ void check_trace(const Run& run) {
     const auto starts = flows_with(flow_starts);
     const std::string hint =
         " (the kernel's cuLaunchKernel activity record was not joined with it; with "
-        "JITSCOPE_GPU_TEST_SETTLE_MS=0 this points at the order of the final flush)";
+        "JSTEST_GPU_SETTLE_MS=0 this points at the order of the final flush)";
     if (ends.size() != 1) {
       fail("expected one flow end (ph f, id " + std::to_string(*corr) + ", name launch), found " +
            std::to_string(ends.size()) + hint + ": " + what);
@@ -871,7 +871,7 @@ int run_test(const std::string& dir) {
 
   // Let the records come in ordinary flush cycles before stopping.
   long settle_ms = 250;
-  if (const char* v = std::getenv("JITSCOPE_GPU_TEST_SETTLE_MS"); v != nullptr && *v != '\0') {
+  if (const char* v = std::getenv("JSTEST_GPU_SETTLE_MS"); v != nullptr && *v != '\0') {
     settle_ms = std::strtol(v, nullptr, 10);
     if (settle_ms < 0) settle_ms = 0;
   }

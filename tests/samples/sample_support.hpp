@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -130,6 +131,13 @@ void expect_each_rejected(const BadOptions& cases, Run run) {
     EXPECT_NE(r.err.find(mention), std::string::npos) << r.describe();
     EXPECT_FALSE(fs::exists(r.trace)) << "no session for a bad command line";
   }
+}
+
+// JSTEST_GPU_REQUIRE=1 (CI on a GPU machine): a GPU test that would skip
+// fails instead. Not JITSCOPE_*: the SDK warns about names it does not know.
+inline bool require_gpu() {
+  const char* v = std::getenv("JSTEST_GPU_REQUIRE");
+  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
 inline json load_trace(const fs::path& path) {

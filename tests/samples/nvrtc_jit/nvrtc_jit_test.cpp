@@ -531,12 +531,7 @@ TEST(Errors, KernelThatDoesNotCompileFailsTheRunNotTheProcess) {
 
 // ---- the GPU half (ctest nvrtc_jit_gpu, label gpu) ----------------------------
 // Skipped (exit 77) when the sample says it has no driver or device, unless
-// JITSCOPE_GPU_TEST_REQUIRE=1 (as in tests/gpu).
-
-bool require_gpu() {
-  const char* v = std::getenv("JITSCOPE_GPU_TEST_REQUIRE");
-  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
-}
+// JSTEST_GPU_REQUIRE=1 (as in tests/gpu).
 
 TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
   const fs::path dir = test_dir("gpu");
