@@ -55,6 +55,11 @@ std::string kernel(const char* name, long long start, long long dur) {
          R"(","pid":10000001,"tid":7,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
          R"(,"args":{"device":0,"stream":7,"grid":[1,1,1],"block":[32,1,1]}})";
 }
+std::string gpu_copy(const char* name, long long start, long long dur) {  // no grid
+  return std::string(R"({"ph":"X","cat":"cuda","name":")") + name +
+         R"(","pid":10000001,"tid":7,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
+         R"(,"args":{"device":0,"stream":7,"bytes":4096}})";
+}
 
 // The compare rows of one section, by name.
 std::map<std::string, json> rows(const json& rep, const char* section) {
@@ -240,10 +245,13 @@ TEST(ReportCompare, FailIfSlowerExitStatus) {
 
 TEST(ReportCompare, UnitsFromMetricsFilesAndKernels) {
   // No unit slices: the units come from the metrics records, by name.
-  const std::string base = trace({kernel("gemm", 0, 10000), kernel("gemm", 20000, 10000),
-                                  kernel("old_kernel", 40000, 5000), x_event("A", 0, kMs)});
-  const std::string next = trace({kernel("gemm", 0, 30000), kernel("gemm", 40000, 30000),
-                                  kernel("new_kernel", 80000, 5000), x_event("A", 0, kMs)});
+  // A copy is GPU work too; a host span named as a kernel stays a host name.
+  const std::string base = trace(
+      {kernel("gemm", 0, 10000), kernel("gemm", 20000, 10000), kernel("old_kernel", 40000, 5000),
+       gpu_copy("Memcpy HtoD", 50000, 2000), x_event("A", 0, kMs), x_event("gemm", 2 * kMs, kMs)});
+  const std::string next = trace(
+      {kernel("gemm", 0, 30000), kernel("gemm", 40000, 30000), kernel("new_kernel", 80000, 5000),
+       gpu_copy("Memcpy HtoD", 90000, 22000), x_event("A", 0, kMs), x_event("gemm", 2 * kMs, kMs)});
   const std::string base_m =
       write_temp("compare_metrics",
                  "{\"compile_id\":\"0/0\",\"name\":\"fwd\",\"duration_us\":1000}\n"
@@ -266,9 +274,11 @@ TEST(ReportCompare, UnitsFromMetricsFilesAndKernels) {
   EXPECT_EQ(units["fwd"]["new"]["p90_ns"], 2500000);
   EXPECT_EQ(units["fwd"]["delta"]["total_ns"], 2 * kMs);
   EXPECT_EQ(units["gone"]["change"], "removed");
-  // Kernels have their own section, not the names'.
+  // GPU work (kernels and copies) has its own section, not the names'.
   auto kernels = rows(rep, "kernels");
-  ASSERT_EQ(kernels.size(), 3u) << rep["kernels"].dump();
+  ASSERT_EQ(kernels.size(), 4u) << rep["kernels"].dump();
+  EXPECT_EQ(kernels["Memcpy HtoD"]["change"], "slower");
+  EXPECT_EQ(kernels["Memcpy HtoD"]["delta"]["total_ns"], 20000);
   EXPECT_EQ(kernels["gemm"]["change"], "slower");
   EXPECT_EQ(kernels["gemm"]["baseline"]["total_ns"], 20000);
   EXPECT_EQ(kernels["gemm"]["new"]["total_ns"], 60000);
@@ -276,8 +286,10 @@ TEST(ReportCompare, UnitsFromMetricsFilesAndKernels) {
   EXPECT_EQ(kernels["old_kernel"]["change"], "removed");
   EXPECT_EQ(kernels["new_kernel"]["change"], "added");
   auto names = rows(rep, "names");
-  EXPECT_EQ(names.size(), 1u) << rep["names"].dump();
+  EXPECT_EQ(names.size(), 2u) << rep["names"].dump();
   EXPECT_EQ(names["A"]["change"], "unchanged");
+  EXPECT_EQ(names["gemm"]["change"], "unchanged");  // the host span, not the kernels
+  EXPECT_EQ(names["gemm"]["new"]["count"], 1);
 }
 
 TEST(ReportCompare, TableMarkdownAndCsvLayouts) {

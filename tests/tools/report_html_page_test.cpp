@@ -116,7 +116,8 @@ TEST(HtmlReport, NoNetworkReferencesAndSectionsPresent) {
        {"<section id=\"summary\">", "<section id=\"units\">", "<section id=\"compile-times\">",
         "<section id=\"gpu\">", "<section id=\"timeline\">", "<table id=\"units-table\">",
         "<div id=\"units-pager\"", "<input id=\"units-filter\"", "<svg id=\"timeline-chart\"",
-        "<table id=\"compile-times-table\"", "<table id=\"gpu-table\"", "<style>"}) {
+        "<table id=\"compile-times-table\"", "<table id=\"gpu-table\"",
+        "<table id=\"gpu-work-table\"", "<style>"}) {
     EXPECT_NE(page.find(id), std::string::npos) << id;
   }
   EXPECT_EQ(page.find("id=\"compare\""), std::string::npos);  // only with --baseline

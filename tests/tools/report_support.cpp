@@ -116,7 +116,7 @@ Totals compute(const json& events) {
         u.own_end = start + dur;
       }
     } else {
-      Totals::Name& n = t.names[name];
+      Totals::Name& n = (gpu ? t.gpu_names : t.names)[name];
       if (n.count == 0) n.min = n.max = dur;
       ++n.count;
       n.total += dur;
@@ -129,9 +129,9 @@ Totals compute(const json& events) {
         u.threads.insert(tk);
       }
     }
-    t.top.emplace_back(-dur, start, s, name, cid);
+    if (!gpu) t.top.emplace_back(-dur, start, s, name, cid);
     by_thread[tk].push_back({start, start + dur, order, from_x, unit_slice ? "" : name,
-                             (unit_slice || gpu) ? "" : cid});
+                             (unit_slice || gpu) ? "" : cid, gpu});
   };
   for (std::size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
@@ -177,7 +177,7 @@ Totals compute(const json& events) {
       stack.pop_back();
       const long long self = std::max(0LL, (o.s->end - o.s->start) - o.children);
       if (o.s->name.empty()) return;
-      t.names[o.s->name].self += self;
+      (o.s->gpu ? t.gpu_names : t.names)[o.s->name].self += self;
       if (!o.s->phase_unit.empty()) t.units[o.s->phase_unit].phases[o.s->name].self += self;
     };
     for (const Totals::Span& s : spans) {
@@ -223,6 +223,15 @@ void expect_matches(const json& rep, const Totals& t, std::size_t top_n) {
     EXPECT_EQ(row["mean_ns"].get<long long>(), n.total / static_cast<long long>(n.count)) << name;
     EXPECT_LE(row["total_ns"].get<long long>(), prev_total);
     prev_total = row["total_ns"].get<long long>();
+  }
+  // GPU work: its own rows (gpu.names), by name, exact ns.
+  if (rep.contains("gpu")) {
+    ASSERT_EQ(rep["gpu"]["names"].size(), t.gpu_names.size());
+    for (const json& row : rep["gpu"]["names"]) {
+      const Totals::Name& n = t.gpu_names.at(row["name"].get<std::string>());
+      EXPECT_EQ(row["count"].get<unsigned long long>(), n.count) << row["name"];
+      EXPECT_EQ(row["total_ns"].get<long long>(), n.total) << row["name"];
+    }
   }
   ASSERT_EQ(rep["phases"].size(), t.names.size());
   for (const json& row : rep["phases"]) {

@@ -65,11 +65,13 @@ struct Totals {
     bool from_x;
     std::string name;  // empty: a compile-unit slice (nests others, no row)
     std::string phase_unit;
+    bool gpu = false;  // on a GPU's stream track (args device and stream)
   };
-  std::map<std::string, Name> names;
+  std::map<std::string, Name> names;      // host spans
+  std::map<std::string, Name> gpu_names;  // GPU work: the report's gpu.names
   std::map<std::string, Unit> units;
   std::vector<std::tuple<long long, long long, std::size_t, std::string, std::string>>
-      top;  // -dur, ts, seq, name, unit
+      top;  // -dur, ts, seq, name, unit (host spans)
   unsigned long long events = 0, spans = 0;
 };
 

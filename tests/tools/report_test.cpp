@@ -174,9 +174,11 @@ const char* const kProfilerEvents = R"(
  {"ph":"B","name":"never_closed","pid":1,"tid":3,"ts":0})";
 
 void expect_profiler_report(const json& rep) {
-  std::map<std::string, std::pair<long long, long long>> want = {
-      {"step", {10000, 2500}},      {"fwd", {3000, 3000}},         {"bwd", {4500, 4500}},
-      {"aten::mm", {50250, 40250}}, {"aten::add", {10000, 10000}}, {"gemm [\"]}", {30000, 30000}}};
+  std::map<std::string, std::pair<long long, long long>> want = {{"step", {10000, 2500}},
+                                                                 {"fwd", {3000, 3000}},
+                                                                 {"bwd", {4500, 4500}},
+                                                                 {"aten::mm", {50250, 40250}},
+                                                                 {"aten::add", {10000, 10000}}};
   ASSERT_EQ(rep["phases"].size(), want.size());
   for (const json& row : rep["phases"]) {
     const auto& w = want.at(row["name"].get<std::string>());
@@ -190,9 +192,14 @@ void expect_profiler_report(const json& rep) {
   EXPECT_EQ(rep["top_spans"][0]["name"], "aten::mm");
   EXPECT_EQ(rep["top_spans"][0]["pid"], "Spans");
   EXPECT_EQ(rep["top_spans"][0]["tid"], "PyTorch Profiler");
-  EXPECT_EQ(rep["top_spans"][2]["name"], "step");
-  EXPECT_EQ(rep["top_spans"][2]["thread"], "main \"thread\"");
-  EXPECT_EQ(rep["top_spans"][2]["pid"], 1);
+  // The kernel is GPU work: its own table, not the host's tables.
+  ASSERT_EQ(rep["gpu"]["names"].size(), 1u);
+  EXPECT_EQ(rep["gpu"]["names"][0]["name"], "gemm [\"]}");
+  EXPECT_EQ(rep["gpu"]["names"][0]["kind"], "kernel");
+  EXPECT_EQ(rep["gpu"]["names"][0]["total_ns"].get<long long>(), 30000);
+  EXPECT_EQ(rep["top_spans"][1]["name"], "step");
+  EXPECT_EQ(rep["top_spans"][1]["thread"], "main \"thread\"");
+  EXPECT_EQ(rep["top_spans"][1]["pid"], 1);
   const json& h = rep["header"];
   EXPECT_EQ(h["events"].get<int>(), 15);
   EXPECT_EQ(h["spans"].get<int>(), 6);
@@ -408,6 +415,56 @@ TEST(ReportFormats, NoGpuActivityIsSaid) {
   EXPECT_NE(r.out.find("no GPU activity in this trace"), std::string::npos) << r.out;
   const json rep = report_json({path, "--section", "gpu"});
   EXPECT_FALSE(rep["gpu"]["present"].get<bool>());
+}
+
+// A GPU trace's host tables hold host time only: kernels, copies and sets
+// (slices on a GPU's stream tracks) have the GPU work table, and a host span
+// named like a kernel (an autotuner's "gelu_v1" around its launches) keeps
+// its own row. Before, the GPU work merged into compile_times, phases (self
+// shares of host plus GPU time) and the slowest spans, as on the H200.
+TEST(ReportGpu, HostTablesLeaveGpuWorkToItsOwnTable) {
+  const std::string path = write_temp("report_gpu_work", R"([
+{"ph":"X","name":"[0/0] net__a_0","cat":"compile_unit","ts":0,"dur":100,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"lower","ts":10,"dur":60,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"gelu_v1","ts":200,"dur":40,"pid":1,"tid":1},
+{"ph":"X","name":"gelu_v1","ts":205,"dur":500,"pid":10000001,"tid":7,"args":{"device":0,"stream":7,"grid":[1,1,1],"compiled_by_id":"0/0"}},
+{"ph":"X","name":"gelu_v1","ts":710,"dur":300,"pid":10000001,"tid":7,"args":{"device":0,"stream":7,"grid":[1,1,1],"compiled_by_id":"0/0"}},
+{"ph":"X","name":"Memcpy HtoD","ts":1100,"dur":900,"pid":10000001,"tid":7,"args":{"device":0,"stream":7,"bytes":4096}},
+{"ph":"X","name":"Memset","ts":2100,"dur":7,"pid":10000001,"tid":7,"args":{"device":0,"stream":7,"bytes":64}}
+])");
+  const json rep = report_json({path, "--top", "10"});
+  std::map<std::string, json> host;
+  for (const json& row : rep["compile_times"]) host[row["name"]] = row;
+  ASSERT_EQ(host.size(), 2u) << rep["compile_times"].dump();
+  EXPECT_EQ(host.at("gelu_v1")["count"].get<int>(), 1);
+  EXPECT_EQ(host.at("gelu_v1")["total_ns"].get<long long>(), 40000);
+  EXPECT_EQ(host.count("lower"), 1u);
+  long long self_sum = 0;
+  for (const json& row : rep["phases"]) self_sum += row["self_ns"].get<long long>();
+  EXPECT_EQ(rep["phases"].size(), 2u) << rep["phases"].dump();
+  EXPECT_EQ(self_sum, 100000);  // lower 60 µs + gelu_v1 40 µs; the unit's own 40 µs is its row
+  for (const json& s : rep["top_spans"]) EXPECT_NE(s["pid"], 10000001) << s.dump();
+
+  std::map<std::string, json> gpu;
+  for (const json& row : rep["gpu"]["names"]) gpu[row["name"]] = row;
+  ASSERT_EQ(gpu.size(), 3u) << rep["gpu"]["names"].dump();
+  EXPECT_EQ(gpu.at("gelu_v1")["kind"], "kernel");
+  EXPECT_EQ(gpu.at("gelu_v1")["count"].get<int>(), 2);
+  EXPECT_EQ(gpu.at("gelu_v1")["total_ns"].get<long long>(), 800000);
+  EXPECT_EQ(gpu.at("Memcpy HtoD")["kind"], "copy");
+  EXPECT_EQ(gpu.at("Memset")["kind"], "set");
+  EXPECT_EQ(rep["gpu"]["names"][0]["name"], "Memcpy HtoD");  // by total, desc
+
+  const Result table = report({path, "--section", "compile_times,gpu"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("== GPU work per name"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("Memcpy HtoD"), table.out.rfind("Memcpy HtoD")) << table.out;
+  EXPECT_GT(table.out.find("Memcpy HtoD"), table.out.find("== GPU work per name")) << table.out;
+  const Result csv = report({path, "--format", "csv", "--section", "gpu"});
+  EXPECT_NE(csv.out.find("# gpu_work\nname,kind,count,total_ns,mean_ns,min_ns,max_ns,p50_ns,"
+                         "p90_ns,p99_ns\nMemcpy HtoD,copy,1,900000,"),
+            std::string::npos)
+      << csv.out;
 }
 
 // ---- compile units of several processes (a jitscope-merge output) ----

@@ -94,11 +94,11 @@ std::size_t Aggregator::number_slot(std::int64_t pid, std::int64_t tid, int bits
   return static_cast<std::size_t>(h >> (64 - bits));
 }
 
-std::uint32_t Aggregator::name_id(std::string_view name) {
-  if (auto it = names_index_.find(name); it != names_index_.end()) return it->second;
+std::uint32_t Aggregator::name_in(Index& index, std::string_view name) {
+  if (auto it = index.find(name); it != index.end()) return it->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
   names_.emplace_back().name = std::string(name);
-  names_index_.emplace(std::string(name), id);
+  index.emplace(std::string(name), id);
   return id;
 }
 

@@ -106,7 +106,11 @@ class Aggregator final : private SelfTimeSink {
   };
   static std::size_t number_slot(std::int64_t pid, std::int64_t tid, int bits) noexcept;
 
-  std::uint32_t name_id(std::string_view name);
+  // GPU work's names have their own entries: a host span and a kernel of the
+  // same name never share a row.
+  std::uint32_t name_id(std::string_view name) { return name_in(names_index_, name); }
+  std::uint32_t gpu_name_id(std::string_view name) { return name_in(gpu_names_index_, name); }
+  std::uint32_t name_in(Index& index, std::string_view name);
   // A compile unit by (pid, compile id): compile ids restart in every process.
   std::uint32_t unit_id(bool has_pid, const Id& pid, std::string_view compile_id);
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
@@ -153,7 +157,7 @@ class Aggregator final : private SelfTimeSink {
   const CrashNote* crash_of(bool has_pid, const Id& pid) const;
 
   Options opt_;
-  Index names_index_;
+  Index names_index_, gpu_names_index_;
   std::vector<NameStats> names_;
   Index units_index_;
   // A deque: no doubling copies of a unit's state (most of the report's

@@ -15,13 +15,15 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev, std::uint32_t kname) {
   if (!ev.has_grid) {
     if (ev.name.substr(0, 6) == "Memset") {
       ++gpu_.memsets;
+      names_[kname].gpu = GpuWork::kSet;
     } else {
       ++gpu_.memcpys;
+      names_[kname].gpu = GpuWork::kCopy;
     }
     return;
   }
   ++gpu_.kernels;
-  names_[kname].gpu_kernel = true;
+  names_[kname].gpu = GpuWork::kKernel;
   gpu_.kernel_ns = sat_add(gpu_.kernel_ns, dur);
   // Its compile_id and compiled_by_id name units of the host process.
   const Id host = host_pid(owned(ev.has_pid, ev.pid));
@@ -43,8 +45,20 @@ void Aggregator::gpu_slice(const tools::DecodedEvent& ev, std::uint32_t kname) {
   }
 }
 
+const char* gpu_work_name(GpuWork w) noexcept {
+  switch (w) {
+    case GpuWork::kKernel: return "kernel";
+    case GpuWork::kCopy: return "copy";
+    case GpuWork::kSet: return "set";
+    case GpuWork::kNone: break;
+  }
+  return "";
+}
+
 void Aggregator::gpu_rows(Report& r, PidKeys& unit_pids) const {
+  std::vector<NameRow> names = std::move(r.gpu.names);  // name_rows() made them
   r.gpu = gpu_;
+  r.gpu.names = std::move(names);
   for (const UnitStats& u : units_) {
     if (u.gpu_kernels == 0 && u.launched_inside == 0) continue;
     GpuUnitRow g;

@@ -21,7 +21,7 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   const std::uint32_t unit = compile_id.empty() ? kNone
                              : gpu_side         ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
                                                 : unit_id(thread, compile_id);
-  const std::uint32_t name_index = name_id(name);
+  const std::uint32_t name_index = gpu_side ? gpu_name_id(name) : name_id(name);
   std::uint32_t stats_name = name_index;
   if (unit_slice) {
     UnitStats& u = units_[unit];
@@ -56,8 +56,9 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
       keep_waterfall_span(unit, start, dur, name_index, thread);
     }
   }
-  // The slowest spans: the opt_.top_n greatest by slower(), the fastest on top.
-  if (opt_.top_n > 0) {
+  // The slowest spans: the opt_.top_n greatest by slower(), the fastest on
+  // top; host spans only (GPU work has its own table).
+  if (opt_.top_n > 0 && !gpu_side) {
     keep_greatest(top_, opt_.top_n, TopEntry{dur, start, seq, name_index, thread, unit},
                   [](const TopEntry& a, const TopEntry& b) { return slower(b, a); });
   }
@@ -144,12 +145,15 @@ void Aggregator::name_rows(Report& r) const {
   for (const NameStats& n : names_) {
     if (n.count == 0) continue;
     const Summary d = n.durations.summary();
-    r.names.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self, d.p50_ns, d.p90_ns,
-                              d.p99_ns, d.stddev_ns, n.gpu_kernel, n.durations.log_bins()});
+    auto& rows = n.gpu == GpuWork::kNone ? r.names : r.gpu.names;
+    rows.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self, d.p50_ns, d.p90_ns,
+                           d.p99_ns, d.stddev_ns, n.gpu, n.durations.log_bins()});
   }
-  std::sort(r.names.begin(), r.names.end(), [](const NameRow& a, const NameRow& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
+  for (auto* rows : {&r.names, &r.gpu.names}) {
+    std::sort(rows->begin(), rows->end(), [](const NameRow& a, const NameRow& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+    });
+  }
 }
 
 void Aggregator::top_rows(Report& r) {

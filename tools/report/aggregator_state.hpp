@@ -139,8 +139,8 @@ struct Aggregator::NameStats {
   std::uint64_t count = 0;
   std::int64_t total = 0, min = std::numeric_limits<std::int64_t>::max(),
                max = std::numeric_limits<std::int64_t>::min(), self = 0;
-  Distribution durations;   // percentiles and stddev, in bounded memory
-  bool gpu_kernel = false;  // seen as a kernel on a GPU track
+  Distribution durations;        // percentiles and stddev, in bounded memory
+  GpuWork gpu = GpuWork::kNone;  // set for a name of GPU work (its own entry)
 };
 
 struct Aggregator::PhaseAgg {

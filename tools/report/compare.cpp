@@ -39,10 +39,11 @@ void collect(const Report& r, std::size_t run, std::size_t runs, PerRun* names, 
     return v[run];
   };
   for (const NameRow& n : r.names) {
-    // Kernels do not nest: their self time is their total.
-    slot(n.gpu_kernel ? kernels : names, n.name) =
-        KeyStats{n.count,  n.total_ns, n.mean_ns(),
-                 n.p50_ns, n.p90_ns,   n.gpu_kernel ? n.total_ns : n.self_ns};
+    slot(names, n.name) = KeyStats{n.count, n.total_ns, n.mean_ns(), n.p50_ns, n.p90_ns, n.self_ns};
+  }
+  for (const NameRow& n : r.gpu.names) {  // GPU work does not nest: its self time is its total
+    slot(kernels, n.name) =
+        KeyStats{n.count, n.total_ns, n.mean_ns(), n.p50_ns, n.p90_ns, n.total_ns};
   }
   struct Times {
     Distribution walls;
@@ -235,8 +236,8 @@ Comparison compare(const std::vector<Report>& base, const std::vector<Report>& n
   c.sections.push_back(section("units", "Compile units (matched by unit_key, else by name)",
                                units[0], units[1], base.size(), next.size(), options, &unit_info,
                                &c));
-  c.sections.push_back(section("kernels", "GPU kernels", kernels[0], kernels[1], base.size(),
-                               next.size(), options, nullptr, &c));
+  c.sections.push_back(section("kernels", "GPU work (kernels, copies, sets)", kernels[0],
+                               kernels[1], base.size(), next.size(), options, nullptr, &c));
   return c;
 }
 

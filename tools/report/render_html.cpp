@@ -109,6 +109,9 @@ void skeleton(std::string& o, const PageSections& s) {
     o += "<p id=\"gpu-note\" class=\"note\"></p>\n";
     pager(o, "gpu-pager");
     o += "<table id=\"gpu-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
+         "<h3 id=\"gpu-work\">GPU work per name (kernels, copies, sets)</h3>\n";
+    pager(o, "gpu-work-pager");
+    o += "<table id=\"gpu-work-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
          "</section>\n";
   }
   if (s.top_spans) {

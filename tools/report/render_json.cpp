@@ -190,6 +190,33 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
   j.end_object();
 }
 
+// A row of compile_times, or of gpu.names (with its "kind").
+void json_name_row(detail::JsonWriter& j, const NameRow& n) {
+  j.begin_object();
+  j.member("name", std::string_view(n.name));
+  if (n.gpu != GpuWork::kNone) j.member("kind", std::string_view(gpu_work_name(n.gpu)));
+  j.member("count", n.count);
+  j.member("total_ns", n.total_ns);
+  j.member("mean_ns", n.mean_ns());
+  j.member("min_ns", n.min_ns);
+  j.member("max_ns", n.max_ns);
+  j.member("p50_ns", n.p50_ns);
+  j.member("p90_ns", n.p90_ns);
+  j.member("p99_ns", n.p99_ns);
+  j.member("stddev_ns", n.stddev_ns);
+  j.key("histogram");  // [low_ns, high_ns, count] per bin
+  j.begin_array();
+  for (const LogBin& b : n.histogram) {
+    j.begin_array();
+    j.value(b.low_ns);
+    j.value(b.high_ns);
+    j.value(b.count);
+    j.end_array();
+  }
+  j.end_array();
+  j.end_object();
+}
+
 }  // namespace
 
 void write_json(const Report& r, const Sections& sec, Emitter& em) {
@@ -265,31 +292,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
   if (sec.compile_times) {
     j.key("compile_times");
     j.begin_array();
-    for (const NameRow& n : r.names) {
-      j.begin_object();
-      j.member("name", std::string_view(n.name));
-      j.member("count", n.count);
-      j.member("total_ns", n.total_ns);
-      j.member("mean_ns", n.mean_ns());
-      j.member("min_ns", n.min_ns);
-      j.member("max_ns", n.max_ns);
-      j.member("p50_ns", n.p50_ns);
-      j.member("p90_ns", n.p90_ns);
-      j.member("p99_ns", n.p99_ns);
-      j.member("stddev_ns", n.stddev_ns);
-      j.member("gpu_kernel", n.gpu_kernel);
-      j.key("histogram");  // [low_ns, high_ns, count] per bin
-      j.begin_array();
-      for (const LogBin& b : n.histogram) {
-        j.begin_array();
-        j.value(b.low_ns);
-        j.value(b.high_ns);
-        j.value(b.count);
-        j.end_array();
-      }
-      j.end_array();
-      j.end_object();
-    }
+    for (const NameRow& n : r.names) json_name_row(j, n);
     j.end_array();
   }
   if (sec.phases) {
@@ -376,6 +379,10 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.member("kernels_unattributed", g.kernels_unattributed);
     j.member("memcpys", g.memcpys);
     j.member("memsets", g.memsets);
+    j.key("names");  // GPU work by name, as compile_times' rows plus "kind"
+    j.begin_array();
+    for (const NameRow& n : g.names) json_name_row(j, n);
+    j.end_array();
     j.key("units");
     j.begin_array();
     for (const GpuUnitRow& u : g.units) {

@@ -326,6 +326,23 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       }
     }
     out.push_back(std::move(tb));
+    if (g.present()) {
+      Table work{"gpu_work",
+                 "GPU work per name (kernels, copies, sets; not in the host tables above)",
+                 {"name", "kind", "count", col("total"), col("mean"), col("min"), col("max"),
+                  col("p50"), col("p90"), col("p99")},
+                 {false, false, true, true, true, true, true, true, true, true},
+                 {},
+                 {},
+                 "",
+                 {}};
+      for (const NameRow& n : g.names) {
+        work.rows.push_back({n.name, gpu_work_name(n.gpu), std::to_string(n.count), t(n.total_ns),
+                             t(n.mean_ns()), t(n.min_ns), t(n.max_ns), t(n.p50_ns), t(n.p90_ns),
+                             t(n.p99_ns)});
+      }
+      out.push_back(std::move(work));
+    }
   }
   return out;
 }

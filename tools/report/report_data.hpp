@@ -61,14 +61,21 @@ struct LogBin {
   std::uint64_t count = 0;
 };
 
-struct NameRow {  // one span name: the compile-times and phases tables
+// What a slice on a GPU's stream track is: a kernel (it has a grid), a set
+// (named Memset...) or a copy; kNone for host spans.
+enum class GpuWork : std::uint8_t { kNone, kKernel, kCopy, kSet };
+const char* gpu_work_name(GpuWork w) noexcept;
+
+// One span name: the compile-times and phases tables (host spans), or one
+// name of GPU work (GpuSection::names).
+struct NameRow {
   std::string name;
   std::uint64_t count = 0;
   std::int64_t total_ns = 0, min_ns = 0, max_ns = 0, self_ns = 0;
   // Nearest-rank percentiles and the sample standard deviation of its
   // durations (distribution.hpp: exact up to 256 spans, then within 0.39%).
   std::int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, stddev_ns = 0;
-  bool gpu_kernel = false;  // a kernel on a GPU track (args device, stream and grid)
+  GpuWork gpu = GpuWork::kNone;
   // Its durations in log-spaced bins (Distribution::log_bins), from the
   // first non-empty bin to the last: the HTML report's histograms.
   std::vector<LogBin> histogram;
@@ -230,6 +237,9 @@ struct GpuSection {
   std::int64_t kernel_ns = 0;
   std::uint64_t memcpys = 0, memsets = 0;  // GPU-side copies and sets (by name)
   std::vector<GpuUnitRow> units;
+  // GPU work by name, by total desc: kept out of the host tables
+  // (Report::names), whose totals and self shares are host time.
+  std::vector<NameRow> names;
   bool present() const { return kernels + memcpys + memsets > 0; }
 };
 
@@ -243,7 +253,7 @@ struct UnitWallSummary {
 
 struct Report {
   Header header;
-  std::vector<NameRow> names;  // by total desc
+  std::vector<NameRow> names;  // host span names, by total desc (GPU work: gpu.names)
   std::vector<UnitRow> units;  // by compile id, then pid (units are keyed by (pid, compile_id))
   UnitWallSummary unit_walls;
   // Units keep their waterfall spans up to this many (the slowest); the

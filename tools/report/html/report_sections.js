@@ -105,7 +105,7 @@ function buildCompileTimes(page) {
     rows,
     matches: (r, q) => r.name.toLowerCase().includes(q),
     columns: [
-      { key: 'name', label: 'name', sort: (r) => r.name, cell: textCell((r) => r.name + (r.gpu_kernel ? ' (GPU kernel)' : '')) },
+      { key: 'name', label: 'name', sort: (r) => r.name, cell: textCell((r) => r.name) },
       { key: 'count', label: 'count', num: true, sort: (r) => r.count, cell: textCell((r) => r.count) },
       num('total_ns', 'total', (r) => r.total_ns),
       num('mean_ns', 'mean', (r) => r.mean_ns),
@@ -131,8 +131,10 @@ function buildGpu(page) {
   const note = document.getElementById('gpu-note');
   if (!g.present) {
     note.textContent = 'No GPU activity in this trace (no kernels, copies or sets).';
-    document.getElementById('gpu-table').hidden = true;
-    document.getElementById('gpu-pager').hidden = true;
+    for (const id of ['gpu-table', 'gpu-pager', 'gpu-work', 'gpu-work-pager', 'gpu-work-table']) {
+      const e = document.getElementById(id);
+      if (e) e.hidden = true;
+    }
     return;
   }
   note.textContent = g.kernels + ' kernels (' + humanNs(g.kernel_ns) + '), ' +
@@ -159,6 +161,25 @@ function buildGpu(page) {
   ];
   new DataTable({ table: document.getElementById('gpu-table'), pager: document.getElementById('gpu-pager'),
                   rows: g.units, columns });
+  // GPU work by name (kernels, copies, sets): kept out of the host tables.
+  const workTable = document.getElementById('gpu-work-table');
+  if (!workTable) return;
+  const num = (key, label, f) => ({ key, label, num: true, sort: f, cell: nsCell(f) });
+  new DataTable({
+    table: workTable,
+    pager: document.getElementById('gpu-work-pager'),
+    rows: g.names || [],
+    columns: [
+      { key: 'name', label: 'name', sort: (r) => r.name, cell: textCell((r) => r.name) },
+      { key: 'kind', label: 'kind', sort: (r) => r.kind, cell: textCell((r) => r.kind) },
+      { key: 'count', label: 'count', num: true, sort: (r) => r.count, cell: textCell((r) => r.count) },
+      num('total_ns', 'GPU time', (r) => r.total_ns),
+      num('mean_ns', 'mean', (r) => r.mean_ns),
+      num('p50_ns', 'p50', (r) => r.p50_ns),
+      num('p90_ns', 'p90', (r) => r.p90_ns),
+      num('max_ns', 'max', (r) => r.max_ns),
+    ],
+  });
 }
 
 
