@@ -6,7 +6,7 @@
 //
 // usage: jitscope_instr_probe FORM N [json|perfetto]
 //   FORM: span | args | args_macro | args_string | off | dynamic | instant | counter | phase
-//         | phase_off | unit_span | floor
+//         | phase_off | unit_span | unit | unit_phase | floor
 //   the trace's form (default json): what the flusher's column counts
 // floor is the physical minimum for comparison: two TSC reads and one
 // 24-byte store into a thread-local array, with no session.
@@ -81,6 +81,11 @@ const Form kForms[] = {
     // A span inside an open compile unit (opened before the loop): the
     // flusher stamps its compile id on the event.
     {"unit_span", JITSCOPE_PROBE_LOOP(JITSCOPE_SPAN("x"))},
+    // A compile unit of one frame, alone and with one phase inside (the
+    // Python budget's shape: jitscope.compile_unit + one jitscope.phase).
+    {"unit", JITSCOPE_PROBE_LOOP(jitscope::CompileUnit unit({.frame = "f"}))},
+    {"unit_phase",
+     JITSCOPE_PROBE_LOOP(jitscope::CompileUnit unit({.frame = "f"}); JITSCOPE_PHASE("p"))},
     {"floor", JITSCOPE_PROBE_LOOP(floor_op(i))},
 };
 

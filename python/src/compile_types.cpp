@@ -63,6 +63,75 @@ PyObject* unit_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(self);
 }
 
+// A vectorcall's arguments as tp_new takes them (a tuple and a dict), for
+// the calls the fast paths below leave to the full parser and its errors.
+PyObject* new_from_vector(PyTypeObject* type, newfunc make, PyObject* const* args, Py_ssize_t nargs,
+                          PyObject* kwnames) {
+  PyObject* tuple = PyTuple_New(nargs);
+  if (tuple == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  PyObject* kwargs = nullptr;
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
+    kwargs = PyDict_New();
+    for (Py_ssize_t i = 0; kwargs != nullptr && i < PyTuple_GET_SIZE(kwnames); ++i) {
+      if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+        Py_CLEAR(kwargs);
+      }
+    }
+    if (kwargs == nullptr) {
+      Py_DECREF(tuple);
+      return nullptr;
+    }
+  }
+  PyObject* self = make(type, tuple, kwargs);
+  Py_DECREF(tuple);
+  Py_XDECREF(kwargs);
+  return self;
+}
+
+// compile_unit's keywords, interned: a call's keyword names are interned
+// too, so the fast path below matches them by pointer.
+PyObject* g_unit_keywords[5] = {};  // frame, graph, key, is_forward, recompile_reason
+
+// compile_unit(frame=None, *, ...) without building a dict: str or None
+// values and a bool is_forward; anything else takes unit_new's parser (and
+// its errors).
+PyObject* unit_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                          PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject* values[5] = {nargs == 1 ? args[0] : nullptr, nullptr, nullptr, nullptr, nullptr};
+  bool fast = nargs <= 1 && g_unit_keywords[0] != nullptr;
+  for (Py_ssize_t i = 0; fast && i < nkw; ++i) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+    int at = 0;
+    while (at < 5 && name != g_unit_keywords[at]) ++at;
+    fast = at < 5 && values[at] == nullptr;
+    if (fast) values[at] = args[nargs + i];
+  }
+  if (fast && values[3] != nullptr && !PyBool_Check(values[3])) fast = false;
+  for (int at : {0, 1, 2, 4}) {
+    if (fast && values[at] != nullptr && values[at] != Py_None && !PyUnicode_Check(values[at])) {
+      fast = false;
+    }
+  }
+  auto* t = reinterpret_cast<PyTypeObject*>(type);
+  if (!fast) return new_from_vector(t, t->tp_new, args, nargs, kwnames);
+  auto* self = as_unit(t->tp_alloc(t, 0));
+  if (self == nullptr) return nullptr;
+  self->is_forward = values[3] == nullptr || values[3] == Py_True;
+  PyObject** slots[5] = {&self->frame, &self->graph, &self->key, nullptr, &self->recompile_reason};
+  for (int at : {0, 1, 2, 4}) {
+    PyObject* v = values[at] == Py_None ? nullptr : values[at];
+    Py_XINCREF(v);
+    *slots[at] = v;
+  }
+  return reinterpret_cast<PyObject*>(self);
+}
+
 std::string_view optional_view(PyObject* s, std::string& scratch) {
   return s != nullptr ? utf8_of(s, scratch) : std::string_view();
 }
@@ -405,6 +474,25 @@ PyObject* phase_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   return reinterpret_cast<PyObject*>(self);
 }
 
+// phase("key"): the plain form's key found by the str alone; any other
+// call takes phase_new's parser.
+PyObject* phase_vectorcall(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                           PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  auto* t = reinterpret_cast<PyTypeObject*>(type);
+  const jitscope::PhaseKey* k = nullptr;
+  if (nargs == 1 && (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) &&
+      PyUnicode_CheckExact(args[0])) {
+    k = plain_phase_key(args[0]);
+  }
+  if (k == nullptr) return new_from_vector(t, t->tp_new, args, nargs, kwnames);
+  auto* self = as_phase(t->tp_alloc(t, 0));
+  if (self == nullptr) return nullptr;
+  self->key = k;
+  self->begun = false;
+  return reinterpret_cast<PyObject*>(self);
+}
+
 void phase_begin(PhaseObject* self) {
   if (self->begun) {
     say_once("a jitscope.phase object was entered again while open: ignored");
@@ -506,6 +594,13 @@ bool init_compile_types() noexcept {
        .make = phase_new});
   PyTypeObject& u = g_unit_type;
   PyTypeObject& p = g_phase_type;
+  u.tp_vectorcall = unit_vectorcall;
+  p.tp_vectorcall = phase_vectorcall;
+  const char* keywords[5] = {"frame", "graph", "key", "is_forward", "recompile_reason"};
+  for (int i = 0; i < 5; ++i) {
+    if (g_unit_keywords[i] == nullptr) g_unit_keywords[i] = PyUnicode_InternFromString(keywords[i]);
+    if (g_unit_keywords[i] == nullptr) return false;
+  }
   return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0;
 }
 

@@ -2,6 +2,7 @@
 // producer -> ring -> flusher -> JSON file -> nlohmann::json.
 // Not covered here: the C API (c_api_test), environment variables
 // (config_test), escaping details (json_writer_test), crash safety.
+#include "ring/producer.hpp"
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
@@ -246,6 +247,55 @@ TEST(Spans, TypedArgsInstantsAndCountersRoundTrip) {
   }
   EXPECT_EQ(counters["depth"], 3.0);
   EXPECT_EQ(counters["dyn_counter"], 0.25);
+}
+
+// add_args (the compile layer's unit slices): a list lands whole on its
+// span, even with a child open; a list the ring cannot hold is dropped
+// whole, each arg counted, and its span still ends.
+TEST(Spans, ArgListsLandOnTheirSpanOrAreCountedArgByArg) {
+  Config cfg = test_config("arg_lists");
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.ring_capacity = 64;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  {
+    const detail::SpanToken outer =
+        detail::begin_marked(s, detail::read_clock(s), "listed", {}, 0, 0);
+    {
+      Span inner("inner");
+      const Arg list[3] = {Arg("i", -7), Arg("s", std::string_view("text")), Arg("b", true)};
+      detail::add_args(outer, list, 3);
+    }
+    detail::end_span(outer, detail::read_clock(s));
+  }
+  // Each string is cut to the longest payload, half the ring: three of them
+  // cannot fit in it, whatever its capacity.
+  const std::string huge(std::size_t{1} << 20, 'x');
+  {
+    const detail::SpanToken big =
+        detail::begin_marked(s, detail::read_clock(s), "too_big", {}, 0, 0);
+    const Arg list[3] = {Arg("a", std::string_view(huge)), Arg("b", std::string_view(huge)),
+                         Arg("c", std::string_view(huge))};
+    detail::add_args(big, list, 3);
+    detail::end_span(big, detail::read_clock(s));
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto listed = spans_named(trace, "listed");
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0]["args"]["i"], -7);
+  EXPECT_EQ(listed[0]["args"]["s"], "text");
+  EXPECT_EQ(listed[0]["args"]["b"], true);
+  const auto inner = spans_named(trace, "inner");
+  ASSERT_EQ(inner.size(), 1u);
+  EXPECT_FALSE(inner[0].contains("args") && inner[0]["args"].contains("i"));
+  const auto big = spans_named(trace, "too_big");
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_FALSE(big[0].contains("args") && big[0]["args"].contains("a"));
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 3u);
 }
 
 TEST(Spans, TimestampsAreMicrosecondsWithThreeDecimalsAndInsideTheSession) {

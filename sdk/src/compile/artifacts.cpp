@@ -169,13 +169,13 @@ Status record_artifact(UnitState& unit, std::string_view kind, std::string_view 
       // The name is taken under the unit's lock, so that two threads
       // recording one kind never write one file.
       std::lock_guard<std::mutex> lock(unit.mutex);
-      const auto same = std::count_if(unit.record.artifacts.begin(), unit.record.artifacts.end(),
-                                      [&](const ArtifactEntry& a) { return a.kind == entry.kind; });
-      entry.path = folder + "/" + entry.kind + (same > 0 ? "." + std::to_string(same) : "") + ext;
-      if (unit.closed) {
+      if (unit.closed) {  // first: a closed unit's record is shared, never touched
         s.reserved.fetch_sub(content.size(), std::memory_order_relaxed);
         return Status::error("the compile unit has already closed");
       }
+      const auto same = std::count_if(unit.record.artifacts.begin(), unit.record.artifacts.end(),
+                                      [&](const ArtifactEntry& a) { return a.kind == entry.kind; });
+      entry.path = folder + "/" + entry.kind + (same > 0 ? "." + std::to_string(same) : "") + ext;
       unit.record.artifacts.push_back(entry);
     }
     if (!make_dirs(folder) || !write_file(entry.path, content)) {
@@ -184,9 +184,12 @@ Status record_artifact(UnitState& unit, std::string_view kind, std::string_view 
       {
         std::lock_guard<std::mutex> lock(unit.mutex);
         auto& list = unit.record.artifacts;
-        list.erase(std::remove_if(list.begin(), list.end(),
-                                  [&](const ArtifactEntry& a) { return a.path == entry.path; }),
-                   list.end());
+        // A closed unit's record is shared as it is (finish_record) and
+        // never touched: it keeps the entry, as the record written did.
+        if (!unit.closed)
+          list.erase(std::remove_if(list.begin(), list.end(),
+                                    [&](const ArtifactEntry& a) { return a.path == entry.path; }),
+                     list.end());
       }
       std::string why = "artifacts: writing " + entry.path + " failed: " + std::strerror(err);
       log_unique(why);

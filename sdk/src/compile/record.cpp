@@ -296,12 +296,21 @@ std::size_t approx_bytes(const CompileRecord& r) noexcept {
 }
 
 void finish_record(CompileRecord&& record) noexcept {
+  SharedRecord shared;
+  // Failing, this record is lost; the host goes on.
+  if (guarded("writing a compile record",
+              [&] { shared = std::make_shared<const CompileRecord>(std::move(record)); })) {
+    finish_record(std::move(shared));
+  }
+}
+
+void finish_record(SharedRecord shared) noexcept {
+  if (!shared) return;
   RecordSinks& s = sinks();
   // Failing, this record is lost; the host goes on.
   bool wake = false;
   guarded("writing a compile record", [&] {
     // Shared by the recent ring and the metrics queue: made once, never copied.
-    SharedRecord shared = std::make_shared<const CompileRecord>(std::move(record));
     const std::size_t bytes = approx_bytes(*shared);
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();

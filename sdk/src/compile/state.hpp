@@ -106,9 +106,10 @@ struct WaitStats {
 };
 
 struct UnitState {
-  // Every live unit is on one list (unit.cpp), so that the fork handlers
-  // can hold each unit's mutex across fork() (fork.cpp).
-  UnitState() noexcept;
+  // Every live unit is on one list (linked by CompileUnit::open, unlinked by
+  // the destructor), so that the fork handlers can hold each unit's mutex
+  // across fork() (fork.cpp). Throws std::bad_alloc (its record's block).
+  UnitState();
   ~UnitState();
   UnitState(const UnitState&) = delete;
   UnitState& operator=(const UnitState&) = delete;
@@ -131,8 +132,13 @@ struct UnitState {
   SharedSlot shared_slots[kColumnSlots];
 
   std::mutex mutex;
-  CompileRecord record;  // guarded by mutex
-  bool closed = false;   // guarded by mutex: the record has been written
+  // The record, in a block of its own: at close the recent ring and the
+  // metrics queue share that block as it is (no copy, no move), and it
+  // holds no more memory than the record. Guarded by mutex until `closed`;
+  // immutable after (every writer checks `closed` first, under mutex).
+  std::shared_ptr<CompileRecord> record_block;
+  CompileRecord& record;
+  bool closed = false;  // guarded by mutex: the record has been written
   CompileId id;
   std::string display;  // "[3/1] name": its trace slice
   // The record's name, kept apart: the record moves out at close, and
@@ -142,6 +148,7 @@ struct UnitState {
   std::weak_ptr<UnitState> self;   // for current_compile_unit()
   UnitState* live_prev = nullptr;  // the live-unit list, guarded by the unit registry's mutex
   UnitState* live_next = nullptr;
+  bool linked = false;  // on the live list (set under the registry's mutex)
 };
 
 struct EventFrame::Data {
@@ -244,7 +251,10 @@ void with_runtime_record(std::uint64_t span_us, F&& f);
 std::mutex& runtime_mutex() noexcept;
 CompileRecord& runtime_record_locked(std::uint64_t span_us) noexcept;  // requires runtime_mutex()
 // A finished record: to the metrics file (when a session writes one) and the
-// in-memory ring of recent records. The copying form is for tests.
+// in-memory ring of recent records. The copying form is for tests; a unit's
+// record is shared in its own block (UnitState::record_block), never copied.
+using SharedRecord = std::shared_ptr<const CompileRecord>;
+void finish_record(SharedRecord record) noexcept;
 void finish_record(CompileRecord&& record) noexcept;
 void finish_record(const CompileRecord& record) noexcept;
 // A record's bytes in memory, about: what the metrics queue's bound counts.
@@ -261,7 +271,6 @@ void set_first_unit_hook(FirstUnitHook hook) noexcept;
 
 // The session's metrics output: records wait here for the flusher, which
 // writes their JSON lines.
-using SharedRecord = std::shared_ptr<const CompileRecord>;
 void set_metrics_output(bool on) noexcept;
 void take_metrics_records(std::vector<SharedRecord>& out);
 // The same without waiting: false if the queue is locked (a crash cycle).

@@ -115,15 +115,21 @@ void leave_unit(EventFrame& frame) noexcept {
   frame.data = nullptr;
 }
 
-UnitState::UnitState() noexcept {
-  UnitRegistry& reg = units();
-  std::lock_guard<std::mutex> lock(reg.mutex);
-  live_next = reg.live;
-  if (live_next != nullptr) live_next->live_prev = this;
-  reg.live = this;
+UnitState::UnitState() : record_block(std::make_shared<CompileRecord>()), record(*record_block) {}
+
+namespace {
+// Links a new unit on the live list; the caller holds the registry's mutex
+// (open() links it in the critical section it takes anyway).
+void link_live(UnitRegistry& reg, UnitState& u) noexcept {
+  u.live_next = reg.live;
+  if (u.live_next != nullptr) u.live_next->live_prev = &u;
+  reg.live = &u;
+  u.linked = true;
 }
+}  // namespace
 
 UnitState::~UnitState() {
+  if (!linked) return;  // open() failed before linking it
   UnitRegistry& reg = units();
   std::lock_guard<std::mutex> lock(reg.mutex);
   if (live_prev != nullptr) {
@@ -231,9 +237,11 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
         state->id = {reg.next_frame, 0};
         reg.frames.emplace(std::string(options.frame), std::make_pair(reg.next_frame++, 1u));
       }
+      r.name.reserve(reg.model_name.size() + 32);
       r.name = reg.model_name;
       nth = reg.nth_graph++;
       if (state->id.attempt > 0) hooks = reg.hooks;  // called outside the lock
+      link_live(reg, *state);
     }
     state->self = state;
     t_graphs.emplace_back(options.graph);
@@ -283,12 +291,15 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
           hook();
         }
       }
-      add_arg(frame_.token, Arg("unit_key", std::string_view(state->record.unit_key)));
-      if (!options.frame.empty()) add_arg(frame_.token, Arg("frame", options.frame));
-      add_arg(frame_.token, Arg("is_forward", options.is_forward));
+      const Arg forward("is_forward", options.is_forward);  // Arg has no empty form
+      Arg args[4] = {Arg("unit_key", std::string_view(state->record.unit_key)), forward, forward,
+                     forward};
+      std::size_t n = 2;
+      if (!options.frame.empty()) args[n++] = Arg("frame", options.frame);
       if (!options.recompile_reason.empty()) {
-        add_arg(frame_.token, Arg("recompile_reason", options.recompile_reason));
+        args[n++] = Arg("recompile_reason", options.recompile_reason);
       }
+      add_args(frame_.token, args, n);
     }
     state_ = std::move(state);
   });
@@ -402,9 +413,8 @@ void CompileUnit::close() noexcept {
   if (!state_ || !frame_.open || !on_owning_thread(frame_, "closing a compile unit")) return;
   UnitState& s = *state_;
   const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
-  end_phases_inside(frame_);  // before the record is taken: their time is the unit's
-  CompileRecord done;
-  bool have_record = false;  // `done` is whole: a copy cut short is never written
+  end_phases_inside(frame_);  // before the record is closed: their time is the unit's
+  bool have_record = false;
   // Failing, its record is lost.
   guarded("closing a compile unit", [&] {
     {
@@ -418,23 +428,27 @@ void CompileUnit::close() noexcept {
       }
       s.record.end_time_us = unix_us_now();
       merge_unit_columns(s);
+      // From here on nothing writes the record (every writer checks
+      // `closed` under the mutex): it is shared as it is, never copied.
       s.closed = true;
-      // Nothing reads or writes the record once closed: it moves out.
-      done = std::move(s.record);
       have_record = true;
     }
+    const CompileRecord& done = s.record;
     if (frame_.token.recorded()) {
-      add_arg(frame_.token, Arg("duration_us", done.duration_us));
+      const Arg duration("duration_us", done.duration_us);  // Arg has no empty form
+      Arg args[3] = {duration, duration, duration};
+      std::size_t n = 1;
       if (done.failed) {
-        add_arg(frame_.token, Arg("fail_type", std::string_view(done.fail_type)));
-        add_arg(frame_.token, Arg("fail_reason", std::string_view(done.fail_reason)));
+        args[n++] = Arg("fail_type", std::string_view(done.fail_type));
+        args[n++] = Arg("fail_reason", std::string_view(done.fail_reason));
       }
+      add_args(frame_.token, args, n);
     }
   });
   leave_unit(frame_);
   if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
   graph_pushed_ = false;
-  if (have_record) finish_record(std::move(done));
+  if (have_record) finish_record(SharedRecord(s.record_block));
 }
 
 UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {

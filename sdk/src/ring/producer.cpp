@@ -440,6 +440,30 @@ void add_arg(SpanToken token, const Arg& arg) noexcept {
   t->ring.commit(write_arg(*t, 0, arg, payload, flags, index));
 }
 
+void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept {
+  std::uint8_t index = 0;
+  ThreadState* t = count == 0 ? nullptr : arg_target(token, index);
+  if (t == nullptr) return;
+  constexpr std::size_t kMax = 8;  // the compile layer's lists are short
+  count = std::min(count, kMax);
+  std::uint8_t flags[kMax];
+  std::size_t payloads[kMax];
+  std::size_t need = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    flags[i] = 0;
+    payloads[i] = arg_payload(*t, args[i], flags[i]);
+    need += 1 + payload_slots(payloads[i]);
+  }
+  if (!make_room(*t, need)) {
+    for (std::size_t i = 0; i < count; ++i) bump(t->args_dropped);
+    return;
+  }
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    at = write_arg(*t, at, args[i], payloads[i], flags[i], index);
+  t->ring.commit(at);
+}
+
 namespace {
 
 // Apart from the lean path in add_arg_bits, so that it saves no registers.

@@ -18,6 +18,11 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
                        std::string_view dynamic_name, std::uint8_t flags,
                        std::uint64_t value) noexcept;
 
+// Adds `count` args to the open span `token` in one write: one lookup of
+// the span and one room check (add_arg's per arg). Dropped whole (counted
+// as one dropped arg) when they do not fit.
+void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept;
+
 // Appends pre-rendered JSON members (`"k":v,...`, from JsonWriter) to the
 // open span's args. False (and counted as a dropped arg) if they cannot go in whole.
 bool add_json_members(const SpanToken& token, std::string_view members) noexcept;
