@@ -163,3 +163,39 @@ def test_recent_compile_records_are_dicts():
         u.set("x", 1)
     (r,) = jitscope.recent_compile_records()[-1:]
     assert r["unit_key"] == "k" and r["x"] == 1
+
+
+def test_unit_and_phase_arguments_by_every_call_path(out):
+    """compile_unit and phase parse their calls on a fast path (str or None
+    values, a bool is_forward, a plain phase key) and leave the rest to the
+    full parser: both give the same units, and wrong calls raise TypeError."""
+    metrics = out("args.jsonl")
+    jitscope.reset_compile_state()
+    assert jitscope.start(out("args.json"), metrics=metrics)
+    with jitscope.compile_unit("pos", graph="g", key="k1", is_forward=False,
+                               recompile_reason="shape"):
+        with jitscope.phase("plain"):
+            pass
+    with jitscope.compile_unit(frame="kw", graph=None, key=None):
+        with jitscope.phase("opts", column="opts_us"):
+            pass
+    with jitscope.compile_unit(frame="truthy", is_forward=0):  # not a bool: the full parser
+        pass
+    with jitscope.compile_unit(None, recompile_reason=None):
+        pass
+    for bad in (lambda: jitscope.compile_unit(3), lambda: jitscope.compile_unit(frame=b"x"),
+                lambda: jitscope.compile_unit("a", frame="b"),
+                lambda: jitscope.compile_unit(nope=1), lambda: jitscope.compile_unit("a", "b"),
+                lambda: jitscope.phase(), lambda: jitscope.phase(1),
+                lambda: jitscope.phase("p", nope=1)):
+        with pytest.raises(TypeError):
+            bad()
+    jitscope.stop()
+    units = {r.get("frame", ""): r for r in records(metrics) if not r["is_runtime"]}
+    assert set(units) == {"pos", "kw", "truthy", ""}
+    assert units["pos"]["unit_key"] == "k1" and units["pos"]["is_forward"] is False
+    assert units["pos"]["recompile_reason"] == "shape"
+    assert units["pos"]["name"].endswith("__g_0")
+    assert units["kw"]["unit_key"] == "kw" and units["kw"]["is_forward"] is True
+    assert "opts_us" in units["kw"]
+    assert units["truthy"]["is_forward"] is False
