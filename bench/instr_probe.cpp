@@ -51,11 +51,16 @@ thread_local std::array<FloorRecord, 1024> t_floor;
 #endif
 }
 
-#define JITSCOPE_PROBE_LOOP(body)  \
-  [](long n) {                     \
-    for (long i = 0; i < n; ++i) { \
-      body;                        \
-    }                              \
+// A compiler barrier after every operation (benchmark::ClobberMemory()'s),
+// as users' code behaves: without it the compiler keeps the session word
+// and ring pointers in registers across iterations and merges work that a
+// real call site, surrounded by other code, pays each time.
+#define JITSCOPE_PROBE_LOOP(body)      \
+  [](long n) {                         \
+    for (long i = 0; i < n; ++i) {     \
+      body;                            \
+      asm volatile("" : : : "memory"); \
+    }                                  \
   }
 
 const std::string kDynamicName = "a name of 24 characters";
