@@ -597,8 +597,8 @@ bool init_compile_types() noexcept {
   u.tp_vectorcall = unit_vectorcall;
   p.tp_vectorcall = phase_vectorcall;
   const char* keywords[5] = {"frame", "graph", "key", "is_forward", "recompile_reason"};
-  for (int i = 0; i < 5; ++i) {
-    if (g_unit_keywords[i] == nullptr) g_unit_keywords[i] = PyUnicode_InternFromString(keywords[i]);
+  for (int i = 0; i < 5; ++i) {  // anew at every init: an embedding host may restart Python
+    g_unit_keywords[i] = PyUnicode_InternFromString(keywords[i]);
     if (g_unit_keywords[i] == nullptr) return false;
   }
   return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0;

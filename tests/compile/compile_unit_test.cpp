@@ -598,6 +598,32 @@ TEST_F(Compile, UnitsOnFourThreadsAtOnceKeepTheirOwnIds) {
   ASSERT_EQ(session.lines().size(), 4u);
 }
 
+// A closed unit's handle (a CompileUnitRef, as a JIT cache keeps per
+// kernel) neither keeps its record (the block went to the recent ring and
+// the queue at close) nor touches it: with the record evicted from the ring,
+// work attached through the handle is refused by `closed` before any write
+// (under ASan, a write would be a use after free).
+TEST_F(Compile, AClosedUnitsHandleNeverTouchesItsRecord) {
+  static const PhaseKey kEvent("late_event", {.column = "late_us", .compile_event = true});
+  CompileUnitRef ref;
+  {
+    CompileUnit unit({.frame = "kept_by_handle"});
+    ref = unit.ref();
+  }
+  for (std::size_t i = 0; i < kRecentRecordCapacity + 2; ++i) CompileUnit({.frame = "evictor"});
+  for (const CompileRecord& r : recent_compile_records()) EXPECT_NE(r.frame, "kept_by_handle");
+  std::thread late([&] {
+    UnitScope scope(ref);
+    Phase p(kEvent);  // a compile event: always the unit's locked path
+  });
+  late.join();
+  EXPECT_TRUE(ref.valid());
+  for (const CompileRecord& r : recent_compile_records()) {
+    EXPECT_NE(r.frame, "kept_by_handle");
+    EXPECT_EQ(r.columns.count("late_us"), 0u) << r.frame;
+  }
+}
+
 TEST_F(Compile, AUnitScopeCarriesTheUnitToAWorkerThread) {
   static const PhaseKey kOwner("owner", {.column = "owner_us"});
   static const PhaseKey kChunk("chunk", {.column = "chunk_us"});

@@ -74,7 +74,7 @@ TEST(HtmlReport, SdkTraceUnitsMetricsAndArtifacts) {
   const std::string page =
       html_report({cfg.output_path, "--metrics", cfg.metrics_path}, dir + "/report.html");
   const json data = page_data(page);
-  EXPECT_EQ(data["schema"], "jitscope-report-html/1");
+  EXPECT_EQ(data["schema"], "jitscope-report-html/2");
   // The data is the JSON format's, plus the page's extras.
   EXPECT_EQ(without_page_extras(data),
             report_json({cfg.output_path, "--metrics", cfg.metrics_path}));

@@ -212,7 +212,7 @@ void write_html(const Report& r, const Sections& sec, const Comparison* comparis
     Emitter inner(escape);
     detail::JsonWriter j(inner.buf());
     j.begin_object();
-    j.member("schema", std::string_view("jitscope-report-html/1"));
+    j.member("schema", std::string_view("jitscope-report-html/2"));
     // The header always (the page's title and time origin); the compile
     // times table shows self times (the phases section's) too.
     Sections data = sec;

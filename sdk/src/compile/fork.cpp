@@ -8,7 +8,7 @@
 //   1. the phase registry, then every phase's spin lock (registration order)
 //   2. the wait-counter registry
 //   3. the unit registry (also the live-unit list), then every live unit's
-//      mutex (list order; units are made and freed under the registry's)
+//      mutex (list order; units are linked and unlinked under the registry's)
 //   4. the runtime record
 //   5. the step log's sink, then its progress bar (a line said about the bar
 //      goes through log_unique, below)

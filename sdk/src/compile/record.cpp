@@ -132,7 +132,7 @@ namespace {
 // kWakeEveryRecords so that it rarely gets near the bound. Past it a record
 // is dropped and counted (jitscope_stats' compile_records_dropped,
 // SessionStats), never lost silently. The flusher writes each record's
-// JSON: a unit's close only moves its record here.
+// JSON: a unit's close only hands its record's block here.
 constexpr std::size_t kMaxQueuedMetricsBytes = std::size_t{64} << 20;
 constexpr std::size_t kWakeEveryRecords = 4096;
 

@@ -132,17 +132,18 @@ struct UnitState {
   SharedSlot shared_slots[kColumnSlots];
 
   std::mutex mutex;
-  // The record, in a block of its own: at close the recent ring and the
-  // metrics queue share that block as it is (no copy, no move), and it
-  // holds no more memory than the record. Guarded by mutex until `closed`;
-  // immutable after (every writer checks `closed` first, under mutex).
+  // The record, in a block of its own: at close the block moves to the
+  // recent ring and the metrics queue as it is (no copy of the record),
+  // and the unit lets go of it. Guarded by mutex until `closed`; after
+  // that nothing reads or writes `record` through the unit (every writer
+  // checks `closed` first, under mutex): the block may be gone.
   std::shared_ptr<CompileRecord> record_block;
   CompileRecord& record;
   bool closed = false;  // guarded by mutex: the record has been written
   CompileId id;
   std::string display;  // "[3/1] name": its trace slice
-  // The record's name, kept apart: the record moves out at close, and
-  // CompileUnit::name() must stay valid (set at open, never changed).
+  // The record's name, kept apart: the unit lets go of its record at close,
+  // and CompileUnit::name() must stay valid (set at open, never changed).
   std::string name;
   std::uint64_t packed_id = 0;
   std::weak_ptr<UnitState> self;   // for current_compile_unit()

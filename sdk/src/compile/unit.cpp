@@ -448,7 +448,10 @@ void CompileUnit::close() noexcept {
   leave_unit(frame_);
   if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
   graph_pushed_ = false;
-  if (have_record) finish_record(SharedRecord(s.record_block));
+  // The block goes to the ring and the queue: a CompileUnitRef or a
+  // LoadScope that keeps the unit alive does not keep its record (every
+  // writer checks `closed` first and never touches `record` after it).
+  if (have_record) finish_record(std::move(s.record_block));
 }
 
 UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {

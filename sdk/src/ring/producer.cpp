@@ -445,6 +445,7 @@ void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept {
   ThreadState* t = count == 0 ? nullptr : arg_target(token, index);
   if (t == nullptr) return;
   constexpr std::size_t kMax = 8;  // the compile layer's lists are short
+  for (std::size_t i = kMax; i < count; ++i) bump(t->args_dropped);
   count = std::min(count, kMax);
   std::uint8_t flags[kMax];
   std::size_t payloads[kMax];

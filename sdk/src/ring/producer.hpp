@@ -18,9 +18,10 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
                        std::string_view dynamic_name, std::uint8_t flags,
                        std::uint64_t value) noexcept;
 
-// Adds `count` args to the open span `token` in one write: one lookup of
-// the span and one room check (add_arg's per arg). Dropped whole (counted
-// as one dropped arg) when they do not fit.
+// Adds `count` args (at most 8) to the open span `token` in one write: one
+// lookup of the span and one room check (add_arg's per arg). All or none:
+// a list that does not fit is dropped whole, each arg counted in
+// args_dropped, as are args past the eighth.
 void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept;
 
 // Appends pre-rendered JSON members (`"k":v,...`, from JsonWriter) to the

@@ -205,7 +205,7 @@ function buildCompare(page) {
     }
   }
   const titles = { names: 'Span names', units: 'Compile units (by unit key, else name)',
-                   kernels: 'GPU kernels' };
+                   kernels: 'GPU work (kernels, copies, sets)' };
   const selfGate = c.comparison && c.comparison.gate_on === 'self';
   for (const key of ['names', 'units', 'kernels']) {
     if (!c[key]) continue;
