@@ -474,11 +474,11 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
          "events dropped by the jitscope writer (jitscope_stats)");
   }
 
-  name_rows(r);
   PidKeys unit_pids;  // distinct pid keys of the rows
   unit_rows(r, metrics, unit_pids);
   top_rows(r);
-  gpu_rows(r, unit_pids);
+  gpu_rows(r, unit_pids);  // before name_rows: it sets r.gpu whole, name_rows adds r.gpu.names
+  name_rows(r);
   failed_rows(r);
   r.multi_process_units = unit_pids.size() > 1;
   return r;

@@ -56,9 +56,7 @@ const char* gpu_work_name(GpuWork w) noexcept {
 }
 
 void Aggregator::gpu_rows(Report& r, PidKeys& unit_pids) const {
-  std::vector<NameRow> names = std::move(r.gpu.names);  // name_rows() made them
   r.gpu = gpu_;
-  r.gpu.names = std::move(names);
   for (const UnitStats& u : units_) {
     if (u.gpu_kernels == 0 && u.launched_inside == 0) continue;
     GpuUnitRow g;

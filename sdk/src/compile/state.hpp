@@ -149,7 +149,6 @@ struct UnitState {
   std::weak_ptr<UnitState> self;   // for current_compile_unit()
   UnitState* live_prev = nullptr;  // the live-unit list, guarded by the unit registry's mutex
   UnitState* live_next = nullptr;
-  bool linked = false;  // on the live list (set under the registry's mutex)
 };
 
 struct EventFrame::Data {

@@ -124,14 +124,13 @@ void link_live(UnitRegistry& reg, UnitState& u) noexcept {
   u.live_next = reg.live;
   if (u.live_next != nullptr) u.live_next->live_prev = &u;
   reg.live = &u;
-  u.linked = true;
 }
 }  // namespace
 
 UnitState::~UnitState() {
-  if (!linked) return;  // open() failed before linking it
   UnitRegistry& reg = units();
   std::lock_guard<std::mutex> lock(reg.mutex);
+  if (live_prev == nullptr && reg.live != this) return;  // open() failed before linking it
   if (live_prev != nullptr) {
     live_prev->live_next = live_next;
   } else {
