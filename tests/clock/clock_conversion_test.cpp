@@ -3,6 +3,8 @@
 // any calibration; ticks before the base clamp at 0 as before.
 #include "clock/clock.hpp"
 
+#include <jitscope/detail/hot.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -63,6 +65,35 @@ TEST(ClockConversion, IdentityKeepsTicks) {
     EXPECT_EQ(id.to_ns(t), t);
   }
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// Before the process's calibration is fixed (the flusher's first 20 ms), a
+// TSC duration uses an estimate from the first session's start to now. Once
+// that window spans a millisecond the estimate is kept: a phase ending then
+// pays one load, not a 16-read clock sample. Nothing in this binary
+// calibrates, so the estimate is what answers here.
+TEST(TickDeltaToNs, BeforeCalibrationTheEstimateIsGoodAndKept) {
+  const ClockPoint first = sample_clock_point();
+  note_tsc_session_start(first);
+  const std::uint64_t until = first.ns + 3'000'000;
+  while (monotonic_ns() < until) {
+  }
+  const ClockPoint now = sample_clock_point();
+  const std::uint64_t ticks = now.ticks - first.ticks;
+  const std::uint64_t ns = tick_delta_to_ns(kSessionTscBit, ticks);
+  const std::uint64_t truth = now.ns - first.ns;
+  EXPECT_NEAR(static_cast<double>(ns), static_cast<double>(truth),
+              static_cast<double>(truth) * 0.01);
+  // Kept: the same ticks give the same ns later (a fresh estimate from a
+  // later sample differs in its last digits of a large count).
+  const std::uint64_t big = ticks * 1000;
+  const std::uint64_t a = tick_delta_to_ns(kSessionTscBit, big);
+  const std::uint64_t until_later = monotonic_ns() + 2'000'000;
+  while (monotonic_ns() < until_later) {
+  }
+  EXPECT_EQ(tick_delta_to_ns(kSessionTscBit, big), a);
+}
+#endif
 
 }  // namespace
 }  // namespace jitscope::detail

@@ -14,6 +14,7 @@
 #include <barrier>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -240,6 +241,47 @@ TEST_F(Compile, ColumnPhasesChargeWithoutASessionToo) {
   EXPECT_EQ(phase_times()[0].durations_ns.size(), 3u);
 }
 
+// A unit keeps a few slots for its column phases (on its own thread and
+// on attached ones); more distinct columns than that take the record's
+// lock instead. Every column lands either way, with each run's time.
+TEST_F(Compile, MoreDistinctColumnsThanTheUnitsSlotsAreAllCharged) {
+  constexpr int kColumns = 40;
+  std::vector<std::unique_ptr<PhaseKey>> keys;
+  for (int i = 0; i < kColumns; ++i) {
+    const std::string name = "many_" + std::to_string(i);
+    keys.push_back(std::make_unique<PhaseKey>(name, PhaseOptions{.column = name + "_us"}));
+  }
+  auto run_all = [&] {
+    for (int i = 0; i < kColumns; ++i) {
+      Phase p(*keys[static_cast<std::size_t>(i)]);
+      std::this_thread::sleep_for(100us);
+    }
+  };
+  {
+    CompileUnit unit({.frame = "many_columns"});
+    run_all();
+    std::thread worker([ref = unit.ref(), &run_all] {
+      UnitScope scope(ref);
+      run_all();
+    });
+    worker.join();
+  }
+  const auto records = recent_compile_records();
+  ASSERT_EQ(records.size(), 1u);
+  const CompileRecord& r = records[0];
+  ASSERT_EQ(r.columns.size(), static_cast<std::size_t>(kColumns));
+  std::uint64_t sum = 0;
+  for (int i = 0; i < kColumns; ++i) {
+    const std::string column = "many_" + std::to_string(i) + "_us";
+    ASSERT_EQ(r.columns.count(column), 1u) << column;
+    EXPECT_GE(r.columns.at(column), 200u) << column;  // two runs of at least 100 µs
+    sum += r.columns.at(column);
+  }
+  // The unit's own thread's runs are outermost: the duration is theirs alone.
+  EXPECT_LE(r.duration_us, sum);
+  EXPECT_GE(r.duration_us, static_cast<std::uint64_t>(kColumns) * 100u);
+}
+
 TEST_F(Compile, ABadColumnNameIsRefusedAndThePhaseStillRuns) {
   const PhaseKey bad("bad_column_phase", {.column = "elapsed_ms"});
   EXPECT_FALSE(bad.status().ok());
@@ -373,6 +415,38 @@ TEST_F(Compile, MetricsLineHasExactlyTheDocumentedFields) {
   const auto recent = recent_compile_records();
   ASSERT_EQ(recent.size(), 2u);
   EXPECT_EQ(json::parse(recent[1].to_json()), r);
+}
+
+// With a session on, a record's Unix times come from the same clock reads
+// as its trace slice (the session's clock anchored to the wall clock at
+// start): they sit within the wall-clock reads around the unit, and their
+// difference is the slice's duration.
+TEST_F(Compile, RecordTimesAreTheSlicesOwnOnTheWallClock) {
+  auto unix_us = [] {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  };
+  CompileSession session("record_wall_times");
+  std::this_thread::sleep_for(3ms);  // away from the anchor taken at start
+  const std::uint64_t before_us = unix_us();
+  {
+    CompileUnit unit({.frame = "wall"});
+    std::this_thread::sleep_for(5ms);
+  }
+  const std::uint64_t after_us = unix_us();
+  session.finish();
+  ASSERT_EQ(session.lines().size(), 1u);
+  const json& r = session.lines()[0];
+  const auto start = r["start_time_us"].get<std::uint64_t>();
+  const auto end = r["end_time_us"].get<std::uint64_t>();
+  constexpr std::uint64_t kSlackUs = 200;  // the anchor's pairing and the estimate's rate
+  EXPECT_GE(start + kSlackUs, before_us);
+  EXPECT_LE(end, after_us + kSlackUs);
+  EXPECT_GE(end - start, 5000u);
+  const json slice = session.slice("[0/0] model__graph_0");
+  const double dur_us = slice["dur"].get<double>();
+  EXPECT_NEAR(static_cast<double>(end - start), dur_us, 2.0 + dur_us * 0.01);
 }
 
 TEST_F(Compile, TheThreeLevelsLandWhereTheyShould) {

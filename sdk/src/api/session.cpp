@@ -278,6 +278,7 @@ Status start(const Config& config) noexcept {
                                    (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
+        note_session_wall_clock(word, first);
         // Under this lock: CUPTI calls back into the collector only, whose
         // callbacks never take it.
         CuptiSessionState cupti = cupti_begin_session(config);

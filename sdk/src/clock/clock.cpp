@@ -2,6 +2,7 @@
 
 #include "base/immortal.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <jitscope/detail/hot.hpp>
@@ -88,6 +89,24 @@ namespace {
 std::atomic<std::uint64_t> g_tsc_mult_q32{0};
 std::atomic<std::uint64_t> g_first_ticks{0};
 std::atomic<std::uint64_t> g_first_ns{0};
+// The estimate, kept once its window is long enough to be good to a few
+// parts in 10^5: a phase ending before the calibration then pays one load,
+// not a clock sample (16 clock reads) per end.
+std::atomic<std::uint64_t> g_tsc_estimate_q32{0};
+constexpr std::uint64_t kEstimateWindowNs = 1'000'000;
+
+// ns per tick (Q32) from the first TSC session's start to now; 0: none yet.
+std::uint64_t estimated_mult_q32() noexcept {
+  if (const std::uint64_t kept = g_tsc_estimate_q32.load(std::memory_order_relaxed)) return kept;
+  const std::uint64_t t0 = g_first_ticks.load(std::memory_order_relaxed);
+  const std::uint64_t n0 = g_first_ns.load(std::memory_order_relaxed);
+  const ClockPoint now = sample_clock_point();
+  if (t0 == 0 || n0 == 0 || now.ticks <= t0 || now.ns <= n0) return 0;
+  const auto mult =
+      static_cast<std::uint64_t>((static_cast<Uint128>(now.ns - n0) << 32) / (now.ticks - t0));
+  if (now.ns - n0 >= kEstimateWindowNs) g_tsc_estimate_q32.store(mult, std::memory_order_relaxed);
+  return mult;
+}
 }  // namespace
 
 void note_tsc_session_start(const ClockPoint& first) noexcept {
@@ -101,11 +120,8 @@ std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) 
   if ((session_word & 1u) == 0) return ticks;  // CLOCK_MONOTONIC: already ns
   std::uint64_t mult = g_tsc_mult_q32.load(std::memory_order_relaxed);
   if (mult == 0) [[unlikely]] {
-    const std::uint64_t t0 = g_first_ticks.load(std::memory_order_relaxed);
-    const std::uint64_t n0 = g_first_ns.load(std::memory_order_relaxed);
-    const ClockPoint now = sample_clock_point();
-    if (t0 == 0 || n0 == 0 || now.ticks <= t0 || now.ns <= n0) return ticks;  // no estimate yet
-    mult = static_cast<std::uint64_t>((static_cast<Uint128>(now.ns - n0) << 32) / (now.ticks - t0));
+    mult = estimated_mult_q32();
+    if (mult == 0) return ticks;  // no estimate yet
   }
   return static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * mult) >> 32);
 }
@@ -139,6 +155,39 @@ const ClockConversion& tsc_conversion(const ClockPoint& first,
 
 void clock_lock_for_fork() noexcept { calibration().mutex.lock(); }
 void clock_unlock_after_fork() noexcept { calibration().mutex.unlock(); }
+
+namespace {
+// The wall clock at the running session's start, as a seqlock: `word` is 0
+// while it changes, else the session it belongs to.
+std::atomic<std::uint32_t> g_wall_word{0};
+std::atomic<std::uint64_t> g_wall_ticks{0};
+std::atomic<std::uint64_t> g_wall_unix_ns{0};
+}  // namespace
+
+void note_session_wall_clock(std::uint32_t session_word, const ClockPoint& first) noexcept {
+  const std::uint64_t unix_ns = realtime_ns();
+  // relaxed stores between a release and a release: readers that see the
+  // new word (acquire) see the fields; readers that raced re-check it.
+  g_wall_word.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  g_wall_ticks.store((session_word & 1u) != 0 ? first.ticks : first.ns, std::memory_order_relaxed);
+  g_wall_unix_ns.store(unix_ns, std::memory_order_relaxed);
+  g_wall_word.store(session_word, std::memory_order_release);
+}
+
+std::uint64_t unix_ns_at(std::uint32_t session_word, std::uint64_t ticks) noexcept {
+  if (session_word != 0 && g_wall_word.load(std::memory_order_acquire) == session_word) {
+    const std::uint64_t base = g_wall_ticks.load(std::memory_order_relaxed);
+    const std::uint64_t unix_ns = g_wall_unix_ns.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (g_wall_word.load(std::memory_order_relaxed) == session_word) {
+      return ticks >= base
+                 ? unix_ns + tick_delta_to_ns(session_word, ticks - base)
+                 : unix_ns - std::min(unix_ns, tick_delta_to_ns(session_word, base - ticks));
+    }
+  }
+  return realtime_ns();  // no session, or another one's reading: the clock itself
+}
 
 std::uint64_t realtime_ns() noexcept {
   timespec ts;

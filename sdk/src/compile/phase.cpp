@@ -389,7 +389,7 @@ void end_phase(EventFrame& f) noexcept {
       if (p.compile_event) {
         event.name = p.key;
         event.duration_us = ns / 1000;
-        const std::uint64_t now_us = unix_us_now();
+        const std::uint64_t now_us = unix_ns_at(f.session, end_ticks) / 1000;
         event.start_time_us = now_us - std::min(now_us, event.duration_us);
         if (f.data != nullptr) event.fields = std::move(f.data->event);
         ev = &event;

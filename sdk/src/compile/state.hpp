@@ -118,7 +118,9 @@ struct UnitState {
   // unit); close() adds them to the record. The unit's own thread uses plain
   // slots only it touches (it also closes the unit); attached threads use
   // atomic ones. More distinct column phases than slots: the mutex path.
-  static constexpr std::size_t kColumnSlots = 32;
+  // 16 each keeps the unit (with its shared_ptr block) under 1 KiB, in
+  // malloc's per-thread cache: at 32 each it took the slow path both ways.
+  static constexpr std::size_t kColumnSlots = 16;
   struct OwnerSlot {
     const PhaseStats* phase = nullptr;
     std::uint64_t us = 0;
@@ -199,8 +201,10 @@ void end_phase(EventFrame& f) noexcept;
 // a unit that closes takes its phases' time into its record, and their
 // handles' later end does nothing.
 void end_phases_inside(const EventFrame& unit_frame) noexcept;
-// Ends a unit frame (a unit's own or an attachment's) on its owning thread.
+// Ends a unit frame (a unit's own or an attachment's) on its owning thread,
+// now or at `end_ticks` (read from the frame's session clock).
 void leave_unit(EventFrame& frame) noexcept;
+void leave_unit(EventFrame& frame, std::uint64_t end_ticks) noexcept;
 // The innermost unit frame on this thread and its unit, or nullptr.
 EventFrame* current_unit_frame() noexcept;
 UnitState* current_unit_state() noexcept;

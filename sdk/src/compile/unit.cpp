@@ -5,6 +5,7 @@
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
 #include "base/log.hpp"
+#include "clock/clock.hpp"
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
 #include "ring/producer.hpp"
@@ -106,10 +107,14 @@ void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
 }  // namespace
 
 void leave_unit(EventFrame& frame) noexcept {
+  leave_unit(frame, frame.session != 0 ? read_clock(frame.session) : 0);
+}
+
+void leave_unit(EventFrame& frame, std::uint64_t end_ticks) noexcept {
   if (!frame.open || !on_owning_thread(frame, "leaving a compile unit")) return;
   frame.open = false;
   if (frame.data != nullptr) flush_frame_data(frame);
-  if (frame.token.session() != 0) end_span(frame.token, read_clock(frame.token.session()));
+  if (frame.token.session() != 0) end_span(frame.token, end_ticks);
   pop_frame(frame);
   delete frame.data;
   frame.data = nullptr;
@@ -269,7 +274,6 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     r.is_forward = options.is_forward;
     r.recompile_reason.assign(options.recompile_reason.data(), options.recompile_reason.size());
     if (!hooks.empty()) r.recompile_user_contexts = run_recompile_hooks(hooks);
-    r.start_time_us = unix_us_now();
     state->packed_id = pack(state->id);
     state->name = r.name;
     state->display.reserve(r.name.size() + 24);
@@ -280,6 +284,8 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     enter_unit(*state, frame_, false);
+    // The slice's begin, in Unix time: one clock read serves both.
+    r.start_time_us = unix_ns_at(frame_.session, frame_.begin_ticks) / 1000;
     if (frame_.token.recorded()) {
       // Only a recorded unit takes the hook: the mark must sit in its slice.
       // relaxed first: units after the first pay one load; the exchange
@@ -414,6 +420,8 @@ void CompileUnit::close() noexcept {
   const bool unwinding = std::uncaught_exceptions() > uncaught_at_open_;
   end_phases_inside(frame_);  // before the record is closed: their time is the unit's
   bool have_record = false;
+  // The slice's end and the record's: one clock read serves both.
+  const std::uint64_t end_ticks = frame_.session != 0 ? read_clock(frame_.session) : 0;
   // Failing, its record is lost.
   guarded("closing a compile unit", [&] {
     {
@@ -425,7 +433,7 @@ void CompileUnit::close() noexcept {
             "an exception left the compile unit (call fail_with_current_exception() in a catch "
             "block to record its type and message)";
       }
-      s.record.end_time_us = unix_us_now();
+      s.record.end_time_us = unix_ns_at(frame_.session, end_ticks) / 1000;
       merge_unit_columns(s);
       // From here on nothing writes the record (every writer checks
       // `closed` under the mutex): it is shared as it is, never copied.
@@ -444,7 +452,7 @@ void CompileUnit::close() noexcept {
       add_args(frame_.token, args, n);
     }
   });
-  leave_unit(frame_);
+  leave_unit(frame_, end_ticks);
   if (graph_pushed_ && !t_graphs.empty()) t_graphs.pop_back();
   graph_pushed_ = false;
   // The block goes to the ring and the queue: a CompileUnitRef or a
