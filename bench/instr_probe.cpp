@@ -5,8 +5,8 @@
 // hot-path change is judged in instructions, not in this VM's noisy time.
 //
 // usage: jitscope_instr_probe FORM N [json|perfetto]
-//   FORM: span | args | args_macro | args_string | off | dynamic | instant | counter | phase
-//         | phase_off | unit_span | unit | unit_phase | floor
+//   FORM: span | args | args_macro | args_string | off | dynamic | dynamic_long | instant
+//         | counter | phase | phase_off | unit_span | unit | unit_phase | floor
 //   the trace's form (default json): what the flusher's column counts
 // floor is the physical minimum for comparison: two TSC reads and one
 // 24-byte store into a thread-local array, with no session.
@@ -64,6 +64,9 @@ thread_local std::array<FloorRecord, 1024> t_floor;
   }
 
 const std::string kDynamicName = "a name of 24 characters";
+// A kernel's name as Triton and Inductor make them: 72 bytes, three slots.
+const std::string kLongDynamicName =
+    "triton_per_fused__softmax_add_native_layer_norm_mul_view_0_xblock_128_v2";
 
 // Called through a pointer: each loop is a function of its own.
 struct Form {
@@ -80,6 +83,7 @@ const Form kForms[] = {
     {"args_string",
      JITSCOPE_PROBE_LOOP(JITSCOPE_SPAN_ARGS("x", {"a", i}, {"b", 42}, {"s", "fast"}))},
     {"dynamic", JITSCOPE_PROBE_LOOP(JITSCOPE_SPAN_DYN(kDynamicName))},
+    {"dynamic_long", JITSCOPE_PROBE_LOOP(JITSCOPE_SPAN_DYN(kLongDynamicName))},
     {"instant", JITSCOPE_PROBE_LOOP(JITSCOPE_INSTANT("x"))},
     {"counter", JITSCOPE_PROBE_LOOP(JITSCOPE_COUNTER("x", static_cast<double>(i)))},
     {"phase", JITSCOPE_PROBE_LOOP(JITSCOPE_PHASE("x"))},

@@ -24,7 +24,7 @@ totals() {
   done
 }
 printf "%-10s %14s %14s\n" form "caller Ir/op" "flusher Ir/op"
-forms="${FORMS:-floor span args args_macro args_string off dynamic instant counter phase phase_off unit unit_phase}"
+forms="${FORMS:-floor span args args_macro args_string off dynamic dynamic_long instant counter phase phase_off unit unit_phase}"
 for form in $forms; do
   read -r c1 f1 <<<"$(totals "$form" "$n")"
   read -r c2 f2 <<<"$(totals "$form" $((2 * n)))"

@@ -3,9 +3,11 @@
 // library's out-of-line begin writes, keep the End's slot reserved, and hand
 // every case it does not handle (dropped Begins open, a full ring, string
 // args) to the library.
+#include "ring/producer.hpp"
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -424,6 +426,96 @@ TEST(InlinePath, AFullRingKeepsEveryEndAndClosesTheGateWhileADroppedSpanIsOpen) 
   EXPECT_EQ(stats.spans_incomplete, 0u) << "an End found no room";
   const json trace = load_trace(session.path());
   EXPECT_EQ(events_with_ph(trace, "X").size(), recorded);
+}
+
+// A dynamic name of up to kInlineNameBytes goes inline: its Begin and its
+// bytes are the records the library's general begin writes for it.
+TEST(InlinePath, ADynamicNameInlineWritesTheLibrarysRecordsAndBytes) {
+  ScopedSession session(quiet_config("inline_dynamic", 1024));
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  const detail::SpanToken first = detail::begin_static(s, 100, "lib");  // registers the thread
+  ASSERT_NE(detail::t_hot->session, 0u);
+  std::vector<detail::SpanToken> open;
+  // Each size class of the last slot's copy (0, 1-3, 4-7, 8-15, 16-32),
+  // and names of more than one slot.
+  const std::size_t lengths[] = {0,  1,  2,  3,  4,  7,  8,
+                                 15, 16, 24, 32, 33, 70, detail::kInlineNameBytes};
+  for (const std::size_t len : lengths) {
+    std::string name;
+    for (std::size_t i = 0; i < len; ++i) name += static_cast<char>('a' + (i * 7 + len) % 26);
+    const std::uint64_t slots = (len + detail::kRecordBytes - 1) / detail::kRecordBytes;
+    const std::uint64_t at = tail_now();
+    detail::SpanToken inlined;
+    ASSERT_TRUE(detail::begin_dynamic_batch(s, name, inlined)) << len;
+    ASSERT_EQ(tail_now(), pos_after(at, 1 + slots)) << len;
+    EXPECT_EQ(inlined.serial_word, pos_after(at, 1)) << "an inline end matches it";
+    // The library's general path (begin_marked with no flags) for the same name.
+    const std::uint64_t lib_at = tail_now();
+    const detail::SpanToken library = detail::begin_marked(s, 5, nullptr, name, 0, 0);
+    ASSERT_EQ(tail_now(), pos_after(lib_at, 1 + slots)) << len;
+    const detail::Record& a = record_at(at);
+    const detail::Record& b = record_at(lib_at);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.flags, b.flags);
+    EXPECT_EQ(a.flags, detail::kFlagDynamicName);
+    EXPECT_EQ(a.name_len, b.name_len);
+    EXPECT_EQ(a.name_len, len);
+    EXPECT_EQ(a.name, nullptr);
+    for (std::uint64_t i = 0; i < slots; ++i) {
+      const std::size_t chunk = std::min<std::size_t>(len - i * 32, detail::kRecordBytes);
+      const auto* x = reinterpret_cast<const char*>(&record_at(pos_after(at, 1 + i)));
+      const auto* y = reinterpret_cast<const char*>(&record_at(pos_after(lib_at, 1 + i)));
+      EXPECT_EQ(std::string(x, chunk), std::string(y, chunk)) << len << " slot " << i;
+      EXPECT_EQ(std::string(x, chunk), name.substr(i * 32, chunk)) << len << " slot " << i;
+    }
+    open.push_back(inlined);
+    open.push_back(library);
+  }
+  // Past the inline length: the library's path.
+  const std::string long_name(detail::kInlineNameBytes + 1, 'z');
+  detail::SpanToken unused;
+  EXPECT_FALSE(detail::begin_dynamic_batch(s, long_name, unused));
+  while (!open.empty()) {
+    detail::end_span_now(open.back());
+    open.pop_back();
+  }
+  detail::end_span(first, detail::read_clock(s));
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  EXPECT_EQ(events_with_ph(load_trace(session.path()), "X").size(), 2 * std::size(lengths) + 1);
+}
+
+// Dynamic names of every length around the inline limit, nested, through a
+// small ring that wraps many times (a name's bytes cross the ring's end):
+// each span in the trace has its own name.
+TEST(InlinePath, DynamicNamesThroughAWrappingRingKeepEveryByte) {
+  Config cfg = test_config("inline_dynamic_wrap");
+  cfg.ring_capacity = 64;
+  cfg.overflow = OverflowPolicy::kBlock;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  std::map<std::string, int> made;
+  for (int round = 0; round < 40; ++round) {
+    for (std::size_t len = 0; len <= detail::kInlineNameBytes + 8; len += 3) {
+      std::string outer_name = std::to_string(round) + ":" + std::string(len, 'o');
+      outer_name.resize(len);
+      Span outer{std::string_view(outer_name)};
+      std::string inner_name(len, static_cast<char>('a' + round % 26));
+      { Span inner{std::string_view(inner_name)}; }
+      ++made[outer_name];
+      ++made[inner_name];
+    }
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  std::map<std::string, int> seen;
+  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
+    ++seen[e["name"].get<std::string>()];
+  }
+  EXPECT_EQ(seen, made);
 }
 
 // Scalar args go inline with their Begin; a string arg sends the whole span

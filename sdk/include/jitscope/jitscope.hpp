@@ -396,10 +396,14 @@ class Span {
   Span(char (&name)[N], std::initializer_list<Arg> args) noexcept
       : Span(detail::buffer_text(name), args) {}
   // Dynamic name: copied into the ring.
-  explicit Span(std::string_view name) noexcept {
+  JITSCOPE_ALWAYS_INLINE explicit Span(std::string_view name) noexcept {
     if constexpr (detail::kCompiledIn) {
       const std::uint32_t s = detail::session_word();
-      if (JITSCOPE_UNLIKELY(s != 0)) token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
+      if (JITSCOPE_UNLIKELY(s != 0)) {
+        if (!detail::begin_dynamic_batch(s, name, token_)) [[unlikely]] {
+          token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
+        }
+      }
     }
   }
   Span(std::string_view name, std::initializer_list<Arg> args) noexcept : Span(name) {

@@ -248,6 +248,14 @@ SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name
 }
 
 SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_view name) noexcept {
+  // The lean paths first (the C API and Span's fallback come here): the
+  // inline path's work with the time given. On the other clock its end
+  // comes back here (kLibraryEndBit), as begin_static's.
+  SpanToken token;
+  if (begin_dynamic_batch(session, name, token, GivenStamp{ts})) return token;
+  if (begin_dynamic_batch<&HotThread::other_clock_session>(session, name, token, GivenStamp{ts})) {
+    return {session, token.serial_word | SpanToken::kLibraryEndBit};
+  }
   return begin<true>(session, ts, nullptr, name);
 }
 
@@ -414,9 +422,9 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 }  // namespace
 
 void end_span(SpanToken token, std::uint64_t ts) noexcept {
+  HotThread& h = *t_hot;
   // The other clock's lean end, as the inline end's (the gate is checked
   // here: the token's serial alone says nothing of the clock).
-  HotThread& h = *t_hot;
   if (h.other_clock_session == token.session() && token.session() != 0 &&
       h.serial_at(h.depth_x8) == token.serial()) {
     end_innermost(h, GivenStamp{ts});

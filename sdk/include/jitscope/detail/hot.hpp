@@ -258,10 +258,13 @@ struct GivenStamp {
 };
 // The inline paths behind a gate: HotThread::session with inline_clock(),
 // or HotThread::other_clock_session with a time the library read.
+// `begin_word` is the Begin's record word: a dynamic name's flag and length
+// where its bytes take the args' slots (begin_dynamic_batch).
 template <std::uint32_t HotThread::*kGate = &HotThread::session, class Stamp = InlineStamp>
-JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* name,
-                                             std::uint64_t args, SpanToken& token, SpanBatch& batch,
-                                             Stamp stamp = {}) noexcept {
+JITSCOPE_ALWAYS_INLINE bool begin_span_batch(
+    std::uint32_t session, const char* name, std::uint64_t args, SpanToken& token, SpanBatch& batch,
+    Stamp stamp = {},
+    std::uint64_t begin_word = record_word(RecordKind::kBegin, ValueType::kNone, 0, 0)) noexcept {
   HotThread& h = *t_hot;
   const std::uint64_t d8 = h.depth_x8;  // all recorded when the gate is open
   if constexpr (kGate == &HotThread::session) {
@@ -286,7 +289,7 @@ JITSCOPE_ALWAYS_INLINE bool begin_span_batch(std::uint32_t session, const char* 
   stamp(rec.ts);
   rec.name = name;
   // A Begin's index is not read: the flusher keeps the depth itself.
-  set_record_word(rec, record_word(RecordKind::kBegin, ValueType::kNone, 0, 0));
+  set_record_word(rec, begin_word);
   token = {session, serial};
   return true;
 }
@@ -301,6 +304,60 @@ JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
   batch.published->store(batch.tail + (1 + args) * kRecordBytes, std::memory_order_release);
+}
+
+// Copies the last `n` (at most kRecordBytes) bytes of a name into its slot
+// with fixed-size moves, two overlapping ones a size class: a call to
+// memcpy with a variable length took 27 instructions for 24 bytes
+// (callgrind). Reads stay within the n bytes; the slot's bytes past them are
+// not read.
+JITSCOPE_ALWAYS_INLINE void copy_last_slot(char* dst, const char* src, std::size_t n) noexcept {
+  if (n >= 16) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else if (n != 0) {
+    dst[0] = src[0];
+    dst[n / 2] = src[n / 2];
+    dst[n - 1] = src[n - 1];
+  }
+}
+
+// Dynamic names up to this long take the inline path: their bytes fill the
+// slots after the Begin, as the library writes them. Longer ones (and any
+// above the ring's payload limit, which is at least 1 KiB) go through the
+// library, which clamps and counts them.
+inline constexpr std::size_t kInlineNameBytes = 4 * kRecordBytes;
+// A span with a dynamic name of up to kInlineNameBytes, in one commit with
+// its name. False: nothing written, the caller takes the library's path.
+template <std::uint32_t HotThread::*kGate = &HotThread::session, class Stamp = InlineStamp>
+JITSCOPE_ALWAYS_INLINE bool begin_dynamic_batch(std::uint32_t session, std::string_view name,
+                                                SpanToken& token, Stamp stamp = {}) noexcept {
+  const std::size_t len = name.size();
+  if (len > kInlineNameBytes) [[unlikely]]
+    return false;
+  const std::uint64_t slots = (len + kRecordBytes - 1) / kRecordBytes;
+  SpanBatch batch;
+  if (!begin_span_batch<kGate>(session, nullptr, slots, token, batch, stamp,
+                               record_word(RecordKind::kBegin, ValueType::kNone, kFlagDynamicName,
+                                           0, static_cast<std::uint32_t>(len)))) [[unlikely]] {
+    return false;
+  }
+  // Slot by slot: the payload may wrap at the ring's end.
+  const char* src = name.data();
+  std::uint64_t at = batch.tail + kRecordBytes;
+  std::size_t left = len;
+  for (; left > kRecordBytes; left -= kRecordBytes, src += kRecordBytes, at += kRecordBytes) {
+    std::memcpy(static_cast<void*>(&batch.at(at)), src, kRecordBytes);
+  }
+  copy_last_slot(reinterpret_cast<char*>(&batch.at(at)), src, left);
+  commit_batch(batch, slots);
+  return true;
 }
 
 // A span with a static name: a batch without args.
