@@ -488,6 +488,54 @@ TEST(InlinePath, ADynamicNameInlineWritesTheLibrarysRecordsAndBytes) {
   EXPECT_EQ(events_with_ph(load_trace(session.path()), "X").size(), 2 * std::size(lengths) + 1);
 }
 
+// A phase's begin (begin_marked: a static name, flags, no value) and its
+// end with a time given (end_span) take the inline path's records when the
+// gate is open: one Begin with the phase's flags, one End at that time.
+TEST(InlinePath, APhasesBeginAndEndWithATimeGivenTakeTheLeanPath) {
+  ScopedSession session(quiet_config("inline_marked", 1024));
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  const detail::SpanToken first = detail::begin_static(s, 100, "lib");  // registers the thread
+  ASSERT_NE(detail::t_hot->session, 0u);
+  const std::uint64_t at = tail_now();
+  const std::uint64_t begin_ts = detail::read_clock(s);
+  const detail::SpanToken phase =
+      detail::begin_marked(s, begin_ts, "phase", {}, detail::kFlagPhase, 0);
+  ASSERT_EQ(tail_now(), pos_after(at, 1));
+  EXPECT_EQ(phase.serial_word, pos_after(at, 1)) << "no library end needed";
+  const detail::Record& b = record_at(at);
+  EXPECT_EQ(b.kind, detail::RecordKind::kBegin);
+  EXPECT_EQ(b.flags, detail::kFlagPhase);
+  EXPECT_EQ(b.ts, begin_ts);
+  EXPECT_STREQ(b.name, "phase");
+  const std::uint64_t end_ts = detail::read_clock(s);
+  detail::end_span(phase, end_ts);
+  ASSERT_EQ(tail_now(), pos_after(at, 2));
+  EXPECT_EQ(record_at(pos_after(at, 1)).kind, detail::RecordKind::kEnd);
+  EXPECT_EQ(record_at(pos_after(at, 1)).ts, end_ts);
+  EXPECT_EQ(detail::t_state->depth(), 1u);
+  // A unit's begin carries a value (its compile id): the library's path,
+  // which writes it.
+  const detail::SpanToken unit =
+      detail::begin_marked(s, detail::read_clock(s), "unit", {}, detail::kFlagUnit, 0x1234);
+  EXPECT_EQ(record_at(pos_after(at, 2)).value.u64, 0x1234u);
+  detail::end_span(unit, detail::read_clock(s));
+  detail::end_span(first, detail::read_clock(s));
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const json trace = load_trace(session.path());
+  const auto phases = events_with_ph(trace, "X");
+  ASSERT_EQ(phases.size(), 3u);
+  bool found = false;
+  for (const json& e : phases) {
+    if (e["name"] == "phase") {
+      found = true;
+      EXPECT_EQ(e["cat"], "phase");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 // Dynamic names of every length around the inline limit, nested, through a
 // small ring that wraps many times (a name's bytes cross the ring's end):
 // each span in the trace has its own name.

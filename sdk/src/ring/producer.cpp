@@ -262,6 +262,22 @@ SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_vie
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
                        std::string_view dynamic_name, std::uint8_t flags,
                        std::uint64_t value) noexcept {
+  if (name != nullptr && value == 0) {
+    // A phase's begin: begin_static's lean paths, with its flags (a Begin's
+    // value is read only for kFlagUnit, which always has one).
+    const std::uint64_t word = record_word(RecordKind::kBegin, ValueType::kNone, flags, 0);
+    SpanToken token;
+    SpanBatch batch;
+    if (begin_span_batch(session, name, 0, token, batch, GivenStamp{ts}, word)) {
+      commit_batch(batch, 0);
+      return token;
+    }
+    if (begin_span_batch<&HotThread::other_clock_session>(session, name, 0, token, batch,
+                                                          GivenStamp{ts}, word)) {
+      commit_batch(batch, 0);
+      return {session, token.serial_word | SpanToken::kLibraryEndBit};
+    }
+  }
   if (name != nullptr) return begin<false>(session, ts, name, {}, flags, value);
   return begin<true>(session, ts, nullptr, dynamic_name, flags, value);
 }
@@ -423,6 +439,13 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 
 void end_span(SpanToken token, std::uint64_t ts) noexcept {
   HotThread& h = *t_hot;
+  // The inline end's case with the time given (a phase's end): the whole
+  // serial word matches only a span begun behind the open gate, whose
+  // session's clock `ts` was read from (end_span_now).
+  if (h.serial_at(h.depth_x8) == token.serial_word && token.session() != 0) {
+    end_innermost(h, GivenStamp{ts});
+    return;
+  }
   // The other clock's lean end, as the inline end's (the gate is checked
   // here: the token's serial alone says nothing of the clock).
   if (h.other_clock_session == token.session() && token.session() != 0 &&
