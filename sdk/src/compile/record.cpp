@@ -179,14 +179,16 @@ void charge_column(CompileRecord& record, const std::string& column, std::uint64
 bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t column_us,
                         std::uint64_t duration_us, bool attached) noexcept {
   if (!attached) {
-    for (UnitState::OwnerSlot& slot : unit.owner_slots) {
-      if (slot.phase == nullptr) slot.phase = &phase;
-      if (slot.phase != &phase) continue;
-      slot.us += column_us;
-      unit.owner_duration_us += duration_us;
-      return true;
+    std::uint32_t i = 0;
+    while (i < unit.owner_used && unit.owner_slots[i].phase != &phase) ++i;
+    if (i == unit.owner_used) {
+      if (i == UnitState::kColumnSlots) return false;
+      unit.owner_slots[i] = {&phase, 0};
+      ++unit.owner_used;
     }
-    return false;
+    unit.owner_slots[i].us += column_us;
+    unit.owner_duration_us += duration_us;
+    return true;
   }
   for (UnitState::SharedSlot& slot : unit.shared_slots) {
     // acquire/acq_rel: a slot's phase pointer is published once; seeing it
@@ -206,11 +208,10 @@ bool charge_unit_column(UnitState& unit, const PhaseStats& phase, std::uint64_t 
 }
 
 void merge_unit_columns(UnitState& unit) {
-  for (UnitState::OwnerSlot& slot : unit.owner_slots) {
-    if (slot.phase == nullptr) break;  // slots fill in order
-    unit.record.columns[slot.phase->column] += slot.us;
-    slot.us = 0;
+  for (std::uint32_t i = 0; i < unit.owner_used; ++i) {
+    unit.record.columns[unit.owner_slots[i].phase->column] += unit.owner_slots[i].us;
   }
+  unit.owner_used = 0;
   unit.record.duration_us += unit.owner_duration_us;
   unit.owner_duration_us = 0;
   for (UnitState::SharedSlot& slot : unit.shared_slots) {
