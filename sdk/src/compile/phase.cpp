@@ -16,7 +16,7 @@
 
 namespace jitscope::detail {
 
-constinit thread_local CompileThread t_compile;
+constinit thread_local CompileThread t_compile [[gnu::tls_model("initial-exec")]];
 
 namespace {
 

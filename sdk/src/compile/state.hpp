@@ -185,7 +185,10 @@ struct CompileThread {
   std::uint32_t phase_shard = kPhaseShards;  // PhaseStats::shards index; kPhaseShards: not yet
   LoadFrame* load_top = nullptr;             // the newest LoadScope's frame
 };
-extern constinit thread_local CompileThread t_compile;
+// Initial-exec, as the ring's thread state (ring/thread_registry.hpp): one
+// fs-relative load, where the shared library's default model called
+// __tls_get_addr on each access (2 % of a Python unit + phase, perf).
+extern constinit thread_local CompileThread t_compile [[gnu::tls_model("initial-exec")]];
 
 // Links `frame` on top of this thread's stack; the frame remembers the thread.
 void push_frame(EventFrame& frame) noexcept;

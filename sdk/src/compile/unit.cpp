@@ -36,7 +36,7 @@ struct UnitRegistry {
 UnitRegistry& units() noexcept { return immortal<UnitRegistry>(); }
 
 // This thread's graph-name stack (GraphNameScope and open units).
-thread_local std::vector<std::string> t_graphs;
+thread_local std::vector<std::string> t_graphs [[gnu::tls_model("initial-exec")]];
 
 std::uint64_t pack(const CompileId& id) noexcept { return pack_compile_id(id.frame, id.attempt); }
 
