@@ -118,8 +118,8 @@ struct UnitState {
   // unit); close() adds them to the record. The unit's own thread uses plain
   // slots only it touches (it also closes the unit); attached threads use
   // atomic ones. More distinct column phases than slots: the mutex path.
-  // 16 each keeps the unit (with its shared_ptr block) under 1 KiB, in
-  // malloc's per-thread cache: at 32 each it took the slow path both ways.
+  // Few enough that the unit (with its shared_ptr block) stays under 1 KiB,
+  // in malloc's per-thread cache: with 32 and 32 it took the slow path.
   static constexpr std::size_t kColumnSlots = 16;
   // The owner's slots are used in order and counted, so they need no
   // zeroing (a `rep stos` of the whole array was a tenth of a Python unit's
