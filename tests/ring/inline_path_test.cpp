@@ -42,6 +42,14 @@ Config quiet_config(const std::string& stem, std::size_t capacity) {
   return cfg;
 }
 
+// Registers the calling thread with a span begun through the library (left
+// open: the caller ends it) and checks that the inline path's gate opened.
+detail::SpanToken begin_registering_span(std::uint32_t s) {
+  const detail::SpanToken first = detail::begin_static(s, 100, "lib");
+  EXPECT_NE(detail::t_hot->session, 0u) << "the gate is open on a plain session";
+  return first;
+}
+
 // A session on the clock the inline path does not read (x86 only: elsewhere
 // CLOCK_MONOTONIC is the only clock, and the inline path's).
 Config other_clock_config(const std::string& stem, std::size_t capacity) {
@@ -434,8 +442,7 @@ TEST(InlinePath, ADynamicNameInlineWritesTheLibrarysRecordsAndBytes) {
   ScopedSession session(quiet_config("inline_dynamic", 1024));
   ASSERT_TRUE(session.status().ok());
   const std::uint32_t s = detail::session_word();
-  const detail::SpanToken first = detail::begin_static(s, 100, "lib");  // registers the thread
-  ASSERT_NE(detail::t_hot->session, 0u);
+  const detail::SpanToken first = begin_registering_span(s);
   std::vector<detail::SpanToken> open;
   // Each size class of the last slot's copy (0, 1-3, 4-7, 8-15, 16-32),
   // and names of more than one slot.
@@ -495,8 +502,7 @@ TEST(InlinePath, APhasesBeginAndEndWithATimeGivenTakeTheLeanPath) {
   ScopedSession session(quiet_config("inline_marked", 1024));
   ASSERT_TRUE(session.status().ok());
   const std::uint32_t s = detail::session_word();
-  const detail::SpanToken first = detail::begin_static(s, 100, "lib");  // registers the thread
-  ASSERT_NE(detail::t_hot->session, 0u);
+  const detail::SpanToken first = begin_registering_span(s);
   const std::uint64_t at = tail_now();
   const std::uint64_t begin_ts = detail::read_clock(s);
   const detail::SpanToken phase =

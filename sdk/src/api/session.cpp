@@ -278,7 +278,6 @@ Status start(const Config& config) noexcept {
                                    (nvtx_emit_begin_session(config) ? kSessionNvtxBit : 0u);
         const ClockPoint first = sample_clock_point();
         if (clock == ClockSource::kTsc) note_tsc_session_start(first);
-        note_session_wall_clock(word, first);
         // Under this lock: CUPTI calls back into the collector only, whose
         // callbacks never take it.
         CuptiSessionState cupti = cupti_begin_session(config);
@@ -298,6 +297,7 @@ Status start(const Config& config) noexcept {
           if (cupti.on) cupti_end_session();
           throw;
         }
+        note_session_wall_clock(word);        // a start that failed above leaves the last one
         set_metrics_output(metrics_fd >= 0);  // only once a flusher will take the lines
         set_metrics_wake(metrics_fd >= 0 ? &wake_flusher : nullptr);
         // Beside the metrics file by default, which an exec may have moved.

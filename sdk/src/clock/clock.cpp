@@ -89,11 +89,12 @@ namespace {
 std::atomic<std::uint64_t> g_tsc_mult_q32{0};
 std::atomic<std::uint64_t> g_first_ticks{0};
 std::atomic<std::uint64_t> g_first_ns{0};
-// The estimate, kept once its window is long enough to be good to a few
-// parts in 10^5: a phase ending before the calibration then pays one load,
-// not a clock sample (16 clock reads) per end.
+// The estimate, kept once its window is long enough to be good to about
+// 10^-5 (two samples bracketed to tens of ns): a phase ending before the
+// calibration then pays one load, not a clock sample (16 clock reads) per
+// end. The calibration itself waits 20 ms.
 std::atomic<std::uint64_t> g_tsc_estimate_q32{0};
-constexpr std::uint64_t kEstimateWindowNs = 1'000'000;
+constexpr std::uint64_t kEstimateWindowNs = 10'000'000;
 
 // ns per tick (Q32) from the first TSC session's start to now; 0: none yet.
 std::uint64_t estimated_mult_q32() noexcept {
@@ -164,22 +165,24 @@ std::atomic<std::uint64_t> g_wall_ticks{0};
 std::atomic<std::uint64_t> g_wall_unix_ns{0};
 }  // namespace
 
-void note_session_wall_clock(std::uint32_t session_word, const ClockPoint& first) noexcept {
+void note_session_wall_clock(std::uint32_t session_word) noexcept {
+  // The pair read back to back: the anchor's error is one clock read.
+  const std::uint64_t ticks = read_clock(session_word);
   const std::uint64_t unix_ns = realtime_ns();
-  // relaxed stores between a release and a release: readers that see the
-  // new word (acquire) see the fields; readers that raced re-check it.
+  // A seqlock without fences (ThreadSanitizer does not model them): the
+  // fields are stored with release after the word's 0, so a reader whose
+  // acquire load sees a new field then sees the 0 (or the new word) on its
+  // second look, and drops what it read.
   g_wall_word.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  g_wall_ticks.store((session_word & 1u) != 0 ? first.ticks : first.ns, std::memory_order_relaxed);
-  g_wall_unix_ns.store(unix_ns, std::memory_order_relaxed);
+  g_wall_ticks.store(ticks, std::memory_order_release);
+  g_wall_unix_ns.store(unix_ns, std::memory_order_release);
   g_wall_word.store(session_word, std::memory_order_release);
 }
 
 std::uint64_t unix_ns_at(std::uint32_t session_word, std::uint64_t ticks) noexcept {
   if (session_word != 0 && g_wall_word.load(std::memory_order_acquire) == session_word) {
-    const std::uint64_t base = g_wall_ticks.load(std::memory_order_relaxed);
-    const std::uint64_t unix_ns = g_wall_unix_ns.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint64_t base = g_wall_ticks.load(std::memory_order_acquire);
+    const std::uint64_t unix_ns = g_wall_unix_ns.load(std::memory_order_acquire);
     if (g_wall_word.load(std::memory_order_relaxed) == session_word) {
       return ticks >= base
                  ? unix_ns + tick_delta_to_ns(session_word, ticks - base)

@@ -79,18 +79,19 @@ void clock_unlock_after_fork() noexcept;
 // duration now (phase times). Monotonic sessions: ticks are ns. TSC: the
 // process calibration once fixed; before that (the first 20 ms after the
 // first session started) an estimate from that start to now, kept once it
-// spans a millisecond.
+// spans 10 ms.
 std::uint64_t tick_delta_to_ns(std::uint32_t session_word, std::uint64_t ticks) noexcept;
 // start() records the first TSC session's start point for that estimate.
 void note_tsc_session_start(const ClockPoint& first) noexcept;
 
 // CLOCK_REALTIME now, in ns since the Unix epoch.
 std::uint64_t realtime_ns() noexcept;
-// start() anchors the session's clock to the wall clock at `first`, its
-// start point; unix_ns_at() then turns that session's readings into Unix
-// time with arithmetic, where a unit's record would read CLOCK_REALTIME
-// twice. The wall clock's later steps are not followed (as in the trace).
-void note_session_wall_clock(std::uint32_t session_word, const ClockPoint& first) noexcept;
+// start() anchors the session's clock to the wall clock (one reading of
+// each, back to back); unix_ns_at() then turns that session's readings into
+// Unix time with arithmetic, where a unit's record would read
+// CLOCK_REALTIME twice. The wall clock's later steps are not followed (as
+// in the trace).
+void note_session_wall_clock(std::uint32_t session_word) noexcept;
 // Unix ns of `ticks`, a reading of session `session_word`'s clock; not
 // that session's anchor (none, or a later one): CLOCK_REALTIME now.
 std::uint64_t unix_ns_at(std::uint32_t session_word, std::uint64_t ticks) noexcept;
