@@ -230,19 +230,32 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   return begin<false>(session, ts, name, {});
 }
 
+// The inline path's work with the time given (the library's lean path), for
+// a static-name Begin with record word `word`, behind gate kGate. Behind the
+// other clock's gate (HotThread::other_clock_session) its end comes back to
+// the library (kLibraryEndBit): the inline end would read the inline clock.
+template <std::uint32_t HotThread::*kGate>
+JITSCOPE_ALWAYS_INLINE bool lean_begin_static(std::uint32_t session, std::uint64_t ts,
+                                              const char* name, std::uint64_t word,
+                                              SpanToken& token) noexcept {
+  SpanBatch batch;
+  if (!begin_span_batch<kGate>(session, name, 0, token, batch, GivenStamp{ts}, word)) return false;
+  commit_batch(batch, 0);
+  if constexpr (kGate == &HotThread::other_clock_session) {
+    token.serial_word |= SpanToken::kLibraryEndBit;
+  }
+  return true;
+}
+constexpr std::uint64_t kPlainBegin = record_word(RecordKind::kBegin, ValueType::kNone, 0, 0);
+
 }  // namespace
 
 SpanToken begin_static(std::uint32_t session, std::uint64_t ts, const char* name) noexcept {
-  // A session on the other clock (HotThread::other_clock_session): the
-  // inline path's work with the time given, rather than the general path's.
-  // Its end comes back here (kLibraryEndBit): the inline end would read the
-  // inline clock.
+  // A session on the other clock: the inline path's work rather than the
+  // general path's (the open gate's case was the inline begin's own).
   SpanToken token;
-  SpanBatch batch;
-  if (begin_span_batch<&HotThread::other_clock_session>(session, name, 0, token, batch,
-                                                        GivenStamp{ts})) {
-    commit_batch(batch, 0);
-    return {session, token.serial_word | SpanToken::kLibraryEndBit};
+  if (lean_begin_static<&HotThread::other_clock_session>(session, ts, name, kPlainBegin, token)) {
+    return token;
   }
   return begin_static_general(session, ts, name);
 }
@@ -263,19 +276,13 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
                        std::string_view dynamic_name, std::uint8_t flags,
                        std::uint64_t value) noexcept {
   if (name != nullptr && value == 0) {
-    // A phase's begin: begin_static's lean paths, with its flags (a Begin's
-    // value is read only for kFlagUnit, which always has one).
+    // A phase's begin: the lean paths behind either gate, with its flags (a
+    // Begin's value is read only for kFlagUnit, which always has one).
     const std::uint64_t word = record_word(RecordKind::kBegin, ValueType::kNone, flags, 0);
     SpanToken token;
-    SpanBatch batch;
-    if (begin_span_batch(session, name, 0, token, batch, GivenStamp{ts}, word)) {
-      commit_batch(batch, 0);
+    if (lean_begin_static<&HotThread::session>(session, ts, name, word, token) ||
+        lean_begin_static<&HotThread::other_clock_session>(session, ts, name, word, token)) {
       return token;
-    }
-    if (begin_span_batch<&HotThread::other_clock_session>(session, name, 0, token, batch,
-                                                          GivenStamp{ts}, word)) {
-      commit_batch(batch, 0);
-      return {session, token.serial_word | SpanToken::kLibraryEndBit};
     }
   }
   if (name != nullptr) return begin<false>(session, ts, name, {}, flags, value);
@@ -438,18 +445,16 @@ JITSCOPE_ALWAYS_INLINE void close_innermost(ThreadState& t, std::uint64_t ts, bo
 }  // namespace
 
 void end_span(SpanToken token, std::uint64_t ts) noexcept {
+  // The inline end's work with the time given, when the token's span is the
+  // innermost and was begun behind either gate: the whole serial word
+  // matches only a span begun behind the open gate, whose session's clock
+  // `ts` was read from (end_span_now); behind the other clock's the gate is
+  // checked here, the serial alone saying nothing of the clock.
   HotThread& h = *t_hot;
-  // The inline end's case with the time given (a phase's end): the whole
-  // serial word matches only a span begun behind the open gate, whose
-  // session's clock `ts` was read from (end_span_now).
-  if (h.serial_at(h.depth_x8) == token.serial_word && token.session() != 0) {
-    end_innermost(h, GivenStamp{ts});
-    return;
-  }
-  // The other clock's lean end, as the inline end's (the gate is checked
-  // here: the token's serial alone says nothing of the clock).
-  if (h.other_clock_session == token.session() && token.session() != 0 &&
-      h.serial_at(h.depth_x8) == token.serial()) {
+  const std::uint64_t innermost = h.serial_at(h.depth_x8);
+  if (token.session() != 0 &&
+      (innermost == token.serial_word ||
+       (h.other_clock_session == token.session() && innermost == token.serial()))) {
     end_innermost(h, GivenStamp{ts});
     return;
   }
