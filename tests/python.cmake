@@ -16,6 +16,15 @@ foreach(file IN LISTS jitscope_python_tests)
     ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR}:${JITSCOPE_PYTHON_DIR}/test_helpers;JSPY_TMP=${py_tmp};JSPY_RECORD_TWIN=$<TARGET_FILE:jitscope_python_record_twin>;JSPY_REPORT=$<$<TARGET_EXISTS:jitscope-report>:$<TARGET_FILE:jitscope-report>>;JSPY_MERGE=$<$<TARGET_EXISTS:jitscope-merge>:$<TARGET_FILE:jitscope-merge>>;PYTHONDONTWRITEBYTECODE=1")
 endforeach()
 
+# On a GPU (label gpu): unit.loading() credits a later CUDA load to its unit.
+# Skipped (77) without one, unless JSTEST_GPU_REQUIRE=1.
+add_test(NAME python.gpu_loading
+         COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/run_pytest.sh" "${Python3_EXECUTABLE}"
+                 "${PROJECT_SOURCE_DIR}/python/tests/gpu_loading.py")
+set_tests_properties(python.gpu_loading PROPERTIES LABELS "python;gpu" SKIP_RETURN_CODE 77
+  TIMEOUT 300
+  ENVIRONMENT "PYTHONPATH=${JITSCOPE_PYTHON_DIR};JSPY_TMP=${py_tmp};PYTHONDONTWRITEBYTECODE=1")
+
 # The installed package, imported from the prefix (python/tests/installed.sh).
 add_test(NAME python.installed
          COMMAND bash "${PROJECT_SOURCE_DIR}/python/tests/installed.sh" "${PROJECT_BINARY_DIR}"

@@ -3,6 +3,7 @@
 #include "span.hpp"
 #include "text.hpp"
 #include "type_slots.hpp"
+#include "unit_scopes.hpp"
 
 #include <jitscope/compile.hpp>
 
@@ -21,12 +22,19 @@ struct UnitObject {
   PyObject* key;
   PyObject* recompile_reason;
   int is_forward;
-  // Open, or nullptr. On the heap, not in the object: a unit that another
-  // thread's dealloc could not close stays linked on its own thread.
+  // The last one opened, or nullptr; kept once closed for its ref (loads
+  // credited to it later: unit.loading()). On the heap, not in the object:
+  // a unit that another thread's dealloc could not close stays linked on
+  // its own thread.
   jitscope::CompileUnit* unit;
 };
 
 UnitObject* as_unit(PyObject* o) { return reinterpret_cast<UnitObject*>(o); }
+
+// The unit while open, else nullptr: what its methods record into.
+jitscope::CompileUnit* open_unit(UnitObject* self) {
+  return self->unit != nullptr && self->unit->is_open() ? self->unit : nullptr;
+}
 
 bool optional_str(PyObject* value, const char* what, PyObject** out) {
   if (value == nullptr || value == Py_None) {
@@ -137,10 +145,12 @@ std::string_view optional_view(PyObject* s, std::string& scratch) {
 }
 
 void unit_open(UnitObject* self) {
-  if (self->unit != nullptr) {
+  if (open_unit(self) != nullptr) {
     say_once("a jitscope.compile_unit object was opened again while open: ignored");
     return;
   }
+  delete self->unit;  // closed: the object is opened anew
+  self->unit = nullptr;
   if (jitscope::active()) name_thread_once();
   std::string s1, s2, s3, s4;
   jitscope::CompileUnitOptions options;
@@ -154,11 +164,8 @@ void unit_open(UnitObject* self) {
 }
 
 void unit_close(UnitObject* self) {
-  if (self->unit == nullptr) return;
-  self->unit->close();                // refused on another thread (one line): it stays open
-  if (self->unit->is_open()) return;  // kept for its own thread's close
-  delete self->unit;
-  self->unit = nullptr;
+  // Refused on another thread (one line): it stays open there.
+  if (self->unit != nullptr) self->unit->close();
 }
 
 void unit_dealloc(PyObject* obj) {
@@ -166,6 +173,7 @@ void unit_dealloc(PyObject* obj) {
   // On its own thread it closes; elsewhere it is refused (one line) and the
   // unit stays open on its thread, its memory kept: its frame is linked there.
   unit_close(self);
+  if (self->unit != nullptr && !self->unit->is_open()) delete self->unit;
   Py_XDECREF(self->frame);
   Py_XDECREF(self->graph);
   Py_XDECREF(self->key);
@@ -181,7 +189,7 @@ PyObject* unit_enter(PyObject* obj, PyObject*) {
 
 PyObject* unit_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   UnitObject* self = as_unit(obj);
-  if (nargs >= 2 && args[0] != Py_None && self->unit != nullptr) {
+  if (nargs >= 2 && args[0] != Py_None && open_unit(self) != nullptr) {
     std::string type, message;
     describe_exception(args[0], args[1], &type, &message);
     self->unit->fail(type, message);
@@ -221,12 +229,11 @@ PyObject* unit_cache(PyObject* obj, PyObject* const* args, Py_ssize_t nargs, boo
           b, &layer, &key)) {
     return nullptr;
   }
-  UnitObject* self = as_unit(obj);
-  if (self->unit != nullptr) {
+  if (jitscope::CompileUnit* unit = open_unit(as_unit(obj))) {
     if (hit) {
-      self->unit->cache_hit(key, layer);
+      unit->cache_hit(key, layer);
     } else {
-      self->unit->cache_miss(key, layer);
+      unit->cache_miss(key, layer);
     }
   }
   Py_RETURN_NONE;
@@ -245,8 +252,7 @@ PyObject* unit_fail(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   if (!two_strs(args, nargs, "unit.fail(type: str, reason: str)", a, b, &type, &reason)) {
     return nullptr;
   }
-  UnitObject* self = as_unit(obj);
-  if (self->unit != nullptr) self->unit->fail(type, reason);
+  if (jitscope::CompileUnit* unit = open_unit(as_unit(obj))) unit->fail(type, reason);
   Py_RETURN_NONE;
 }
 
@@ -256,8 +262,8 @@ PyObject* unit_set(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "unit.set(key: str, value: int | float | bool | str)");
     return nullptr;
   }
-  UnitObject* self = as_unit(obj);
-  if (self->unit == nullptr) Py_RETURN_NONE;
+  jitscope::CompileUnit* unit = open_unit(as_unit(obj));
+  if (unit == nullptr) Py_RETURN_NONE;
   std::string k, v;
   PyObject* value = args[1];
   jitscope::Status status;
@@ -266,19 +272,19 @@ PyObject* unit_set(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   try {
     const std::string_view key = utf8_of(args[0], k);
     if (PyBool_Check(value)) {
-      status = self->unit->set(key, value == Py_True);
+      status = unit->set(key, value == Py_True);
     } else if (PyLong_Check(value)) {
       const long long n = PyLong_AsLongLong(value);
       if (n == -1 && PyErr_Occurred()) {
         PyErr_Clear();
-        status = self->unit->set(key, utf8_of(value, v));  // past 64 bits: its digits
+        status = unit->set(key, utf8_of(value, v));  // past 64 bits: its digits
       } else {
-        status = self->unit->set(key, std::int64_t{n});
+        status = unit->set(key, std::int64_t{n});
       }
     } else if (PyFloat_Check(value)) {
-      status = self->unit->set(key, PyFloat_AS_DOUBLE(value));
+      status = unit->set(key, PyFloat_AS_DOUBLE(value));
     } else {
-      status = self->unit->set(key, utf8_of(value, v));
+      status = unit->set(key, utf8_of(value, v));
     }
   } catch (const std::bad_alloc&) {
     return PyErr_NoMemory();
@@ -298,10 +304,9 @@ PyObject* unit_increment(PyObject* obj, PyObject* const* args, Py_ssize_t nargs)
     by = PyLong_AsLongLong(args[1]);
     if (by == -1 && PyErr_Occurred()) return nullptr;  // OverflowError: a wrong argument
   }
-  UnitObject* self = as_unit(obj);
-  if (self->unit != nullptr) {
+  if (jitscope::CompileUnit* unit = open_unit(as_unit(obj))) {
     std::string k;
-    said_if_failed(self->unit->increment(utf8_of(args[0], k), by), "unit.increment");
+    said_if_failed(unit->increment(utf8_of(args[0], k), by), "unit.increment");
   }
   Py_RETURN_NONE;
 }
@@ -316,16 +321,16 @@ PyObject* unit_artifact(PyObject* obj, PyObject* args, PyObject* kwargs) {
                                    &content, &extension)) {
     return nullptr;
   }
-  UnitObject* self = as_unit(obj);
-  if (self->unit == nullptr) Py_RETURN_FALSE;
+  jitscope::CompileUnit* unit = open_unit(as_unit(obj));
+  if (unit == nullptr) Py_RETURN_FALSE;
   jitscope::Status status;
   if (PyUnicode_Check(content)) {
     std::string scratch;
-    status = self->unit->artifact(kind, utf8_of(content, scratch), extension);
+    status = unit->artifact(kind, utf8_of(content, scratch), extension);
   } else {
     Py_buffer view;
     if (PyObject_GetBuffer(content, &view, PyBUF_SIMPLE) < 0) return nullptr;  // TypeError
-    status = self->unit->artifact(
+    status = unit->artifact(
         kind,
         std::string_view(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len)),
         extension);
@@ -336,14 +341,23 @@ PyObject* unit_artifact(PyObject* obj, PyObject* args, PyObject* kwargs) {
 }
 
 PyObject* unit_get_compile_id(PyObject* obj, void*) {
+  // Kept once closed: a kernel built in the unit can name it later.
   UnitObject* self = as_unit(obj);
-  if (self->unit == nullptr) Py_RETURN_NONE;
+  if (self->unit == nullptr || !self->unit->ref().valid()) Py_RETURN_NONE;
   const jitscope::CompileId id = self->unit->id();
   return PyUnicode_FromFormat("%u/%u", id.frame, id.attempt);
 }
 
 PyObject* unit_get_open(PyObject* obj, void*) {
-  return PyBool_FromLong(as_unit(obj)->unit != nullptr);
+  return PyBool_FromLong(open_unit(as_unit(obj)) != nullptr);
+}
+
+PyObject* unit_loading(PyObject* obj, PyObject*) {
+  return make_unit_scope(obj, UnitScopeKind::kLoading);
+}
+
+PyObject* unit_attach(PyObject* obj, PyObject*) {
+  return make_unit_scope(obj, UnitScopeKind::kAttach);
 }
 
 using Fast = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
@@ -363,11 +377,18 @@ PyMethodDef g_unit_methods[] = {
     {"artifact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_artifact)),
      METH_VARARGS | METH_KEYWORDS,
      "artifact(kind, content, extension='txt'): a file in the session's artifacts folder."},
+    {"loading", unit_loading, METH_NOARGS,
+     "with unit.loading(): CUDA modules loaded inside, on this thread, are credited to the "
+     "unit,\nopen or closed: their kernels' GPU slices carry compiled_by (a JIT that loads at "
+     "first launch)."},
+    {"attach", unit_attach, METH_NOARGS,
+     "with unit.attach(): the open unit is current on this thread too (a worker thread's "
+     "spans\ncarry its compile_id; its phases charge the unit's record)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef g_unit_getset[] = {
-    {"compile_id", unit_get_compile_id, nullptr, "\"frame/attempt\" while open, else None.",
-     nullptr},
+    {"compile_id", unit_get_compile_id, nullptr,
+     "\"frame/attempt\" once opened (kept after close), else None.", nullptr},
     {"is_open", unit_get_open, nullptr, "Opened and not yet closed.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
@@ -563,6 +584,10 @@ PyGetSetDef g_phase_getset[] = {
 }  // namespace
 
 PyTypeObject g_unit_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+const jitscope::CompileUnit* last_compile_unit(PyObject* unit) noexcept {
+  return as_unit(unit)->unit;
+}
 PyTypeObject g_phase_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 bool init_compile_types() noexcept {

@@ -9,6 +9,7 @@
 #include "decorated.hpp"
 #include "span.hpp"
 #include "text.hpp"
+#include "unit_scopes.hpp"
 
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
@@ -416,7 +417,10 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "jitscope._jitscope",
 
 PyMODINIT_FUNC PyInit__jitscope() {
   using namespace jitscope::python;
-  if (!init_span_type() || !init_compile_types() || !init_decorated_type()) return nullptr;
+  if (!init_span_type() || !init_compile_types() || !init_unit_scope_type() ||
+      !init_decorated_type()) {
+    return nullptr;
+  }
   PyObject* m = PyModule_Create(&g_module);
   if (m == nullptr) return nullptr;
   if (PyModule_AddObjectRef(m, "span", reinterpret_cast<PyObject*>(&g_span_type)) < 0 ||

@@ -142,31 +142,40 @@ CuptiSessionState start(Collector& c, const Config& config) {
   std::string why;
   if (!load_cupti(why)) return off(why);
   if (!cupti_collector::ensure_pool(config, why)) return off(why);
-  if (!c.timestamps_registered && !c.timestamps_failed) {
-    // Before any kind is enabled, as CUPTI requires.
-    if (cupti_api().cuptiActivityRegisterTimestampCallback(timestamp_callback) == CUPTI_SUCCESS) {
-      c.timestamps_registered = true;
-    } else {
-      c.timestamps_failed = true;
-    }
-  }
-  if (!c.buffer_callbacks_registered) {
-    const CUptiResult r = cupti_api().cuptiActivityRegisterCallbacks(
-        cupti_collector::on_buffer_requested, cupti_collector::on_buffer_completed);
-    if (r != CUPTI_SUCCESS) return off("cuptiActivityRegisterCallbacks: " + cupti_error(r));
-    c.buffer_callbacks_registered = true;
-  }
+  // The subscriber first: it is CUPTI's one-client lock. A client that holds
+  // it (Nsight Systems, torch.profiler's Kineto) keeps its buffer callbacks
+  // and its timestamps: nothing else is touched when this fails.
   CUptiResult r =
       cupti_api().cuptiSubscribe(&c.subscriber, cupti_collector::on_api_callback, nullptr);
   if (r != CUPTI_SUCCESS) {
     c.subscriber = nullptr;
     std::string reason = "cuptiSubscribe: " + cupti_error(r);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      reason += " (another CUPTI client, such as Nsight Systems or a profiler, holds it)";
+      reason +=
+          " (another CUPTI client holds it: Nsight Systems, or torch.profiler, which keeps it "
+          "once it has run; docs/gpu-activity.md)";
     } else if (r == CUPTI_ERROR_UNKNOWN) {
       reason += " (no usable CUDA driver: CUPTI could not load libcuda.so.1)";
     }
     return off(reason);
+  }
+  // Once per process, before any kind is enabled, as CUPTI requires. Not
+  // again: CUPTI does not say it may be set after kinds were enabled, and
+  // the client seen holding CUPTI between sessions (Kineto) never lets go.
+  if (!c.timestamps_registered && !c.timestamps_failed) {
+    if (cupti_api().cuptiActivityRegisterTimestampCallback(timestamp_callback) == CUPTI_SUCCESS) {
+      c.timestamps_registered = true;
+    } else {
+      c.timestamps_failed = true;
+    }
+  }
+  // At every start: a client that held CUPTI since the last session set its
+  // own, and records would go to its buffers.
+  r = cupti_api().cuptiActivityRegisterCallbacks(cupti_collector::on_buffer_requested,
+                                                 cupti_collector::on_buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    stop_cupti(c);
+    return off("cuptiActivityRegisterCallbacks: " + cupti_error(r));
   }
   // Subscribed, so CUPTI works here. System thread ids in API and JIT records: the ids
   // jitscope's threads have.

@@ -56,7 +56,6 @@ struct Collector {
   bool forked_child = false;  // this process is a fork of one where it ran
   bool timestamps_registered = false;
   bool timestamps_failed = false;
-  bool buffer_callbacks_registered = false;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled;
 
