@@ -98,7 +98,14 @@ Totals compute(const json& events) {
             ? args["compile_id"].get<std::string>()
             : "";
     const bool unit_slice = cat == "compile_unit" && !cid.empty();
-    const bool gpu = args.is_object() && args.contains("device") && args.contains("stream");
+    const bool gpu_work = args.is_object() && args.contains("device") && args.contains("stream");
+    // A CUDA call CUPTI recorded on a host thread: a row beside the GPU
+    // work's, in no host table and in no one's self time.
+    const bool call = from_x && !gpu_work &&
+                      ((cat == "cuda" && args.is_object() && args.contains("correlation") &&
+                        args["correlation"].is_number_integer()) ||
+                       cat == "cupti");
+    const bool gpu = gpu_work || call;
     const std::string tk = thread_key(e);
     const std::size_t s = seq++;
     if (unit_slice) {
@@ -130,6 +137,7 @@ Totals compute(const json& events) {
       }
     }
     if (!gpu) t.top.emplace_back(-dur, start, s, name, cid);
+    if (call) return;
     by_thread[tk].push_back({start, start + dur, order, from_x, unit_slice ? "" : name,
                              (unit_slice || gpu) ? "" : cid, gpu});
   };

@@ -457,14 +457,59 @@ TEST(ReportGpu, HostTablesLeaveGpuWorkToItsOwnTable) {
 
   const Result table = report({path, "--section", "compile_times,gpu"});
   ASSERT_EQ(table.code, 0) << table.err;
-  EXPECT_NE(table.out.find("== GPU work per name"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("== GPU work and CUDA calls per name"), std::string::npos) << table.out;
   EXPECT_EQ(table.out.find("Memcpy HtoD"), table.out.rfind("Memcpy HtoD")) << table.out;
-  EXPECT_GT(table.out.find("Memcpy HtoD"), table.out.find("== GPU work per name")) << table.out;
+  EXPECT_GT(table.out.find("Memcpy HtoD"), table.out.find("== GPU work and CUDA calls"))
+      << table.out;
   const Result csv = report({path, "--format", "csv", "--section", "gpu"});
   EXPECT_NE(csv.out.find("# gpu_work\nname,kind,count,total_ns,mean_ns,min_ns,max_ns,p50_ns,"
                          "p90_ns,p99_ns\nMemcpy HtoD,copy,1,900000,"),
             std::string::npos)
       << csv.out;
+}
+
+// The CUDA calls CUPTI records on host threads (cat "cuda" with their
+// correlation id; "cupti" for its overhead) are CUDA's time, not the
+// compiler's: on an H200 with Triton, cudaDeviceGetStreamPriorityRange (128
+// ms of torch's CUDA start) and 35 other calls filled the compile-times
+// table. They are rows of the GPU table, kind "call"; a phase that made
+// them keeps their time in its self time; a user span of category "cuda"
+// without a correlation stays a host span.
+TEST(ReportGpu, CudaCallsOnHostThreadsAreRowsBesideTheGpuWork) {
+  const std::string path = write_temp("report_cuda_calls", R"([
+{"ph":"X","name":"[0/0] net__a_0","cat":"compile_unit","ts":0,"dur":1000,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"cubin","cat":"phase","ts":100,"dur":600,"pid":1,"tid":1,"args":{"compile_id":"0/0"}},
+{"ph":"X","name":"cuModuleLoadData","cat":"cuda","ts":200,"dur":400,"pid":1,"tid":1,"args":{"correlation":7,"compile_id":"0/0","compile_unit":"[0/0] net__a_0"}},
+{"ph":"X","name":"cudaDeviceGetStreamPriorityRange","cat":"cuda","ts":2000,"dur":5000,"pid":1,"tid":1,"args":{"correlation":1}},
+{"ph":"X","name":"CUPTI overhead: buffer request","cat":"cupti","ts":8000,"dur":300,"pid":1,"tid":2},
+{"ph":"X","name":"my_cuda_span","cat":"cuda","ts":9000,"dur":50,"pid":1,"tid":1}
+])");
+  const json rep = report_json({path, "--top", "10"});
+  std::map<std::string, json> host;
+  for (const json& row : rep["compile_times"]) host[row["name"]] = row;
+  EXPECT_EQ(host.size(), 2u) << rep["compile_times"].dump();
+  EXPECT_EQ(host.count("cubin"), 1u);
+  EXPECT_EQ(host.count("my_cuda_span"), 1u) << "no correlation: the user's own span";
+  std::map<std::string, json> phases;
+  for (const json& row : rep["phases"]) phases[row["name"]] = row;
+  ASSERT_EQ(phases.size(), 2u) << rep["phases"].dump();
+  EXPECT_EQ(phases.at("cubin")["self_ns"].get<long long>(), 600000) << "the load stays in its time";
+  EXPECT_EQ(phases.count("my_cuda_span"), 1u);
+  std::set<std::string> top;
+  for (const json& s : rep["top_spans"]) top.insert(s["name"].get<std::string>());
+  EXPECT_EQ(top, (std::set<std::string>{"[0/0] net__a_0", "cubin", "my_cuda_span"}))
+      << rep["top_spans"].dump();
+  std::map<std::string, json> calls;
+  for (const json& row : rep["gpu"]["names"]) calls[row["name"]] = row;
+  ASSERT_EQ(calls.size(), 3u) << rep["gpu"]["names"].dump();
+  for (const auto& [name, row] : calls) EXPECT_EQ(row["kind"], "call") << name;
+  EXPECT_EQ(calls.at("cuModuleLoadData")["total_ns"].get<long long>(), 400000);
+  EXPECT_FALSE(rep["gpu"]["present"].get<bool>()) << "calls are not GPU work";
+
+  const Result table = report({path, "--section", "gpu"});
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("no GPU activity"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("cudaDeviceGetStreamPriorityRange"), std::string::npos) << table.out;
 }
 
 // ---- compile units of several processes (a jitscope-merge output) ----

@@ -207,16 +207,26 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       ThreadState& th = threads_[t];
       ++th.events;
       const bool gpu_side = ev.has_device && ev.has_stream;
+      // What CUPTI recorded on a host thread (the SDK writes it with its
+      // correlation id): CUDA's time, not the compiler's; beside the GPU
+      // work, out of the host tables.
+      const bool cuda_call =
+          !gpu_side && ((ev.cat == "cuda" && ev.has_correlation) || ev.cat == "cupti");
       const std::int64_t dur = ev.has_dur && ev.dur_ns > 0 ? ev.dur_ns : 0;
       // Self time's tie rule: did this thread's slices come in end order?
       if (th.has_x && ev.ts_ns + dur < th.last_x_end) th.x_end_ordered = false;
       th.has_x = true;
       th.last_x_end = ev.ts_ns + dur;
       const std::string_view cid = ev.has_compile_id ? ev.compile_id : std::string_view();
-      const std::uint32_t name =
-          span(t, ev.name, ev.cat, ev.ts_ns, dur, cid, ev.attached, gpu_side, order_++, true);
+      const std::uint32_t name = span(t, ev.name, ev.cat, ev.ts_ns, dur, cid, ev.attached,
+                                      gpu_side    ? Side::kGpu
+                                      : cuda_call ? Side::kCudaCall
+                                                  : Side::kHost,
+                                      order_++, true);
       if (gpu_side) {
         gpu_slice(ev, name);
+      } else if (cuda_call) {
+        names_[name].gpu = GpuWork::kCall;
       } else if (ev.has_args) {
         if (ev.cat == "compile_unit" && ev.has_compile_id) {
           unit_slice_args(unit_id(t, cid), ev, decoder);
@@ -313,7 +323,7 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
   const std::string cid = unit == kNone ? std::string() : units_[unit].id;
   const std::uint32_t name_index =
       span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
-           std::max<std::int64_t>(0, dur), cid, b.attached, false, b.order, false);
+           std::max<std::int64_t>(0, dur), cid, b.attached, Side::kHost, b.order, false);
   if (b.unit_slice) {
     if (ev.has_args) unit_slice_args(unit, ev, decoder);
   } else if (b.failed || ev.has_args) {

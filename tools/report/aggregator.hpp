@@ -116,11 +116,14 @@ class Aggregator final : private SelfTimeSink {
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
   std::uint32_t thread_id(const tools::DecodedEvent& ev);
   void note_process(const tools::DecodedEvent& ev);
+  // Where a span ran: a host thread, a GPU stream, or a host thread in a
+  // CUDA call CUPTI recorded (kept out of the host tables, as GPU work is).
+  enum class Side : std::uint8_t { kHost, kGpu, kCudaCall };
   // `order`: when the span was written (a B/E pair: at its B); `from_x`: an X slice.
   // Returns the name's id.
   std::uint32_t span(std::uint32_t thread, std::string_view name, std::string_view cat,
                      std::int64_t start, std::int64_t dur, std::string_view compile_id,
-                     bool attached, bool gpu_side, std::uint64_t order, bool from_x);
+                     bool attached, Side side, std::uint64_t order, bool from_x);
   void begin(std::uint32_t thread, const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void end(std::uint32_t thread, const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void gpu_slice(const tools::DecodedEvent& ev, std::uint32_t name);  // `name`: ev.name's id

@@ -50,6 +50,7 @@ const char* gpu_work_name(GpuWork w) noexcept {
     case GpuWork::kKernel: return "kernel";
     case GpuWork::kCopy: return "copy";
     case GpuWork::kSet: return "set";
+    case GpuWork::kCall: return "call";
     case GpuWork::kNone: break;
   }
   return "";

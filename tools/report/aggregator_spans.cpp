@@ -12,16 +12,18 @@ namespace jitscope::report {
 
 std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std::string_view cat,
                                std::int64_t start, std::int64_t dur, std::string_view compile_id,
-                               bool attached, bool gpu_side, std::uint64_t order, bool from_x) {
+                               bool attached, Side side, std::uint64_t order, bool from_x) {
   ++header_.spans;
   const std::uint64_t seq = seq_++;
-  const bool unit_slice = cat == "compile_unit" && !compile_id.empty();
+  const bool gpu_side = side == Side::kGpu;
+  const bool host_span = side == Side::kHost;
+  const bool unit_slice = host_span && cat == "compile_unit" && !compile_id.empty();
   // A GPU slice's compile id names a unit of its host process.
   const ThreadState& th = threads_[thread];
-  const std::uint32_t unit = compile_id.empty() ? kNone
-                             : gpu_side         ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
-                                                : unit_id(thread, compile_id);
-  const std::uint32_t name_index = gpu_side ? gpu_name_id(name) : name_id(name);
+  const std::uint32_t unit = compile_id.empty() || side == Side::kCudaCall ? kNone
+                             : gpu_side ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
+                                        : unit_id(thread, compile_id);
+  const std::uint32_t name_index = host_span ? name_id(name) : gpu_name_id(name);
   std::uint32_t stats_name = name_index;
   if (unit_slice) {
     UnitStats& u = units_[unit];
@@ -47,7 +49,7 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
     n.min = std::min(n.min, dur);
     n.max = std::max(n.max, dur);
     n.durations.add(dur);
-    if (unit != kNone && !gpu_side) {
+    if (unit != kNone && host_span) {
       UnitStats& u = units_[unit];
       PhaseAgg& p = u.phases[name_index];
       ++p.count;
@@ -57,11 +59,14 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
     }
   }
   // The slowest spans: the opt_.top_n greatest by slower(), the fastest on
-  // top; host spans only (GPU work has its own table).
-  if (opt_.top_n > 0 && !gpu_side) {
+  // top; host spans only (GPU work and CUDA calls have their own table).
+  if (opt_.top_n > 0 && host_span) {
     keep_greatest(top_, opt_.top_n, TopEntry{dur, start, seq, name_index, thread, unit},
                   [](const TopEntry& a, const TopEntry& b) { return slower(b, a); });
   }
+  // A CUDA call stays in its parent's self time: a phase's self time is the
+  // compiler's own, driver calls included, as without CUPTI.
+  if (side == Side::kCudaCall) return name_index;
   // Self time: unit slices nest others but have no row of their own.
   TimedSpan ts;
   ts.start = start;

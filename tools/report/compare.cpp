@@ -236,8 +236,9 @@ Comparison compare(const std::vector<Report>& base, const std::vector<Report>& n
   c.sections.push_back(section("units", "Compile units (matched by unit_key, else by name)",
                                units[0], units[1], base.size(), next.size(), options, &unit_info,
                                &c));
-  c.sections.push_back(section("kernels", "GPU work (kernels, copies, sets)", kernels[0],
-                               kernels[1], base.size(), next.size(), options, nullptr, &c));
+  c.sections.push_back(
+      section("kernels", "GPU work and CUDA calls (kernels, copies, sets, host calls)", kernels[0],
+              kernels[1], base.size(), next.size(), options, nullptr, &c));
   return c;
 }
 

@@ -109,7 +109,8 @@ void skeleton(std::string& o, const PageSections& s) {
     o += "<p id=\"gpu-note\" class=\"note\"></p>\n";
     pager(o, "gpu-pager");
     o += "<table id=\"gpu-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
-         "<h3 id=\"gpu-work\">GPU work per name (kernels, copies, sets)</h3>\n";
+         "<h3 id=\"gpu-work\">GPU work and CUDA calls per name (kernels, copies, sets, "
+         "host calls)</h3>\n";
     pager(o, "gpu-work-pager");
     o += "<table id=\"gpu-work-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
          "</section>\n";

@@ -326,9 +326,10 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       }
     }
     out.push_back(std::move(tb));
-    if (g.present()) {
+    if (!g.names.empty()) {
       Table work{"gpu_work",
-                 "GPU work per name (kernels, copies, sets; not in the host tables above)",
+                 "GPU work and CUDA calls per name (kernels, copies, sets on the GPU; calls "
+                 "CUPTI recorded on host threads; not in the host tables above)",
                  {"name", "kind", "count", col("total"), col("mean"), col("min"), col("max"),
                   col("p50"), col("p90"), col("p99")},
                  {false, false, true, true, true, true, true, true, true, true},

@@ -62,8 +62,10 @@ struct LogBin {
 };
 
 // What a slice on a GPU's stream track is: a kernel (it has a grid), a set
-// (named Memset...) or a copy; kNone for host spans.
-enum class GpuWork : std::uint8_t { kNone, kKernel, kCopy, kSet };
+// (named Memset...) or a copy; a call: what CUPTI records on a host thread
+// (a CUDA runtime or driver call, a sync, a driver JIT step, its own
+// overhead); kNone for host spans.
+enum class GpuWork : std::uint8_t { kNone, kKernel, kCopy, kSet, kCall };
 const char* gpu_work_name(GpuWork w) noexcept;
 
 // One span name: the compile-times and phases tables (host spans), or one

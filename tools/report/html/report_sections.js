@@ -129,12 +129,17 @@ function buildGpu(page) {
   if (!sec || !DATA.gpu) return;
   const g = DATA.gpu;
   const note = document.getElementById('gpu-note');
+  const names = g.names || [];
   if (!g.present) {
+    // CUDA calls alone (CUPTI on, no GPU work) still get their table.
     note.textContent = 'No GPU activity in this trace (no kernels, copies or sets).';
-    for (const id of ['gpu-table', 'gpu-pager', 'gpu-work', 'gpu-work-pager', 'gpu-work-table']) {
+    const hide = ['gpu-table', 'gpu-pager'];
+    if (!names.length) hide.push('gpu-work', 'gpu-work-pager', 'gpu-work-table');
+    for (const id of hide) {
       const e = document.getElementById(id);
       if (e) e.hidden = true;
     }
+    if (names.length) buildGpuWork(names);
     return;
   }
   note.textContent = g.kernels + ' kernels (' + humanNs(g.kernel_ns) + '), ' +
@@ -161,19 +166,24 @@ function buildGpu(page) {
   ];
   new DataTable({ table: document.getElementById('gpu-table'), pager: document.getElementById('gpu-pager'),
                   rows: g.units, columns });
-  // GPU work by name (kernels, copies, sets): kept out of the host tables.
+  buildGpuWork(names);
+}
+
+// GPU work (kernels, copies, sets) and the CUDA calls CUPTI recorded on host
+// threads, by name: kept out of the host tables.
+function buildGpuWork(names) {
   const workTable = document.getElementById('gpu-work-table');
   if (!workTable) return;
   const num = (key, label, f) => ({ key, label, num: true, sort: f, cell: nsCell(f) });
   new DataTable({
     table: workTable,
     pager: document.getElementById('gpu-work-pager'),
-    rows: g.names || [],
+    rows: names,
     columns: [
       { key: 'name', label: 'name', sort: (r) => r.name, cell: textCell((r) => r.name) },
       { key: 'kind', label: 'kind', sort: (r) => r.kind, cell: textCell((r) => r.kind) },
       { key: 'count', label: 'count', num: true, sort: (r) => r.count, cell: textCell((r) => r.count) },
-      num('total_ns', 'GPU time', (r) => r.total_ns),
+      num('total_ns', 'time', (r) => r.total_ns),
       num('mean_ns', 'mean', (r) => r.mean_ns),
       num('p50_ns', 'p50', (r) => r.p50_ns),
       num('p90_ns', 'p90', (r) => r.p90_ns),
@@ -205,7 +215,7 @@ function buildCompare(page) {
     }
   }
   const titles = { names: 'Span names', units: 'Compile units (by unit key, else name)',
-                   kernels: 'GPU work (kernels, copies, sets)' };
+                   kernels: 'GPU work and CUDA calls (kernels, copies, sets, host calls)' };
   const selfGate = c.comparison && c.comparison.gate_on === 'self';
   for (const key of ['names', 'units', 'kernels']) {
     if (!c[key]) continue;
