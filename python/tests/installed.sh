@@ -21,6 +21,8 @@ env -u PYTHONPATH PYTHONPATH="$prefix/$site" LD_LIBRARY_PATH= "$py" - "$trace" "
 import json, sys
 import jitscope
 assert jitscope.__file__.startswith(sys.argv[2]), jitscope.__file__
+import jitscope.triton  # every module of the package is there
+assert callable(jitscope.triton.instrument)
 with jitscope.session(sys.argv[1]):
     with jitscope.span("from_the_prefix"):
         pass

@@ -22,6 +22,8 @@ import os, sys
 site, trace = os.path.realpath(sys.argv[1]), sys.argv[2]
 import jitscope
 assert os.path.realpath(jitscope.__file__).startswith(site), jitscope.__file__
+import jitscope.triton  # every module of the package is there
+assert callable(jitscope.triton.instrument)
 with open("/proc/self/maps") as maps:
     libs = {line.split()[-1] for line in maps if "libjitscope.so" in line}
 assert libs and all(os.path.realpath(p).startswith(site) for p in libs), libs

@@ -1,0 +1,5 @@
+import types
+
+from triton.backends.nvidia.compiler import CUDABackend
+
+backends = {"nvidia": types.SimpleNamespace(compiler=CUDABackend)}

@@ -1,0 +1,1 @@
+from triton.compiler.compiler import CompiledKernel, compile
