@@ -8,7 +8,7 @@
 
 What it wraps (Triton's internals, not its API; run on Triton 3.6):
   - `triton.compiler.compile`: each compile is a compile unit, its frame the
-    kernel's name;
+    kernel's name, its key the name and the constexprs it specializes on;
   - each backend's `add_stages`: each stage (ttir, ttgir, llir, ptx, cubin;
     amdgcn, hsaco on AMD) is a phase with the column `<stage>_us`;
   - `CompiledKernel._init_handles`: the binary's load, at the kernel's first
@@ -43,6 +43,13 @@ def _unit_name(src) -> str:
     fn = getattr(src, "fn", None)  # an ASTSource: the JIT function
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", None)
     return name or str(getattr(src, "path", None) or "kernel")  # an IR file
+
+
+def _unit_key(src, name: str) -> str:
+    """The kernel and its specialization (constexprs): what the compare gate
+    matches across runs; each specialization of a kernel is its next attempt."""
+    constants = getattr(src, "constants", None)
+    return f"{name}{constants}" if constants else name
 
 
 def _wrap_add_stages(backend_class) -> bool:
@@ -106,7 +113,7 @@ def instrument(*, stages: bool = True, loads: bool = True) -> bool:
     if not _wrapped(compile_fn):
         def compile_in_unit(src, *args, **kwargs):
             name = _unit_name(src)
-            with jitscope.compile_unit(name) as unit:
+            with jitscope.compile_unit(name, key=_unit_key(src, name)) as unit:
                 kernel = compile_fn(src, *args, **kwargs)
             try:
                 kernel._jitscope_unit = unit  # its binary loads at first launch

@@ -21,8 +21,9 @@ def run(code, out_json, metrics, extra_env=None, fake=True):
     prelude = textwrap.dedent(f"""
         import types, jitscope, jitscope.triton
         trace, metrics = {out_json!r}, {metrics!r}
-        def src(name):
-            return types.SimpleNamespace(fn=types.SimpleNamespace(__name__=name))
+        def src(name, **constants):
+            return types.SimpleNamespace(fn=types.SimpleNamespace(__name__=name),
+                                         constants=constants)
     """)
     return run_python(prelude + textwrap.dedent(code), env=env)
 
@@ -40,7 +41,7 @@ def test_each_compile_is_a_unit_with_a_phase_per_stage_and_its_load_credited(out
         import triton
         from triton.compiler import compiler as tc
         jitscope.start(trace, metrics=metrics)
-        a = triton.compile(src("add_kernel"))
+        a = triton.compile(src("add_kernel", BLOCK=128))
         b = tc.compile(src("mul_kernel"))
         assert tc.LOADS == []  # nothing loaded yet: Triton loads at first launch
         a[(1,)]()
@@ -54,8 +55,8 @@ def test_each_compile_is_a_unit_with_a_phase_per_stage_and_its_load_credited(out
     assert "('add_kernel', 'add_kernel.ttir.ttgir.llir.ptx.cubin')" in r.stdout, r.stdout
     assert r.stdout.count("add_kernel.ttir") == 1, r.stdout
     units = [u for u in records(metrics) if not u["is_runtime"] and "record" not in u]
-    assert [(u["frame"], u["compile_id"]) for u in units] == [("add_kernel", ids[0]),
-                                                               ("mul_kernel", ids[1])]
+    assert [(u["frame"], u["compile_id"], u["unit_key"]) for u in units] == [
+        ("add_kernel", ids[0], "add_kernel{'BLOCK': 128}"), ("mul_kernel", ids[1], "mul_kernel")]
     for u in units:
         assert {"ttir_us", "ttgir_us", "llir_us", "ptx_us", "cubin_us"} <= set(u), u
     events = load_trace(trace)
