@@ -127,9 +127,10 @@ def instrument(*, stages: bool = True, loads: bool = True) -> bool:
             if getattr(module, "compile", None) is compile_fn:
                 module.compile = compile_in_unit
     if stages:
-        classes = _backend_classes()
-        if not classes or not all(_wrap_add_stages(c) for c in classes):
-            _say("jitscope.triton.instrument(): no backend with add_stages: stages are not phases")
+        wrapped = [_wrap_add_stages(c) for c in _backend_classes()]  # each one, whatever fails
+        if not wrapped or not all(wrapped):
+            _say("jitscope.triton.instrument(): a backend without add_stages (or none found): "
+                 "its stages are not phases")
             ok = False
     if loads:
         kernel_class = getattr(tc, "CompiledKernel", None)
