@@ -111,10 +111,10 @@ struct Reader {
         for (;;) {
           space();
           v.members.emplace_back();
-          if (!string(v.members.back().first)) return false;
+          if (!string(v.members.back().key)) return false;
           space();
           if (i >= s.size() || s[i++] != ':') return false;
-          if (!value(v.members.back().second)) return false;
+          if (!value(v.members.back().value)) return false;
           space();
           if (i < s.size() && s[i] == ',') {
             ++i;

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace jitscope::detail::pfw {
@@ -17,23 +16,35 @@ inline bool is_integer_token(std::string_view token) noexcept {
   return token.find_first_of(".eE") == std::string_view::npos;
 }
 
+struct JsonMember;
+
 struct JsonValue {
   enum class Type : unsigned char { kNull, kBool, kNumber, kString, kObject, kArray };
   Type type = Type::kNull;
   bool boolean = false;
   std::string_view number;  // the token, into the parsed text
   std::string string;       // unescaped
-  std::vector<std::pair<std::string, JsonValue>> members;
+  // A struct of its own, not a std::pair: a pair's traits need JsonValue
+  // complete, which it is not inside its own definition (clang refused it
+  // with the library's precompiled header).
+  std::vector<JsonMember> members;
   std::vector<JsonValue> items;
 
-  const JsonValue* find(std::string_view key) const noexcept {
-    for (const auto& [k, v] : members) {
-      if (k == key) return &v;
-    }
-    return nullptr;
-  }
+  const JsonValue* find(std::string_view key) const noexcept;
   bool is_integer() const noexcept { return type == Type::kNumber && is_integer_token(number); }
 };
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
+};
+
+inline const JsonValue* JsonValue::find(std::string_view key) const noexcept {
+  for (const JsonMember& m : members) {
+    if (m.key == key) return &m.value;
+  }
+  return nullptr;
+}
 
 // Parses one value at `pos` (white space and commas before it skipped);
 // advances `pos` past it. false: malformed.
