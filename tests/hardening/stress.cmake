@@ -8,6 +8,11 @@ target_link_libraries(jitscope_devfull_child PRIVATE jitscope_static)
 # The big ones hold the TSan build's sizes with room (the slowest seen there
 # takes about 40 s).
 jitscope_add_hardening_test(stress_test SOURCES stress_test.cpp TIMEOUT 300)
+if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+  # Millions of spans from the test's own loops: -O1, as the library's
+  # callers build (tests/CMakeLists.txt puts test code at -Og).
+  set_source_files_properties(stress_test.cpp PROPERTIES COMPILE_OPTIONS -O1)
+endif()
 target_compile_definitions(stress_test PRIVATE
                            JITSCOPE_DEVFULL_CHILD="$<TARGET_FILE:jitscope_devfull_child>")
 add_dependencies(stress_test jitscope_devfull_child)
