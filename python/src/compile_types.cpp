@@ -22,11 +22,12 @@ struct UnitObject {
   PyObject* key;
   PyObject* recompile_reason;
   int is_forward;
-  // The last one opened, or nullptr; kept once closed for its ref (loads
-  // credited to it later: unit.loading()). On the heap, not in the object:
-  // a unit that another thread's dealloc could not close stays linked on
-  // its own thread.
+  // The last one opened (in `storage`), or nullptr; kept once closed for its
+  // ref (loads credited to it later: unit.loading()). In the object, not on
+  // the heap (an allocation and a free less a unit); a unit that another
+  // thread's dealloc could not close keeps the whole object (unit_dealloc).
   jitscope::CompileUnit* unit;
+  alignas(jitscope::CompileUnit) unsigned char storage[sizeof(jitscope::CompileUnit)];
 };
 
 UnitObject* as_unit(PyObject* o) { return reinterpret_cast<UnitObject*>(o); }
@@ -149,8 +150,10 @@ void unit_open(UnitObject* self) {
     say_once("a jitscope.compile_unit object was opened again while open: ignored");
     return;
   }
-  delete self->unit;  // closed: the object is opened anew
-  self->unit = nullptr;
+  if (self->unit != nullptr) {  // closed: the object is opened anew
+    self->unit->~CompileUnit();
+    self->unit = nullptr;
+  }
   if (jitscope::active()) name_thread_once();
   std::string s1, s2, s3, s4;
   jitscope::CompileUnitOptions options;
@@ -159,8 +162,7 @@ void unit_open(UnitObject* self) {
   options.key = optional_view(self->key, s3);
   options.recompile_reason = optional_view(self->recompile_reason, s4);
   options.is_forward = self->is_forward != 0;
-  self->unit = new (std::nothrow) jitscope::CompileUnit(options);  // copies what it keeps
-  if (self->unit == nullptr) say_once("jitscope.compile_unit: out of memory (not recorded)");
+  self->unit = new (self->storage) jitscope::CompileUnit(options);  // copies what it keeps
 }
 
 void unit_close(UnitObject* self) {
@@ -171,13 +173,17 @@ void unit_close(UnitObject* self) {
 void unit_dealloc(PyObject* obj) {
   UnitObject* self = as_unit(obj);
   // On its own thread it closes; elsewhere it is refused (one line) and the
-  // unit stays open on its thread, its memory kept: its frame is linked there.
+  // unit stays open on its thread, the object's memory kept (never freed):
+  // the unit's frame is linked there.
   unit_close(self);
-  if (self->unit != nullptr && !self->unit->is_open()) delete self->unit;
-  Py_XDECREF(self->frame);
-  Py_XDECREF(self->graph);
-  Py_XDECREF(self->key);
-  Py_XDECREF(self->recompile_reason);
+  Py_CLEAR(self->frame);
+  Py_CLEAR(self->graph);
+  Py_CLEAR(self->key);
+  Py_CLEAR(self->recompile_reason);
+  if (self->unit != nullptr) {
+    if (self->unit->is_open()) return;
+    self->unit->~CompileUnit();
+  }
   Py_TYPE(obj)->tp_free(obj);
 }
 

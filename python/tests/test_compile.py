@@ -117,6 +117,37 @@ def test_unit_closed_on_another_thread_is_refused(out, capfd):
     assert [r["frame"] for r in records(metrics) if not r["is_runtime"]] == ["owned"]
 
 
+def test_unit_dropped_on_another_thread_stays_open_on_its_own(out):
+    # The object's last reference goes on another thread while its unit is
+    # open: the unit stays open (and current) where it began, its memory kept
+    # even as new objects of its size are made.
+    assert jitscope.start(out("dropped.json"))
+    box, seen = [], {}
+    opened, dropped = threading.Event(), threading.Event()
+
+    def owner():
+        box.append(jitscope.begin_unit("kept_open"))
+        seen["before"] = jitscope.current_compile_id()
+        opened.set()
+        dropped.wait()
+        others = [jitscope.compile_unit(frame=f"other{i}") for i in range(64)]
+        seen["after"] = jitscope.current_compile_id()
+        with others[0]:
+            seen["nested"] = jitscope.current_compile_id()
+        seen["back"] = jitscope.current_compile_id()
+
+    t = threading.Thread(target=owner)
+    t.start()
+    opened.wait()
+    box.clear()  # the last reference, dropped here
+    dropped.set()
+    t.join()
+    jitscope.stop()
+    assert seen["before"] is not None
+    assert seen["after"] == seen["back"] == seen["before"], seen
+    assert seen["nested"] not in (None, seen["before"]), seen
+
+
 def test_cpp_extension_nests_between_python_spans_with_one_compile_id(out):
     import nest_ext
 
