@@ -1,10 +1,13 @@
 // LLVM's default<O2> pipeline on a module of N copies of a few functions,
-// in one of four modes, for callgrind to count the instructions inside
+// in one of five modes, for callgrind to count the instructions inside
 // run_pipeline (bench/adapters/adapter_bench.sh):
 //   none      LLVM's StandardInstrumentations only, as opt runs
 //   timing    and LLVM's own pass timing (-time-passes)
 //   jitscope  and jitscope::llvm's callbacks, with a session on
-//   attached  and jitscope::llvm's callbacks, with no session
+//   attached  and register_callbacks with no session (by default it
+//             registers nothing)
+//   anyway    and jitscope::llvm's callbacks with no session
+//             (Options::attach_without_session)
 // A third argument "analyses" registers the adapter with analysis spans
 // (off by default). It prints the runs it saw (per-run figures divide by them).
 #include <jitscope/jitscope.hpp>
@@ -63,10 +66,13 @@ int main(int argc, char** argv) {
   // A third argument "analyses": the adapter with analysis spans too.
   jitscope::llvm::Options options;
   options.analyses = argc > 3 && std::string_view(argv[3]) == "analyses";
-  if (mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached") {
-    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached [copies]\n", argv[0]);
+  if (mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached" &&
+      mode != "anyway") {
+    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached|anyway [copies]\n", argv[0]);
     return 2;
   }
+  options.attach_without_session = mode == "anyway";
+  const bool registers = mode == "jitscope" || mode == "attached" || mode == "anyway";
   std::string text;
   for (int i = 0; i < copies; ++i) text += functions(i);
   if (mode == "timing") llvm::TimePassesIsEnabled = true;
@@ -81,7 +87,7 @@ int main(int argc, char** argv) {
   }
   llvm::PassInstrumentationCallbacks pic;
   jitscope::llvm::Registration registration;
-  if (mode == "jitscope" || mode == "attached") {
+  if (registers) {
     registration = jitscope::llvm::register_callbacks(pic, options);
   }
   jitscope::testing::O2Pipeline o2(pic, text, /*standard=*/true);
@@ -91,7 +97,7 @@ int main(int argc, char** argv) {
   }
   run_pipeline(o2);
   if (mode == "jitscope") jitscope::stop();
-  if (mode == "jitscope" || mode == "attached") {
+  if (registers) {
     const jitscope::llvm::Counts counts = registration.counts();
     std::printf("pass runs %llu, analysis runs %llu\n",
                 static_cast<unsigned long long>(counts.passes),

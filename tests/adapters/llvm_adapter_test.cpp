@@ -271,12 +271,60 @@ TEST(LlvmAdapter, NoSessionRecordsNothing) {
   llvm::PassInstrumentationCallbacks pic;
   Recorded recorded;
   record_independently(pic, recorded);
-  jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic);
   ASSERT_FALSE(jitscope::active());
+  // Attached anyway (the default registers nothing with no session).
+  jitscope::llvm::Registration reg =
+      jitscope::llvm::register_callbacks(pic, {.attach_without_session = true});
+  EXPECT_TRUE(reg.registered());
   run_o2(pic);
   EXPECT_GT(recorded.runs, 100);
   const jitscope::llvm::Counts c = reg.counts();
   EXPECT_EQ(c.passes + c.skipped + c.analyses + c.unmatched + c.dropped, 0u);
+}
+
+// Registered with no session, the default registers nothing (LLVM would
+// call every callback for every pass): a session started later records no
+// pass of these callbacks until register_callbacks is called again.
+TEST(LlvmAdapter, WithoutASessionTheDefaultRegistersNothingUntilCalledAgain) {
+  ASSERT_FALSE(jitscope::active());
+  llvm::PassInstrumentationCallbacks pic;
+  Recorded recorded;
+  record_independently(pic, recorded);
+  const jitscope::llvm::Registration before = jitscope::llvm::register_callbacks(pic);
+  EXPECT_FALSE(before.registered());
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_late"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  run_o2(pic);
+  const int runs_unregistered = recorded.runs;
+  const jitscope::llvm::Registration after = jitscope::llvm::register_callbacks(pic);
+  EXPECT_TRUE(after.registered());
+  run_o2(pic);
+  session.finish();
+  const nlohmann::json trace = jitscope::testing::load_trace(session.path());
+  std::uint64_t pass_spans = 0;
+  for (const auto& [tid, spans] : spans_by_thread(trace, is_pass_span)) pass_spans += spans.size();
+  EXPECT_GT(runs_unregistered, 100);
+  // Only the second pipeline's runs: one span per pass run LLVM reported.
+  EXPECT_EQ(after.counts().passes, static_cast<std::uint64_t>(recorded.runs - runs_unregistered));
+  EXPECT_EQ(pass_spans, after.counts().passes);
+}
+
+// Attached before the session (Options::attach_without_session), the
+// callbacks record the pipelines run once it is on.
+TEST(LlvmAdapter, AttachedWithoutASessionRecordsOnceOneStarts) {
+  ASSERT_FALSE(jitscope::active());
+  llvm::PassInstrumentationCallbacks pic;
+  Recorded recorded;
+  record_independently(pic, recorded);
+  const jitscope::llvm::Registration reg =
+      jitscope::llvm::register_callbacks(pic, {.attach_without_session = true});
+  ASSERT_TRUE(reg.registered());
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_early"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  run_o2(pic);
+  session.finish();
+  EXPECT_GT(recorded.runs, 100);
+  EXPECT_EQ(reg.counts().passes, static_cast<std::uint64_t>(recorded.runs));
 }
 
 // The host's own callbacks, making a jitscope span "user_pass" around each
@@ -463,7 +511,8 @@ TEST(LlvmAdapter, ANewCallbacksObjectAtAFreedOnesAddressRegisters) {
   jitscope::testing::StderrCapture err;
   for (int i = 0; i < 3; ++i) {
     pic.emplace();
-    const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(*pic);
+    const jitscope::llvm::Registration reg =
+        jitscope::llvm::register_callbacks(*pic, {.attach_without_session = true});
     EXPECT_TRUE(reg.registered()) << i;
     pic.reset();
   }
