@@ -4,6 +4,7 @@ C++ twin's record, and a C++ extension nested between Python spans."""
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import jitscope
@@ -129,7 +130,7 @@ def test_unit_dropped_on_another_thread_stays_open_on_its_own(out):
         box.append(jitscope.begin_unit("kept_open"))
         seen["before"] = jitscope.current_compile_id()
         opened.set()
-        dropped.wait()
+        assert dropped.wait(30)
         others = [jitscope.compile_unit(frame=f"other{i}") for i in range(64)]
         seen["after"] = jitscope.current_compile_id()
         with others[0]:
@@ -138,7 +139,12 @@ def test_unit_dropped_on_another_thread_stays_open_on_its_own(out):
 
     t = threading.Thread(target=owner)
     t.start()
-    opened.wait()
+    assert opened.wait(30)
+    # Only the list holds it (getrefcount's own argument is the other):
+    # clearing it runs the object's dealloc here, on this thread. Counted
+    # outside the assert, whose rewriting by pytest holds its operands.
+    refs = sys.getrefcount(box[0])
+    assert refs == 2
     box.clear()  # the last reference, dropped here
     dropped.set()
     t.join()

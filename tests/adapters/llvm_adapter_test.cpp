@@ -520,4 +520,28 @@ TEST(LlvmAdapter, ANewCallbacksObjectAtAFreedOnesAddressRegisters) {
   EXPECT_EQ(count_lines_starting(said, "jitscope:"), 0) << said;
 }
 
+// Callbacks attached while a session was on stay attached after it stops:
+// register_callbacks on them again, with no session, gives back the first
+// registration ("Once"), not an empty one. Last in the file: its second
+// registration says the once-per-process line that
+// SecondRegistrationOnTheSameCallbacksIsANoOp checks, when the file's tests
+// run in one process.
+TEST(LlvmAdapter, AfterTheSessionStopsTheFirstRegistrationIsStillReturned) {
+  llvm::PassInstrumentationCallbacks pic;
+  jitscope::llvm::Registration first;
+  {
+    jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_stopped"));
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    first = jitscope::llvm::register_callbacks(pic);
+    ASSERT_TRUE(first.registered());
+    run_o2(pic);
+    session.finish();
+  }
+  ASSERT_FALSE(jitscope::active());
+  const jitscope::llvm::Registration again = jitscope::llvm::register_callbacks(pic);
+  EXPECT_TRUE(again.registered());
+  EXPECT_GT(again.counts().passes, 100u);
+  EXPECT_EQ(again.counts().passes, first.counts().passes);
+}
+
 }  // namespace

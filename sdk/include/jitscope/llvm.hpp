@@ -27,11 +27,13 @@
 //     the wall time in passes.
 // Inside a jitscope CompileUnit the spans carry its compile_id (compile.hpp).
 //
-// Cost: registered with no session on, nothing (Options::attach_without_session:
-// LLVM's own dispatch of the callbacks, about 8 % of an O2 pipeline, each
-// callback then one relaxed load and a branch). With a session, a pass run
-// is one span with a copied name and two or three string args: about a
-// microsecond, small beside a pass. Nothing here throws
+// Cost: with no session on at register_callbacks, nothing is registered and
+// nothing is paid. Attached with no session (Options::attach_without_session,
+// or a session that has since stopped): LLVM's own dispatch of the
+// callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
+// load and a branch. With a session, a pass run is one span with a copied
+// name and two or three string args: about a microsecond, small beside a
+// pass. Nothing here throws
 // into LLVM or aborts it: out of memory loses the span and is counted
 // (Counts::dropped) when exceptions are on.
 //
@@ -102,8 +104,10 @@ struct Options {
   // session is on (a PassBuilder made per compile does). LLVM computes each
   // pass's name and boxes its IR unit for every callback on its lists,
   // whatever the callback does: attached with no session, jitscope's cost
-  // about 8 % of an O2 pipeline. true registers anyway, for callbacks made
-  // before a session starts that are still used after it.
+  // is 5 to 8 % of an O2 pipeline. true registers anyway, for callbacks made
+  // before a session starts that are still used after it. Callbacks stay
+  // attached once registered (LLVM cannot remove them), also after the
+  // session stops.
   bool attach_without_session = false;
 };
 
@@ -362,10 +366,9 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
                                        const Options& options) noexcept {
   Registration r;
   using State = CallbackState;
-  if (!options.attach_without_session && !::jitscope::active()) return r;
   detail::adapter_guarded([&] {
-    auto s = std::make_shared<State>(options);
-    auto a = std::make_shared<AttachedCallbacks>(s, &callbacks);
+    std::shared_ptr<State> s;
+    std::shared_ptr<AttachedCallbacks> a;
     bool again = false;
     {
       Attachments& all = attachments();
@@ -378,6 +381,12 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
         }
       }
       if (!again) {
+        // No session: nothing registered (Options::attach_without_session).
+        // After the lookup, so that callbacks attached earlier still give
+        // back their registration ("Once").
+        if (!options.attach_without_session && !::jitscope::active()) return;
+        s = std::make_shared<State>(options);
+        a = std::make_shared<AttachedCallbacks>(s, &callbacks);
         all.entries.push_back({&callbacks, s});
         a->listed = true;
       }
