@@ -404,12 +404,13 @@ PyGetSetDef g_unit_getset[] = {
 
 struct PhaseObject {
   PyObject_HEAD const jitscope::PhaseKey* key;
-  bool begun;
-  alignas(jitscope::PhaseHandle) unsigned char storage[sizeof(jitscope::PhaseHandle)];
-
-  jitscope::PhaseHandle& handle() {
-    return *std::launder(reinterpret_cast<jitscope::PhaseHandle*>(storage));
-  }
+  // The phase begun last (in `storage`) until ended by this object, else
+  // nullptr. In the object, not on the heap (an allocation and a free less
+  // a phase); a phase that another thread's dealloc could not end keeps
+  // the whole object (phase_dealloc).
+  jitscope::Phase* phase;
+  unsigned long thread;  // the thread that began it: only that one ends it
+  alignas(jitscope::Phase) unsigned char storage[sizeof(jitscope::Phase)];
 };
 
 PhaseObject* as_phase(PyObject* o) { return reinterpret_cast<PhaseObject*>(o); }
@@ -499,7 +500,8 @@ PyObject* phase_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   auto* self = as_phase(type->tp_alloc(type, 0));
   if (self == nullptr) return nullptr;
   self->key = k;
-  self->begun = false;
+  self->phase = nullptr;
+  self->thread = 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
@@ -518,33 +520,42 @@ PyObject* phase_vectorcall(PyObject* type, PyObject* const* args, std::size_t na
   auto* self = as_phase(t->tp_alloc(t, 0));
   if (self == nullptr) return nullptr;
   self->key = k;
-  self->begun = false;
+  self->phase = nullptr;
+  self->thread = 0;
   return reinterpret_cast<PyObject*>(self);
 }
 
 void phase_begin(PhaseObject* self) {
-  if (self->begun) {
+  if (self->phase != nullptr) {
     say_once("a jitscope.phase object was entered again while open: ignored");
     return;
   }
   if (jitscope::active()) name_thread_once();
-  new (self->storage) jitscope::PhaseHandle(jitscope::begin_phase(*self->key));
-  self->begun = true;
+  self->thread = PyThread_get_thread_ident();
+  self->phase = new (self->storage) jitscope::Phase(*self->key);
 }
 
-void phase_end(PhaseObject* self) {
-  if (!self->begun) return;
-  jitscope::PhaseHandle& h = self->handle();
-  h.end();  // refused on another thread (one line): the handle keeps it
-  if (h.open()) return;
-  h.~PhaseHandle();
-  self->begun = false;
+// True once the phase is ended and destroyed (or was never begun); false
+// on another thread than its own, where the end is refused (one line) and
+// the phase stays open there: a phase's frame is linked on its thread, and
+// only that thread may read or unlink it.
+bool phase_end(PhaseObject* self) {
+  if (self->phase == nullptr) return true;
+  if (PyThread_get_thread_ident() != self->thread) {
+    say_once(
+        "a jitscope.phase was ended on another thread than the one that began it: refused "
+        "(it stays open there until that thread ends it)");
+    return false;
+  }
+  self->phase->~Phase();  // ends it, unless its unit's close already did
+  self->phase = nullptr;
+  return true;
 }
 
 void phase_dealloc(PyObject* obj) {
-  PhaseObject* self = as_phase(obj);
-  // On its own thread it ends; elsewhere the handle lets it go open.
-  if (self->begun) self->handle().~PhaseHandle();
+  // Its memory kept when another thread drops it open (see phase_end and
+  // unit_dealloc: the type is static, not GC-tracked, not subclassable).
+  if (!phase_end(as_phase(obj))) return;
   Py_TYPE(obj)->tp_free(obj);
 }
 
@@ -556,10 +567,11 @@ PyObject* phase_enter(PyObject* obj, PyObject*) {
 
 PyObject* phase_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   PhaseObject* self = as_phase(obj);
-  if (nargs >= 2 && args[0] != Py_None && self->begun && self->handle().open()) {
+  if (nargs >= 2 && args[0] != Py_None && self->phase != nullptr &&
+      PyThread_get_thread_ident() == self->thread && self->phase->is_open()) {
     std::string type, message;
     describe_exception(args[0], args[1], &type, &message);
-    const jitscope::EventRef event = self->handle().event();
+    const jitscope::EventRef event = self->phase->event();
     event.try_set(jitscope::DataLevel::kTrace, "failed", true);
     event.try_set(jitscope::DataLevel::kTrace, "fail_type", type);
     event.try_set(jitscope::DataLevel::kTrace, "fail_reason", message);
@@ -573,9 +585,12 @@ PyObject* phase_end_method(PyObject* obj, PyObject*) {
   Py_RETURN_NONE;
 }
 
+// On another thread than its own: begun and not ended by this object (the
+// frame itself is that thread's to read).
 PyObject* phase_get_open(PyObject* obj, void*) {
   PhaseObject* self = as_phase(obj);
-  return PyBool_FromLong(self->begun && self->handle().open());
+  if (self->phase == nullptr) Py_RETURN_FALSE;
+  return PyBool_FromLong(PyThread_get_thread_ident() != self->thread || self->phase->is_open());
 }
 
 PyMethodDef g_phase_methods[] = {

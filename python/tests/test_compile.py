@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import jitscope
 import pytest
@@ -152,6 +153,63 @@ def test_unit_dropped_on_another_thread_stays_open_on_its_own(out):
     assert seen["before"] is not None
     assert seen["after"] == seen["back"] == seen["before"], seen
     assert seen["nested"] not in (None, seen["before"]), seen
+
+
+def test_phase_ended_on_another_thread_is_refused(out, capfd):
+    path, metrics = out("phase_thread.json"), out("phase_thread.jsonl")
+    assert jitscope.start(path, metrics=metrics)
+    with jitscope.compile_unit("owned"):
+        p = jitscope.begin_phase("stage", column="stage_us")
+        t = threading.Thread(target=p.end)
+        t.start()
+        t.join()
+        assert p.is_open
+        p.end()
+        assert not p.is_open
+    jitscope.stop()
+    assert "ended on another thread" in capfd.readouterr().err
+    (r,) = [r for r in records(metrics) if not r["is_runtime"]]
+    assert r["stage_us"] >= 0
+    ends = spans(load_trace(path), "stage")
+    assert len(ends) == 1 and "jitscope_ended_with_unit" not in ends[0].get("args", {})
+
+
+def test_phase_dropped_on_another_thread_stays_open_on_its_own(out):
+    # As the unit's twin above: the phase object's last reference goes on
+    # another thread while the phase is open; the phase stays open where it
+    # began (its memory kept while new phase objects are made and used)
+    # and ends with its unit.
+    path, metrics = out("phase_dropped.json"), out("phase_dropped.jsonl")
+    assert jitscope.start(path, metrics=metrics)
+    box = []
+    opened, dropped = threading.Event(), threading.Event()
+
+    def owner():
+        with jitscope.compile_unit("kept"):
+            box.append(jitscope.begin_phase("held", column="held_us"))
+            opened.set()
+            assert dropped.wait(30)
+            others = [jitscope.phase("other") for _ in range(64)]
+            for o in others:
+                with o:
+                    pass
+            time.sleep(0.05)
+
+    t = threading.Thread(target=owner)
+    t.start()
+    assert opened.wait(30)
+    refs = sys.getrefcount(box[0])  # outside the assert: see the unit's twin
+    assert refs == 2
+    box.clear()  # the last reference, dropped here
+    dropped.set()
+    t.join()
+    jitscope.stop()
+    (r,) = [r for r in records(metrics) if not r["is_runtime"]]
+    assert r["held_us"] >= 40_000, r
+    trace = load_trace(path)
+    (held,) = spans(trace, "held")
+    assert held["args"].get("jitscope_ended_with_unit") is True, held
+    assert len(spans(trace, "other")) == 64
 
 
 def test_cpp_extension_nests_between_python_spans_with_one_compile_id(out):

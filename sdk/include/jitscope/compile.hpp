@@ -420,6 +420,9 @@ class JITSCOPE_API Phase {
   Phase& operator=(const Phase&) = delete;
 
   void end() noexcept;
+  // Begun and not yet ended (by end(), or with its unit). On the thread that
+  // began it: another thread may be ending it right now.
+  bool is_open() const noexcept { return frame_.open; }
   // This phase as an event, for data (the same as event(<its key>) while it
   // is the innermost phase of that name).
   EventRef event() noexcept;

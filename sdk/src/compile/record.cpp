@@ -9,7 +9,8 @@
 #include "compile/state.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <array>
+#include <utility>
 
 namespace jitscope {
 
@@ -136,9 +137,37 @@ namespace {
 constexpr std::size_t kMaxQueuedMetricsBytes = std::size_t{64} << 20;
 constexpr std::size_t kWakeEveryRecords = 4096;
 
+// The last kRecentRecordCapacity records, oldest first from `next` once
+// full: a fixed ring, so that a record in makes no allocation and the one
+// it pushes out goes back to the caller (freed after the lock).
+class RecentRecords {
+ public:
+  [[nodiscard]] SharedRecord push(SharedRecord record) noexcept {
+    SharedRecord out = std::exchange(slots_[next_], std::move(record));
+    next_ = (next_ + 1) % slots_.size();
+    if (count_ < slots_.size()) ++count_;
+    return out;
+  }
+  std::size_t size() const noexcept { return count_; }
+  template <class Visit>
+  void each_oldest_first(Visit visit) const {
+    const std::size_t oldest = count_ < slots_.size() ? 0 : next_;
+    for (std::size_t i = 0; i < count_; ++i) visit(*slots_[(oldest + i) % slots_.size()]);
+  }
+  void clear() noexcept {
+    for (SharedRecord& r : slots_) r.reset();
+    next_ = count_ = 0;
+  }
+
+ private:
+  std::array<SharedRecord, kRecentRecordCapacity> slots_;
+  std::size_t next_ = 0;  // the slot the next record takes
+  std::size_t count_ = 0;
+};
+
 struct RecordSinks {
   std::mutex mutex;
-  std::deque<SharedRecord> recent;          // the last kRecentRecordCapacity
+  RecentRecords recent;
   std::vector<SharedRecord> metrics_queue;  // waiting for the flusher
   std::size_t queued_bytes = 0;             // approx_bytes() of metrics_queue
   bool metrics_on = false;
@@ -310,13 +339,18 @@ void finish_record(SharedRecord shared) noexcept {
   RecordSinks& s = sinks();
   // Failing, this record is lost; the host goes on.
   bool wake = false;
+  // The record the ring lets go of, freed after the lock (declared first:
+  // destroyed last).
+  SharedRecord evicted;
   guarded("writing a compile record", [&] {
-    // Shared by the recent ring and the metrics queue: made once, never copied.
-    const std::size_t bytes = approx_bytes(*shared);
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.recent.size() == kRecentRecordCapacity) s.recent.pop_front();
-    s.recent.push_back(shared);
-    if (!s.metrics_on) return;
+    // Shared by the recent ring and the metrics queue: made once, never copied.
+    if (!s.metrics_on) {
+      evicted = s.recent.push(std::move(shared));
+      return;
+    }
+    evicted = s.recent.push(shared);
+    const std::size_t bytes = approx_bytes(*shared);
     // Bounded: the flusher takes them every interval and when woken; if it
     // cannot keep up (or is gone), records are dropped and counted, never
     // piled up.
@@ -424,7 +458,7 @@ std::vector<CompileRecord> recent_compile_records() {
   std::lock_guard<std::mutex> lock(s.mutex);
   std::vector<CompileRecord> out;
   out.reserve(s.recent.size());
-  for (const detail::SharedRecord& r : s.recent) out.push_back(*r);
+  s.recent.each_oldest_first([&](const CompileRecord& r) { out.push_back(r); });
   return out;
 }
 
