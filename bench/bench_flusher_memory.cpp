@@ -4,8 +4,8 @@
 // producer call, so they share none of Measure()'s batching.
 #include "bench_cases.hpp"
 #include "bench_support.hpp"
-#include "flush/compressing_sink.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
+#include "sink/compressing_sink.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -6,7 +6,11 @@ by module path ("ring/producer.hpp"), so an #include line names the edge
 (written "..." or <...>: sdk/src is on the include path either way).
 The layers, lowest first (docs/architecture.md draws them):
 
-    base <- clock <- ring <- compile <- {nvtx, cupti} <- flush <- {config, api}
+    base <- clock <- ring <- compile <- {nvtx, cupti} <- {crash, sink} <- format
+         <- flush <- {config, api}
+
+(crash: the fatal-signal and unload handshakes; sink: where trace bytes
+go; format: ring records to the trace's two forms; flush: the drain loop.)
 
 A module may include itself and any module of a lower layer, never one of its
 own layer (nvtx and cupti are siblings) or above. Also checked: no source
@@ -28,6 +32,8 @@ LAYERS = [
     ["ring"],
     ["compile"],
     ["nvtx", "cupti"],
+    ["crash", "sink"],
+    ["format"],
     ["flush"],
     ["config", "api"],
 ]

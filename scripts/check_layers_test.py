@@ -44,12 +44,12 @@ class LayeringCheck(unittest.TestCase):
 
     def test_an_upward_include_fails_naming_the_edge(self):
         r = self.run_check(self.tree({
-            "sdk/src/ring/producer.cpp": '// a comment\n#include "flush/trace_writer.hpp"\n',
-            "sdk/src/flush/trace_writer.hpp": "#pragma once\n",
+            "sdk/src/ring/producer.cpp": '// a comment\n#include "format/trace_writer.hpp"\n',
+            "sdk/src/format/trace_writer.hpp": "#pragma once\n",
         }))
         self.assertEqual(r.returncode, 1)
-        self.assertIn('sdk/src/ring/producer.cpp:2: #include "flush/trace_writer.hpp": '
-                      "ring may not depend on flush (allowed below ring: base, clock)", r.stderr)
+        self.assertIn('sdk/src/ring/producer.cpp:2: #include "format/trace_writer.hpp": '
+                      "ring may not depend on format (allowed below ring: base, clock)", r.stderr)
 
     def test_an_angled_include_of_a_module_counts_too(self):
         r = self.run_check(self.tree({
@@ -91,7 +91,7 @@ class LayeringCheck(unittest.TestCase):
         r = self.run_check(self.tree({
             "sdk/include/jitscope/jitscope.hpp": '#include "ring/ring.hpp"\n',
             "sdk/src/ring/ring.hpp": "#pragma once\n",
-            "tools/report/main.cpp": '#include "flush/trace_writer.hpp"\n',
+            "tools/report/main.cpp": '#include "format/trace_writer.hpp"\n',
         }))
         self.assertEqual(r.returncode, 1)
         self.assertIn("a public header includes a private one", r.stderr)

@@ -8,7 +8,7 @@
 // drives the writer as that cycle does), and Perfetto's own reading of
 // the packets (tests/perfetto/).
 #include "base/json_writer.hpp"
-#include "flush/perfetto/transcode.hpp"
+#include "format/perfetto/transcode.hpp"
 
 #include <gtest/gtest.h>
 

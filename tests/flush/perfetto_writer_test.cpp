@@ -10,10 +10,10 @@
 // Each test also keeps its files as tmp/perfetto_writer.<name>.pftrace
 // (keep()), where ctest's pftrace.perfetto_writer_test.* checks run
 // tests/perfetto/check_pftrace.py on them (protoc --decode and the contract).
-#include "flush/perfetto/tracks.hpp"
 #include "flush/perfetto_wire.hpp"
 #include "flush/record_support.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/perfetto/tracks.hpp"
+#include "format/trace_writer.hpp"
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 

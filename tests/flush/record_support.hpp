@@ -4,7 +4,7 @@
 #pragma once
 
 #include "flush/perfetto_wire.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 #include "ring/record.hpp"
 #include "ring/thread_registry.hpp"
 

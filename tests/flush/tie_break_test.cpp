@@ -6,7 +6,7 @@
 // Not covered here: the session path (span_test's nesting test and the
 // DevTools viewer test drive that).
 #include "flush/record_support.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <gtest/gtest.h>

@@ -11,7 +11,7 @@
 // Not covered: the flusher stuck past kCrashFlushTimeout (it would need a
 // hung disk), a crash on the flusher itself (parked: reasoned, not made to
 // happen), stack overflow on a thread with no alternate stack.
-#include "flush/file_sink.hpp"
+#include "sink/file_sink.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 

@@ -14,8 +14,8 @@
 // Not covered: a real ENOSPC (needs a filesystem of its own) and a close(2)
 // that fails (NFS); /dev/full is stress_test's.
 #include "base/proto_wire.hpp"
-#include "flush/file_sink.hpp"
 #include "flush/perfetto_wire.hpp"
+#include "sink/file_sink.hpp"
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 

@@ -13,8 +13,8 @@
 // crash in a capped or rotated session (crash tests), write errors other
 // than an unopenable next file (stress tests' /dev/full), timing.
 #include "base/json_writer.hpp"
-#include "flush/file_sink.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
+#include "sink/file_sink.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/jitscope.h>

@@ -4,8 +4,8 @@
 // - sdk_threads: what the SDK writes for a session whose threads come and go
 //   (one sequence per thread), packet for packet: the SDK's own encoders for
 //   the file's start, the thread descriptors, each sequence's start and its
-//   interned names (sdk/src/flush/perfetto/), and pf_packet's field order for
-//   the events (sdk/src/flush/trace_perfetto.cpp);
+//   interned names (sdk/src/format/perfetto/), and pf_packet's field order for
+//   the events (sdk/src/format/perfetto/trace_perfetto.cpp);
 // - open_slices_on_tracks: slices opened deep on one track, all ended, then
 //   the same on the next track (a reader that keeps each track's deepest
 //   nesting holds them all);
@@ -18,9 +18,9 @@
 
 #include "perfetto_trace_builder.hpp"
 
-#include "flush/perfetto/interner.hpp"
-#include "flush/perfetto/tracks.hpp"
-#include "flush/perfetto/transcode.hpp"
+#include "format/perfetto/interner.hpp"
+#include "format/perfetto/tracks.hpp"
+#include "format/perfetto/transcode.hpp"
 
 #include <algorithm>
 #include <cstdint>

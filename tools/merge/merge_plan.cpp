@@ -45,7 +45,7 @@ ClockFacts clock_facts(const InputScan& s) {
 }
 
 // jitscope writes a GPU's slices on pid 10000000 * (device + 1) + host pid
-// (sdk/src/flush/gpu_trace.cpp), and jitscope-report finds a kernel's
+// (sdk/src/format/gpu_trace.cpp), and jitscope-report finds a kernel's
 // compile unit through that host pid.
 constexpr std::int64_t kGpuPidBase = 10'000'000;
 

@@ -15,15 +15,15 @@
 #include "clock/clock.hpp"
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
+#include "crash/crash_handler.hpp"
 #include "cupti/cupti.hpp"
-#include "flush/crash_handler.hpp"
-#include "flush/file_sink.hpp"
 #include "flush/flusher.hpp"
-#include "flush/spawn_arrow.hpp"
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
+#include "format/spawn_arrow.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/session_params.hpp"
 #include "ring/thread_registry.hpp"
+#include "sink/file_sink.hpp"
 
 #include <jitscope/jitscope.hpp>
 

@@ -5,7 +5,7 @@
 // registered by address.
 #include "base/boundary.hpp"
 #include "base/log.hpp"
-#include "flush/unload_drain.hpp"
+#include "crash/unload_drain.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/thread_registry.hpp"
 

@@ -11,10 +11,10 @@
 #include "clock/clock.hpp"
 #include "compile/state.hpp"
 #include "cupti/cupti.hpp"
-#include "flush/compressing_sink.hpp"
-#include "flush/file_sink.hpp"
-#include "flush/spawn_arrow.hpp"
+#include "format/spawn_arrow.hpp"
 #include "nvtx/capture_totals.hpp"
+#include "sink/compressing_sink.hpp"
+#include "sink/file_sink.hpp"
 
 #include <jitscope/jitscope.hpp>
 

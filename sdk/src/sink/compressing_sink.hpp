@@ -13,7 +13,7 @@
 // is allocated then), and everything once the codec has failed.
 #pragma once
 
-#include "flush/trace_writer.hpp"
+#include "sink/trace_sink.hpp"
 
 #include <jitscope/jitscope.hpp>
 

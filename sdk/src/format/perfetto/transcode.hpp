@@ -15,7 +15,7 @@
 // Runs on the flusher only.
 #pragma once
 
-#include "flush/perfetto/interner.hpp"
+#include "format/perfetto/interner.hpp"
 
 #include <cstdint>
 #include <string>

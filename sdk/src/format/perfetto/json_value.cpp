@@ -1,4 +1,4 @@
-#include "flush/perfetto/json_value.hpp"
+#include "format/perfetto/json_value.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -2,14 +2,14 @@
 // become slices, instants, counters and thread names (trace_writer.hpp).
 // Its bounds are in trace_limits.cpp, its stats in trace_stats.cpp, NVTX's
 // captured events in trace_captured.cpp.
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
 
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
 #include "base/put_bytes.hpp"
-#include "flush/gpu_trace.hpp"
+#include "format/gpu_trace.hpp"
 #include "nvtx/captured_names.hpp"
 #include "ring/thread_registry.hpp"
 

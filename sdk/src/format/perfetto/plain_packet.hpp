@@ -6,8 +6,8 @@
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
-#include "flush/trace_format.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/json/trace_format.hpp"
+#include "format/trace_writer.hpp"
 
 namespace jitscope::detail {
 

@@ -1,8 +1,8 @@
-#include "flush/spawn_arrow.hpp"
+#include "format/spawn_arrow.hpp"
 
 #include "base/json_writer.hpp"
 #include "base/spawn_flow.hpp"
-#include "flush/file_sink.hpp"
+#include "sink/file_sink.hpp"
 
 #include <jitscope/detail/hot.hpp>
 

@@ -1,10 +1,10 @@
 // The JSON form's cold events as packets on sequence 1 (transcode.hpp).
-#include "flush/perfetto/transcode.hpp"
+#include "format/perfetto/transcode.hpp"
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
-#include "flush/perfetto/json_value.hpp"
-#include "flush/perfetto/tracks.hpp"
+#include "format/perfetto/json_value.hpp"
+#include "format/perfetto/tracks.hpp"
 
 #include <bit>
 #include <cmath>

@@ -6,7 +6,7 @@
 // terminating_flow_ids), as it does a GPU launch's.
 #pragma once
 
-#include "flush/perfetto/transcode.hpp"
+#include "format/perfetto/transcode.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "flush/file_sink.hpp"
+#include "sink/file_sink.hpp"
 
 #include "base/immortal.hpp"
 #include "base/log.hpp"

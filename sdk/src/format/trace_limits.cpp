@@ -1,10 +1,10 @@
 // The trace writer's bounds (trace_writer.hpp's header comment): the size
 // cap, rotation into numbered files with a head that makes each load alone,
 // and handing buffered bytes to the sink.
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
-#include "flush/file_sink.hpp"
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
+#include "sink/file_sink.hpp"
 
 #include "base/json_writer.hpp"
 #include "base/log.hpp"

@@ -2,9 +2,9 @@
 // (nvtx/capture_ranges.cpp, capture_async.cpp, capture_naming.cpp): ranges,
 // marks, async ranges and thread names, each written whole from its record
 // with the source's domain and category.
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
 #include "nvtx/captured_names.hpp"
 
 #include <algorithm>

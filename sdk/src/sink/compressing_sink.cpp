@@ -1,4 +1,4 @@
-#include "flush/compressing_sink.hpp"
+#include "sink/compressing_sink.hpp"
 
 #include "base/immortal.hpp"
 #include "base/log.hpp"

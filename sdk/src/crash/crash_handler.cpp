@@ -1,4 +1,4 @@
-#include "flush/crash_handler.hpp"
+#include "crash/crash_handler.hpp"
 
 #include <cxxabi.h>
 #include <linux/futex.h>

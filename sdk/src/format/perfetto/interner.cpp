@@ -1,4 +1,4 @@
-#include "flush/perfetto/interner.hpp"
+#include "format/perfetto/interner.hpp"
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"

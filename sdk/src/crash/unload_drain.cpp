@@ -1,5 +1,5 @@
-#include "flush/unload_drain.hpp"
-#include "flush/crash_handler.hpp"
+#include "crash/unload_drain.hpp"
+#include "crash/crash_handler.hpp"
 
 #include <atomic>
 #include <thread>

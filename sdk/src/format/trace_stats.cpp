@@ -1,13 +1,13 @@
 // The trace writer's closing part: per-thread summaries, the dropped-event
 // counter and the jitscope_stats event, fitted under the cap when there is one.
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
 
 #include "base/json_writer.hpp"
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
-#include "flush/gpu_trace.hpp"
+#include "format/gpu_trace.hpp"
 #include "ring/thread_registry.hpp"
 
 #include <algorithm>

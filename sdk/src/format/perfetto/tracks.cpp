@@ -1,4 +1,4 @@
-#include "flush/perfetto/tracks.hpp"
+#include "format/perfetto/tracks.hpp"
 
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"

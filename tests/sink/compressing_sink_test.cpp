@@ -1,7 +1,7 @@
-// CompressingSink (flush/compressing_sink.hpp): the Perfetto form's packets
+// CompressingSink (sink/compressing_sink.hpp): the Perfetto form's packets
 // into compressed packets. Each test inflates what the sink wrote with zlib
 // or zstd directly and requires exactly the packets that went in, in order.
-#include "flush/compressing_sink.hpp"
+#include "sink/compressing_sink.hpp"
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
 

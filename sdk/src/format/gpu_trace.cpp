@@ -1,8 +1,8 @@
-#include "flush/gpu_trace.hpp"
+#include "format/gpu_trace.hpp"
 
 #include "base/compile_id.hpp"
 #include "base/json_writer.hpp"
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
 #include <algorithm>
 

@@ -4,11 +4,11 @@
 // the span to be gone at its End. Every test below is a condition under
 // which handle() of each record writes these bytes and changes this state;
 // anything else takes that path.
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
 #include "base/perfetto_fields.hpp"
-#include "flush/plain_packet.hpp"
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
+#include "format/perfetto/plain_packet.hpp"
 
 #include <algorithm>
 

@@ -9,14 +9,14 @@
 // the TrackEvent's lengths are written up front into a stack buffer and the
 // whole packet goes into the output with one append: no length patching,
 // no moves, no per-field string growth (a span costs two appends).
-#include "flush/trace_writer.hpp"
+#include "format/trace_writer.hpp"
 
 #include "base/json_writer.hpp"
 #include "base/perfetto_fields.hpp"
 #include "base/proto_wire.hpp"
-#include "flush/perfetto/tracks.hpp"
-#include "flush/plain_packet.hpp"
-#include "flush/trace_format.hpp"
+#include "format/json/trace_format.hpp"
+#include "format/perfetto/plain_packet.hpp"
+#include "format/perfetto/tracks.hpp"
 
 #include <time.h>
 

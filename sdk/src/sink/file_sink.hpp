@@ -18,7 +18,7 @@
 // keeps the whole family of names for this session.
 #pragma once
 
-#include "flush/trace_writer.hpp"
+#include "sink/trace_sink.hpp"
 
 #include <cstdint>
 #include <string>
