@@ -395,7 +395,7 @@ int FileSink::write_whole(std::string_view bytes, int& cut_error) noexcept {
     // Back to the end of the last whole piece: its bytes were written, and
     // this buffer began where the file ended. Not seekable (a pipe, a
     // device): nothing to cut, the reader sees what came.
-    const std::size_t keep = last_whole(bytes, off);
+    const std::size_t keep = last_whole(bytes, off, framing_);
     if (keep < off) {
       const off_t end = ::lseek(fd_, 0, SEEK_CUR);
       const off_t to = end - static_cast<off_t>(off - keep);
@@ -410,22 +410,6 @@ int FileSink::write_whole(std::string_view bytes, int& cut_error) noexcept {
     return error;
   }
   bytes_ += bytes.size();
-  return 0;
-}
-
-std::size_t FileSink::last_whole(std::string_view bytes, std::size_t written) const noexcept {
-  if (framing_ == Framing::kLines) {
-    const std::size_t nl = bytes.substr(0, written).rfind('\n');
-    return nl == std::string_view::npos ? 0 : nl + 1;
-  }
-  if (framing_ == Framing::kPackets) return wire::whole_fields_end(bytes, written);
-  // A separator that begins at or before `written`: the event before it is whole.
-  if (bytes.size() < 2) return 0;
-  for (std::size_t at = std::min(written, bytes.size() - 2); at > 0; --at) {
-    const char c = bytes[at];
-    const char next = bytes[at + 1];
-    if ((c == ',' && next == '\n') || (c == '\n' && next == ']')) return at;
-  }
   return 0;
 }
 

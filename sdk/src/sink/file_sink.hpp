@@ -18,6 +18,7 @@
 // keeps the whole family of names for this session.
 #pragma once
 
+#include "sink/framing.hpp"
 #include "sink/trace_sink.hpp"
 
 #include <cstdint>
@@ -101,14 +102,7 @@ std::string numbered_path(const std::string& path, std::uint64_t n);
 class FileSink final : public TraceSink {
  public:
   // Where a whole piece of the output ends, for cutting a failed write back.
-  enum class Framing : std::uint8_t {
-    // Chrome JSON (trace_writer.hpp): an event ends where a separator
-    // begins, ",\n" before the next event or "\n]" closing the array. Every
-    // raw newline is part of one: JSON strings escape theirs.
-    kTraceEvents,
-    kLines,    // JSON lines (the metrics file): a record ends with its '\n'
-    kPackets,  // a Perfetto Trace: each write begins at a packet's tag
-  };
+  using Framing = detail::Framing;
   FileSink(int fd, std::string path, Framing framing = Framing::kTraceEvents)
       : fd_(fd), path_(std::move(path)), framing_(framing) {}
   // With `rotate_bytes` != 0 the writer may ask for numbered files: stale
@@ -138,9 +132,6 @@ class FileSink final : public TraceSink {
   // write that failed, after cutting the file back to the last whole piece;
   // `cut_error` is then the errno of a cut that failed too.
   int write_whole(std::string_view bytes, int& cut_error) noexcept;
-  // The end of the last whole piece in the first `written` bytes of `bytes`
-  // (which begins at the end of one).
-  std::size_t last_whole(std::string_view bytes, std::size_t written) const noexcept;
   void fail(const char* why) noexcept;
   void fail_writing(int error, int cut_error) noexcept;
   int fd_;

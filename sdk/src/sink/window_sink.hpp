@@ -1,0 +1,57 @@
+// The flight recorder's window (issue 39): a TraceSink that keeps the
+// newest whole pieces of the output (JSON events or Perfetto packets, by
+// their Framing) in memory, at most `capacity` bytes, and drops the oldest
+// whole as new ones come. Its memory stays flat however long the process
+// runs: the pieces sit in chunks of at most chunk_bytes() each, the oldest
+// chunk goes whole, and its buffer is kept for the next one.
+//
+// A piece larger than a chunk takes a chunk of its own; one larger than
+// the window is not kept (counted in bytes_dropped). Flusher thread only.
+#pragma once
+
+#include "sink/framing.hpp"
+#include "sink/trace_sink.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+
+namespace jitscope::detail {
+
+class WindowSink final : public TraceSink {
+ public:
+  static constexpr std::size_t kMaxChunkBytes = 64 * 1024;
+  static constexpr std::size_t kMinChunkBytes = 4 * 1024;
+
+  WindowSink(std::size_t capacity, Framing framing) noexcept;
+
+  void write(std::string_view bytes) noexcept override;
+  std::string_view name() const noexcept override { return "the flight recorder's window"; }
+
+  // The pieces held, oldest first, appended to `out` as they were written.
+  void append_to(std::string& out) const;
+  std::size_t held() const noexcept { return held_; }
+  std::size_t capacity() const noexcept { return capacity_; }
+  std::size_t chunk_bytes() const noexcept { return chunk_bytes_; }
+  // Written and no longer held (gone with the oldest, or never kept).
+  std::uint64_t bytes_dropped() const noexcept { return dropped_; }
+  // The bytes its buffers hold allocated (chunks and the spare).
+  std::size_t allocated() const noexcept;
+
+ private:
+  void append(std::string_view bytes);
+  void start_chunk();
+  void evict() noexcept;
+
+  std::size_t capacity_;
+  std::size_t chunk_bytes_;
+  Framing framing_;
+  std::deque<std::string> chunks_;  // oldest first; each holds whole pieces
+  std::string spare_;               // the last chunk let go, for the next
+  std::size_t held_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
+}  // namespace jitscope::detail
