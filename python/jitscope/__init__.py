@@ -46,6 +46,7 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
     phase,
     reset_compile_state,
     set_model_name,
+    snapshot,
     set_thread_name,
     span,
 )
@@ -56,7 +57,7 @@ __all__ = [
     "note_child_process", "note_task_received", "note_task_sent", "phase", "phase_times",
     "ProcessPoolExecutor",
     "recent_compile_records", "reset_compile_state", "session", "SessionStats",
-    "set_model_name", "set_thread_name", "span", "start", "stop", "worker_environment",
+    "set_model_name", "set_thread_name", "snapshot", "span", "start", "stop", "worker_environment",
     "worker_initializer", "worker_trace_path",
 ]
 

@@ -81,7 +81,7 @@ bool get_choice(PyObject* value, std::string_view field, const std::array<Choice
   return false;
 }
 
-constexpr std::array<std::string_view, 21> kNames = {"format",
+constexpr std::array<std::string_view, 24> kNames = {"format",
                                                      "compression",
                                                      "metrics",
                                                      "ring_capacity",
@@ -98,10 +98,21 @@ constexpr std::array<std::string_view, 21> kNames = {"format",
                                                      "crash_handler",
                                                      "max_trace_bytes",
                                                      "rotate_bytes",
+                                                     "flight_recorder_bytes",
+                                                     "max_snapshots",
+                                                     "snapshot_min_interval_ms",
                                                      "artifacts_dir",
                                                      "max_artifact_bytes",
                                                      "parent_pid",
                                                      "metrics_path"};
+
+// A duration field given as an int of milliseconds.
+bool get_ms(PyObject* value, std::string_view field, std::chrono::milliseconds& out) {
+  std::int64_t ms = 0;
+  if (!get_int(value, field, ms)) return false;
+  out = std::chrono::milliseconds(ms);
+  return true;
+}
 
 bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   using namespace std::string_view_literals;
@@ -154,14 +165,12 @@ bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   if (name == "cupti_buffers") return get_int(v, name, c.cupti_buffers);
   if (name == "max_trace_bytes") return get_int(v, name, c.max_trace_bytes);
   if (name == "rotate_bytes") return get_int(v, name, c.rotate_bytes);
+  if (name == "flight_recorder_bytes") return get_int(v, name, c.flight_recorder_bytes);
+  if (name == "max_snapshots") return get_int(v, name, c.max_snapshots);
+  if (name == "snapshot_min_interval_ms") return get_ms(v, name, c.snapshot_min_interval);
   if (name == "max_artifact_bytes") return get_int(v, name, c.max_artifact_bytes);
   if (name == "parent_pid") return get_int(v, name, c.parent_pid);
-  if (name == "flush_interval_ms") {
-    std::int64_t ms = 0;
-    if (!get_int(v, name, ms)) return false;
-    c.flush_interval = std::chrono::milliseconds(ms);
-    return true;
-  }
+  if (name == "flush_interval_ms") return get_ms(v, name, c.flush_interval);
   std::string_view closest;
   std::size_t best = 4;  // at most 3 edits away
   for (std::string_view known : kNames) {

@@ -93,7 +93,9 @@ PyObject* stats_dict(const jitscope::SessionStats& s) {
       put(d, "write_failed", PyBool_FromLong(s.write_failed)) < 0 ||
       put(d, "events_over_cap", u(s.events_over_cap)) < 0 ||
       put(d, "trace_files", u(s.trace_files)) < 0 ||
-      put(d, "artifacts_written", u(s.artifacts_written)) < 0) {
+      put(d, "artifacts_written", u(s.artifacts_written)) < 0 ||
+      put(d, "snapshots_written", u(s.snapshots_written)) < 0 ||
+      put(d, "snapshots_refused", u(s.snapshots_refused)) < 0) {
     Py_DECREF(d);
     return nullptr;
   }
@@ -318,6 +320,24 @@ PyObject* task_end_result(const Status& st, const char* what) {
   return PyBool_FromLong(st.ok());
 }
 
+// snapshot(path=None) -> bool: the flight recorder's window written to
+// `path` (None: the next numbered snapshot) by the flusher's next cycle;
+// False (said once) when refused.
+PyObject* py_snapshot(PyObject*, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"path", nullptr};
+  PyObject* path_arg = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:snapshot", const_cast<char**>(names),
+                                   &path_arg)) {
+    return nullptr;
+  }
+  PyObject* path = nullptr;
+  if (path_arg != Py_None && PyUnicode_FSConverter(path_arg, &path) == 0) return nullptr;
+  const Status st = jitscope::snapshot(path != nullptr ? PyBytes_AS_STRING(path) : "");
+  Py_XDECREF(path);
+  if (!st.ok()) say_once(st.message());
+  return PyBool_FromLong(st.ok());
+}
+
 PyObject* py_note_task_sent(PyObject*, PyObject* arg) {
   const unsigned long long key = PyLong_AsUnsignedLongLong(arg);
   if (key == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
@@ -396,6 +416,11 @@ PyMethodDef g_methods[] = {
     {"note_task_sent", py_note_task_sent, METH_O,
      "note_task_sent(key) -> bool: the start of an arrow to where another process starts "
      "task `key` (note_task_received)."},
+    {"snapshot", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(py_snapshot)),
+     METH_VARARGS | METH_KEYWORDS,
+     "snapshot(path=None) -> bool: a flight recorder's window (start(..., "
+     "flight_recorder_bytes=...)) written as a whole trace to `path`, or to the next "
+     "trace.snapshot.N.json, by the flusher's next cycle; False (said once) if refused."},
     {"note_task_received", py_note_task_received, METH_VARARGS,
      "note_task_received(sender_pid, key) -> bool: the end of the arrow from the sender's "
      "note_task_sent(key)."},

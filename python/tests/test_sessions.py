@@ -147,3 +147,22 @@ def test_flusher_needs_no_gil(out):
     jitscope.stop()
     assert len(sizes) >= 3
     assert sizes[-1] > sizes[0], sizes  # written while the spinning thread ran
+
+
+def test_flight_recorder_snapshot_from_python(out, capfd):
+    path = out("flight.json")
+    assert jitscope.start(path, flight_recorder_bytes=64 * 1024, snapshot_min_interval_ms=0,
+                          overflow="block", cupti="off")
+    for i in range(5000):
+        with jitscope.span(f"w{i}"):
+            pass
+    snap = out("flight_snap.json")
+    assert jitscope.snapshot(snap)
+    stats = jitscope.stop()  # writes a snapshot still asked for
+    assert stats.snapshots_written == 1
+    assert not os.path.exists(path)  # a flight recorder writes no trace file
+    names = [int(s["name"][1:]) for s in spans(load_trace(snap)) if s["name"].startswith("w")]
+    assert names[-1] == 4999 and names[0] > 0
+    assert names == list(range(names[0], 5000))
+    assert not jitscope.snapshot()  # no session: refused, said once
+    assert "snapshot" in capfd.readouterr().err

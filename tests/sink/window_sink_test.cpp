@@ -66,7 +66,8 @@ std::vector<std::uint64_t> numbers(Framing framing, std::string_view held) {
     const std::string_view start = ",\n{\"name\":\"e";
     EXPECT_EQ(held.substr(at, start.size()), start) << "not at an event's start: " << at;
     const std::size_t end = held.find(",\n", at + 2);
-    const std::string_view event = held.substr(at, (end == std::string_view::npos ? held.size() : end) - at);
+    const std::string_view event =
+        held.substr(at, (end == std::string_view::npos ? held.size() : end) - at);
     EXPECT_EQ(event.back(), '}') << "an event cut short";
     out.push_back(std::stoull(std::string(event.substr(start.size()))));
     at += event.size();

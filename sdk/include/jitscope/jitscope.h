@@ -117,6 +117,11 @@ JITSCOPE_API int jitscope_note_child_process(int pid, const char* trace_path, co
  * note_task_received): `task` is any number both know. 0 on success; -1
  * and jitscope_last_error() without a session (or a sender_pid <= 0). */
 JITSCOPE_API int jitscope_note_task_sent(uint64_t task);
+/* Flight recorder (jitscope::snapshot): writes the window of a session
+ * started with flight_recorder_bytes / JITSCOPE_FLIGHT to `path` (NULL or
+ * "": the next numbered snapshot) in the flusher's next cycle. 0 if taken;
+ * -1 and jitscope_last_error() if refused. */
+JITSCOPE_API int jitscope_snapshot(const char* path);
 JITSCOPE_API int jitscope_note_task_received(int64_t sender_pid, uint64_t task);
 #endif /* JITSCOPE_DISABLE */
 

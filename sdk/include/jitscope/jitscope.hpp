@@ -186,6 +186,19 @@ struct Config {
   // Start a new numbered file (trace.1.json, trace.2.json, ...) once one
   // reaches this many bytes; each is a whole trace. 0: one file.
   std::uint64_t rotate_bytes = 0;
+  // Flight recorder (docs/flight-recorder.md): 0, off; else the session
+  // keeps its newest events in a window of this many bytes in memory (at
+  // least kMinTraceBytes) instead of writing a trace file, and snapshot()
+  // writes the window as a whole trace. output_path then names the
+  // snapshots: trace.json -> trace.snapshot.1.json, .2, ... The metrics
+  // file is written as usual. The JSON form; not with max_trace_bytes or
+  // rotate_bytes.
+  std::uint64_t flight_recorder_bytes = 0;
+  // Snapshots kept on disk: past it the oldest is removed. At least 1.
+  std::uint32_t max_snapshots = 8;
+  // The least time between two snapshots: a request sooner is refused
+  // (snapshot() says so). 0: none.
+  std::chrono::milliseconds snapshot_min_interval{1000};
   // Compile artifacts (CompileUnit::artifact): the folder they go in, made
   // at start. Empty: "<metrics_path>.artifacts" beside the metrics file, or
   // none without a metrics file.
@@ -236,6 +249,8 @@ struct SessionStats {
   std::uint64_t artifacts_written = 0;        // files written by CompileUnit::artifact
   std::uint64_t artifact_bytes = 0;           // their bytes
   std::uint64_t artifacts_over_cap = 0;       // not written: max_artifact_bytes reached
+  std::uint64_t snapshots_written = 0;        // flight recorder: files snapshot() wrote
+  std::uint64_t snapshots_refused = 0;        // refused: sooner than snapshot_min_interval
 };
 
 // Starts a session. Fails (no session, one `jitscope:` line on stderr) if one
@@ -244,6 +259,15 @@ JITSCOPE_API Status start(const Config& config) noexcept;
 // Stops the active session: drains every ring, closes the file. Spans still
 // open are written with args {"incomplete": true}. A no-op without a session.
 JITSCOPE_API Status stop(SessionStats* stats = nullptr) noexcept;
+
+// Flight recorder (Config::flight_recorder_bytes): writes the window, the
+// newest events, as a whole trace to `path` (empty: the next of
+// trace.snapshot.1.json, .2, ... beside the session's output_path). Never
+// blocks: the flusher writes it in its next cycle (stop() writes any still
+// asked for) and says where in one `jitscope:` line. An error without a
+// session, outside flight-recorder mode, or sooner than
+// snapshot_min_interval after the last one.
+JITSCOPE_API Status snapshot(std::string_view path = {}) noexcept;
 
 inline bool active() noexcept {
   if constexpr (!detail::kCompiledIn) return false;

@@ -242,6 +242,12 @@ int jitscope_note_task_sent(uint64_t task) {
   return st ? 0 : -1;
 }
 
+int jitscope_snapshot(const char* path) {
+  const jitscope::Status st = jitscope::snapshot(path != nullptr ? path : "");
+  jitscope_set_c_last_error(st);
+  return st ? 0 : -1;
+}
+
 int jitscope_note_task_received(int64_t sender_pid, uint64_t task) {
   const jitscope::Status st = jitscope::note_task_received(sender_pid, task);
   jitscope_set_c_last_error(st);

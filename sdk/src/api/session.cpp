@@ -34,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 namespace jitscope::detail {
 
@@ -245,11 +246,15 @@ Status start(const Config& config) noexcept {
       // one file (a metrics path that cannot open) leaves the others as
       // they were, and removes what it created.
       OutputFile trace, metrics;
-      bool claimed = claim_output(config.output_path, "", why, trace, /*keep_exec_trace=*/true);
+      // A flight recorder writes no trace file: output_path names its
+      // snapshots, each written whole when asked for.
+      const bool flight = config.flight_recorder_bytes != 0;
+      bool claimed =
+          flight || claim_output(config.output_path, "", why, trace, /*keep_exec_trace=*/true);
       // A worker of a process whose session writes this path: its own files
       // beside the parent's, and the parent's arrow (file_sink.hpp).
       const bool as_worker = claimed && trace.parent_session_pid > 0;
-      const bool after_exec = claimed && !as_worker && trace.path != config.output_path;
+      const bool after_exec = claimed && !flight && !as_worker && trace.path != config.output_path;
       if (claimed && !config.metrics_path.empty()) {
         claimed =
             claim_output(as_worker ? detail::worker_trace_path(config.metrics_path, ::getpid())
@@ -259,12 +264,13 @@ Status start(const Config& config) noexcept {
       }
       if (as_worker) parent_pid = trace.parent_session_pid;
       if (claimed) {
-        claimed = commit_output(trace, why) && (metrics.fd < 0 || commit_output(metrics, why));
+        claimed = (flight || commit_output(trace, why)) &&
+                  (metrics.fd < 0 || commit_output(metrics, why));
       }
       if (!claimed) {
         result = Status::error(why);  // both released as they go, what they created removed
       } else {
-        session_config.output_path = trace.path;
+        if (!flight) session_config.output_path = trace.path;
         if (metrics.fd >= 0) session_config.metrics_path = metrics.path;
         const int fd = trace.take();
         const int metrics_fd = metrics.take();
@@ -381,6 +387,21 @@ std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
   } catch (...) {
     return {};
   }
+}
+
+Status snapshot(std::string_view path) noexcept {
+  using namespace detail;
+  return guarded_status("taking a snapshot", [&] {
+    // Never waits out a start or a stop (which hold this lock while files
+    // open or the last cycle runs); other holders are brief.
+    std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
+    for (int i = 0; i < 1000 && !lock.try_lock(); ++i) std::this_thread::yield();
+    if (!lock.owns_lock()) {
+      return Status::error("snapshot: a session is starting or stopping; not taken");
+    }
+    if (g_current == nullptr) return Status::error("snapshot: no active session");
+    return g_current->request_snapshot(std::string(path), "api");
+  });
 }
 
 Status stop(SessionStats* stats) noexcept {

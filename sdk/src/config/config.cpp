@@ -7,6 +7,8 @@
 #include "clock/clock.hpp"
 #include "cupti/cupti.hpp"
 
+#include "flush/flusher.hpp"
+
 #include <jitscope/jitscope.hpp>
 
 #include <charconv>
@@ -142,6 +144,27 @@ Status Config::validate() const noexcept {
                              " bytes (0 turns it off)");
       }
     }
+    if (flight_recorder_bytes != 0) {
+      if (flight_recorder_bytes < kMinTraceBytes) {
+        return Status::error("flight_recorder_bytes " + std::to_string(flight_recorder_bytes) +
+                             " is below the minimum of " + std::to_string(kMinTraceBytes) +
+                             " bytes (0 turns the flight recorder off)");
+      }
+      if (detail::writes_perfetto(*this)) {
+        return Status::error(
+            "the flight recorder keeps the JSON form for now: use a .json path (or "
+            "JITSCOPE_FORMAT=json) with flight_recorder_bytes / JITSCOPE_FLIGHT");
+      }
+      if (max_trace_bytes != 0 || rotate_bytes != 0) {
+        return Status::error(
+            "the flight recorder's window bounds the trace: max_trace_bytes and rotate_bytes "
+            "(JITSCOPE_MAX_TRACE_SIZE, JITSCOPE_ROTATE_SIZE) do not apply with it");
+      }
+      if (max_snapshots < 1) return Status::error("max_snapshots must be at least 1");
+    }
+    if (snapshot_min_interval.count() < 0) {
+      return Status::error("snapshot_min_interval must not be negative");
+    }
     if (compression != TraceCompression::kNone && compression != TraceCompression::kDeflate &&
         compression != TraceCompression::kZstd) {
       return Status::error("compression " + std::to_string(static_cast<int>(compression)) +
@@ -274,6 +297,25 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
     }
     if (const char* v = std::getenv("JITSCOPE_ROTATE_SIZE")) {
       if (Status st = parse_trace_size("JITSCOPE_ROTATE_SIZE", v, cfg.rotate_bytes); !st) return st;
+    }
+    if (const char* v = std::getenv("JITSCOPE_FLIGHT")) {
+      if (Status st = parse_trace_size("JITSCOPE_FLIGHT", v, cfg.flight_recorder_bytes); !st) {
+        return st;
+      }
+    }
+    if (const char* v = std::getenv("JITSCOPE_MAX_SNAPSHOTS")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n < 1 || n > 100000) {
+        return range_error("JITSCOPE_MAX_SNAPSHOTS", v, 1, 100000);
+      }
+      cfg.max_snapshots = static_cast<std::uint32_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS")) {
+      std::uint64_t n = 0;
+      if (!parse_uint(v, n) || n > 86'400'000) {
+        return range_error("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS", v, 0, 86'400'000);
+      }
+      cfg.snapshot_min_interval = std::chrono::milliseconds(n);
     }
     if (const char* v = std::getenv("JITSCOPE_ARTIFACTS")) {
       if (Status st = parse_nonempty("JITSCOPE_ARTIFACTS", v, cfg.artifacts_dir); !st) return st;

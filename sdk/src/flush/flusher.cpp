@@ -10,6 +10,7 @@
 #include "crash/crash_handler.hpp"
 #include "crash/unload_drain.hpp"
 #include "format/gpu_trace.hpp"
+#include "format/json/trace_format.hpp"
 #include "format/trace_writer.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/thread_registry.hpp"
@@ -31,11 +32,6 @@ bool is_perfetto_path(std::string_view path) {
   constexpr std::string_view kExtension = ".pftrace";
   return path.size() > kExtension.size() &&
          path.substr(path.size() - kExtension.size()) == kExtension;
-}
-
-bool writes_perfetto(const Config& cfg) {
-  return cfg.format == TraceFormat::kPerfetto ||
-         (cfg.format == TraceFormat::kAuto && is_perfetto_path(cfg.output_path));
 }
 
 // This machine's name, for the session metadata ("" if unknown).
@@ -82,6 +78,11 @@ void write_crash_stats(JsonWriter& w, const CrashInfo& crash) {
 
 }  // namespace
 
+bool writes_perfetto(const Config& cfg) {
+  return cfg.format == TraceFormat::kPerfetto ||
+         (cfg.format == TraceFormat::kAuto && is_perfetto_path(cfg.output_path));
+}
+
 Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
                  ClockPoint first, CuptiSessionState cupti)
     : config_(cfg),
@@ -97,6 +98,10 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
       wake_seen_(flusher_wake_count()) {
   if (metrics_fd >= 0) {
     metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path, FileSink::Framing::kLines);
+  }
+  if (cfg.flight_recorder_bytes != 0) {
+    window_ = std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
+                                           Framing::kTraceEvents);
   }
 }
 
@@ -178,8 +183,12 @@ void Flusher::start() {
       }
     }
   }
-  writer_ = std::make_unique<TraceWriter>(
-      compress_ ? static_cast<TraceSink&>(*compress_) : static_cast<TraceSink&>(sink_), info);
+  writer_ = std::make_unique<TraceWriter>(window_     ? static_cast<TraceSink&>(*window_)
+                                          : compress_ ? static_cast<TraceSink&>(*compress_)
+                                                      : static_cast<TraceSink&>(sink_),
+                                          info);
+  // A flight recorder's head goes into each snapshot, never the window.
+  if (window_) writer_->keep_names_for_snapshots();
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).
   if (compress_) compress_->set_plain_head(true);
@@ -263,8 +272,19 @@ void Flusher::run() noexcept {
       // Read before the drain: it then takes every event recorded before
       // the request (unload_drain.hpp).
       const std::uint64_t unload = unload_pending();
-      drain_all(writer, threads, /*final=*/last, crash, /*detach_names=*/unload != 0);
+      // relaxed: a request that comes after this read waits for the next cycle.
+      const bool snapshot =
+          window_ && crash == nullptr && snapshot_pending_.load(std::memory_order_relaxed);
+      std::string open_spans;
+      const std::size_t open =
+          drain_all(writer, threads, /*final=*/last, crash, /*detach_names=*/unload != 0,
+                    snapshot ? &open_spans : nullptr);
       if (unload != 0) unload_answer(unload);
+      // At stop, also those asked for during the final cycle (their open
+      // spans were just ended, as incomplete, into the window).
+      if (window_ && crash == nullptr && (snapshot || last)) {
+        write_snapshots(writer, open_spans, open);
+      }
       if (last) break;
     }
     // A crash during stop()'s final cycle: the events are all in, the
@@ -279,10 +299,12 @@ void Flusher::run() noexcept {
     }
     const CaptureTotals captured = writer.with_captured(nvtx_capture_totals() - capture_at_start_);
     const GpuCollectorCounts gpu_counts = cupti_counts() - gpu_counts_at_start_;
-    writer.end_trace(captured, [&](JsonWriter& w) {
-      gpu.write_stats(w, cupti_, gpu_counts);
-      if (crash != nullptr) write_crash_stats(w, *crash);
-    });
+    if (!window_) {  // a flight recorder's window ends with the session, unwritten
+      writer.end_trace(captured, [&](JsonWriter& w) {
+        gpu.write_stats(w, cupti_, gpu_counts);
+        if (crash != nullptr) write_crash_stats(w, *crash);
+      });
+    }
     if (crash != nullptr) {
       log_line(std::string(crash_signal_name(crash->signo)) + " on thread " +
                std::to_string(crash->tid) + ": the trace up to the crash is in " +
@@ -303,6 +325,17 @@ void Flusher::run() noexcept {
     stats_.output_path = config_.output_path;
     stats_.metrics_path = config_.metrics_path;
     stats_.events_written = writer.events_written();
+    stats_.snapshots_written = snapshots_written_;
+    {
+      // A crashed host thread may hold it (request_snapshot): only tried then.
+      std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+      if (crash == nullptr) {
+        lock.lock();
+      } else {
+        (void)lock.try_lock();
+      }
+      if (lock.owns_lock()) stats_.snapshots_refused = snapshots_refused_;
+    }
     stats_.spans_incomplete = writer.spans_incomplete();
     stats_.spans_ended_out_of_order = writer.out_of_order_ends();
     stats_.events_dropped = writer.events_dropped();
@@ -356,8 +389,9 @@ void Flusher::write_crash_event(TraceWriter& writer, const CrashInfo& crash) {
 
 // One cycle. In a crash cycle (crash_handler.hpp) every lock a host thread
 // may hold is only tried, and CUPTI is not asked for anything.
-void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
-                        const CrashInfo* crash, bool detach_names) {
+std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
+                               const CrashInfo* crash, bool detach_names, std::string* open_spans) {
+  std::size_t open = 0;
   // CUPTI's records first, then the rings: a call's kGpuCall record is
   // pushed at its API entry, before CUPTI can have a record of it, so every
   // record taken here finds its call in the drain below.
@@ -386,7 +420,11 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
       continue;
     }
     writer.drain(*t);
-    if (final || retired) writer.close_open_spans(*t, end_ns);
+    if (final || retired) {
+      writer.close_open_spans(*t, end_ns);
+    } else if (open_spans != nullptr) {
+      open += writer.append_open_spans(*open_spans, *t, end_ns);
+    }
     writer.settle(*t);
     if (detach_names && !free_it) writer.detach_static_names(*t);
     if (free_it) registry.remove(t);
@@ -424,6 +462,84 @@ void Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads,
   writer.write_dropped_counter();
   writer.flush();
   write_metrics(/*try_only=*/crash != nullptr);
+  return open;
+}
+
+Status Flusher::request_snapshot(std::string path, std::string trigger) {
+  if (!window_) {
+    return Status::error(
+        "snapshot: this session writes a trace file, not a flight recorder's window "
+        "(Config::flight_recorder_bytes, JITSCOPE_FLIGHT)");
+  }
+  const auto now = static_cast<std::int64_t>(monotonic_ns());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::int64_t least = config_.snapshot_min_interval.count() * 1'000'000;
+    if (last_snapshot_ns_ >= 0 && now - last_snapshot_ns_ < least) {
+      ++snapshots_refused_;
+      return Status::error("snapshot: refused, " +
+                           std::to_string((now - last_snapshot_ns_) / 1'000'000) +
+                           " ms after the last one (snapshot_min_interval: " +
+                           std::to_string(config_.snapshot_min_interval.count()) + " ms)");
+    }
+    last_snapshot_ns_ = now;
+    snapshot_requests_.push_back({std::move(path), std::move(trigger), realtime_ns()});
+  }
+  snapshot_pending_.store(true, std::memory_order_relaxed);
+  wake_flusher();
+  return {};
+}
+
+void Flusher::write_snapshots(TraceWriter& writer, const std::string& open_spans,
+                              std::size_t open) {
+  std::vector<SnapshotRequest> batch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batch.swap(snapshot_requests_);
+    snapshot_pending_.store(false, std::memory_order_relaxed);
+  }
+  for (const SnapshotRequest& r : batch) {
+    // Out of memory or a failed write: this snapshot is lost, said once.
+    guarded("writing a flight-recorder snapshot", [&] {
+      const bool numbered = r.path.empty();
+      const std::string path =
+          numbered ? snapshot_path(config_.output_path, snapshot_number_ + 1) : r.path;
+      std::string head;
+      {
+        JsonWriter w(head);
+        begin_process_metadata(w, "jitscope_snapshot", writer.info().pid);
+        w.member("trigger", std::string_view(r.trigger));
+        w.member("requested_unix_ns", r.unix_ns);
+        w.member("written_unix_ns", realtime_ns());
+        w.member("window_bytes", static_cast<std::uint64_t>(window_->capacity()));
+        w.member("window_held_bytes", static_cast<std::uint64_t>(window_->held()));
+        w.member("bytes_dropped_from_window", window_->bytes_dropped());
+        w.member("spans_open", static_cast<std::uint64_t>(open));
+        w.end_object();
+        w.end_object();
+      }
+      std::string text;
+      text.reserve(window_->held() + open_spans.size() + head.size() + 4096);
+      writer.append_snapshot_head(text, head);
+      window_->append_to(text);
+      text += open_spans;
+      text += "\n]\n";
+      std::string why;
+      if (!write_whole_file(path, text, why)) {
+        log_line("flight recorder: the snapshot (" + r.trigger + ") was not written: " + why);
+        return;
+      }
+      ++snapshots_written_;
+      log_line("flight recorder: snapshot (" + r.trigger + ") written to " + path);
+      if (!numbered) return;
+      ++snapshot_number_;
+      snapshot_files_.push_back(path);
+      while (snapshot_files_.size() > config_.max_snapshots) {
+        ::unlink(snapshot_files_.front().c_str());
+        snapshot_files_.pop_front();
+      }
+    });
+  }
 }
 
 }  // namespace jitscope::detail

@@ -15,11 +15,13 @@
 #include "nvtx/capture_totals.hpp"
 #include "sink/compressing_sink.hpp"
 #include "sink/file_sink.hpp"
+#include "sink/window_sink.hpp"
 
 #include <jitscope/jitscope.hpp>
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +35,9 @@ class JsonWriter;
 class TraceWriter;
 struct CrashInfo;
 struct ThreadState;
+
+// The session writes the protobuf form (explicitly, or by a .pftrace path).
+bool writes_perfetto(const Config& cfg);
 
 class Flusher {
  public:
@@ -61,6 +66,11 @@ class Flusher {
   void add_spawn_mark(SpawnMark mark);
   // In a forked child: close the inherited descriptors, write nothing.
   void close_files_in_child() noexcept;
+  // Flight recorder: a snapshot for the flusher's next cycle (snapshot()).
+  // `path` empty: the next numbered one. Refused outside flight-recorder
+  // mode and sooner than snapshot_min_interval after the last one taken.
+  Status request_snapshot(std::string path, std::string trigger);
+  bool flight_recorder() const noexcept { return window_ != nullptr; }
 
   SessionStats stats() const { return stats_; }
   const Config& config() const noexcept { return config_; }
@@ -71,8 +81,12 @@ class Flusher {
   void write_crash_event(TraceWriter& writer, const CrashInfo& crash);
   // detach_names: an image is being unloaded; the spans left open keep
   // copies of their static names (unload_drain.hpp).
-  void drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
-                 const CrashInfo* crash, bool detach_names = false);
+  // open_spans: also renders the spans open on each thread into it (a
+  // snapshot is asked for); returns how many.
+  std::size_t drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
+                        const CrashInfo* crash, bool detach_names = false,
+                        std::string* open_spans = nullptr);
+  void write_snapshots(TraceWriter& writer, const std::string& open_spans, std::size_t open);
 
   Config config_;
   FileSink sink_;
@@ -103,6 +117,21 @@ class Flusher {
   std::vector<std::string> metadata_batch_;  // the flusher's
   std::vector<SpawnMark> spawn_marks_;       // guarded by mutex_
   std::vector<SpawnMark> spawn_batch_;       // the flusher's
+  // Flight recorder: the window the writer writes to instead of the file.
+  std::unique_ptr<WindowSink> window_;
+  struct SnapshotRequest {
+    std::string path;  // empty: the next numbered one
+    std::string trigger;
+    std::uint64_t unix_ns = 0;
+  };
+  std::vector<SnapshotRequest> snapshot_requests_;  // guarded by mutex_
+  std::int64_t last_snapshot_ns_ = -1;              // guarded by mutex_: CLOCK_MONOTONIC
+  std::uint64_t snapshots_refused_ = 0;             // guarded by mutex_
+  // relaxed: read by the flusher each cycle, to render open spans only then.
+  std::atomic<bool> snapshot_pending_{false};
+  std::deque<std::string> snapshot_files_;  // the flusher's: numbered ones, oldest first
+  std::uint64_t snapshot_number_ = 0;       // the flusher's
+  std::uint64_t snapshots_written_ = 0;     // the flusher's
   std::thread thread_;
   SessionStats stats_;
 };

@@ -129,6 +129,7 @@ void TraceWriter::set_cap_limit() noexcept {
 
 void TraceWriter::begin_trace(bool clock_known) {
   clock_known_ = clock_known;
+  if (keep_names_) return;  // a flight recorder: each snapshot gets the head
   if (pf_) {
     append_pf_head(buf_, 0, seq1_);
   } else {
@@ -142,6 +143,7 @@ void TraceWriter::set_conversion(const ClockConversion& conversion) {
   info_.conversion = conversion;
   if (clock_known_) return;
   clock_known_ = true;
+  if (keep_names_) return;  // in each snapshot's head (append_header)
   // Part of the head, like it: written whatever the cap, counted in the
   // bytes handed to the sink.
   if (pf_) {
@@ -228,7 +230,7 @@ void TraceWriter::append_header(std::string& out, std::uint64_t part) {
 }
 
 void TraceWriter::remember_name(std::string_view what, std::int64_t pid, std::int64_t tid) {
-  if (!rotating_ || capped_) return;
+  if (!(rotating_ || keep_names_) || capped_) return;
   const std::size_t at = mark_ + (pf_ ? 0 : 2);  // past the separator (JSON)
   names_[std::tuple(std::string(what), pid, tid)].assign(buf_, at, std::string::npos);
 }

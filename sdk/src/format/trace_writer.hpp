@@ -191,6 +191,15 @@ class TraceWriter {
   void drain(ThreadState& t);
   // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
   void close_open_spans(ThreadState& t, std::uint64_t end_ns);
+  // Flight recorder (format/snapshot.cpp, JSON form). From now on every
+  // process and thread name written is kept for a snapshot's head.
+  void keep_names_for_snapshots() noexcept { keep_names_ = true; }
+  // A snapshot's head: "[", the head a file of this session starts with
+  // (names included), then `snapshot_event` (a metadata event).
+  void append_snapshot_head(std::string& out, std::string_view snapshot_event);
+  // The spans open on `t` now, as X events ending at `end_ns` and marked
+  // incomplete, each preceded by ",\n"; they stay open. Returns how many.
+  std::size_t append_open_spans(std::string& out, ThreadState& t, std::uint64_t end_ns);
   // The spans `t` has open keep copies of their static names from now on
   // (an image is being unloaded; call after drain()).
   void detach_static_names(ThreadState& t);
@@ -490,6 +499,7 @@ class TraceWriter {
   std::uint64_t over_cap_ = 0, other_over_cap_ = 0;
   std::uint64_t capped_at_ns_ = 0;
   bool rotating_ = false;
+  bool keep_names_ = false;      // names_ kept without rotation: flight-recorder snapshots
   bool rotate_pending_ = false;  // the file is full: the next event starts a new one
   bool capped_ = false;
   bool ended_ = false;

@@ -99,6 +99,14 @@ std::string this_boot_id();
 // a.b/trace.1, .trace -> .trace.1). `path` itself for 0.
 std::string numbered_path(const std::string& path, std::uint64_t n);
 
+// Flight-recorder snapshot `n` of `path`: trace.json -> trace.snapshot.1.json.
+std::string snapshot_path(const std::string& path, std::uint64_t n);
+
+// Writes `bytes` as the whole of `path`: into path + ".tmp", then renamed
+// over `path`, so that a reader sees the old file or the whole new one.
+// false and `why` if not (the temporary file removed).
+bool write_whole_file(const std::string& path, std::string_view bytes, std::string& why);
+
 class FileSink final : public TraceSink {
  public:
   // Where a whole piece of the output ends, for cutting a failed write back.

@@ -63,7 +63,8 @@ void WindowSink::evict() noexcept {
     held_ -= oldest.size();
     dropped_ += oldest.size();
     // A chunk grown past its size by one big piece is freed, not kept.
-    if (oldest.capacity() <= chunk_bytes_ && spare_.capacity() < chunk_bytes_) spare_ = std::move(oldest);
+    if (oldest.capacity() <= chunk_bytes_ && spare_.capacity() < chunk_bytes_)
+      spare_ = std::move(oldest);
   }
 }
 

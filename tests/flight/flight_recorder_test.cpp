@@ -1,0 +1,253 @@
+// The flight recorder (Config::flight_recorder_bytes, JITSCOPE_FLIGHT; issue
+// 39): the session keeps its newest events in a window in memory and writes
+// no trace file; snapshot() writes the window as a whole trace that loads
+// alone (head, names, the newest events, the spans open at the snapshot).
+// Each snapshot is parsed strictly (nlohmann::json, with its closing "]").
+// Sessions run under OverflowPolicy::kBlock: no event is lost to a ring.
+#include "trace_support.hpp"
+
+#include <jitscope/jitscope.h>
+#include <jitscope/compile.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace jitscope::testing {
+namespace {
+
+using nlohmann::json;
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// The flusher writes a snapshot in its next cycle: waits for the file.
+bool appears(const std::string& path) {
+  for (int i = 0; i < 2000 && !exists(path); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return exists(path);
+}
+
+Config flight_config(const std::string& stem, std::uint64_t window = std::uint64_t{64} << 10) {
+  Config cfg = test_config(stem);
+  cfg.flight_recorder_bytes = window;
+  cfg.overflow = OverflowPolicy::kBlock;
+  cfg.snapshot_min_interval = std::chrono::milliseconds(0);
+  return cfg;
+}
+
+std::string snapshot_file(const std::string& output, int n) {
+  // trace.json -> trace.snapshot.n.json, spelled out here.
+  return output.substr(0, output.size() - 5) + ".snapshot." + std::to_string(n) + ".json";
+}
+
+// The numbers of the spans named "w<n>", in file order.
+std::vector<int> span_numbers(const json& trace) {
+  std::vector<int> out;
+  for (const json& e : events_with_ph(trace, "X")) {
+    const std::string name = e["name"];
+    if (name.size() > 1 && name[0] == 'w') out.push_back(std::stoi(name.substr(1)));
+  }
+  return out;
+}
+
+TEST(FlightRecorder, ASnapshotHoldsTheNewestSpansAndLoadsAloneWithItsNames) {
+  const Config cfg = flight_config("flight_newest");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  set_thread_name("compiler-main");
+  constexpr int kSpans = 20000;  // about 1.5 MB of JSON: far more than the window
+  for (int i = 0; i < kSpans; ++i) {
+    const std::string name = "w" + std::to_string(i);
+    Span span{std::string_view(name)};
+  }
+  ASSERT_TRUE(snapshot().ok());
+  const std::string path = snapshot_file(cfg.output_path, 1);
+  ASSERT_TRUE(appears(path)) << path;
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  EXPECT_FALSE(exists(cfg.output_path)) << "a flight recorder writes no trace file";
+
+  const json trace = load_trace(path);  // strict: whole, with its "]"
+  const std::vector<int> got = span_numbers(trace);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.back(), kSpans - 1) << "the newest span is in";
+  EXPECT_GT(got.front(), 0) << "the oldest spans are gone: the window is bounded";
+  for (std::size_t i = 1; i < got.size(); ++i) ASSERT_EQ(got[i], got[i - 1] + 1) << i;
+  // What the window held is about its size: it uses its room.
+  EXPECT_GT(got.size(), 200u);
+  // The head: the process, the session, and the thread's name although its
+  // own event went with the oldest.
+  ASSERT_NE(metadata(trace, "process_name"), nullptr);
+  ASSERT_NE(metadata(trace, "jitscope_session"), nullptr);
+  bool named = false;
+  for (const auto& [tid, name] : thread_names(trace)) named = named || name == "compiler-main";
+  EXPECT_TRUE(named);
+  const json* snap = metadata(trace, "jitscope_snapshot");
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ((*snap)["args"]["trigger"], "api");
+  EXPECT_EQ((*snap)["args"]["window_bytes"], cfg.flight_recorder_bytes);
+  EXPECT_EQ((*snap)["args"]["spans_open"], 0);
+  EXPECT_GT((*snap)["args"]["bytes_dropped_from_window"].get<std::uint64_t>(), 0u);
+}
+
+TEST(FlightRecorder, SpansOpenAtTheSnapshotAreInItMarkedIncompleteAndStayOpen) {
+  const Config cfg = flight_config("flight_open");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  const std::string first = snapshot_file(cfg.output_path, 1);
+  const std::string second = snapshot_file(cfg.output_path, 2);
+  {
+    Span outer("outer");
+    {
+      Span inner("inner");
+      { Span done("w1"); }
+      ASSERT_TRUE(snapshot().ok());
+      ASSERT_TRUE(appears(first));
+    }
+  }
+  ASSERT_TRUE(snapshot().ok());
+  ASSERT_TRUE(appears(second));
+  session.finish();
+
+  const json open = load_trace(first);
+  const auto outer = spans_named(open, "outer");
+  const auto inner = spans_named(open, "inner");
+  ASSERT_EQ(outer.size(), 1u);
+  ASSERT_EQ(inner.size(), 1u);
+  EXPECT_EQ(outer[0]["args"]["incomplete"], true);
+  EXPECT_EQ(inner[0]["args"]["incomplete"], true);
+  // Nested as they were: the inner inside the outer, the outer ending last.
+  EXPECT_GE(to_ns(inner[0]["ts"]), to_ns(outer[0]["ts"]));
+  EXPECT_LT(to_ns(inner[0]["ts"]) + to_ns(inner[0]["dur"]),
+            to_ns(outer[0]["ts"]) + to_ns(outer[0]["dur"]));
+  EXPECT_EQ((*metadata(open, "jitscope_snapshot"))["args"]["spans_open"], 2);
+  EXPECT_EQ(spans_named(open, "w1").size(), 1u);
+
+  // They stayed open: ended later by the code, whole in the next snapshot.
+  const json closed = load_trace(second);
+  const auto outer2 = spans_named(closed, "outer");
+  ASSERT_EQ(outer2.size(), 1u);
+  EXPECT_FALSE(outer2[0].contains("args") && outer2[0]["args"].contains("incomplete"));
+  EXPECT_EQ(to_ns(outer2[0]["ts"]), to_ns(outer[0]["ts"]));
+}
+
+TEST(FlightRecorder, CompileRecordsStillGoToTheMetricsFile) {
+  Config cfg = flight_config("flight_metrics");
+  cfg.metrics_path = temp_path("flight_metrics_records");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  { CompileUnit unit({.frame = "served_kernel"}); }
+  session.finish();
+  const std::string metrics = read_file(cfg.metrics_path);
+  EXPECT_NE(metrics.find("\"served_kernel\""), std::string::npos) << metrics;
+  EXPECT_FALSE(exists(cfg.output_path));
+}
+
+TEST(FlightRecorder, OnlyTheNewestNumberedSnapshotsAreKept) {
+  Config cfg = flight_config("flight_kept");
+  cfg.max_snapshots = 2;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  for (int n = 1; n <= 3; ++n) {
+    { Span span("w" + std::to_string(n)); }
+    ASSERT_TRUE(snapshot().ok());
+    ASSERT_TRUE(appears(snapshot_file(cfg.output_path, n))) << n;
+  }
+  // The third's removal of the first comes with the third's write.
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 3u);
+  EXPECT_FALSE(exists(snapshot_file(cfg.output_path, 1)));
+  EXPECT_TRUE(exists(snapshot_file(cfg.output_path, 2)));
+  EXPECT_TRUE(exists(snapshot_file(cfg.output_path, 3)));
+  // A path given is the caller's: written there, never removed.
+  EXPECT_EQ(span_numbers(load_trace(snapshot_file(cfg.output_path, 3))).back(), 3);
+}
+
+TEST(FlightRecorder, AnExplicitPathAndTheCApiWriteThere) {
+  const Config cfg = flight_config("flight_path");
+  const std::string path = temp_path("flight_path_given");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  { Span span("w7"); }
+  ASSERT_EQ(jitscope_snapshot(path.c_str()), 0) << jitscope_last_error();
+  ASSERT_TRUE(appears(path));
+  session.finish();
+  EXPECT_EQ(span_numbers(load_trace(path)), std::vector<int>{7});
+  EXPECT_FALSE(exists(snapshot_file(cfg.output_path, 1)));
+}
+
+TEST(FlightRecorder, ASnapshotAskedForAtStopIsWritten) {
+  const Config cfg = flight_config("flight_at_stop");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  Span open("left_open");
+  ASSERT_TRUE(snapshot().ok());
+  const SessionStats stats = session.finish();  // may come before the flusher's cycle
+  open.end();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  const json trace = load_trace(snapshot_file(cfg.output_path, 1));
+  ASSERT_EQ(spans_named(trace, "left_open").size(), 1u);
+}
+
+TEST(FlightRecorder, RefusedWithoutAFlightSessionAndSoonerThanTheInterval) {
+  EXPECT_FALSE(snapshot().ok());  // no session
+  {
+    ScopedSession plain(test_config("flight_plain"));
+    ASSERT_TRUE(plain.status().ok());
+    const Status st = snapshot();
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("JITSCOPE_FLIGHT"), std::string::npos) << st.message();
+  }
+  Config cfg = flight_config("flight_interval");
+  cfg.snapshot_min_interval = std::chrono::hours(1);
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  EXPECT_TRUE(snapshot().ok());
+  const Status again = snapshot();
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("snapshot_min_interval"), std::string::npos) << again.message();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  EXPECT_EQ(stats.snapshots_refused, 1u);
+}
+
+TEST(FlightRecorder, ConfigsItCannotServeAreRefusedAtStart) {
+  Config pftrace = flight_config("flight_pf");
+  pftrace.output_path += ".pftrace";
+  EXPECT_NE(start(pftrace).message().find("JSON form"), std::string::npos);
+  Config capped = flight_config("flight_capped");
+  capped.max_trace_bytes = std::uint64_t{1} << 20;
+  EXPECT_NE(start(capped).message().find("max_trace_bytes"), std::string::npos);
+  Config tiny = flight_config("flight_tiny", 1000);
+  EXPECT_NE(start(tiny).message().find("flight_recorder_bytes"), std::string::npos);
+  EXPECT_FALSE(active());
+}
+
+TEST(FlightRecorder, TheVariablesSetIt) {
+  ::setenv("JITSCOPE_TRACE", "/tmp/flight_env.json", 1);
+  ::setenv("JITSCOPE_FLIGHT", "2M", 1);
+  ::setenv("JITSCOPE_MAX_SNAPSHOTS", "3", 1);
+  ::setenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS", "250", 1);
+  Config cfg;
+  const Status st = Config::from_env(&cfg);
+  ::unsetenv("JITSCOPE_TRACE");
+  ::unsetenv("JITSCOPE_FLIGHT");
+  ::unsetenv("JITSCOPE_MAX_SNAPSHOTS");
+  ::unsetenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS");
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cfg.flight_recorder_bytes, std::uint64_t{2} << 20);
+  EXPECT_EQ(cfg.max_snapshots, 3u);
+  EXPECT_EQ(cfg.snapshot_min_interval, std::chrono::milliseconds(250));
+}
+
+}  // namespace
+}  // namespace jitscope::testing
