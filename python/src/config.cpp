@@ -81,7 +81,7 @@ bool get_choice(PyObject* value, std::string_view field, const std::array<Choice
   return false;
 }
 
-constexpr std::array<std::string_view, 24> kNames = {"format",
+constexpr std::array<std::string_view, 25> kNames = {"format",
                                                      "compression",
                                                      "metrics",
                                                      "ring_capacity",
@@ -101,6 +101,7 @@ constexpr std::array<std::string_view, 24> kNames = {"format",
                                                      "flight_recorder_bytes",
                                                      "max_snapshots",
                                                      "snapshot_min_interval_ms",
+                                                     "snapshot_signal",
                                                      "artifacts_dir",
                                                      "max_artifact_bytes",
                                                      "parent_pid",
@@ -167,6 +168,7 @@ bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   if (name == "rotate_bytes") return get_int(v, name, c.rotate_bytes);
   if (name == "flight_recorder_bytes") return get_int(v, name, c.flight_recorder_bytes);
   if (name == "max_snapshots") return get_int(v, name, c.max_snapshots);
+  if (name == "snapshot_signal") return get_int(v, name, c.snapshot_signal);
   if (name == "snapshot_min_interval_ms") return get_ms(v, name, c.snapshot_min_interval);
   if (name == "max_artifact_bytes") return get_int(v, name, c.max_artifact_bytes);
   if (name == "parent_pid") return get_int(v, name, c.parent_pid);

@@ -41,6 +41,10 @@ int c_api_failures(void) {
     fprintf(stderr, "FAILED: C jitscope_note_child_process must return -1\n");
     ++failures;
   }
+  if (jitscope_snapshot(NULL) != -1 || jitscope_snapshot("s.json") != -1) {
+    fprintf(stderr, "FAILED: C jitscope_snapshot must return -1\n");
+    ++failures;
+  }
   if (jitscope_note_task_sent(7) != -1 || jitscope_note_task_received(42, 7) != -1) {
     fprintf(stderr, "FAILED: C jitscope_note_task_sent/received must return -1\n");
     ++failures;

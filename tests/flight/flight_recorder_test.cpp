@@ -9,10 +9,12 @@
 #include <jitscope/jitscope.h>
 #include <jitscope/compile.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -45,8 +47,9 @@ Config flight_config(const std::string& stem, std::uint64_t window = std::uint64
 }
 
 std::string snapshot_file(const std::string& output, int n) {
-  // trace.json -> trace.snapshot.n.json, spelled out here.
-  return output.substr(0, output.size() - 5) + ".snapshot." + std::to_string(n) + ".json";
+  // trace.json -> trace.snapshot.<pid>.n.json, spelled out here.
+  return output.substr(0, output.size() - 5) + ".snapshot." + std::to_string(::getpid()) + "." +
+         std::to_string(n) + ".json";
 }
 
 // The numbers of the spans named "w<n>", in file order.
@@ -172,6 +175,26 @@ TEST(FlightRecorder, OnlyTheNewestNumberedSnapshotsAreKept) {
   EXPECT_EQ(span_numbers(load_trace(snapshot_file(cfg.output_path, 3))).back(), 3);
 }
 
+TEST(FlightRecorder, NumberedSnapshotsGoOnAfterThoseOfThisPidAlreadyThere) {
+  // As an image this one exec'd from would have left them.
+  const Config cfg = flight_config("flight_after");
+  for (int n = 1; n <= 2; ++n) {
+    std::FILE* f = std::fopen(snapshot_file(cfg.output_path, n).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("kept", f);
+    std::fclose(f);
+  }
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  { Span span("w9"); }
+  ASSERT_TRUE(snapshot().ok());
+  ASSERT_TRUE(appears(snapshot_file(cfg.output_path, 3)));
+  session.finish();
+  EXPECT_EQ(read_file(snapshot_file(cfg.output_path, 1)), "kept");
+  EXPECT_EQ(read_file(snapshot_file(cfg.output_path, 2)), "kept");
+  EXPECT_EQ(span_numbers(load_trace(snapshot_file(cfg.output_path, 3))), std::vector<int>{9});
+}
+
 TEST(FlightRecorder, AnExplicitPathAndTheCApiWriteThere) {
   const Config cfg = flight_config("flight_path");
   const std::string path = temp_path("flight_path_given");
@@ -232,13 +255,61 @@ TEST(FlightRecorder, ConfigsItCannotServeAreRefusedAtStart) {
   EXPECT_FALSE(active());
 }
 
+TEST(FlightRecorder, TheSnapshotSignalAsksForOneAndIsTheHostsAgainAfterStop) {
+  Config cfg = flight_config("flight_signal");
+  cfg.snapshot_signal = SIGUSR2;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  { Span span("w5"); }
+  ASSERT_EQ(::kill(::getpid(), SIGUSR2), 0);
+  const std::string path = snapshot_file(cfg.output_path, 1);
+  ASSERT_TRUE(appears(path));
+  session.finish();
+  const json trace = load_trace(path);
+  EXPECT_EQ((*metadata(trace, "jitscope_snapshot"))["args"]["trigger"], "signal SIGUSR2");
+  EXPECT_EQ(span_numbers(trace), std::vector<int>{5});
+  struct sigaction after {};
+  ASSERT_EQ(::sigaction(SIGUSR2, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
+}
+
+void host_usr1(int) {}
+
+TEST(FlightRecorder, ASignalTheHostHandlesStaysTheHosts) {
+  struct sigaction host {
+  }, before{};
+  host.sa_handler = host_usr1;
+  ::sigemptyset(&host.sa_mask);
+  ASSERT_EQ(::sigaction(SIGUSR1, &host, &before), 0);
+  Config cfg = flight_config("flight_host_signal");
+  cfg.snapshot_signal = SIGUSR1;
+  StderrCapture err;
+  {
+    ScopedSession session(cfg);
+    EXPECT_TRUE(session.status().ok()) << session.status().message();
+    struct sigaction now {};
+    ASSERT_EQ(::sigaction(SIGUSR1, nullptr, &now), 0);
+    EXPECT_EQ(now.sa_handler, &host_usr1);
+  }
+  EXPECT_NE(err.text().find("snapshot signal SIGUSR1 not taken"), std::string::npos) << err.text();
+  struct sigaction now {};
+  ASSERT_EQ(::sigaction(SIGUSR1, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, &host_usr1);
+  ::sigaction(SIGUSR1, &before, nullptr);
+}
+
 TEST(FlightRecorder, TheVariablesSetIt) {
   ::setenv("JITSCOPE_TRACE", "/tmp/flight_env.json", 1);
   ::setenv("JITSCOPE_FLIGHT", "2M", 1);
   ::setenv("JITSCOPE_MAX_SNAPSHOTS", "3", 1);
   ::setenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS", "250", 1);
+  ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "USR2", 1);
   Config cfg;
   const Status st = Config::from_env(&cfg);
+  ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "SIGKILL", 1);
+  Config refused;
+  const Status bad = Config::from_env(&refused);
+  ::unsetenv("JITSCOPE_SNAPSHOT_SIGNAL");
   ::unsetenv("JITSCOPE_TRACE");
   ::unsetenv("JITSCOPE_FLIGHT");
   ::unsetenv("JITSCOPE_MAX_SNAPSHOTS");
@@ -247,6 +318,9 @@ TEST(FlightRecorder, TheVariablesSetIt) {
   EXPECT_EQ(cfg.flight_recorder_bytes, std::uint64_t{2} << 20);
   EXPECT_EQ(cfg.max_snapshots, 3u);
   EXPECT_EQ(cfg.snapshot_min_interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(cfg.snapshot_signal, SIGUSR2);
+  EXPECT_NE(bad.message().find("JITSCOPE_SNAPSHOT_SIGNAL=SIGKILL"), std::string::npos)
+      << bad.message();
 }
 
 }  // namespace

@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
   cfg.crash_handler = how != "no-handler";
   cfg.cupti = jitscope::CuptiMode::kOff;
   if (how == "rotate") cfg.rotate_bytes = 64 * 1024;
+  if (how == "flight-segv") cfg.flight_recorder_bytes = 1 << 20;
   if (!jitscope::start(cfg)) return 3;
 
   if (how == "host-after" || how == "chain-survive") {
@@ -266,7 +267,7 @@ int main(int argc, char** argv) {
     for (;;) ::pause();
   }
   if (how == "segv" || how == "survive" || how == "rotate" || how == "host-before" ||
-      how == "host-after" || how == "no-handler") {
+      how == "host-after" || how == "no-handler" || how == "flight-segv") {
     if (how == "no-handler") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     fault_segv();
   } else if (how == "segv_null") {

@@ -257,6 +257,30 @@ INSTANTIATE_TEST_SUITE_P(
                       FatalSignal{"sent_bus", SIGBUS, "SIGBUS", nullptr}),
     [](const ::testing::TestParamInfo<FatalSignal>& info) { return std::string(info.param.how); });
 
+// A flight recorder that crashes leaves its window as a snapshot: the
+// events before the crash, the crash, and the spans it cut.
+TEST(Crash, AFlightRecorderLeavesItsWindowAsASnapshot) {
+  const Crash c = run_child("flight-segv");
+  EXPECT_EQ(c.process.signal, SIGSEGV) << c.process.err();
+  EXPECT_TRUE(c.text.empty()) << "a flight recorder writes no trace file";
+  const std::string snapshot = c.trace_path.substr(0, c.trace_path.size() - 5) + ".snapshot." +
+                               std::to_string(c.process.pid) + ".1.json";
+  const nlohmann::json trace = load_trace(snapshot);  // strict: whole, with its "]"
+  const nlohmann::json* snap = metadata(trace, "jitscope_snapshot");
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ((*snap)["args"]["trigger"], "crash SIGSEGV");
+  EXPECT_EQ(spans_named(trace, "ended").size(), static_cast<std::size_t>(kEndedSpans));
+  for (const char* cut : {"outer", "inner", "worker_open"}) {
+    const auto s = spans_named(trace, cut);
+    ASSERT_EQ(s.size(), 1u) << cut;
+    EXPECT_EQ(s[0]["args"]["incomplete"], true) << cut;
+  }
+  EXPECT_NE(c.process.err().find("snapshot (crash SIGSEGV) written to"), std::string::npos)
+      << c.process.err();
+  ::unlink(snapshot.c_str());
+  remove_files(c);
+}
+
 TEST(Crash, TerminateRecordsTheExceptionAndAbortsAsBefore) {
   const Crash c = run_child("terminate");
   EXPECT_EQ(c.process.signal, SIGABRT) << c.process.err();

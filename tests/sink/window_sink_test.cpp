@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Forms, Window,
                                            Case{Framing::kPackets, 64 * 1024, 20},
                                            Case{Framing::kPackets, 1 << 20, 300}));
 
-TEST(WindowSink, APieceBiggerThanAChunkTakesOneOfItsOwnAndOneBiggerThanTheWindowIsNotKept) {
+TEST(WindowSink, APieceBiggerThanAChunkTakesOneOfItsOwnAndOneBiggerThanTheWindowPushesNothingOut) {
   WindowSink window(64 * 1024, Framing::kTraceEvents);
   const std::size_t chunk = window.chunk_bytes();
   window.write(json_event(0, 10) + json_event(1, 2 * chunk) + json_event(2, 10));
@@ -136,7 +136,8 @@ TEST(WindowSink, APieceBiggerThanAChunkTakesOneOfItsOwnAndOneBiggerThanTheWindow
   window.write(json_event(4, 10));
   held.clear();
   window.append_to(held);
-  EXPECT_EQ(numbers(Framing::kTraceEvents, held), (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(numbers(Framing::kTraceEvents, held), (std::vector<std::uint64_t>{0, 1, 2, 4}));
+  EXPECT_EQ(window.bytes_dropped(), json_event(3, 100 * 1024).size());
   EXPECT_LE(window.allocated(), 64 * 1024 + 2 * chunk);
 }
 

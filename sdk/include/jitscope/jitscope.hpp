@@ -199,6 +199,11 @@ struct Config {
   // The least time between two snapshots: a request sooner is refused
   // (snapshot() says so). 0: none.
   std::chrono::milliseconds snapshot_min_interval{1000};
+  // A signal that asks the flight recorder for a snapshot, with no change
+  // to the code (`kill -USR2 <pid>`): SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or
+  // SIGURG; 0, none. Not taken (one line) if the process already handles
+  // or ignores it.
+  int snapshot_signal = 0;
   // Compile artifacts (CompileUnit::artifact): the folder they go in, made
   // at start. Empty: "<metrics_path>.artifacts" beside the metrics file, or
   // none without a metrics file.

@@ -16,6 +16,7 @@
 #include "compile/artifacts.hpp"
 #include "compile/state.hpp"
 #include "crash/crash_handler.hpp"
+#include "crash/snapshot_signal.hpp"
 #include "cupti/cupti.hpp"
 #include "flush/flusher.hpp"
 #include "format/json/trace_format.hpp"
@@ -270,7 +271,9 @@ Status start(const Config& config) noexcept {
       if (!claimed) {
         result = Status::error(why);  // both released as they go, what they created removed
       } else {
-        if (!flight) session_config.output_path = trace.path;
+        // A flight recorder's snapshots go where the path named at start,
+        // whatever the working directory is when one is taken.
+        session_config.output_path = flight ? absolute_path(config.output_path) : trace.path;
         if (metrics.fd >= 0) session_config.metrics_path = metrics.path;
         const int fd = trace.take();
         const int metrics_fd = metrics.take();
@@ -312,6 +315,13 @@ Status start(const Config& config) noexcept {
                                               ? std::string()
                                               : session_config.metrics_path + ".artifacts",
                                           config.max_artifact_bytes);
+        if (config.flight_recorder_bytes != 0 && config.snapshot_signal != 0) {
+          std::string refused;
+          if (!install_snapshot_signal(config.snapshot_signal, refused)) {
+            log_line("snapshot signal " + signal_name(config.snapshot_signal) +
+                     " not taken: " + refused + "; snapshot() still works");
+          }
+        }
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
         g_parent_pid = parent_pid;
@@ -416,6 +426,7 @@ Status stop(SessionStats* stats) noexcept {
     g_session.store(0, std::memory_order_release);
     std::unique_ptr<Flusher> session(g_current);
     g_current = nullptr;
+    remove_snapshot_signal();  // the host's signal again before the last cycle
     set_first_unit_hook(nullptr);
     g_parent_pid = 0;
     session->stop_and_join();  // its final cycle flushed CUPTI

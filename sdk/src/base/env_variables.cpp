@@ -37,6 +37,8 @@ constexpr KnownVariable kVariables[] = {
      "flight recorder: keep the newest events in a window of this size, e.g. 64M"},
     {"JITSCOPE_MAX_SNAPSHOTS", "flight recorder: snapshots kept on disk (the oldest removed)"},
     {"JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS", "flight recorder: the least time between two snapshots"},
+    {"JITSCOPE_SNAPSHOT_SIGNAL",
+     "flight recorder: a signal that asks for a snapshot, e.g. SIGUSR2"},
     {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},
     {"JITSCOPE_MAX_ARTIFACT_SIZE", "bound on all artifacts' bytes, e.g. 1G; 0: off (default 256M)"},
     {"JITSCOPE_PARENT_PID",

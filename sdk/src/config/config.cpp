@@ -5,6 +5,7 @@
 #include "base/env_variables.hpp"
 #include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
+#include "crash/snapshot_signal.hpp"
 #include "cupti/cupti.hpp"
 
 #include "flush/flusher.hpp"
@@ -162,8 +163,21 @@ Status Config::validate() const noexcept {
       }
       if (max_snapshots < 1) return Status::error("max_snapshots must be at least 1");
     }
-    if (snapshot_min_interval.count() < 0) {
-      return Status::error("snapshot_min_interval must not be negative");
+    if (snapshot_signal != 0) {
+      if (detail::signal_number(std::to_string(snapshot_signal)) == 0) {
+        return Status::error("snapshot_signal " + std::to_string(snapshot_signal) +
+                             " is not SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or SIGURG");
+      }
+      if (flight_recorder_bytes == 0) {
+        return Status::error(
+            "snapshot_signal (JITSCOPE_SNAPSHOT_SIGNAL) asks the flight recorder for "
+            "snapshots: set flight_recorder_bytes (JITSCOPE_FLIGHT) too");
+      }
+    }
+    if (snapshot_min_interval.count() < 0 || snapshot_min_interval.count() > 86'400'000) {
+      return Status::error("snapshot_min_interval " +
+                           std::to_string(snapshot_min_interval.count()) +
+                           " ms is outside [0, 86400000] (a day)");
     }
     if (compression != TraceCompression::kNone && compression != TraceCompression::kDeflate &&
         compression != TraceCompression::kZstd) {
@@ -309,6 +323,14 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
         return range_error("JITSCOPE_MAX_SNAPSHOTS", v, 1, 100000);
       }
       cfg.max_snapshots = static_cast<std::uint32_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_SIGNAL")) {
+      cfg.snapshot_signal = detail::signal_number(v);
+      if (cfg.snapshot_signal == 0) {
+        return Status::error(std::string("JITSCOPE_SNAPSHOT_SIGNAL=") + v +
+                             ": not SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH or SIGURG (a name, "
+                             "with or without SIG, or its number)");
+      }
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS")) {
       std::uint64_t n = 0;

@@ -8,6 +8,7 @@
 #include "base/log.hpp"
 #include "compile/state.hpp"
 #include "crash/crash_handler.hpp"
+#include "crash/snapshot_signal.hpp"
 #include "crash/unload_drain.hpp"
 #include "format/gpu_trace.hpp"
 #include "format/json/trace_format.hpp"
@@ -272,18 +273,27 @@ void Flusher::run() noexcept {
       // Read before the drain: it then takes every event recorded before
       // the request (unload_drain.hpp).
       const std::uint64_t unload = unload_pending();
-      // relaxed: a request that comes after this read waits for the next cycle.
-      const bool snapshot =
-          window_ && crash == nullptr && snapshot_pending_.load(std::memory_order_relaxed);
+      // Snapshot requests are taken before the drain: it then writes every
+      // event recorded before each request into the window.
+      std::vector<SnapshotRequest> asked;
+      if (window_ && crash == nullptr) {
+        if (take_snapshot_signal()) {
+          const Status st = request_snapshot({}, "signal " + signal_name(config_.snapshot_signal));
+          if (!st) log_unique(st.message());
+        }
+        // relaxed: a request that comes after this read waits for the next cycle.
+        if (snapshot_pending_.load(std::memory_order_relaxed)) take_snapshot_requests(asked);
+      }
       std::string open_spans;
       const std::size_t open =
           drain_all(writer, threads, /*final=*/last, crash, /*detach_names=*/unload != 0,
-                    snapshot ? &open_spans : nullptr);
+                    asked.empty() ? nullptr : &open_spans);
       if (unload != 0) unload_answer(unload);
-      // At stop, also those asked for during the final cycle (their open
-      // spans were just ended, as incomplete, into the window).
-      if (window_ && crash == nullptr && (snapshot || last)) {
-        write_snapshots(writer, open_spans, open);
+      if (window_ && crash == nullptr) {
+        // At stop, also those asked for during the final cycle (their open
+        // spans were just ended, as incomplete, into the window).
+        if (last) take_snapshot_requests(asked);
+        if (!asked.empty()) write_snapshots(writer, asked, open_spans, open);
       }
       if (last) break;
     }
@@ -296,6 +306,15 @@ void Flusher::run() noexcept {
       g_session.store(0, std::memory_order_relaxed);
       if (compress_) compress_->set_crash_cycle(true);  // a crash after the last cycle
       write_crash_event(writer, *crash);
+      // A JIT that dies leaves its last seconds: the window, with the
+      // crash's instant and the spans it cut (ended incomplete above).
+      // Not through the requests: a crashed host thread may hold their lock.
+      if (window_) {
+        writer.flush();
+        write_snapshot(writer,
+                       {{}, std::string("crash ") + crash_signal_name(crash->signo), realtime_ns()},
+                       {}, 0);
+      }
     }
     const CaptureTotals captured = writer.with_captured(nvtx_capture_totals() - capture_at_start_);
     const GpuCollectorCounts gpu_counts = cupti_counts() - gpu_counts_at_start_;
@@ -306,9 +325,11 @@ void Flusher::run() noexcept {
       });
     }
     if (crash != nullptr) {
-      log_line(std::string(crash_signal_name(crash->signo)) + " on thread " +
-               std::to_string(crash->tid) + ": the trace up to the crash is in " +
-               config_.output_path);
+      if (!window_) {  // a flight recorder's snapshot has said where
+        log_line(std::string(crash_signal_name(crash->signo)) + " on thread " +
+                 std::to_string(crash->tid) + ": the trace up to the crash is in " +
+                 config_.output_path);
+      }
       // The bytes are the kernel's once write(2) returned: the process may go.
       crash_flush_done();
     }
@@ -342,7 +363,7 @@ void Flusher::run() noexcept {
     stats_.threads = writer.summaries().size();
     stats_.bytes_written = sink_.bytes();  // all its files
     stats_.events_over_cap = writer.events_over_cap();
-    stats_.trace_files = sink_.files();
+    stats_.trace_files = window_ ? 0 : sink_.files();  // a flight recorder's are snapshots
     stats_.write_failed = sink_.failed();
   } catch (...) {
     gpu_ = nullptr;
@@ -482,6 +503,11 @@ Status Flusher::request_snapshot(std::string path, std::string trigger) {
                            " ms after the last one (snapshot_min_interval: " +
                            std::to_string(config_.snapshot_min_interval.count()) + " ms)");
     }
+    if (snapshot_requests_.size() >= kMaxWaitingSnapshots) {
+      ++snapshots_refused_;
+      return Status::error("snapshot: refused, " + std::to_string(kMaxWaitingSnapshots) +
+                           " already wait for the flusher");
+    }
     last_snapshot_ns_ = now;
     snapshot_requests_.push_back({std::move(path), std::move(trigger), realtime_ns()});
   }
@@ -490,20 +516,52 @@ Status Flusher::request_snapshot(std::string path, std::string trigger) {
   return {};
 }
 
-void Flusher::write_snapshots(TraceWriter& writer, const std::string& open_spans,
-                              std::size_t open) {
-  std::vector<SnapshotRequest> batch;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    batch.swap(snapshot_requests_);
-    snapshot_pending_.store(false, std::memory_order_relaxed);
+void Flusher::take_snapshot_requests(std::vector<SnapshotRequest>& out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (SnapshotRequest& r : snapshot_requests_) out.push_back(std::move(r));
+  snapshot_requests_.clear();
+  snapshot_pending_.store(false, std::memory_order_relaxed);
+}
+
+void Flusher::write_snapshots(TraceWriter& writer, std::vector<SnapshotRequest>& asked,
+                              const std::string& open_spans, std::size_t open) {
+  // Numbered requests of one cycle would be the same file: one is written,
+  // its trigger naming the others.
+  SnapshotRequest* numbered = nullptr;
+  std::size_t merged = 0;
+  for (SnapshotRequest& r : asked) {
+    if (!r.path.empty()) {
+      write_snapshot(writer, r, open_spans, open);
+    } else if (numbered == nullptr) {
+      numbered = &r;
+    } else {
+      ++merged;
+    }
   }
-  for (const SnapshotRequest& r : batch) {
+  if (numbered != nullptr) {
+    if (merged != 0) numbered->trigger += " (and " + std::to_string(merged) + " more)";
+    write_snapshot(writer, *numbered, open_spans, open);
+  }
+}
+
+void Flusher::write_snapshot(TraceWriter& writer, const SnapshotRequest& r,
+                             const std::string& open_spans, std::size_t open) {
+  {
     // Out of memory or a failed write: this snapshot is lost, said once.
     guarded("writing a flight-recorder snapshot", [&] {
       const bool numbered = r.path.empty();
+      const long pid = writer.info().pid;
+      if (numbered && snapshot_number_ == 0) {
+        // An image this one exec'd from (same pid) may have written some:
+        // go on after them.
+        while (snapshot_number_ < 100000 &&
+               ::access(snapshot_path(config_.output_path, pid, snapshot_number_ + 1).c_str(),
+                        F_OK) == 0) {
+          ++snapshot_number_;
+        }
+      }
       const std::string path =
-          numbered ? snapshot_path(config_.output_path, snapshot_number_ + 1) : r.path;
+          numbered ? snapshot_path(config_.output_path, pid, snapshot_number_ + 1) : r.path;
       std::string head;
       {
         JsonWriter w(head);
@@ -518,14 +576,15 @@ void Flusher::write_snapshots(TraceWriter& writer, const std::string& open_spans
         w.end_object();
         w.end_object();
       }
-      std::string text;
-      text.reserve(window_->held() + open_spans.size() + head.size() + 4096);
-      writer.append_snapshot_head(text, head);
-      window_->append_to(text);
-      text += open_spans;
-      text += "\n]\n";
+      // Written from the window's own chunks: no copy of the window.
+      std::string start;
+      writer.append_snapshot_head(start, head);
+      std::vector<std::string_view> parts{start};
+      window_->views(parts);
+      parts.emplace_back(open_spans);
+      parts.emplace_back("\n]\n");
       std::string why;
-      if (!write_whole_file(path, text, why)) {
+      if (!write_whole_file(path, parts, why)) {
         log_line("flight recorder: the snapshot (" + r.trigger + ") was not written: " + why);
         return;
       }

@@ -86,7 +86,17 @@ class Flusher {
   std::size_t drain_all(TraceWriter& writer, std::vector<ThreadState*>& threads, bool final,
                         const CrashInfo* crash, bool detach_names = false,
                         std::string* open_spans = nullptr);
-  void write_snapshots(TraceWriter& writer, const std::string& open_spans, std::size_t open);
+  struct SnapshotRequest {
+    std::string path;  // empty: the next numbered one
+    std::string trigger;
+    std::uint64_t unix_ns = 0;
+  };
+  static constexpr std::size_t kMaxWaitingSnapshots = 16;
+  void take_snapshot_requests(std::vector<SnapshotRequest>& out);
+  void write_snapshots(TraceWriter& writer, std::vector<SnapshotRequest>& asked,
+                       const std::string& open_spans, std::size_t open);
+  void write_snapshot(TraceWriter& writer, const SnapshotRequest& r, const std::string& open_spans,
+                      std::size_t open);
 
   Config config_;
   FileSink sink_;
@@ -119,11 +129,6 @@ class Flusher {
   std::vector<SpawnMark> spawn_batch_;       // the flusher's
   // Flight recorder: the window the writer writes to instead of the file.
   std::unique_ptr<WindowSink> window_;
-  struct SnapshotRequest {
-    std::string path;  // empty: the next numbered one
-    std::string trigger;
-    std::uint64_t unix_ns = 0;
-  };
   std::vector<SnapshotRequest> snapshot_requests_;  // guarded by mutex_
   std::int64_t last_snapshot_ns_ = -1;              // guarded by mutex_: CLOCK_MONOTONIC
   std::uint64_t snapshots_refused_ = 0;             // guarded by mutex_

@@ -23,6 +23,12 @@ std::size_t TraceWriter::append_open_spans(std::string& out, ThreadState& t, std
   // these events go to the snapshot only, never to the window.
   std::string kept;
   kept.swap(buf_);
+  // buf_ back as it was however this ends (out of memory included).
+  struct Restore {
+    std::string& buf;
+    std::string& kept;
+    ~Restore() { buf.swap(kept); }
+  } restore{buf_, kept};
   // Innermost first, as close_open_spans ends them: each outer span ends
   // after its inner ones (the writer's tie rule).
   std::uint64_t floor = end_ns;
@@ -37,7 +43,6 @@ std::size_t TraceWriter::append_open_spans(std::string& out, ThreadState& t, std
     floor = end + 1;
   }
   out.append(buf_);
-  buf_.swap(kept);
   return d.depth;
 }
 

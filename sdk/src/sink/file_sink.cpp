@@ -314,27 +314,29 @@ std::string numbered_path(const std::string& path, std::uint64_t n) {
   return tagged_path(path, std::to_string(n));
 }
 
-std::string snapshot_path(const std::string& path, std::uint64_t n) {
-  return tagged_path(path, "snapshot." + std::to_string(n));
+std::string snapshot_path(const std::string& path, long pid, std::uint64_t n) {
+  return tagged_path(path, "snapshot." + std::to_string(pid) + "." + std::to_string(n));
 }
 
-bool write_whole_file(const std::string& path, std::string_view bytes, std::string& why) {
-  const std::string temporary = path + ".tmp";
+bool write_whole_file(const std::string& path, const std::vector<std::string_view>& parts,
+                      std::string& why) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     why = temporary + ": " + std::strerror(errno);
     return false;
   }
-  std::size_t off = 0;
   int error = 0;
-  while (off < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = n < 0 ? errno : EIO;
-      break;
+  for (std::string_view part : parts) {
+    while (error == 0 && !part.empty()) {
+      const ssize_t n = ::write(fd, part.data(), part.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = n < 0 ? errno : EIO;
+        break;
+      }
+      part.remove_prefix(static_cast<std::size_t>(n));
     }
-    off += static_cast<std::size_t>(n);
   }
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jitscope::detail {
 
@@ -99,13 +100,16 @@ std::string this_boot_id();
 // a.b/trace.1, .trace -> .trace.1). `path` itself for 0.
 std::string numbered_path(const std::string& path, std::uint64_t n);
 
-// Flight-recorder snapshot `n` of `path`: trace.json -> trace.snapshot.1.json.
-std::string snapshot_path(const std::string& path, std::uint64_t n);
+// Flight-recorder snapshot `n` of process `pid` for `path`:
+// trace.json -> trace.snapshot.4711.1.json.
+std::string snapshot_path(const std::string& path, long pid, std::uint64_t n);
 
-// Writes `bytes` as the whole of `path`: into path + ".tmp", then renamed
-// over `path`, so that a reader sees the old file or the whole new one.
-// false and `why` if not (the temporary file removed).
-bool write_whole_file(const std::string& path, std::string_view bytes, std::string& why);
+// Writes `parts`, in order, as the whole of `path`: into a temporary file
+// beside it (named with this process's pid), then renamed over `path`, so
+// that a reader sees the old file or the whole new one. false and `why` if
+// not (the temporary file removed).
+bool write_whole_file(const std::string& path, const std::vector<std::string_view>& parts,
+                      std::string& why);
 
 class FileSink final : public TraceSink {
  public:

@@ -17,16 +17,16 @@ WindowSink::WindowSink(std::size_t capacity, Framing framing) noexcept
 
 void WindowSink::write(std::string_view bytes) noexcept {
   try {
-    append(bytes);
+    append(bytes);  // consumes what it keeps
   } catch (...) {
-    // Out of memory: what did not fit is not kept; the window goes on.
+    // Out of memory: what was not kept yet is lost; the window goes on.
     dropped_ += bytes.size();
     log_unique("the flight recorder's window is out of memory: some events are not kept");
   }
   evict();
 }
 
-void WindowSink::append(std::string_view bytes) {
+void WindowSink::append(std::string_view& bytes) {
   while (!bytes.empty()) {
     if (chunks_.empty() || chunks_.back().size() >= chunk_bytes_) start_chunk();
     std::string& back = chunks_.back();
@@ -40,6 +40,13 @@ void WindowSink::append(std::string_view bytes) {
           continue;
         }
         take = first_whole(bytes, framing_);  // bigger than a chunk: a chunk of its own
+        if (take > capacity_) {
+          // Bigger than the whole window: not kept, so it cannot push out
+          // everything older.
+          dropped_ += take;
+          bytes.remove_prefix(take);
+          continue;
+        }
       }
     }
     back.append(bytes.data(), take);
@@ -65,6 +72,12 @@ void WindowSink::evict() noexcept {
     // A chunk grown past its size by one big piece is freed, not kept.
     if (oldest.capacity() <= chunk_bytes_ && spare_.capacity() < chunk_bytes_)
       spare_ = std::move(oldest);
+  }
+}
+
+void WindowSink::views(std::vector<std::string_view>& out) const {
+  for (const std::string& chunk : chunks_) {
+    if (!chunk.empty()) out.emplace_back(chunk);
   }
 }
 

@@ -6,7 +6,8 @@
 // chunk goes whole, and its buffer is kept for the next one.
 //
 // A piece larger than a chunk takes a chunk of its own; one larger than
-// the window is not kept (counted in bytes_dropped). Flusher thread only.
+// the window is not kept (counted in bytes_dropped), and pushes nothing
+// out. Flusher thread only.
 #pragma once
 
 #include "sink/framing.hpp"
@@ -17,6 +18,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace jitscope::detail {
 
@@ -32,6 +34,8 @@ class WindowSink final : public TraceSink {
 
   // The pieces held, oldest first, appended to `out` as they were written.
   void append_to(std::string& out) const;
+  // The same, as the window's own bytes (valid until its next write).
+  void views(std::vector<std::string_view>& out) const;
   std::size_t held() const noexcept { return held_; }
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t chunk_bytes() const noexcept { return chunk_bytes_; }
@@ -41,7 +45,7 @@ class WindowSink final : public TraceSink {
   std::size_t allocated() const noexcept;
 
  private:
-  void append(std::string_view bytes);
+  void append(std::string_view& bytes);
   void start_chunk();
   void evict() noexcept;
 

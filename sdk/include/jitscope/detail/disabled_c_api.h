@@ -63,6 +63,10 @@ static inline int jitscope_note_child_process(int pid, const char* trace_path, c
   (void)label;
   return -1;
 }
+static inline int jitscope_snapshot(const char* path) {
+  (void)path;
+  return -1;
+}
 static inline int jitscope_note_task_sent(uint64_t task) {
   (void)task;
   return -1;

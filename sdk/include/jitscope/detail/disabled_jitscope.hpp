@@ -33,6 +33,10 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   static_cast<void>(pid), static_cast<void>(trace_path), static_cast<void>(label);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
+inline Status snapshot(std::string_view path) noexcept {
+  static_cast<void>(path);
+  return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
+}
 inline Status note_task_sent(std::uint64_t task) noexcept {
   static_cast<void>(task);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);

@@ -1,0 +1,100 @@
+#include "crash/snapshot_signal.hpp"
+
+#include "crash/crash_handler.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+namespace jitscope::detail {
+namespace {
+
+// The signals a snapshot may take: those a process does not use for itself
+// by default. Crash signals are the crash handler's.
+struct Named {
+  const char* name;
+  int signo;
+};
+constexpr Named kSignals[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP},
+                              {"SIGWINCH", SIGWINCH}, {"SIGURG", SIGURG}};
+
+std::atomic<bool> g_signalled{false};
+int g_signo = 0;  // installed: start/stop's lock
+struct sigaction g_previous {};
+
+void on_snapshot_signal(int) {
+  // Both async-signal-safe: a store and a futex wake.
+  g_signalled.store(true, std::memory_order_relaxed);
+  wake_flusher();
+}
+
+}  // namespace
+
+bool install_snapshot_signal(int signo, std::string& why) noexcept {
+  struct sigaction current {};
+  if (::sigaction(signo, nullptr, &current) != 0) {
+    why = "cannot read its handler";
+    return false;
+  }
+  const bool has_handler = (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL;
+  if (has_handler) {
+    why = "the process already handles or ignores it";
+    return false;
+  }
+  struct sigaction action {};
+  action.sa_handler = on_snapshot_signal;
+  ::sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  if (::sigaction(signo, &action, &g_previous) != 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  g_signalled.store(false, std::memory_order_relaxed);
+  g_signo = signo;
+  return true;
+}
+
+void remove_snapshot_signal() noexcept {
+  if (g_signo == 0) return;
+  (void)::sigaction(g_signo, &g_previous, nullptr);
+  g_signo = 0;
+}
+
+bool take_snapshot_signal() noexcept {
+  return g_signalled.exchange(false, std::memory_order_relaxed);
+}
+
+std::string signal_name(int signo) {
+  for (const Named& s : kSignals) {
+    if (s.signo == signo) return s.name;
+  }
+  return "signal " + std::to_string(signo);
+}
+
+int signal_number(const std::string& name) noexcept {
+  std::string_view text = name;
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec == std::errc() && end == text.data() + text.size()) {
+    for (const Named& s : kSignals) {
+      if (s.signo == n) return n;
+    }
+    return 0;
+  }
+  if (text.substr(0, 3) != "SIG") {
+    for (const Named& s : kSignals) {
+      if (text == std::string_view(s.name).substr(3)) return s.signo;
+    }
+    return 0;
+  }
+  for (const Named& s : kSignals) {
+    if (text == s.name) return s.signo;
+  }
+  return 0;
+}
+
+}  // namespace jitscope::detail
