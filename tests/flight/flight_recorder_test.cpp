@@ -298,12 +298,65 @@ TEST(FlightRecorder, ASignalTheHostHandlesStaysTheHosts) {
   ::sigaction(SIGUSR1, &before, nullptr);
 }
 
+TEST(FlightRecorder, ASlowOrFailedUnitGivesALineNamingItAndASnapshotHoldingIt) {
+  Config cfg = flight_config("flight_alarms");
+  cfg.snapshot_slow_unit = std::chrono::milliseconds(30);
+  cfg.snapshot_failed_unit = true;
+  StderrCapture err;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  { CompileUnit fast({.frame = "fast_kernel"}); }
+  {
+    CompileUnit slow({.frame = "slow_kernel"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  const std::string first = snapshot_file(cfg.output_path, 1);
+  ASSERT_TRUE(appears(first));
+  {
+    CompileUnit bad({.frame = "bad_kernel"});
+    bad.fail("PtxasError", "register spill");
+  }
+  const std::string second = snapshot_file(cfg.output_path, 2);
+  ASSERT_TRUE(appears(second));
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 2u);
+  const std::string text = err.text();
+  // Compile ids are the process's: other tests' units came first.
+  const auto line_with = [&](const std::string& head, const std::string& rest) {
+    for (const std::string& line : lines_of(text)) {
+      if (line.find(head) != std::string::npos && line.find(rest) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(line_with("jitscope: slow compile unit [", "(frame slow_kernel): ")) << text;
+  EXPECT_TRUE(line_with("jitscope: failed compile unit [",
+                        "(frame bad_kernel): PtxasError: register spill"))
+      << text;
+  EXPECT_EQ(text.find("fast_kernel"), std::string::npos) << text;
+  // Each snapshot names its unit and holds its slice.
+  const json slow = load_trace(first);
+  const std::string trigger = (*metadata(slow, "jitscope_snapshot"))["args"]["trigger"];
+  EXPECT_EQ(trigger.rfind("slow compile unit [", 0), 0u) << trigger;
+  EXPECT_NE(trigger.find("(frame slow_kernel)"), std::string::npos) << trigger;
+  bool unit_in = false;
+  for (const json& e : events_with_ph(slow, "X")) {
+    unit_in = unit_in || (e.contains("args") && e["args"].value("frame", "") == "slow_kernel");
+  }
+  EXPECT_TRUE(unit_in);
+  const json failed = load_trace(second);
+  const std::string why = (*metadata(failed, "jitscope_snapshot"))["args"]["trigger"];
+  EXPECT_EQ(why.rfind("failed compile unit [", 0), 0u) << why;
+  EXPECT_NE(why.find("(frame bad_kernel)"), std::string::npos) << why;
+}
+
 TEST(FlightRecorder, TheVariablesSetIt) {
   ::setenv("JITSCOPE_TRACE", "/tmp/flight_env.json", 1);
   ::setenv("JITSCOPE_FLIGHT", "2M", 1);
   ::setenv("JITSCOPE_MAX_SNAPSHOTS", "3", 1);
   ::setenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS", "250", 1);
   ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "USR2", 1);
+  ::setenv("JITSCOPE_SNAPSHOT_SLOW_UNIT", "2s", 1);
+  ::setenv("JITSCOPE_SNAPSHOT_FAILED_UNIT", "1", 1);
   Config cfg;
   const Status st = Config::from_env(&cfg);
   ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "SIGKILL", 1);
@@ -314,7 +367,11 @@ TEST(FlightRecorder, TheVariablesSetIt) {
   ::unsetenv("JITSCOPE_FLIGHT");
   ::unsetenv("JITSCOPE_MAX_SNAPSHOTS");
   ::unsetenv("JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS");
+  ::unsetenv("JITSCOPE_SNAPSHOT_SLOW_UNIT");
+  ::unsetenv("JITSCOPE_SNAPSHOT_FAILED_UNIT");
   ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cfg.snapshot_slow_unit, std::chrono::milliseconds(2000));
+  EXPECT_TRUE(cfg.snapshot_failed_unit);
   EXPECT_EQ(cfg.flight_recorder_bytes, std::uint64_t{2} << 20);
   EXPECT_EQ(cfg.max_snapshots, 3u);
   EXPECT_EQ(cfg.snapshot_min_interval, std::chrono::milliseconds(250));

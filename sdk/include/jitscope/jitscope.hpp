@@ -204,6 +204,11 @@ struct Config {
   // SIGURG; 0, none. Not taken (one line) if the process already handles
   // or ignores it.
   int snapshot_signal = 0;
+  // Compile-unit alarms: a unit of at least this much wall time (0: off),
+  // or a failed unit, gives one `jitscope:` line naming it, and with the
+  // flight recorder on asks for a snapshot (taken once the unit has ended).
+  std::chrono::milliseconds snapshot_slow_unit{0};
+  bool snapshot_failed_unit = false;
   // Compile artifacts (CompileUnit::artifact): the folder they go in, made
   // at start. Empty: "<metrics_path>.artifacts" beside the metrics file, or
   // none without a metrics file.

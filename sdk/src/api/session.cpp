@@ -72,6 +72,34 @@ std::int64_t parent_pid_of(const Config& config) {
   return pid;
 }
 
+// control_mutex() without waiting out a start or a stop (which hold it
+// while files open or the last cycle runs); other holders are brief.
+bool lock_briefly(std::unique_lock<std::mutex>& lock) noexcept {
+  for (int i = 0; i < 1000 && !lock.try_lock(); ++i) std::this_thread::yield();
+  return lock.owns_lock();
+}
+
+// A compile unit that tripped a Config alarm (compile/record.cpp), on the
+// thread that closed it: one line naming it, and with a flight recorder a
+// snapshot, under the same interval as any (refused quietly: counted).
+void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm) noexcept {
+  guarded("raising a compile unit's alarm", [&] {
+    std::string what = alarm == UnitAlarm::kSlow ? "slow compile unit " : "failed compile unit ";
+    what += r.compile_id.display() + " " + r.name;
+    if (!r.frame.empty()) what += " (frame " + r.frame + ")";
+    if (alarm == UnitAlarm::kSlow) {
+      what += ": " + std::to_string((r.end_time_us - r.start_time_us) / 1000) + " ms";
+    } else {
+      what += ": " + r.fail_type + (r.fail_reason.empty() ? "" : ": " + r.fail_reason);
+    }
+    log_line(what);
+    std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
+    if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder()) {
+      (void)g_current->request_snapshot({}, what);
+    }
+  });
+}
+
 // The worker's end of its parent's spawn arrow, on the thread of the
 // session's first compile unit (compile/unit.cpp calls it once).
 void note_spawn_arrival() noexcept {
@@ -322,6 +350,10 @@ Status start(const Config& config) noexcept {
                      " not taken: " + refused + "; snapshot() still works");
           }
         }
+        if (config.snapshot_slow_unit.count() != 0 || config.snapshot_failed_unit) {
+          set_unit_alarms(static_cast<std::uint64_t>(config.snapshot_slow_unit.count()) * 1000,
+                          config.snapshot_failed_unit, &on_unit_alarm);
+        }
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
         g_parent_pid = parent_pid;
@@ -402,11 +434,8 @@ std::string worker_trace_path(std::string_view trace_path, int pid) noexcept {
 Status snapshot(std::string_view path) noexcept {
   using namespace detail;
   return guarded_status("taking a snapshot", [&] {
-    // Never waits out a start or a stop (which hold this lock while files
-    // open or the last cycle runs); other holders are brief.
     std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
-    for (int i = 0; i < 1000 && !lock.try_lock(); ++i) std::this_thread::yield();
-    if (!lock.owns_lock()) {
+    if (!lock_briefly(lock)) {
       return Status::error("snapshot: a session is starting or stopping; not taken");
     }
     if (g_current == nullptr) return Status::error("snapshot: no active session");
@@ -427,6 +456,7 @@ Status stop(SessionStats* stats) noexcept {
     std::unique_ptr<Flusher> session(g_current);
     g_current = nullptr;
     remove_snapshot_signal();  // the host's signal again before the last cycle
+    set_unit_alarms(0, false, nullptr);
     set_first_unit_hook(nullptr);
     g_parent_pid = 0;
     session->stop_and_join();  // its final cycle flushed CUPTI

@@ -334,8 +334,41 @@ void finish_record(CompileRecord&& record) noexcept {
   }
 }
 
+namespace {
+
+struct UnitAlarms {
+  std::atomic<std::uint64_t> slow_us{0};
+  std::atomic<bool> failed{false};
+  std::atomic<UnitAlarmHook> hook{nullptr};
+};
+UnitAlarms g_unit_alarms;
+
+// Two relaxed loads a unit when no alarm is set.
+void check_unit_alarms(const CompileRecord& r) noexcept {
+  // acquire: pairs with set_unit_alarms' release; the thresholds set before it.
+  const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire);
+  if (hook == nullptr || r.is_runtime) return;
+  if (r.failed && g_unit_alarms.failed.load(std::memory_order_relaxed)) {
+    hook(r, UnitAlarm::kFailed);
+    return;
+  }
+  const std::uint64_t slow = g_unit_alarms.slow_us.load(std::memory_order_relaxed);
+  if (slow != 0 && r.end_time_us >= r.start_time_us + slow) hook(r, UnitAlarm::kSlow);
+}
+
+}  // namespace
+
+void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept {
+  g_unit_alarms.slow_us.store(slow_us, std::memory_order_relaxed);
+  g_unit_alarms.failed.store(failed, std::memory_order_relaxed);
+  g_unit_alarms.hook.store(hook, std::memory_order_release);
+}
+
 void finish_record(SharedRecord shared) noexcept {
   if (!shared) return;
+  // Before the record goes on (the unit's slice is in its ring already):
+  // a snapshot an alarm asks for holds the unit.
+  check_unit_alarms(*shared);
   RecordSinks& s = sinks();
   // Failing, this record is lost; the host goes on.
   bool wake = false;

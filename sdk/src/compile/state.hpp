@@ -293,6 +293,13 @@ bool try_take_metrics_records(std::vector<SharedRecord>& out);
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.
 void set_metrics_wake(void (*wake)()) noexcept;
+// Alarms on a closed compile unit (api/session.cpp sets them from the
+// session's Config): wall time of at least `slow_us` (0: off), or failed.
+// The hook runs on the closing thread, outside any lock, once for each
+// unit that trips one, after its record is made. nullptr: none.
+enum class UnitAlarm : std::uint8_t { kSlow, kFailed };
+using UnitAlarmHook = void (*)(const CompileRecord& record, UnitAlarm alarm) noexcept;
+void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept;
 // Records the metrics queue could not hold since set_metrics_output(true),
 // and those the flusher could not write (add_metrics_records_dropped).
 std::uint64_t metrics_records_dropped() noexcept;

@@ -5,10 +5,10 @@
 #include "base/env_variables.hpp"
 #include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
-#include "crash/snapshot_signal.hpp"
+#include "crash/signal_names.hpp"
 #include "cupti/cupti.hpp"
 
-#include "flush/flusher.hpp"
+#include "format/trace_form.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -174,6 +174,10 @@ Status Config::validate() const noexcept {
             "snapshots: set flight_recorder_bytes (JITSCOPE_FLIGHT) too");
       }
     }
+    if (snapshot_slow_unit.count() < 0 || snapshot_slow_unit.count() > 86'400'000) {
+      return Status::error("snapshot_slow_unit " + std::to_string(snapshot_slow_unit.count()) +
+                           " ms is outside [0, 86400000] (0: off)");
+    }
     if (snapshot_min_interval.count() < 0 || snapshot_min_interval.count() > 86'400'000) {
       return Status::error("snapshot_min_interval " +
                            std::to_string(snapshot_min_interval.count()) +
@@ -323,6 +327,31 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
         return range_error("JITSCOPE_MAX_SNAPSHOTS", v, 1, 100000);
       }
       cfg.max_snapshots = static_cast<std::uint32_t>(n);
+    }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_SLOW_UNIT")) {
+      // "500ms", "2s" or a number of ms.
+      std::string_view text = v;
+      std::uint64_t scale = 1;
+      if (text.size() > 2 && text.substr(text.size() - 2) == "ms") {
+        text.remove_suffix(2);
+      } else if (text.size() > 1 && text.back() == 's') {
+        text.remove_suffix(1);
+        scale = 1000;
+      }
+      std::uint64_t n = 0;
+      if (!parse_uint(std::string(text).c_str(), n) || n > 86'400'000 / scale) {
+        return Status::error(std::string("JITSCOPE_SNAPSHOT_SLOW_UNIT=") + v +
+                             ": not a duration of at most a day (500ms, 2s, or ms)");
+      }
+      cfg.snapshot_slow_unit = std::chrono::milliseconds(n * scale);
+    }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_FAILED_UNIT")) {
+      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
+      if (Status st =
+              parse_choice("JITSCOPE_SNAPSHOT_FAILED_UNIT", v, kChoices, cfg.snapshot_failed_unit);
+          !st) {
+        return st;
+      }
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_SIGNAL")) {
       cfg.snapshot_signal = detail::signal_number(v);

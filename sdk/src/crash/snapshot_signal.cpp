@@ -6,21 +6,10 @@
 
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <string_view>
 
 namespace jitscope::detail {
 namespace {
-
-// The signals a snapshot may take: those a process does not use for itself
-// by default. Crash signals are the crash handler's.
-struct Named {
-  const char* name;
-  int signo;
-};
-constexpr Named kSignals[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP},
-                              {"SIGWINCH", SIGWINCH}, {"SIGURG", SIGURG}};
 
 std::atomic<bool> g_signalled{false};
 int g_signo = 0;  // installed: start/stop's lock
@@ -66,35 +55,6 @@ void remove_snapshot_signal() noexcept {
 
 bool take_snapshot_signal() noexcept {
   return g_signalled.exchange(false, std::memory_order_relaxed);
-}
-
-std::string signal_name(int signo) {
-  for (const Named& s : kSignals) {
-    if (s.signo == signo) return s.name;
-  }
-  return "signal " + std::to_string(signo);
-}
-
-int signal_number(const std::string& name) noexcept {
-  std::string_view text = name;
-  int n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec == std::errc() && end == text.data() + text.size()) {
-    for (const Named& s : kSignals) {
-      if (s.signo == n) return n;
-    }
-    return 0;
-  }
-  if (text.substr(0, 3) != "SIG") {
-    for (const Named& s : kSignals) {
-      if (text == std::string_view(s.name).substr(3)) return s.signo;
-    }
-    return 0;
-  }
-  for (const Named& s : kSignals) {
-    if (text == s.name) return s.signo;
-  }
-  return 0;
 }
 
 }  // namespace jitscope::detail

@@ -5,6 +5,8 @@
 // flusher (both async-signal-safe); the flusher takes the snapshot.
 #pragma once
 
+#include "crash/signal_names.hpp"
+
 #include <string>
 
 namespace jitscope::detail {
@@ -17,9 +19,5 @@ void remove_snapshot_signal() noexcept;
 // The flusher's side: true once per signal received (those between two
 // calls count as one).
 bool take_snapshot_signal() noexcept;
-// "SIGUSR2" for its number, "signal N" for others without a name here.
-std::string signal_name(int signo);
-// The number of "SIGUSR2", "USR2" or "12"; 0 if none.
-int signal_number(const std::string& name) noexcept;
 
 }  // namespace jitscope::detail

@@ -12,6 +12,7 @@
 #include "crash/unload_drain.hpp"
 #include "format/gpu_trace.hpp"
 #include "format/json/trace_format.hpp"
+#include "format/trace_form.hpp"
 #include "format/trace_writer.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/thread_registry.hpp"
@@ -27,13 +28,6 @@ extern char* program_invocation_short_name;
 
 namespace jitscope::detail {
 namespace {
-
-// TraceFormat::kAuto: a path ending in ".pftrace" is the protobuf form.
-bool is_perfetto_path(std::string_view path) {
-  constexpr std::string_view kExtension = ".pftrace";
-  return path.size() > kExtension.size() &&
-         path.substr(path.size() - kExtension.size()) == kExtension;
-}
 
 // This machine's name, for the session metadata ("" if unknown).
 std::string host_name() {
@@ -78,11 +72,6 @@ void write_crash_stats(JsonWriter& w, const CrashInfo& crash) {
 }
 
 }  // namespace
-
-bool writes_perfetto(const Config& cfg) {
-  return cfg.format == TraceFormat::kPerfetto ||
-         (cfg.format == TraceFormat::kAuto && is_perfetto_path(cfg.output_path));
-}
 
 Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, ClockSource clock,
                  ClockPoint first, CuptiSessionState cupti)

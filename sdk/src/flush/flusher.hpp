@@ -36,9 +36,6 @@ class TraceWriter;
 struct CrashInfo;
 struct ThreadState;
 
-// The session writes the protobuf form (explicitly, or by a .pftrace path).
-bool writes_perfetto(const Config& cfg);
-
 class Flusher {
  public:
   // Takes the opened trace (`fd`) and metrics file (`metrics_fd`, -1: none).
