@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -274,6 +275,37 @@ TEST(FlightRecorder, TheSnapshotSignalAsksForOneAndIsTheHostsAgainAfterStop) {
 }
 
 void host_usr1(int) {}
+
+TEST(FlightRecorder, TheSignalIsNotKeptByAForkedChildNorTakenBackFromALaterHostHandler) {
+  Config cfg = flight_config("flight_signal_fork");
+  cfg.snapshot_signal = SIGUSR2;
+  struct sigaction before {};
+  ASSERT_EQ(::sigaction(SIGUSR2, nullptr, &before), 0);
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // No session in the child: its signal is as before the session.
+      struct sigaction now {};
+      ::sigaction(SIGUSR2, nullptr, &now);
+      ::_exit(now.sa_handler == SIG_DFL ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    // The host takes the signal while the session runs: stop leaves it.
+    struct sigaction host {};
+    host.sa_handler = host_usr1;
+    ::sigemptyset(&host.sa_mask);
+    ASSERT_EQ(::sigaction(SIGUSR2, &host, nullptr), 0);
+  }
+  struct sigaction after {};
+  ASSERT_EQ(::sigaction(SIGUSR2, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, &host_usr1);
+  ::sigaction(SIGUSR2, &before, nullptr);
+}
 
 TEST(FlightRecorder, ASignalTheHostHandlesStaysTheHosts) {
   struct sigaction host {

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -79,10 +80,21 @@ bool lock_briefly(std::unique_lock<std::mutex>& lock) noexcept {
   return lock.owns_lock();
 }
 
+// Alarm lines a session says: past it, one line says the rest are not
+// (the compiling thread writes them, and stderr may be a full pipe).
+constexpr std::uint32_t kMaxAlarmLines = 100;
+std::atomic<std::uint32_t> g_alarm_lines{0};
+
 // A compile unit that tripped a Config alarm (compile/record.cpp), on the
 // thread that closed it: one line naming it, and with a flight recorder a
-// snapshot, under the same interval as any (refused quietly: counted).
+// snapshot, under the same interval as any (refused quietly).
 void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm) noexcept {
+  const std::uint32_t said = g_alarm_lines.fetch_add(1, std::memory_order_relaxed);
+  if (said == kMaxAlarmLines) {
+    log_line(
+        "more compile-unit alarms are not said this session (each still asks the flight "
+        "recorder for a snapshot)");
+  }
   guarded("raising a compile unit's alarm", [&] {
     std::string what = alarm == UnitAlarm::kSlow ? "slow compile unit " : "failed compile unit ";
     what += r.compile_id.display() + " " + r.name;
@@ -92,7 +104,7 @@ void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm) noexcept {
     } else {
       what += ": " + r.fail_type + (r.fail_reason.empty() ? "" : ": " + r.fail_reason);
     }
-    log_line(what);
+    if (said < kMaxAlarmLines) log_line(what);
     std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
     if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder()) {
       (void)g_current->request_snapshot({}, what);
@@ -167,6 +179,9 @@ void fork_child() noexcept {
   g_current = nullptr;
   g_parent_pid = 0;
   set_first_unit_hook(nullptr);
+  // No session here: the signal and the alarms are the parent's.
+  remove_snapshot_signal();
+  set_unit_alarms(0, false, nullptr);
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
   log_unlock_after_fork();
@@ -344,13 +359,17 @@ Status start(const Config& config) noexcept {
                                               : session_config.metrics_path + ".artifacts",
                                           config.max_artifact_bytes);
         if (config.flight_recorder_bytes != 0 && config.snapshot_signal != 0) {
-          std::string refused;
+          const char* refused = "";
           if (!install_snapshot_signal(config.snapshot_signal, refused)) {
-            log_line("snapshot signal " + signal_name(config.snapshot_signal) +
-                     " not taken: " + refused + "; snapshot() still works");
+            // The session runs either way: a line that cannot be made is not said.
+            guarded("saying the snapshot signal was not taken", [&] {
+              log_line("snapshot signal " + signal_name(config.snapshot_signal) +
+                       " not taken: " + refused + "; snapshot() still works");
+            });
           }
         }
         if (config.snapshot_slow_unit.count() != 0 || config.snapshot_failed_unit) {
+          g_alarm_lines.store(0, std::memory_order_relaxed);
           set_unit_alarms(static_cast<std::uint64_t>(config.snapshot_slow_unit.count()) * 1000,
                           config.snapshot_failed_unit, &on_unit_alarm);
         }

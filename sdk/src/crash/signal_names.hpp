@@ -15,9 +15,11 @@ struct NamedSignal {
   const char* name;
   int signo;
 };
-inline constexpr NamedSignal kSnapshotSignals[] = {
-    {"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP}, {"SIGWINCH", SIGWINCH},
-    {"SIGURG", SIGURG}};
+inline constexpr NamedSignal kSnapshotSignals[] = {{"SIGUSR1", SIGUSR1},
+                                                   {"SIGUSR2", SIGUSR2},
+                                                   {"SIGHUP", SIGHUP},
+                                                   {"SIGWINCH", SIGWINCH},
+                                                   {"SIGURG", SIGURG}};
 
 // "SIGUSR2" for its number, "signal N" for others.
 inline std::string signal_name(int signo) {

@@ -5,8 +5,6 @@
 #include <signal.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
 
 namespace jitscope::detail {
 namespace {
@@ -23,7 +21,7 @@ void on_snapshot_signal(int) {
 
 }  // namespace
 
-bool install_snapshot_signal(int signo, std::string& why) noexcept {
+bool install_snapshot_signal(int signo, const char*& why) noexcept {
   struct sigaction current {};
   if (::sigaction(signo, nullptr, &current) != 0) {
     why = "cannot read its handler";
@@ -34,22 +32,28 @@ bool install_snapshot_signal(int signo, std::string& why) noexcept {
     why = "the process already handles or ignores it";
     return false;
   }
+  // Cleared first: a signal that comes as the handler goes in is kept.
+  g_signalled.store(false, std::memory_order_relaxed);
   struct sigaction action {};
   action.sa_handler = on_snapshot_signal;
   ::sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
   if (::sigaction(signo, &action, &g_previous) != 0) {
-    why = std::strerror(errno);
+    why = "sigaction refused it";
     return false;
   }
-  g_signalled.store(false, std::memory_order_relaxed);
   g_signo = signo;
   return true;
 }
 
 void remove_snapshot_signal() noexcept {
   if (g_signo == 0) return;
-  (void)::sigaction(g_signo, &g_previous, nullptr);
+  // Only if ours is still there: a handler the host installed since stays.
+  struct sigaction current {};
+  if (::sigaction(g_signo, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) == 0 &&
+      current.sa_handler == on_snapshot_signal) {
+    (void)::sigaction(g_signo, &g_previous, nullptr);
+  }
   g_signo = 0;
 }
 

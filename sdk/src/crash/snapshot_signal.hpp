@@ -13,8 +13,9 @@ namespace jitscope::detail {
 
 // Installs the handler for `signo`. Refused (false, `why`) when the host
 // already handles or ignores that signal: it is the host's.
-bool install_snapshot_signal(int signo, std::string& why) noexcept;
-// Puts back what was there before (nothing, if it was not installed).
+bool install_snapshot_signal(int signo, const char*& why) noexcept;
+// Puts back what was there before, if ours is still installed (a handler
+// the host installed since stays). Async-signal-safe: a forked child calls it.
 void remove_snapshot_signal() noexcept;
 // The flusher's side: true once per signal received (those between two
 // calls count as one).
