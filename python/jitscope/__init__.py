@@ -40,6 +40,7 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
     cumulative_time_report,
     current_compile_id,
     instant,
+    mark_ready,
     note_child_process,
     note_task_received,
     note_task_sent,
@@ -53,7 +54,7 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
 
 __all__ = [
     "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
-    "counter", "cumulative_time_report", "current_compile_id", "instant",
+    "counter", "cumulative_time_report", "current_compile_id", "instant", "mark_ready",
     "note_child_process", "note_task_received", "note_task_sent", "phase", "phase_times",
     "ProcessPoolExecutor",
     "recent_compile_records", "reset_compile_state", "session", "SessionStats",

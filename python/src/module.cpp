@@ -338,6 +338,11 @@ PyObject* py_snapshot(PyObject*, PyObject* args, PyObject* kwargs) {
   return PyBool_FromLong(st.ok());
 }
 
+PyObject* py_mark_ready(PyObject*, PyObject*) {
+  jitscope::mark_ready();
+  Py_RETURN_NONE;
+}
+
 PyObject* py_note_task_sent(PyObject*, PyObject* arg) {
   const unsigned long long key = PyLong_AsUnsignedLongLong(arg);
   if (key == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
@@ -421,6 +426,9 @@ PyMethodDef g_methods[] = {
      "snapshot(path=None) -> bool: a flight recorder's window (start(..., "
      "flight_recorder_bytes=...)) written as a whole trace to `path`, or to the next "
      "trace.snapshot.N.json, by the flusher's next cycle; False (said once) if refused."},
+    {"mark_ready", py_mark_ready, METH_NOARGS,
+     "mark_ready(): warm-up is over; every compile unit opened from now on, until stop(), is "
+     "a compile while serving (one jitscope: line; a flight recorder's snapshot at its end)."},
     {"note_task_received", py_note_task_received, METH_VARARGS,
      "note_task_received(sender_pid, key) -> bool: the end of the arrow from the sender's "
      "note_task_sent(key)."},

@@ -166,3 +166,20 @@ def test_flight_recorder_snapshot_from_python(out, capfd):
     assert names == list(range(names[0], 5000))
     assert not jitscope.snapshot()  # no session: refused, said once
     assert "snapshot" in capfd.readouterr().err
+
+
+def test_mark_ready_makes_a_later_compile_an_alarm(out, capfd):
+    assert jitscope.start(out("ready.json"), flight_recorder_bytes=64 * 1024, cupti="off",
+                          snapshot_min_interval_ms=0)
+    with jitscope.compile_unit(frame="warm"):
+        pass
+    jitscope.mark_ready()
+    with jitscope.phase("serve_request"):
+        with jitscope.compile_unit(frame="late"):
+            pass
+    stats = jitscope.stop()
+    err = capfd.readouterr().err
+    assert "compile while serving: unit [" in err and "(frame late)" in err
+    assert "opened after mark_ready() in serve_request" in err
+    assert "(frame warm)" not in err
+    assert stats.snapshots_written == 1

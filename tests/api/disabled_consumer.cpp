@@ -76,6 +76,7 @@ void session_calls() {
   EXPECT(!jitscope::note_child_process(42, "child.json", "worker").ok());
   EXPECT(!jitscope::note_task_sent(7).ok());
   EXPECT(!jitscope::snapshot().ok());
+  jitscope::mark_ready();
   EXPECT(!jitscope::snapshot("s.json").ok());
   EXPECT(!jitscope::note_task_received(42, 7).ok());
   jitscope::set_thread_name("main");

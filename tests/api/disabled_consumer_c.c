@@ -41,6 +41,7 @@ int c_api_failures(void) {
     fprintf(stderr, "FAILED: C jitscope_note_child_process must return -1\n");
     ++failures;
   }
+  jitscope_mark_ready();
   if (jitscope_snapshot(NULL) != -1 || jitscope_snapshot("s.json") != -1) {
     fprintf(stderr, "FAILED: C jitscope_snapshot must return -1\n");
     ++failures;

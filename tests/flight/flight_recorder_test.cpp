@@ -381,6 +381,46 @@ TEST(FlightRecorder, ASlowOrFailedUnitGivesALineNamingItAndASnapshotHoldingIt) {
   EXPECT_NE(why.find("(frame bad_kernel)"), std::string::npos) << why;
 }
 
+TEST(FlightRecorder, ACompileAfterMarkReadyIsSaidAtItsOpenAndSnapshottedAtItsEnd) {
+  const Config cfg = flight_config("flight_serving");
+  StderrCapture err;
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    { CompileUnit warm({.frame = "warm_kernel"}); }  // warm-up: no alarm
+    mark_ready();
+    {
+      static const PhaseKey kDispatch("dispatch_request");
+      Phase dispatch(kDispatch);
+      CompileUnit late({.frame = "late_kernel"});
+      // Said at its open, before it ends.
+      EXPECT_NE(err.text().find("opened after mark_ready() in dispatch_request"), std::string::npos)
+          << err.text();
+    }
+    const std::string path = snapshot_file(cfg.output_path, 1);
+    ASSERT_TRUE(appears(path));
+    const json trace = load_trace(path);
+    const std::string trigger = (*metadata(trace, "jitscope_snapshot"))["args"]["trigger"];
+    EXPECT_EQ(trigger.rfind("compile while serving: unit [", 0), 0u) << trigger;
+    EXPECT_NE(trigger.find("(frame late_kernel)"), std::string::npos) << trigger;
+    bool unit_in = false;
+    for (const json& e : events_with_ph(trace, "X")) {
+      unit_in = unit_in || (e.contains("args") && e["args"].value("frame", "") == "late_kernel");
+    }
+    EXPECT_TRUE(unit_in) << "the snapshot holds the unit's whole slice";
+    session.finish();
+  }
+  const std::string text = err.text();
+  EXPECT_EQ(text.find("warm_kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("jitscope: compile while serving: unit ["), std::string::npos) << text;
+  // stop() ends serving: the next session warms up again.
+  ScopedSession next(flight_config("flight_serving_next"));
+  ASSERT_TRUE(next.status().ok());
+  { CompileUnit again({.frame = "next_warm_kernel"}); }
+  next.finish();
+  EXPECT_EQ(err.text().find("next_warm_kernel"), std::string::npos) << err.text();
+}
+
 TEST(FlightRecorder, TheVariablesSetIt) {
   ::setenv("JITSCOPE_TRACE", "/tmp/flight_env.json", 1);
   ::setenv("JITSCOPE_FLIGHT", "2M", 1);

@@ -122,6 +122,9 @@ JITSCOPE_API int jitscope_note_task_sent(uint64_t task);
  * "": the next numbered snapshot) in the flusher's next cycle. 0 if taken;
  * -1 and jitscope_last_error() if refused. */
 JITSCOPE_API int jitscope_snapshot(const char* path);
+/* Warm-up is over (jitscope::mark_ready): compile units opened from now on,
+ * until the session stops, are compiles while serving. */
+JITSCOPE_API void jitscope_mark_ready(void);
 JITSCOPE_API int jitscope_note_task_received(int64_t sender_pid, uint64_t task);
 #endif /* JITSCOPE_DISABLE */
 

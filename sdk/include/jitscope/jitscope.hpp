@@ -209,6 +209,10 @@ struct Config {
   // flight recorder on asks for a snapshot (taken once the unit has ended).
   std::chrono::milliseconds snapshot_slow_unit{0};
   bool snapshot_failed_unit = false;
+  // After mark_ready(), each compile unit that opens gives one line (the
+  // unit, its frame, the phase or unit it opened in); with this and the
+  // flight recorder on, a snapshot taken when that unit ends.
+  bool snapshot_after_ready = true;
   // Compile artifacts (CompileUnit::artifact): the folder they go in, made
   // at start. Empty: "<metrics_path>.artifacts" beside the metrics file, or
   // none without a metrics file.
@@ -278,6 +282,12 @@ JITSCOPE_API Status stop(SessionStats* stats = nullptr) noexcept;
 // session, outside flight-recorder mode, or sooner than
 // snapshot_min_interval after the last one.
 JITSCOPE_API Status snapshot(std::string_view path = {}) noexcept;
+
+// Warm-up is over: every compile unit opened from now on, until stop(), is
+// a compile while serving (Config::snapshot_after_ready). For a JIT server
+// that compiles its known shapes first; a compile after this one is an
+// alarm.
+JITSCOPE_API void mark_ready() noexcept;
 
 inline bool active() noexcept {
   if constexpr (!detail::kCompiledIn) return false;

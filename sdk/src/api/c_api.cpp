@@ -242,6 +242,8 @@ int jitscope_note_task_sent(uint64_t task) {
   return st ? 0 : -1;
 }
 
+void jitscope_mark_ready(void) { jitscope::mark_ready(); }
+
 int jitscope_snapshot(const char* path) {
   const jitscope::Status st = jitscope::snapshot(path != nullptr ? path : "");
   jitscope_set_c_last_error(st);

@@ -88,25 +88,35 @@ std::atomic<std::uint32_t> g_alarm_lines{0};
 // A compile unit that tripped a Config alarm (compile/record.cpp), on the
 // thread that closed it: one line naming it, and with a flight recorder a
 // snapshot, under the same interval as any (refused quietly).
-void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm) noexcept {
-  const std::uint32_t said = g_alarm_lines.fetch_add(1, std::memory_order_relaxed);
+void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm, std::string_view opened_in) noexcept {
+  // A compile while serving is said at its open; its end only asks for the
+  // snapshot that holds it.
+  const bool say = alarm != UnitAlarm::kServingEnd;
+  const std::uint32_t said = say ? g_alarm_lines.fetch_add(1, std::memory_order_relaxed) : 0;
   if (said == kMaxAlarmLines) {
     log_line(
         "more compile-unit alarms are not said this session (each still asks the flight "
         "recorder for a snapshot)");
   }
   guarded("raising a compile unit's alarm", [&] {
-    std::string what = alarm == UnitAlarm::kSlow ? "slow compile unit " : "failed compile unit ";
+    std::string what = alarm == UnitAlarm::kSlow     ? "slow compile unit "
+                       : alarm == UnitAlarm::kFailed ? "failed compile unit "
+                                                     : "compile while serving: unit ";
     what += r.compile_id.display() + " " + r.name;
     if (!r.frame.empty()) what += " (frame " + r.frame + ")";
-    if (alarm == UnitAlarm::kSlow) {
+    if (alarm == UnitAlarm::kSlow || alarm == UnitAlarm::kServingEnd) {
       what += ": " + std::to_string((r.end_time_us - r.start_time_us) / 1000) + " ms";
-    } else {
+    } else if (alarm == UnitAlarm::kFailed) {
       what += ": " + r.fail_type + (r.fail_reason.empty() ? "" : ": " + r.fail_reason);
+    } else {
+      what += " opened after mark_ready()";
+      if (!opened_in.empty()) what += " in " + std::string(opened_in);
     }
-    if (said < kMaxAlarmLines) log_line(what);
+    if (say && said < kMaxAlarmLines) log_line(what);
+    if (alarm == UnitAlarm::kServingBegin) return;  // the snapshot comes at its end
     std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
-    if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder()) {
+    if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder() &&
+        (alarm != UnitAlarm::kServingEnd || g_current->config().snapshot_after_ready)) {
       (void)g_current->request_snapshot({}, what);
     }
   });
@@ -368,11 +378,10 @@ Status start(const Config& config) noexcept {
             });
           }
         }
-        if (config.snapshot_slow_unit.count() != 0 || config.snapshot_failed_unit) {
-          g_alarm_lines.store(0, std::memory_order_relaxed);
-          set_unit_alarms(static_cast<std::uint64_t>(config.snapshot_slow_unit.count()) * 1000,
-                          config.snapshot_failed_unit, &on_unit_alarm);
-        }
+        // Always: mark_ready() may come at any time.
+        g_alarm_lines.store(0, std::memory_order_relaxed);
+        set_unit_alarms(static_cast<std::uint64_t>(config.snapshot_slow_unit.count()) * 1000,
+                        config.snapshot_failed_unit, &on_unit_alarm);
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
         g_parent_pid = parent_pid;
@@ -462,6 +471,8 @@ Status snapshot(std::string_view path) noexcept {
   });
 }
 
+void mark_ready() noexcept { detail::set_serving(true); }
+
 Status stop(SessionStats* stats) noexcept {
   using namespace detail;
   return guarded_status("stopping the session", [&] {
@@ -476,6 +487,7 @@ Status stop(SessionStats* stats) noexcept {
     g_current = nullptr;
     remove_snapshot_signal();  // the host's signal again before the last cycle
     set_unit_alarms(0, false, nullptr);
+    set_serving(false);  // the next session warms up again
     set_first_unit_hook(nullptr);
     g_parent_pid = 0;
     session->stop_and_join();  // its final cycle flushed CUPTI

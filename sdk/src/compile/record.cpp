@@ -340,6 +340,7 @@ struct UnitAlarms {
   std::atomic<std::uint64_t> slow_us{0};
   std::atomic<bool> failed{false};
   std::atomic<UnitAlarmHook> hook{nullptr};
+  std::atomic<bool> serving{false};
 };
 UnitAlarms g_unit_alarms;
 
@@ -349,14 +350,25 @@ void check_unit_alarms(const CompileRecord& r) noexcept {
   const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire);
   if (hook == nullptr || r.is_runtime) return;
   if (r.failed && g_unit_alarms.failed.load(std::memory_order_relaxed)) {
-    hook(r, UnitAlarm::kFailed);
+    hook(r, UnitAlarm::kFailed, {});
     return;
   }
   const std::uint64_t slow = g_unit_alarms.slow_us.load(std::memory_order_relaxed);
-  if (slow != 0 && r.end_time_us >= r.start_time_us + slow) hook(r, UnitAlarm::kSlow);
+  if (slow != 0 && r.end_time_us >= r.start_time_us + slow) hook(r, UnitAlarm::kSlow, {});
 }
 
 }  // namespace
+
+void raise_unit_alarm(const CompileRecord& record, UnitAlarm alarm,
+                      std::string_view opened_in) noexcept {
+  // acquire: as check_unit_alarms.
+  if (const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire)) {
+    hook(record, alarm, opened_in);
+  }
+}
+
+void set_serving(bool on) noexcept { g_unit_alarms.serving.store(on, std::memory_order_relaxed); }
+bool serving() noexcept { return g_unit_alarms.serving.load(std::memory_order_relaxed); }
 
 void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept {
   g_unit_alarms.slow_us.store(slow_us, std::memory_order_relaxed);

@@ -148,7 +148,8 @@ struct UnitState {
   // checks `closed` first, under mutex): the block may be gone.
   std::shared_ptr<CompileRecord> record_block;
   CompileRecord& record;
-  bool closed = false;  // guarded by mutex: the record has been written
+  bool closed = false;       // guarded by mutex: the record has been written
+  bool after_ready = false;  // opened after mark_ready(): its owner thread only
   CompileId id;
   std::string display;  // "[3/1] name": its trace slice
   // The record's name, kept apart: the unit lets go of its record at close,
@@ -293,13 +294,22 @@ bool try_take_metrics_records(std::vector<SharedRecord>& out);
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.
 void set_metrics_wake(void (*wake)()) noexcept;
-// Alarms on a closed compile unit (api/session.cpp sets them from the
-// session's Config): wall time of at least `slow_us` (0: off), or failed.
-// The hook runs on the closing thread, outside any lock, once for each
-// unit that trips one, after its record is made. nullptr: none.
-enum class UnitAlarm : std::uint8_t { kSlow, kFailed };
-using UnitAlarmHook = void (*)(const CompileRecord& record, UnitAlarm alarm) noexcept;
+// Alarms on compile units (api/session.cpp sets them from the session's
+// Config): a closed unit of at least `slow_us` of wall time (0: off), or
+// failed; and, once mark_ready() said warm-up is over, a unit opened
+// (kServingBegin, at its open; `opened_in` names the phase or unit it was
+// opened in, or is empty) and that unit closed (kServingEnd). The hook
+// runs on the unit's thread, outside any lock, after its record is made.
+// nullptr: none.
+enum class UnitAlarm : std::uint8_t { kSlow, kFailed, kServingBegin, kServingEnd };
+using UnitAlarmHook = void (*)(const CompileRecord& record, UnitAlarm alarm,
+                               std::string_view opened_in) noexcept;
 void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept;
+void raise_unit_alarm(const CompileRecord& record, UnitAlarm alarm,
+                      std::string_view opened_in) noexcept;
+// mark_ready()'s state: on until stop().
+void set_serving(bool on) noexcept;
+bool serving() noexcept;
 // Records the metrics queue could not hold since set_metrics_output(true),
 // and those the flusher could not write (add_metrics_records_dropped).
 std::uint64_t metrics_records_dropped() noexcept;

@@ -310,6 +310,13 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
       }
       add_args(frame_.token, args, n);
     }
+    if (serving()) [[unlikely]] {
+      // A compile while serving: said now, with where it was opened.
+      state->after_ready = true;
+      const EventFrame* in = frame_.below;
+      raise_unit_alarm(r, UnitAlarm::kServingBegin,
+                       in != nullptr && in->name != nullptr ? in->name : "");
+    }
     state_ = std::move(state);
   });
   if (!opened) {
@@ -462,6 +469,7 @@ void CompileUnit::close() noexcept {
   // The block goes to the ring and the queue: a CompileUnitRef or a
   // LoadScope that keeps the unit alive does not keep its record (every
   // writer checks `closed` first and never touches `record` after it).
+  if (have_record && s.after_ready) raise_unit_alarm(s.record, UnitAlarm::kServingEnd, {});
   if (have_record) finish_record(std::move(s.record_block));
 }
 

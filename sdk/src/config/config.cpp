@@ -345,6 +345,14 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       }
       cfg.snapshot_slow_unit = std::chrono::milliseconds(n * scale);
     }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_AFTER_READY")) {
+      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
+      if (Status st =
+              parse_choice("JITSCOPE_SNAPSHOT_AFTER_READY", v, kChoices, cfg.snapshot_after_ready);
+          !st) {
+        return st;
+      }
+    }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_FAILED_UNIT")) {
       static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
       if (Status st =

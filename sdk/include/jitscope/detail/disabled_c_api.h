@@ -63,6 +63,7 @@ static inline int jitscope_note_child_process(int pid, const char* trace_path, c
   (void)label;
   return -1;
 }
+static inline void jitscope_mark_ready(void) {}
 static inline int jitscope_snapshot(const char* path) {
   (void)path;
   return -1;

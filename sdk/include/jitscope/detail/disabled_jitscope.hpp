@@ -33,6 +33,7 @@ inline Status note_child_process(int pid, std::string_view trace_path,
   static_cast<void>(pid), static_cast<void>(trace_path), static_cast<void>(label);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
 }
+inline void mark_ready() noexcept {}
 inline Status snapshot(std::string_view path) noexcept {
   static_cast<void>(path);
   return Status::error(JITSCOPE_COMPILED_OUT_MESSAGE);
