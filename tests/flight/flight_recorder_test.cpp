@@ -63,6 +63,19 @@ std::vector<int> span_numbers(const json& trace) {
   return out;
 }
 
+// An alarm's snapshot: its trigger starts with `alarm` and names the unit's
+// frame, and it holds the unit's whole slice (the unit's args name the frame).
+void expect_alarm_snapshot(const json& trace, const std::string& alarm, const std::string& frame) {
+  const std::string trigger = (*metadata(trace, "jitscope_snapshot"))["args"]["trigger"];
+  EXPECT_EQ(trigger.rfind(alarm, 0), 0u) << trigger;
+  EXPECT_NE(trigger.find("(frame " + frame + ")"), std::string::npos) << trigger;
+  bool unit_in = false;
+  for (const json& e : events_with_ph(trace, "X")) {
+    unit_in = unit_in || (e.contains("args") && e["args"].value("frame", "") == frame);
+  }
+  EXPECT_TRUE(unit_in) << frame;
+}
+
 TEST(FlightRecorder, ASnapshotHoldsTheNewestSpansAndLoadsAloneWithItsNames) {
   const Config cfg = flight_config("flight_newest");
   ScopedSession session(cfg);
@@ -366,19 +379,8 @@ TEST(FlightRecorder, ASlowOrFailedUnitGivesALineNamingItAndASnapshotHoldingIt) {
       << text;
   EXPECT_EQ(text.find("fast_kernel"), std::string::npos) << text;
   // Each snapshot names its unit and holds its slice.
-  const json slow = load_trace(first);
-  const std::string trigger = (*metadata(slow, "jitscope_snapshot"))["args"]["trigger"];
-  EXPECT_EQ(trigger.rfind("slow compile unit [", 0), 0u) << trigger;
-  EXPECT_NE(trigger.find("(frame slow_kernel)"), std::string::npos) << trigger;
-  bool unit_in = false;
-  for (const json& e : events_with_ph(slow, "X")) {
-    unit_in = unit_in || (e.contains("args") && e["args"].value("frame", "") == "slow_kernel");
-  }
-  EXPECT_TRUE(unit_in);
-  const json failed = load_trace(second);
-  const std::string why = (*metadata(failed, "jitscope_snapshot"))["args"]["trigger"];
-  EXPECT_EQ(why.rfind("failed compile unit [", 0), 0u) << why;
-  EXPECT_NE(why.find("(frame bad_kernel)"), std::string::npos) << why;
+  expect_alarm_snapshot(load_trace(first), "slow compile unit [", "slow_kernel");
+  expect_alarm_snapshot(load_trace(second), "failed compile unit [", "bad_kernel");
 }
 
 TEST(FlightRecorder, ACompileAfterMarkReadyIsSaidAtItsOpenAndSnapshottedAtItsEnd) {
@@ -399,15 +401,7 @@ TEST(FlightRecorder, ACompileAfterMarkReadyIsSaidAtItsOpenAndSnapshottedAtItsEnd
     }
     const std::string path = snapshot_file(cfg.output_path, 1);
     ASSERT_TRUE(appears(path));
-    const json trace = load_trace(path);
-    const std::string trigger = (*metadata(trace, "jitscope_snapshot"))["args"]["trigger"];
-    EXPECT_EQ(trigger.rfind("compile while serving: unit [", 0), 0u) << trigger;
-    EXPECT_NE(trigger.find("(frame late_kernel)"), std::string::npos) << trigger;
-    bool unit_in = false;
-    for (const json& e : events_with_ph(trace, "X")) {
-      unit_in = unit_in || (e.contains("args") && e["args"].value("frame", "") == "late_kernel");
-    }
-    EXPECT_TRUE(unit_in) << "the snapshot holds the unit's whole slice";
+    expect_alarm_snapshot(load_trace(path), "compile while serving: unit [", "late_kernel");
     session.finish();
   }
   const std::string text = err.text();

@@ -97,6 +97,12 @@ Status parse_choice(const char* variable, const char* text, const Choice<E> (&ch
   return Status::error(std::string(variable) + "='" + text + "' is not " + list);
 }
 
+// A 1-or-0 variable.
+Status parse_flag(const char* variable, const char* text, bool& out) {
+  static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
+  return parse_choice(variable, text, kChoices, out);
+}
+
 // A variable that, when set, must not be empty.
 Status parse_nonempty(const char* variable, const char* text, std::string& out) {
   if (*text == '\0') return Status::error(std::string(variable) + " is set but empty");
@@ -303,10 +309,7 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       cfg.cupti_buffers = static_cast<std::size_t>(n);
     }
     if (const char* v = std::getenv("JITSCOPE_CRASH_HANDLER")) {
-      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
-      if (Status st = parse_choice("JITSCOPE_CRASH_HANDLER", v, kChoices, cfg.crash_handler); !st) {
-        return st;
-      }
+      if (Status st = parse_flag("JITSCOPE_CRASH_HANDLER", v, cfg.crash_handler); !st) return st;
     }
     if (const char* v = std::getenv("JITSCOPE_MAX_TRACE_SIZE")) {
       if (Status st = parse_trace_size("JITSCOPE_MAX_TRACE_SIZE", v, cfg.max_trace_bytes); !st) {
@@ -346,20 +349,12 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       cfg.snapshot_slow_unit = std::chrono::milliseconds(n * scale);
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_AFTER_READY")) {
-      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
-      if (Status st =
-              parse_choice("JITSCOPE_SNAPSHOT_AFTER_READY", v, kChoices, cfg.snapshot_after_ready);
-          !st) {
+      if (Status st = parse_flag("JITSCOPE_SNAPSHOT_AFTER_READY", v, cfg.snapshot_after_ready); !st)
         return st;
-      }
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_FAILED_UNIT")) {
-      static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
-      if (Status st =
-              parse_choice("JITSCOPE_SNAPSHOT_FAILED_UNIT", v, kChoices, cfg.snapshot_failed_unit);
-          !st) {
+      if (Status st = parse_flag("JITSCOPE_SNAPSHOT_FAILED_UNIT", v, cfg.snapshot_failed_unit); !st)
         return st;
-      }
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_SIGNAL")) {
       cfg.snapshot_signal = detail::signal_number(v);
