@@ -344,7 +344,8 @@ struct UnitAlarms {
 };
 UnitAlarms g_unit_alarms;
 
-// Two relaxed loads a unit when no alarm is set.
+// During a session (the hook is set for mark_ready() too): three atomic
+// loads a closed unit, and no call unless an alarm trips.
 void check_unit_alarms(const CompileRecord& r) noexcept {
   // acquire: pairs with set_unit_alarms' release; the thresholds set before it.
   const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire);
