@@ -81,7 +81,7 @@ bool get_choice(PyObject* value, std::string_view field, const std::array<Choice
   return false;
 }
 
-constexpr std::array<std::string_view, 28> kNames = {"format",
+constexpr std::array<std::string_view, 30> kNames = {"format",
                                                      "compression",
                                                      "metrics",
                                                      "ring_capacity",
@@ -104,6 +104,8 @@ constexpr std::array<std::string_view, 28> kNames = {"format",
                                                      "snapshot_signal",
                                                      "snapshot_slow_unit_ms",
                                                      "snapshot_failed_unit",
+                                                     "snapshot_miss_storm",
+                                                     "snapshot_miss_storm_window_ms",
                                                      "snapshot_after_ready",
                                                      "artifacts_dir",
                                                      "max_artifact_bytes",
@@ -174,6 +176,10 @@ bool apply_one(std::string_view name, PyObject* v, jitscope::Config& c) {
   if (name == "snapshot_signal") return get_int(v, name, c.snapshot_signal);
   if (name == "snapshot_slow_unit_ms") return get_ms(v, name, c.snapshot_slow_unit);
   if (name == "snapshot_failed_unit") return get_bool(v, name, c.snapshot_failed_unit);
+  if (name == "snapshot_miss_storm") return get_int(v, name, c.snapshot_miss_storm);
+  if (name == "snapshot_miss_storm_window_ms") {
+    return get_ms(v, name, c.snapshot_miss_storm_window);
+  }
   if (name == "snapshot_after_ready") return get_bool(v, name, c.snapshot_after_ready);
   if (name == "snapshot_min_interval_ms") return get_ms(v, name, c.snapshot_min_interval);
   if (name == "max_artifact_bytes") return get_int(v, name, c.max_artifact_bytes);

@@ -183,3 +183,15 @@ def test_mark_ready_makes_a_later_compile_an_alarm(out, capfd):
     assert "opened after mark_ready() in serve_request" in err
     assert "(frame warm)" not in err
     assert stats.snapshots_written == 1
+
+
+def test_a_cache_miss_storm_from_python_is_said_once(out, capfd):
+    assert jitscope.start(out("storm.json"), cupti="off", snapshot_miss_storm=3,
+                          snapshot_miss_storm_window_ms=60_000)
+    for i in range(5):  # one storm at the third miss; the two after are not a new one
+        with jitscope.compile_unit(frame=f"shape{i}") as unit:
+            unit.cache_miss("kernels", f"key{i}")
+    jitscope.stop()
+    err = capfd.readouterr().err
+    assert err.count("jitscope: cache-miss storm: 3 cache misses in ") == 1, err
+    assert "(key 'key2'), in unit [" in err and "(frame shape2)" in err

@@ -76,6 +76,22 @@ void expect_alarm_snapshot(const json& trace, const std::string& alarm, const st
   EXPECT_TRUE(unit_in) << frame;
 }
 
+// A line of `text` that holds both `a` and `b`.
+bool has_line_with(const std::string& text, const std::string& a, const std::string& b) {
+  for (const std::string& line : lines_of(text)) {
+    if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 TEST(FlightRecorder, ASnapshotHoldsTheNewestSpansAndLoadsAloneWithItsNames) {
   const Config cfg = flight_config("flight_newest");
   ScopedSession session(cfg);
@@ -367,15 +383,10 @@ TEST(FlightRecorder, ASlowOrFailedUnitGivesALineNamingItAndASnapshotHoldingIt) {
   EXPECT_EQ(stats.snapshots_written, 2u);
   const std::string text = err.text();
   // Compile ids are the process's: other tests' units came first.
-  const auto line_with = [&](const std::string& head, const std::string& rest) {
-    for (const std::string& line : lines_of(text)) {
-      if (line.find(head) != std::string::npos && line.find(rest) != std::string::npos) return true;
-    }
-    return false;
-  };
-  EXPECT_TRUE(line_with("jitscope: slow compile unit [", "(frame slow_kernel): ")) << text;
-  EXPECT_TRUE(line_with("jitscope: failed compile unit [",
-                        "(frame bad_kernel): PtxasError: register spill"))
+  EXPECT_TRUE(has_line_with(text, "jitscope: slow compile unit [", "(frame slow_kernel): "))
+      << text;
+  EXPECT_TRUE(has_line_with(text, "jitscope: failed compile unit [",
+                            "(frame bad_kernel): PtxasError: register spill"))
       << text;
   EXPECT_EQ(text.find("fast_kernel"), std::string::npos) << text;
   // Each snapshot names its unit and holds its slice.
@@ -415,6 +426,92 @@ TEST(FlightRecorder, ACompileAfterMarkReadyIsSaidAtItsOpenAndSnapshottedAtItsEnd
   EXPECT_EQ(err.text().find("next_warm_kernel"), std::string::npos) << err.text();
 }
 
+TEST(FlightRecorder, ASlowCompileWhileServingIsOneSnapshotNotTwo) {
+  Config cfg = flight_config("flight_serving_slow");
+  cfg.snapshot_slow_unit = std::chrono::milliseconds(20);
+  StderrCapture err;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  mark_ready();
+  {
+    CompileUnit late({.frame = "late_and_slow"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  const std::string path = snapshot_file(cfg.output_path, 1);
+  ASSERT_TRUE(appears(path));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 10 cycles: no second one
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  const json trace = load_trace(path);
+  expect_alarm_snapshot(trace, "slow compile unit [", "late_and_slow");
+  const std::string trigger = (*metadata(trace, "jitscope_snapshot"))["args"]["trigger"];
+  EXPECT_EQ(trigger.find("more)"), std::string::npos) << trigger;  // not two requests merged
+  const std::string text = err.text();
+  EXPECT_TRUE(has_line_with(text, "compile while serving: unit [", "(frame late_and_slow)"))
+      << text;
+  EXPECT_TRUE(has_line_with(text, "slow compile unit [", "(frame late_and_slow)")) << text;
+}
+
+TEST(FlightRecorder, ACacheMissStormGivesOneLineAndASnapshotNamingTheUnitOfItsLastMiss) {
+  Config cfg = flight_config("flight_storm");
+  cfg.snapshot_miss_storm = 5;
+  cfg.snapshot_miss_storm_window = std::chrono::seconds(60);
+  StderrCapture err;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  for (int i = 0; i < 4; ++i) {
+    const std::string frame = "calm_" + std::to_string(i);
+    CompileUnit u({.frame = frame});
+    u.cache_miss("k" + std::to_string(i), "kernels");
+    u.cache_hit("h" + std::to_string(i), "kernels");  // hits are not counted
+  }
+  {
+    CompileUnit u({.frame = "storm_kernel"});
+    u.cache_miss("k4", "kernels");
+  }
+  const std::string path = snapshot_file(cfg.output_path, 1);
+  ASSERT_TRUE(appears(path));
+  // The next storm needs five new misses: four are not one.
+  for (int i = 0; i < 4; ++i) {
+    CompileUnit u({.frame = "after_storm"});
+    u.cache_miss("a" + std::to_string(i), "kernels");
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  const std::string text = err.text();
+  // One storm, at the fifth miss (its key), none before or after.
+  EXPECT_EQ(count_of(text, "jitscope: cache-miss storm"), 1u) << text;
+  EXPECT_TRUE(has_line_with(text, "jitscope: cache-miss storm: 5 cache misses in ",
+                            "the last in cache 'kernels' (key 'k4'), in unit ["))
+      << text;
+  EXPECT_TRUE(has_line_with(text, "cache-miss storm", "(frame storm_kernel)")) << text;
+  expect_alarm_snapshot(load_trace(path), "cache-miss storm: 5 cache misses", "storm_kernel");
+}
+
+TEST(FlightRecorder, MissesFurtherApartThanTheWindowAreNoStormAndAPlainSessionSaysOne) {
+  Config cfg = test_config("plain_storm");
+  cfg.snapshot_miss_storm = 3;
+  cfg.snapshot_miss_storm_window = std::chrono::milliseconds(40);
+  StderrCapture err;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  // Any three of these span at least 60 ms: a slow machine only spreads them more.
+  for (int i = 0; i < 4; ++i) {
+    CompileUnit u({.frame = "spread"});
+    u.cache_miss("s" + std::to_string(i), "disk");
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  }
+  {
+    CompileUnit u({.frame = "burst"});
+    for (int i = 0; i < 3; ++i) u.cache_miss("b" + std::to_string(i), "disk");
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 0u);  // no flight recorder: the line only
+  const std::string text = err.text();
+  EXPECT_EQ(count_of(text, "jitscope: cache-miss storm"), 1u) << text;  // the burst's only
+  EXPECT_TRUE(has_line_with(text, "cache-miss storm: 3 cache misses in ", "(frame burst)")) << text;
+}
+
 TEST(FlightRecorder, TheVariablesSetIt) {
   ::setenv("JITSCOPE_TRACE", "/tmp/flight_env.json", 1);
   ::setenv("JITSCOPE_FLIGHT", "2M", 1);
@@ -423,8 +520,19 @@ TEST(FlightRecorder, TheVariablesSetIt) {
   ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "USR2", 1);
   ::setenv("JITSCOPE_SNAPSHOT_SLOW_UNIT", "2s", 1);
   ::setenv("JITSCOPE_SNAPSHOT_FAILED_UNIT", "1", 1);
+  ::setenv("JITSCOPE_SNAPSHOT_MISS_STORM", "20/1500ms", 1);
   Config cfg;
   const Status st = Config::from_env(&cfg);
+  ::setenv("JITSCOPE_SNAPSHOT_MISS_STORM", "7", 1);
+  Config storm_only;
+  const Status storm_st = Config::from_env(&storm_only);
+  std::vector<std::string> refused_storms;
+  for (const char* v : {"x/1s", "5/0s", "5/", "100001/1s", "5/2d"}) {
+    ::setenv("JITSCOPE_SNAPSHOT_MISS_STORM", v, 1);
+    Config c;
+    refused_storms.push_back(Config::from_env(&c).message());
+  }
+  ::unsetenv("JITSCOPE_SNAPSHOT_MISS_STORM");
   ::setenv("JITSCOPE_SNAPSHOT_SIGNAL", "SIGKILL", 1);
   Config refused;
   const Status bad = Config::from_env(&refused);
@@ -438,6 +546,14 @@ TEST(FlightRecorder, TheVariablesSetIt) {
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(cfg.snapshot_slow_unit, std::chrono::milliseconds(2000));
   EXPECT_TRUE(cfg.snapshot_failed_unit);
+  EXPECT_EQ(cfg.snapshot_miss_storm, 20u);
+  EXPECT_EQ(cfg.snapshot_miss_storm_window, std::chrono::milliseconds(1500));
+  ASSERT_TRUE(storm_st.ok()) << storm_st.message();
+  EXPECT_EQ(storm_only.snapshot_miss_storm, 7u);
+  EXPECT_EQ(storm_only.snapshot_miss_storm_window, std::chrono::seconds(10));
+  for (const std::string& m : refused_storms) {
+    EXPECT_NE(m.find("JITSCOPE_SNAPSHOT_MISS_STORM="), std::string::npos) << m;
+  }
   EXPECT_EQ(cfg.flight_recorder_bytes, std::uint64_t{2} << 20);
   EXPECT_EQ(cfg.max_snapshots, 3u);
   EXPECT_EQ(cfg.snapshot_min_interval, std::chrono::milliseconds(250));

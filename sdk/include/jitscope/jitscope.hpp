@@ -209,6 +209,12 @@ struct Config {
   // flight recorder on asks for a snapshot (taken once the unit has ended).
   std::chrono::milliseconds snapshot_slow_unit{0};
   bool snapshot_failed_unit = false;
+  // A cache-miss storm: this many cache misses (CompileUnit::cache_miss,
+  // any layer, any unit) within snapshot_miss_storm_window give one line
+  // naming the unit of the last, and with the flight recorder on a
+  // snapshot; the next storm needs as many new misses. 0: off.
+  std::uint32_t snapshot_miss_storm = 0;
+  std::chrono::milliseconds snapshot_miss_storm_window{10000};
   // After mark_ready(), each compile unit that opens gives one line (the
   // unit, its frame, the phase or unit it opened in); with this and the
   // flight recorder on, a snapshot taken when that unit ends.

@@ -101,14 +101,16 @@ void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm, std::string_view ope
   guarded("raising a compile unit's alarm", [&] {
     std::string what = alarm == UnitAlarm::kSlow     ? "slow compile unit "
                        : alarm == UnitAlarm::kFailed ? "failed compile unit "
-                                                     : "compile while serving: unit ";
+                       : alarm == UnitAlarm::kMissStorm
+                           ? "cache-miss storm: " + std::string(opened_in) + ", in unit "
+                           : "compile while serving: unit ";
     what += r.compile_id.display() + " " + r.name;
     if (!r.frame.empty()) what += " (frame " + r.frame + ")";
     if (alarm == UnitAlarm::kSlow || alarm == UnitAlarm::kServingEnd) {
       what += ": " + std::to_string((r.end_time_us - r.start_time_us) / 1000) + " ms";
     } else if (alarm == UnitAlarm::kFailed) {
       what += ": " + r.fail_type + (r.fail_reason.empty() ? "" : ": " + r.fail_reason);
-    } else {
+    } else if (alarm == UnitAlarm::kServingBegin) {
       what += " opened after mark_ready()";
       if (!opened_in.empty()) what += " in " + std::string(opened_in);
     }
@@ -192,6 +194,7 @@ void fork_child() noexcept {
   // No session here: the signal and the alarms are the parent's.
   remove_snapshot_signal();
   set_unit_alarms(0, false, nullptr);
+  miss_storm_forget_in_child();
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
   log_unlock_after_fork();
@@ -382,6 +385,9 @@ Status start(const Config& config) noexcept {
         g_alarm_lines.store(0, std::memory_order_relaxed);
         set_unit_alarms(static_cast<std::uint64_t>(config.snapshot_slow_unit.count()) * 1000,
                         config.snapshot_failed_unit, &on_unit_alarm);
+        set_miss_storm(
+            config.snapshot_miss_storm,
+            static_cast<std::uint64_t>(config.snapshot_miss_storm_window.count()) * 1000);
         g_current = session.release();
         g_current_from_env = t_starting_from_env;
         g_parent_pid = parent_pid;
@@ -487,6 +493,7 @@ Status stop(SessionStats* stats) noexcept {
     g_current = nullptr;
     remove_snapshot_signal();  // the host's signal again before the last cycle
     set_unit_alarms(0, false, nullptr);
+    set_miss_storm(0, 0);
     set_serving(false);  // the next session warms up again
     set_first_unit_hook(nullptr);
     g_parent_pid = 0;

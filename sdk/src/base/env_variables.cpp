@@ -42,6 +42,8 @@ constexpr KnownVariable kVariables[] = {
     {"JITSCOPE_SNAPSHOT_SLOW_UNIT",
      "a line (and a snapshot) for a compile unit this slow, e.g. 500ms"},
     {"JITSCOPE_SNAPSHOT_FAILED_UNIT", "a line (and a snapshot) for a failed compile unit: 1"},
+    {"JITSCOPE_SNAPSHOT_MISS_STORM",
+     "a line (and a snapshot) for N cache misses within a time: 20/10s"},
     {"JITSCOPE_SNAPSHOT_AFTER_READY",
      "flight recorder: a snapshot for a compile after mark_ready(): 1, 0"},
     {"JITSCOPE_ARTIFACTS", "folder for compile artifacts (default: <metrics file>.artifacts)"},

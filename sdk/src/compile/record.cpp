@@ -10,7 +10,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <new>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace jitscope {
 
@@ -346,19 +352,29 @@ UnitAlarms g_unit_alarms;
 
 // During a session (the hook is set for mark_ready() too): three atomic
 // loads a closed unit, and no call unless an alarm trips.
+// The alarm a closed unit trips, if any.
+std::optional<UnitAlarm> closing_alarm(const CompileRecord& r) noexcept {
+  if (r.is_runtime) return std::nullopt;
+  if (r.failed && g_unit_alarms.failed.load(std::memory_order_relaxed)) return UnitAlarm::kFailed;
+  const std::uint64_t slow = g_unit_alarms.slow_us.load(std::memory_order_relaxed);
+  if (slow != 0 && r.end_time_us >= r.start_time_us + slow) return UnitAlarm::kSlow;
+  return std::nullopt;
+}
+
 void check_unit_alarms(const CompileRecord& r) noexcept {
   // acquire: pairs with set_unit_alarms' release; the thresholds set before it.
   const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire);
-  if (hook == nullptr || r.is_runtime) return;
-  if (r.failed && g_unit_alarms.failed.load(std::memory_order_relaxed)) {
-    hook(r, UnitAlarm::kFailed, {});
-    return;
-  }
-  const std::uint64_t slow = g_unit_alarms.slow_us.load(std::memory_order_relaxed);
-  if (slow != 0 && r.end_time_us >= r.start_time_us + slow) hook(r, UnitAlarm::kSlow, {});
+  if (hook == nullptr) return;
+  if (const std::optional<UnitAlarm> alarm = closing_alarm(r)) hook(r, *alarm, {});
 }
 
 }  // namespace
+
+bool closing_alarm_due(const CompileRecord& record) noexcept {
+  // acquire: as check_unit_alarms.
+  return g_unit_alarms.hook.load(std::memory_order_acquire) != nullptr &&
+         closing_alarm(record).has_value();
+}
 
 void raise_unit_alarm(const CompileRecord& record, UnitAlarm alarm,
                       std::string_view opened_in) noexcept {
@@ -366,6 +382,63 @@ void raise_unit_alarm(const CompileRecord& record, UnitAlarm alarm,
   if (const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire)) {
     hook(record, alarm, opened_in);
   }
+}
+
+namespace {
+// The times of the last `count` misses, a ring under its own mutex (a
+// leaf: nothing else is taken while it is held).
+struct MissStorm {
+  std::atomic<std::uint32_t> count{0};  // relaxed: the check each miss makes first
+  std::mutex mutex;
+  std::vector<std::uint64_t> times_us;
+  std::size_t next = 0;  // the slot the next miss takes; once full, the oldest
+  std::size_t held = 0;
+  std::uint64_t window_us = 0;
+};
+
+MissStorm& miss_storm() noexcept { return immortal<MissStorm>(); }
+
+std::uint64_t monotonic_us() noexcept {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+}  // namespace
+
+void set_miss_storm(std::uint32_t count, std::uint64_t window_us) noexcept {
+  MissStorm& m = miss_storm();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.next = m.held = 0;
+  m.window_us = window_us;
+  // Failing, the alarm is off.
+  if (!guarded("arming the cache-miss storm alarm", [&] { m.times_us.assign(count, 0); })) {
+    count = 0;
+  }
+  m.count.store(count, std::memory_order_relaxed);
+}
+
+void miss_storm_forget_in_child() noexcept {
+  MissStorm& m = miss_storm();
+  m.count.store(0, std::memory_order_relaxed);
+  new (&m.mutex) std::mutex;  // no thread of the child holds it
+  m.next = m.held = 0;
+}
+
+MissStormHit note_cache_miss() noexcept {
+  MissStorm& m = miss_storm();
+  if (m.count.load(std::memory_order_relaxed) == 0) return {};
+  const std::uint64_t now = monotonic_us();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const std::size_t n = m.times_us.size();
+  if (n == 0) return {};
+  m.times_us[m.next] = now;
+  m.next = (m.next + 1) % n;
+  if (m.held < n) ++m.held;
+  if (m.held < n) return {};
+  const std::uint64_t oldest = m.times_us[m.next];  // full: the next slot holds the oldest
+  if (now - oldest > m.window_us) return {};
+  m.held = 0;
+  return {static_cast<std::uint32_t>(n), now - oldest};
 }
 
 void set_serving(bool on) noexcept { g_unit_alarms.serving.store(on, std::memory_order_relaxed); }

@@ -300,13 +300,30 @@ void set_metrics_wake(void (*wake)()) noexcept;
 // (kServingBegin, at its open; `opened_in` names the phase or unit it was
 // opened in, or is empty) and that unit closed (kServingEnd). The hook
 // runs on the unit's thread, outside any lock, after its record is made.
-// nullptr: none.
-enum class UnitAlarm : std::uint8_t { kSlow, kFailed, kServingBegin, kServingEnd };
+// nullptr: none. kMissStorm (see note_cache_miss) comes with a record that
+// holds the unit's id and name only, and `opened_in` says the storm.
+enum class UnitAlarm : std::uint8_t { kSlow, kFailed, kServingBegin, kServingEnd, kMissStorm };
 using UnitAlarmHook = void (*)(const CompileRecord& record, UnitAlarm alarm,
                                std::string_view opened_in) noexcept;
 void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept;
 void raise_unit_alarm(const CompileRecord& record, UnitAlarm alarm,
                       std::string_view opened_in) noexcept;
+// Whether the closed unit's record trips kSlow or kFailed (its own
+// snapshot then holds the unit: a kServingEnd would be a second one).
+bool closing_alarm_due(const CompileRecord& record) noexcept;
+// A miss storm: `count` cache misses (any layer, any unit) within
+// `window_us`; 0, off. note_cache_miss() counts one miss; when it
+// completes a storm it returns the storm (misses 0: none), and a new storm
+// then needs `count` new misses.
+struct MissStormHit {
+  std::uint32_t misses = 0;
+  std::uint64_t span_us = 0;  // from the first of them to the last
+};
+void set_miss_storm(std::uint32_t count, std::uint64_t window_us) noexcept;
+MissStormHit note_cache_miss() noexcept;
+// In a fork child: off, its mutex new (a thread the child lacks may have
+// held it across fork()).
+void miss_storm_forget_in_child() noexcept;
 // mark_ready()'s state: on until stop().
 void set_serving(bool on) noexcept;
 bool serving() noexcept;

@@ -370,6 +370,9 @@ namespace {
 void cache_event(UnitState* state, std::string_view key, std::string_view cache,
                  bool hit) noexcept {
   if (state == nullptr) return;
+  MissStormHit storm;
+  std::string name;  // a storm's unit, for its alarm
+  std::string frame;
   guarded("recording a cache hit or miss", [&] {
     std::lock_guard<std::mutex> lock(state->mutex);
     if (state->closed) return;
@@ -377,10 +380,34 @@ void cache_event(UnitState* state, std::string_view key, std::string_view cache,
     if (hit) {
       ++c.hits;
       c.hit_keys.emplace(key);
-    } else {
-      ++c.misses;
-      c.miss_keys.emplace(key);
+      return;
     }
+    ++c.misses;
+    c.miss_keys.emplace(key);
+    storm = note_cache_miss();
+    if (storm.misses == 0) return;  // the usual case: nothing more
+    name = state->record.name;
+    frame = state->record.frame;
+  });
+  if (storm.misses == 0) return;
+  // Rare (once per storm), and outside the unit's lock: the alarm writes a
+  // line and asks for a snapshot.
+  guarded("raising a cache-miss storm alarm", [&] {
+    CompileRecord who;
+    who.has_compile_id = true;
+    who.compile_id = state->id;
+    who.name = std::move(name);
+    who.frame = std::move(frame);
+    std::string what;
+    append_decimal(what, storm.misses);
+    what += " cache misses in ";
+    append_decimal(what, storm.span_us / 1000);
+    what += " ms, the last in cache '";
+    what += cache.empty() ? std::string_view("cache") : cache;
+    what += "' (key '";
+    what += cap_utf8(std::string(key), 80);
+    what += "')";
+    raise_unit_alarm(who, UnitAlarm::kMissStorm, what);
   });
 }
 
@@ -469,7 +496,10 @@ void CompileUnit::close() noexcept {
   // The block goes to the ring and the queue: a CompileUnitRef or a
   // LoadScope that keeps the unit alive does not keep its record (every
   // writer checks `closed` first and never touches `record` after it).
-  if (have_record && s.after_ready) raise_unit_alarm(s.record, UnitAlarm::kServingEnd, {});
+  // One unit, one snapshot: a slow or failed one takes it for its own alarm.
+  if (have_record && s.after_ready && !closing_alarm_due(s.record)) {
+    raise_unit_alarm(s.record, UnitAlarm::kServingEnd, {});
+  }
   if (have_record) finish_record(std::move(s.record_block));
 }
 

@@ -98,6 +98,21 @@ Status parse_choice(const char* variable, const char* text, const Choice<E> (&ch
 }
 
 // A 1-or-0 variable.
+// "500ms", "2s" or a number of ms, at most a day.
+bool parse_duration_ms(std::string_view text, std::chrono::milliseconds& out) {
+  std::uint64_t scale = 1;
+  if (text.size() > 2 && text.substr(text.size() - 2) == "ms") {
+    text.remove_suffix(2);
+  } else if (text.size() > 1 && text.back() == 's') {
+    text.remove_suffix(1);
+    scale = 1000;
+  }
+  std::uint64_t n = 0;
+  if (!parse_uint(std::string(text).c_str(), n) || n > 86'400'000 / scale) return false;
+  out = std::chrono::milliseconds(n * scale);
+  return true;
+}
+
 Status parse_flag(const char* variable, const char* text, bool& out) {
   static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
   return parse_choice(variable, text, kChoices, out);
@@ -183,6 +198,15 @@ Status Config::validate() const noexcept {
     if (snapshot_slow_unit.count() < 0 || snapshot_slow_unit.count() > 86'400'000) {
       return Status::error("snapshot_slow_unit " + std::to_string(snapshot_slow_unit.count()) +
                            " ms is outside [0, 86400000] (0: off)");
+    }
+    if (snapshot_miss_storm > 100'000) {
+      return Status::error("snapshot_miss_storm " + std::to_string(snapshot_miss_storm) +
+                           " is outside [0, 100000] (0: off)");
+    }
+    if (snapshot_miss_storm_window.count() < 1 || snapshot_miss_storm_window.count() > 86'400'000) {
+      return Status::error("snapshot_miss_storm_window " +
+                           std::to_string(snapshot_miss_storm_window.count()) +
+                           " ms is outside [1, 86400000] (a day)");
     }
     if (snapshot_min_interval.count() < 0 || snapshot_min_interval.count() > 86'400'000) {
       return Status::error("snapshot_min_interval " +
@@ -332,21 +356,25 @@ Status Config::from_env(Config* out, bool require_trace) noexcept {
       cfg.max_snapshots = static_cast<std::uint32_t>(n);
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_SLOW_UNIT")) {
-      // "500ms", "2s" or a number of ms.
-      std::string_view text = v;
-      std::uint64_t scale = 1;
-      if (text.size() > 2 && text.substr(text.size() - 2) == "ms") {
-        text.remove_suffix(2);
-      } else if (text.size() > 1 && text.back() == 's') {
-        text.remove_suffix(1);
-        scale = 1000;
-      }
-      std::uint64_t n = 0;
-      if (!parse_uint(std::string(text).c_str(), n) || n > 86'400'000 / scale) {
+      if (!parse_duration_ms(v, cfg.snapshot_slow_unit)) {
         return Status::error(std::string("JITSCOPE_SNAPSHOT_SLOW_UNIT=") + v +
                              ": not a duration of at most a day (500ms, 2s, or ms)");
       }
-      cfg.snapshot_slow_unit = std::chrono::milliseconds(n * scale);
+    }
+    if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_MISS_STORM")) {
+      // "20/10s": 20 misses within 10 s; "20": within the default window.
+      const std::string_view text = v;
+      const std::size_t slash = text.find('/');
+      std::uint64_t n = 0;
+      if (!parse_uint(std::string(text.substr(0, slash)).c_str(), n) || n > 100'000 ||
+          (slash != std::string_view::npos &&
+           (!parse_duration_ms(text.substr(slash + 1), cfg.snapshot_miss_storm_window) ||
+            cfg.snapshot_miss_storm_window.count() == 0))) {
+        return Status::error(std::string("JITSCOPE_SNAPSHOT_MISS_STORM=") + v +
+                             ": not <misses>/<duration> (20/10s, 50/500ms; at most 100000 "
+                             "misses and a day; 0, off)");
+      }
+      cfg.snapshot_miss_storm = static_cast<std::uint32_t>(n);
     }
     if (const char* v = std::getenv("JITSCOPE_SNAPSHOT_AFTER_READY")) {
       if (Status st = parse_flag("JITSCOPE_SNAPSHOT_AFTER_READY", v, cfg.snapshot_after_ready); !st)
