@@ -12,7 +12,7 @@ mkdir -p "$out"
 log="$out/build.log"
 # The sample, the tools, and what `cmake --install build/release` copies
 # (the README's next step; tests/find_package/main_job.sh reads this line).
-main_targets="jitscope_nvrtc_jit jitscope-report jitscope-merge jitscope_installed"
+main_targets="jitscope_nvrtc_jit jitscope-report jitscope-merge jitscope-ctl jitscope_installed"
 echo "jitscope: building (release) ... log in $log"
 # shellcheck disable=SC2086 # the targets are words
 if ! { cmake --preset release -DJITSCOPE_BUILD_TESTS=OFF -DJITSCOPE_BUILD_BENCH=OFF &&

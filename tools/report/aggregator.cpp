@@ -400,6 +400,19 @@ const Aggregator::CrashNote* Aggregator::crash_of(bool has_pid, const Id& pid) c
   return it == crash_index_.end() ? nullptr : &crashes_[it->second];
 }
 
+namespace {
+// An integer arg of a metadata event, if it has one.
+void count_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev, const char* key,
+               std::optional<std::int64_t>& out) {
+  std::string_view text;
+  std::int64_t n = 0;
+  if (decoder.arg(ev, key, &text) &&
+      std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc()) {
+    out = n;
+  }
+}
+}  // namespace
+
 void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
   if (ev.name == "thread_name") {
     if (!ev.arg_name.empty()) threads_[thread_id(ev)].name = std::string(ev.arg_name);
@@ -426,14 +439,20 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
       }
     }
     header_.session = std::move(s);
+  } else if (ev.name == "jitscope_snapshot") {
+    SnapshotInfo s;
+    decoder.arg_string(ev, "trigger", &s.trigger);
+    // The alarms name their unit as "unit [<frame>/<attempt>] <name>".
+    if (const std::size_t at = s.trigger.find("unit ["); at != std::string::npos) {
+      const std::size_t end = s.trigger.find(']', at);
+      if (end != std::string::npos) s.compile_id = s.trigger.substr(at + 6, end - at - 6);
+    }
+    count_arg(decoder, ev, "spans_open", s.spans_open);
+    count_arg(decoder, ev, "bytes_dropped_from_window", s.bytes_dropped_from_window);
+    header_.snapshot = std::move(s);
   } else if (ev.name == "jitscope_stats") {
     const auto count = [&](const char* key, std::optional<std::int64_t>& out) {
-      std::string_view text;
-      std::int64_t n = 0;
-      if (decoder.arg(ev, key, &text) &&
-          std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc()) {
-        out = n;
-      }
+      count_arg(decoder, ev, key, out);
     };
     count("events_dropped", header_.events_dropped);
     count("compile_records_dropped", header_.compile_records_dropped);

@@ -144,6 +144,12 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     const auto ka = compile_id_key(a.compile_id), kb = compile_id_key(b.compile_id);
     return ka != kb ? ka < kb : pid_less(a.pid, b.pid);
   });
+  // A snapshot's triggering unit first: the reason the file exists.
+  if (r.header.snapshot && !r.header.snapshot->compile_id.empty()) {
+    const std::string& id = r.header.snapshot->compile_id;
+    std::stable_partition(r.units.begin(), r.units.end(),
+                          [&](const UnitRow& u) { return u.compile_id == id; });
+  }
 }
 
 void Aggregator::failed_rows(Report& r) const {

@@ -269,6 +269,17 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     } else {
       j.null();
     }
+    j.key("snapshot");
+    if (h.snapshot) {
+      j.begin_object();
+      j.member("trigger", h.snapshot->trigger);
+      json_str_or_null(j, "compile_id", h.snapshot->compile_id);
+      json_opt(j, "spans_open", h.snapshot->spans_open);
+      json_opt(j, "bytes_dropped_from_window", h.snapshot->bytes_dropped_from_window);
+      j.end_object();
+    } else {
+      j.null();
+    }
     json_opt(j, "events_dropped", h.events_dropped);
     json_opt(j, "compile_records_dropped", h.compile_records_dropped);
     j.key("metrics");

@@ -77,6 +77,25 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       row("cupti", cupti);
       if (!human && !s.cupti_reason.empty()) row("cupti_reason", s.cupti_reason);
     }
+    if (h.snapshot) {
+      const SnapshotInfo& snap = *h.snapshot;
+      row(human ? "snapshot of" : "snapshot_trigger", snap.trigger);
+      if (!snap.compile_id.empty()) {
+        const bool found = !r.units.empty() && r.units.front().compile_id == snap.compile_id;
+        std::string unit = "[" + snap.compile_id + "]";
+        if (found) {
+          unit += " " + r.units.front().name;
+          if (human) unit += " (first in the units table)";
+        } else if (human) {
+          unit += " (not in the window)";
+        }
+        row("snapshot_unit", unit);
+      }
+      if (snap.spans_open) row("spans_open", std::to_string(*snap.spans_open));
+      if (snap.bytes_dropped_from_window) {
+        row("bytes_dropped_from_window", std::to_string(*snap.bytes_dropped_from_window));
+      }
+    }
     if (h.events_dropped) row("events_dropped", std::to_string(*h.events_dropped));
     if (h.compile_records_dropped) {
       row("compile_records_dropped", std::to_string(*h.compile_records_dropped));

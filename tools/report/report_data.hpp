@@ -38,6 +38,14 @@ struct SessionInfo {  // the jitscope_session metadata event
   std::string version, clock, cupti_state, cupti_reason, cupti_timestamps;
 };
 
+// A flight-recorder snapshot's jitscope_snapshot metadata event: what
+// asked for it, and the unit its trigger names ("... unit [12/0] ...").
+struct SnapshotInfo {
+  std::string trigger;
+  std::string compile_id;  // "12/0", or empty when the trigger names no unit
+  std::optional<std::int64_t> spans_open, bytes_dropped_from_window;
+};
+
 struct Header {
   std::string input;
   std::uint64_t bytes = 0;
@@ -49,6 +57,7 @@ struct Header {
   std::uint64_t spans = 0;                                          // X slices and B/E pairs
   std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
   std::optional<SessionInfo> session;
+  std::optional<SnapshotInfo> snapshot;        // the trace is a flight-recorder snapshot
   std::optional<std::int64_t> events_dropped;  // jitscope_stats.events_dropped
   // jitscope_stats.compile_records_dropped (written only when not 0)
   std::optional<std::int64_t> compile_records_dropped;
@@ -256,7 +265,9 @@ struct UnitWallSummary {
 struct Report {
   Header header;
   std::vector<NameRow> names;  // host span names, by total desc (GPU work: gpu.names)
-  std::vector<UnitRow> units;  // by compile id, then pid (units are keyed by (pid, compile_id))
+  // By compile id, then pid (units are keyed by (pid, compile_id)); in a
+  // snapshot, the unit its trigger names first.
+  std::vector<UnitRow> units;
   UnitWallSummary unit_walls;
   // Units keep their waterfall spans up to this many (the slowest); the
   // others' were let go (UnitRow::waterfall_dropped), counted here.

@@ -6,10 +6,12 @@
 #include "base/boundary.hpp"
 #include "base/json_writer.hpp"
 #include "base/log.hpp"
+#include "base/trace_paths.hpp"
 #include "compile/state.hpp"
 #include "crash/crash_handler.hpp"
 #include "crash/snapshot_signal.hpp"
 #include "crash/unload_drain.hpp"
+#include "flush/snapshot_request_files.hpp"
 #include "format/gpu_trace.hpp"
 #include "format/json/trace_format.hpp"
 #include "format/trace_form.hpp"
@@ -92,6 +94,7 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
   if (cfg.flight_recorder_bytes != 0) {
     window_ = std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
                                            Framing::kTraceEvents);
+    request_files_ = std::make_unique<SnapshotRequestFiles>(cfg.output_path, ::getpid());
   }
 }
 
@@ -268,6 +271,11 @@ void Flusher::run() noexcept {
       if (window_ && crash == nullptr) {
         if (take_snapshot_signal()) {
           const Status st = request_snapshot({}, "signal " + signal_name(config_.snapshot_signal));
+          if (!st) log_unique(st.message());
+        }
+        if (std::optional<std::string> reason = request_files_->take()) {
+          const Status st =
+              request_snapshot({}, reason->empty() ? "jitscope-ctl" : "jitscope-ctl: " + *reason);
           if (!st) log_unique(st.message());
         }
         // relaxed: a request that comes after this read waits for the next cycle.

@@ -11,6 +11,7 @@
 #include "clock/clock.hpp"
 #include "compile/state.hpp"
 #include "cupti/cupti.hpp"
+#include "flush/snapshot_request_files.hpp"
 #include "format/spawn_arrow.hpp"
 #include "nvtx/capture_totals.hpp"
 #include "sink/compressing_sink.hpp"
@@ -126,9 +127,10 @@ class Flusher {
   std::vector<SpawnMark> spawn_batch_;       // the flusher's
   // Flight recorder: the window the writer writes to instead of the file.
   std::unique_ptr<WindowSink> window_;
-  std::vector<SnapshotRequest> snapshot_requests_;  // guarded by mutex_
-  std::int64_t last_snapshot_ns_ = -1;              // guarded by mutex_: CLOCK_MONOTONIC
-  std::uint64_t snapshots_refused_ = 0;             // guarded by mutex_
+  std::unique_ptr<SnapshotRequestFiles> request_files_;  // with the window: jitscope-ctl's
+  std::vector<SnapshotRequest> snapshot_requests_;       // guarded by mutex_
+  std::int64_t last_snapshot_ns_ = -1;                   // guarded by mutex_: CLOCK_MONOTONIC
+  std::uint64_t snapshots_refused_ = 0;                  // guarded by mutex_
   // relaxed: read by the flusher each cycle, to render open spans only then.
   std::atomic<bool> snapshot_pending_{false};
   std::deque<std::string> snapshot_files_;  // the flusher's: numbered ones, oldest first

@@ -3,6 +3,7 @@
 #include "base/immortal.hpp"
 #include "base/log.hpp"
 #include "base/proto_wire.hpp"
+#include "base/trace_paths.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -18,21 +19,6 @@
 
 namespace jitscope::detail {
 namespace {
-
-// ".tag" before the extension of the last path component.
-std::string tagged_path(const std::string& path, const std::string& tag) {
-  const std::size_t slash = path.rfind('/');
-  const std::size_t base = slash == std::string::npos ? 0 : slash + 1;
-  std::size_t dot = path.rfind('.');
-  // Only a dot inside the last component, and not its first character
-  // (".trace" has no extension), starts an extension.
-  if (dot == std::string::npos || dot <= base) dot = path.size();
-  std::string out = path.substr(0, dot);
-  out.push_back('.');
-  out.append(tag);
-  out.append(path, dot, std::string::npos);
-  return out;
-}
 
 // The trace files this image opened: an exec'd image starts with none, so a
 // file of this pid that is not among them was written before the exec.
@@ -312,10 +298,6 @@ std::string this_boot_id() {
 std::string numbered_path(const std::string& path, std::uint64_t n) {
   if (n == 0) return path;
   return tagged_path(path, std::to_string(n));
-}
-
-std::string snapshot_path(const std::string& path, long pid, std::uint64_t n) {
-  return tagged_path(path, "snapshot." + std::to_string(pid) + "." + std::to_string(n));
 }
 
 bool write_whole_file(const std::string& path, const std::vector<std::string_view>& parts,

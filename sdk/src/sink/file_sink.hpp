@@ -100,10 +100,6 @@ std::string this_boot_id();
 // a.b/trace.1, .trace -> .trace.1). `path` itself for 0.
 std::string numbered_path(const std::string& path, std::uint64_t n);
 
-// Flight-recorder snapshot `n` of process `pid` for `path`:
-// trace.json -> trace.snapshot.4711.1.json.
-std::string snapshot_path(const std::string& path, long pid, std::uint64_t n);
-
 // Writes `parts`, in order, as the whole of `path`: into a temporary file
 // beside it (named with this process's pid), then renamed over `path`, so
 // that a reader sees the old file or the whole new one. false and `why` if
