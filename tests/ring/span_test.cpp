@@ -135,6 +135,31 @@ TEST(Spans, DropPolicyAccountsForEverySpanExactly) {
   EXPECT_EQ(per_thread_dropped, stats.events_dropped);
 }
 
+// A ring past half full wakes the flusher at once: bursts that together
+// hold more than the ring, far apart but well inside the flush interval,
+// lose nothing (before, the flusher slept out its interval and the ring
+// overflowed).
+TEST(Spans, AHalfFullRingWakesTheFlusherBeforeItsInterval) {
+  constexpr int kBursts = 4;
+  constexpr int kSpansPerBurst = 700;  // 1,400 records: a third of the ring
+  Config cfg = test_config("early_wake");
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.ring_capacity = 4096;
+  cfg.flush_interval = std::chrono::milliseconds(60000);
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  for (int b = 0; b < kBursts; ++b) {
+    if (b > 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    for (int i = 0; i < kSpansPerBurst; ++i) {
+      JITSCOPE_SPAN("burst");
+    }
+  }
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.events_dropped, 0u);
+  EXPECT_EQ(spans_named(load_trace(session.path()), "burst").size(),
+            static_cast<std::size_t>(kBursts * kSpansPerBurst));
+}
+
 TEST(Spans, ThreadsThatExitBeforeStopLoseNothing) {
   constexpr int kThreads = 16;
   constexpr int kSpans = 1000;

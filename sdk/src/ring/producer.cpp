@@ -39,6 +39,17 @@ void cpu_relax() noexcept {
 
 [[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
   const std::size_t want = need + t.owed();
+  const bool past_half = t.ring.refresh_room_early(want);
+  if (t.ring.producer().fits(want)) {
+    // Half full: the flusher comes now, not at its interval, so that a
+    // burst is drained before the ring overflows. Once per half ring at
+    // most (the limit is now the ring's end); a full ring's drops do not
+    // wake it again and again.
+    if (past_half) {
+      if (void (*wake)() = session_params().wake_flusher.load(std::memory_order_relaxed)) wake();
+    }
+    return true;
+  }
   if (want > t.ring.capacity() || t.policy == OverflowPolicy::kDrop) return false;
   // One wake per wait: a wake during the flusher's cycle makes its next
   // sleep return at once, so none is lost.
@@ -59,7 +70,7 @@ void cpu_relax() noexcept {
 // up when the session ends or `need` can never fit.
 JITSCOPE_ALWAYS_INLINE bool make_room(ThreadState& t, std::size_t need,
                                       std::uint32_t owed) noexcept {
-  if (t.ring.has_room(need + owed)) [[likely]]
+  if (t.ring.producer().fits(need + owed)) [[likely]]
     return true;
   return make_room_slow(t, need);
 }

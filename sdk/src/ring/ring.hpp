@@ -41,7 +41,8 @@ class Ring {
         head_(start) {
     producer_.slots = slots_.get();
     producer_.mask = mask_ * kRecordBytes;
-    producer_.room_end = start + capacity * kRecordBytes;
+    // Half: the first time past it comes to refresh_room_early (below).
+    producer_.room_end = start + capacity / 2 * kRecordBytes;
     producer_.tail.store(start, std::memory_order_relaxed);
   }
   Ring(const Ring&) = delete;
@@ -61,6 +62,22 @@ class Ring {
     if (producer_.fits(count)) return true;
     refresh_room();
     return producer_.fits(count);
+  }
+  // The producer's slow path (the cached view said no): rereads the
+  // consumer's index, and returns whether the ring holds half its capacity
+  // or more with `count` more records, so that the caller wakes the
+  // flusher before a burst fills it. The cached limit is then the ring's
+  // end; below half it is half the ring from the consumer, so that the
+  // fast paths come back here when the ring reaches half (a reread each
+  // half ring instead of each ring: rare).
+  bool refresh_room_early(std::size_t count) noexcept {
+    // acquire: the consumer is done reading the slots it released.
+    const std::uint64_t head = head_.load(std::memory_order_acquire);
+    const std::uint64_t half = capacity_ / 2 * kRecordBytes;
+    const bool past_half =
+        producer_.tail.load(std::memory_order_relaxed) + count * kRecordBytes > head + half;
+    producer_.room_end = past_half ? head + capacity_ * kRecordBytes : head + half;
+    return past_half;
   }
   std::size_t write_available() noexcept {
     refresh_room();
