@@ -47,8 +47,8 @@ constexpr int kPathologicalStatements = 6000;
 // A kernel specialized for its shape, as a shape-specializing JIT makes it.
 std::string source_of(const Shape& s) {
   const std::string n = std::to_string(s.rows * s.cols);
-  std::string body = "  if (i < " + n + ") out[i] = alpha * in[i] + (i % " +
-                     std::to_string(s.cols) + ");\n";
+  std::string body =
+      "  if (i < " + n + ") out[i] = alpha * in[i] + (i % " + std::to_string(s.cols) + ");\n";
   if (s.pathological) {
     // Straight-line code a code generator went wild on: thousands of
     // dependent statements that NVRTC and nvJitLink each work through.
@@ -109,8 +109,8 @@ bool compile(Server& server, const Shape& shape) {
   const nvrtc_jit::BuildOutput& last = ltoir.ok ? cubin : ltoir;
   if (!last.ok) {
     unit.fail(ltoir.ok ? "nvjitlink" : "nvrtc", last.error);
-    std::fprintf(stderr, "jit_server: %s did not build: %s\n%s\n", name.c_str(),
-                 last.error.c_str(), last.log.c_str());
+    std::fprintf(stderr, "jit_server: %s did not build: %s\n%s\n", name.c_str(), last.error.c_str(),
+                 last.log.c_str());
     ++server.failures;
     return false;
   }
@@ -139,8 +139,8 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", metrics, "the per-unit records, written as units end");
   app.add_option("--cache", cache_dir, "the disk cache of cubins (kept across runs)");
   app.add_option("--arch", arch, "target GPU architecture")
-      ->check(CLI::Validator([](std::string& v) { return nvrtc_jit::check_arch(v); }, "sm_XX",
-                             "arch"));
+      ->check(
+          CLI::Validator([](std::string& v) { return nvrtc_jit::check_arch(v); }, "sm_XX", "arch"));
   app.add_option("--requests", requests, "requests served after warm-up (at least 8)")
       ->check(CLI::Range(8, 1000000));
   app.add_option("--request-us", request_us, "each request's kernel time (a sleep)")
@@ -166,8 +166,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  Server server{nvrtc_jit::make_toolchain(arch), DiskCache(sample_common::absolute(cache_dir)),
-                {}, 0, 0};
+  Server server{
+      nvrtc_jit::make_toolchain(arch), DiskCache(sample_common::absolute(cache_dir)), {}, 0, 0};
   server.cache.prepare();
   jitscope::set_thread_name("server");
 

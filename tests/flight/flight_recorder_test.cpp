@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -301,6 +302,84 @@ TEST(FlightRecorder, TheSnapshotSignalAsksForOneAndIsTheHostsAgainAfterStop) {
   struct sigaction after {};
   ASSERT_EQ(::sigaction(SIGUSR2, nullptr, &after), 0);
   EXPECT_EQ(after.sa_handler, SIG_DFL);
+}
+
+// 1,000 signals in a burst: one snapshot (the rest coalesce in the flag or
+// are refused by the interval), and the process goes on.
+TEST(FlightRecorder, ASignalStormGivesAtMostTheRateLimitedSnapshots) {
+  Config cfg = flight_config("flight_signal_storm");
+  cfg.snapshot_signal = SIGUSR2;
+  cfg.snapshot_min_interval = std::chrono::milliseconds(60000);
+  StderrCapture err;  // the refusals' lines
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  std::atomic<bool> stop{false};
+  std::thread recorder([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      JITSCOPE_SPAN_ARGS("during_storm", {"i", i});
+    }
+  });
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(::kill(::getpid(), SIGUSR2), 0);
+  ASSERT_TRUE(appears(snapshot_file(cfg.output_path, 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 10 cycles more
+  stop.store(true);
+  recorder.join();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.snapshots_written, 1u);
+  EXPECT_FALSE(exists(snapshot_file(cfg.output_path, 2)));
+  EXPECT_FALSE(load_trace(snapshot_file(cfg.output_path, 1)).empty());
+}
+
+// Snapshots taken while 8 threads record: in each, every thread's spans are
+// a run with no gap and no repeat, ending no earlier than what the thread
+// had made when the snapshot was asked for.
+TEST(FlightRecorder, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
+  constexpr int kThreads = 8;
+  Config cfg = flight_config("flight_load", std::uint64_t{16} << 20);
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  std::atomic<bool> stop{false};
+  std::vector<std::atomic<std::int64_t>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        { JITSCOPE_SPAN_ARGS("load", {"t", t}, {"i", i}); }
+        made[t].store(i + 1, std::memory_order_release);
+      }
+    });
+  }
+  std::vector<std::vector<std::int64_t>> made_at_request;
+  std::vector<std::string> paths;
+  for (int k = 0; k < 3; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    made_at_request.emplace_back();
+    for (auto& m : made) made_at_request.back().push_back(m.load(std::memory_order_acquire));
+    paths.push_back(snapshot_file(cfg.output_path, 0) + "." + std::to_string(k) + ".json");
+    ASSERT_TRUE(snapshot(paths.back()).ok());
+    ASSERT_TRUE(appears(paths.back()));
+  }
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  session.finish();
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    SCOPED_TRACE(paths[k]);
+    std::vector<std::vector<std::int64_t>> seen(kThreads);
+    const json trace = load_trace(paths[k]);
+    for (const json& e : events_with_ph(trace, "X")) {
+      // A span open at the snapshot may not have its args yet (its thread
+      // waits for room to write them, kBlock): it is marked, not counted.
+      if (e.value("name", "") != "load" || !e["args"].contains("i")) continue;
+      seen[e["args"]["t"].get<int>()].push_back(e["args"]["i"].get<std::int64_t>());
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      ASSERT_FALSE(seen[t].empty()) << "thread " << t;
+      for (std::size_t j = 1; j < seen[t].size(); ++j) {
+        ASSERT_EQ(seen[t][j], seen[t][j - 1] + 1) << "thread " << t << " at " << j;
+      }
+      EXPECT_GE(seen[t].back() + 1, made_at_request[k][t]) << "thread " << t;
+    }
+  }
 }
 
 void host_usr1(int) {}

@@ -58,7 +58,7 @@ TEST(SnapshotRequestFiles, TheOwnRequestIsTakenOnceAndTheSharedOnceAWriteButNotO
   write_request(shared, "");
   const std::string second = detail::snapshot_path(cfg.output_path, ::getpid(), 2);
   ASSERT_TRUE(appears(second));
-  EXPECT_TRUE(exists(shared));  // every process's: stays
+  EXPECT_TRUE(exists(shared));                                  // every process's: stays
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // 20 cycles: not taken again
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.snapshots_written, 2u);
@@ -106,8 +106,8 @@ TEST(JitscopeCtl, ByPidItAsksAServerAndPrintsTheSnapshotsPath) {
   EXPECT_NE(listed.out.find(std::to_string(server.pid) + "\t1M\t" + trace), std::string::npos)
       << listed.out;
 
-  const Ran asked = ctl({"snapshot", std::to_string(server.pid), "--reason", "from the test"},
-                        "ctl_asked");
+  const Ran asked =
+      ctl({"snapshot", std::to_string(server.pid), "--reason", "from the test"}, "ctl_asked");
   EXPECT_EQ(asked.code, 0) << asked.err;
   // The path as seen here: through /proc/<pid>/root.
   const std::string path = detail::snapshot_path(trace, server.pid, 1);
@@ -144,8 +144,7 @@ TEST(JitscopeCtl, SaysWhyItCannot) {
   const Ran untaken =
       ctl({"snapshot", "--trace", nobody, "--pid", "4242", "--wait", "0.2"}, "ctl_untaken");
   EXPECT_EQ(untaken.code, 1);
-  EXPECT_NE(untaken.err.find("did not take the request within 0.2 s (removed)"),
-            std::string::npos)
+  EXPECT_NE(untaken.err.find("did not take the request within 0.2 s (removed)"), std::string::npos)
       << untaken.err;
   EXPECT_FALSE(exists(detail::snapshot_request_path(nobody, 4242)));
   const Ran bare = ctl({"snapshot"}, "ctl_bare");

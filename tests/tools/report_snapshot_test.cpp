@@ -61,6 +61,9 @@ TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
   EXPECT_EQ(units[0]["frame"], "the_slow_one");
   EXPECT_NE(units[1]["frame"], "the_slow_one");
 
+  // Its totals are those of the events the snapshot holds, exactly.
+  expect_matches(rep, compute(load_events(alarm)), 10);
+
   const Result text = report({alarm});
   EXPECT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("slow compile unit ["), std::string::npos) << text.out;

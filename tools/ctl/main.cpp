@@ -65,8 +65,7 @@ std::map<std::string, std::string> environment_of(long pid) {
 
 // The pid the process sees for itself: the last field of NSpid.
 long pid_inside(long pid) {
-  const std::optional<std::string> status =
-      read_whole("/proc/" + std::to_string(pid) + "/status");
+  const std::optional<std::string> status = read_whole("/proc/" + std::to_string(pid) + "/status");
   if (!status) return pid;
   std::istringstream lines(*status);
   for (std::string line; std::getline(lines, line);) {
@@ -116,8 +115,8 @@ std::uint64_t newest(const std::vector<std::uint64_t>& numbers) {
 bool write_request(const std::string& path, const std::string& reason) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, reason.data(), reason.size()) ==
-                           static_cast<ssize_t>(reason.size());
+  bool ok =
+      fd >= 0 && ::write(fd, reason.data(), reason.size()) == static_cast<ssize_t>(reason.size());
   const int error = errno;
   if (fd >= 0) ok = ::close(fd) == 0 && ok;
   ok = ok && ::rename(temporary.c_str(), path.c_str()) == 0;
@@ -157,8 +156,7 @@ int ask_and_wait(const std::string& trace, long pid_seen, const std::string& rea
               << " s (removed): is it running a flight recorder (JITSCOPE_FLIGHT) that writes "
               << trace << "?\n";
   } else {
-    std::cerr << "jitscope-ctl: the request was taken, but no snapshot appeared within "
-              << wait_s
+    std::cerr << "jitscope-ctl: the request was taken, but no snapshot appeared within " << wait_s
               << " s: the process refused it (snapshot_min_interval) or could not write it; "
                  "its stderr says which\n";
   }

@@ -29,7 +29,8 @@ bool same_time(const struct timespec& a, const struct timespec& b) {
 }  // namespace
 
 SnapshotRequestFiles::SnapshotRequestFiles(const std::string& output_path, long pid)
-    : own_(snapshot_request_path(output_path, pid)), shared_(snapshot_request_path(output_path, 0)) {
+    : own_(snapshot_request_path(output_path, pid)),
+      shared_(snapshot_request_path(output_path, 0)) {
   struct stat st {};
   if (::stat(shared_.c_str(), &st) == 0) {
     shared_mtime_ = st.st_mtim;

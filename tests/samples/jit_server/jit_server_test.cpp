@@ -37,8 +37,8 @@ using namespace sample_support;  // NOLINT(google-build-using-namespace): test h
 std::vector<fs::path> snapshots_in(const fs::path& dir, int pid) {
   std::vector<fs::path> out;
   for (int n = 1; n < 100; ++n) {
-    const fs::path p = dir / ("run.trace.snapshot." + std::to_string(pid) + "." +
-                              std::to_string(n) + ".json");
+    const fs::path p =
+        dir / ("run.trace.snapshot." + std::to_string(pid) + "." + std::to_string(n) + ".json");
     if (!fs::exists(p)) break;
     out.push_back(p);
   }
@@ -110,8 +110,8 @@ TEST(JitServer, LeavesOneSnapshotPerCompileWhileServing) {
 
   // The report on the slow one's snapshot: that unit first.
   const fs::path slow = snapshots_in(dir, pid).at(1);
-  const SampleRun rep = run_program(dir, "report", {JITSCOPE_REPORT, slow.string(), "--format",
-                                                    "json"});
+  const SampleRun rep =
+      run_program(dir, "report", {JITSCOPE_REPORT, slow.string(), "--format", "json"});
   ASSERT_EQ(rep.exit_code, 0) << rep.describe();
   const json report = json::parse(rep.out);
   EXPECT_EQ(report["units"][0]["frame"], "generated_2048x2048");
