@@ -505,6 +505,37 @@ TEST(FlightRecorder, ACompileAfterMarkReadyIsSaidAtItsOpenAndSnapshottedAtItsEnd
   EXPECT_EQ(err.text().find("next_warm_kernel"), std::string::npos) << err.text();
 }
 
+// The line names the span the unit was opened in, a plain one too (static
+// name, or made at run time), read back from the thread's own ring; a unit
+// right inside a phase names the phase.
+TEST(FlightRecorder, ACompileWhileServingNamesThePlainSpanItWasOpenedIn) {
+  StderrCapture err;
+  ScopedSession session(flight_config("flight_serving_span"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  mark_ready();
+  {
+    static const PhaseKey kDispatch("dispatch_request");
+    Phase dispatch(kDispatch);
+    { CompileUnit in_phase({.frame = "launched_in_phase"}); }
+    JITSCOPE_SPAN("pick_kernel");
+    { CompileUnit by_span({.frame = "launched_by_span"}); }
+    const std::string request = "request " + std::to_string(42);
+    Span dynamic{std::string_view(request)};
+    { CompileUnit by_dynamic({.frame = "launched_by_dynamic"}); }
+  }
+  session.finish();
+  const std::string text = err.text();
+  EXPECT_TRUE(has_line_with(text, "(frame launched_in_phase) opened after mark_ready() in ",
+                            "in dispatch_request"))
+      << text;
+  EXPECT_TRUE(has_line_with(text, "(frame launched_by_span) opened after mark_ready() in ",
+                            "in pick_kernel"))
+      << text;
+  EXPECT_TRUE(has_line_with(text, "(frame launched_by_dynamic) opened after mark_ready() in ",
+                            "in request 42"))
+      << text;
+}
+
 TEST(FlightRecorder, ASlowCompileWhileServingIsOneSnapshotNotTwo) {
   Config cfg = flight_config("flight_serving_slow");
   cfg.snapshot_slow_unit = std::chrono::milliseconds(20);

@@ -311,11 +311,16 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
       add_args(frame_.token, args, n);
     }
     if (serving()) [[unlikely]] {
-      // A compile while serving: said now, with where it was opened.
+      // A compile while serving: said now, with where it was opened: the
+      // span open under the unit's own (a plain span too, read back from
+      // this thread's ring), else the phase or unit it is inside.
       state->after_ready = true;
-      const EventFrame* in = frame_.below;
-      raise_unit_alarm(r, UnitAlarm::kServingBegin,
-                       in != nullptr && in->name != nullptr ? in->name : "");
+      std::string launched_in;
+      if (frame_.session == 0 || !open_span_name(frame_.session, 1, launched_in)) {
+        const EventFrame* in = frame_.below;
+        if (in != nullptr && in->name != nullptr) launched_in = in->name;
+      }
+      raise_unit_alarm(r, UnitAlarm::kServingBegin, launched_in);
     }
     state_ = std::move(state);
   });

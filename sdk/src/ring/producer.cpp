@@ -621,6 +621,38 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
   return true;
 }
 
+bool open_span_name(std::uint32_t session, std::uint64_t below, std::string& out) {
+  ThreadState* t = current_thread_state(session);
+  if (t == nullptr) return false;
+  const std::uint64_t depth = t->depth();
+  if (depth <= below || depth - below > kMaxRecordedDepth) return false;
+  const std::uint64_t serial = t->hot.serial_of(depth - 1 - below);
+  if (serial == kNoSerial || (serial & SpanToken::kUnrecordedBit) != 0) return false;
+  // This thread alone writes its ring, so a record it wrote stays as it was
+  // until a ring's worth of records later (the flusher only reads it).
+  const RingProducer& ring = t->ring.producer();
+  const std::uint64_t begin = serial - kRecordBytes;
+  if (ring.tail.load(std::memory_order_relaxed) - begin > t->ring.capacity() * kRecordBytes) {
+    return false;
+  }
+  const Record& r = ring.at(begin);
+  if (r.kind != RecordKind::kBegin) return false;
+  if ((r.flags & kFlagDynamicName) == 0) {
+    if (r.name == nullptr) return false;
+    out = r.name;
+    return true;
+  }
+  // The name's bytes in the slots after the Begin.
+  out.clear();
+  std::uint64_t at = begin + kRecordBytes;
+  for (std::size_t left = r.name_len; left > 0; at += kRecordBytes) {
+    const std::size_t chunk = std::min<std::size_t>(left, kRecordBytes);
+    out.append(reinterpret_cast<const char*>(&ring.at(at)), chunk);
+    left -= chunk;
+  }
+  return true;
+}
+
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,
                    const void* kernel_name, std::uint8_t role) noexcept {
   ThreadState* t = current_thread_state(session);

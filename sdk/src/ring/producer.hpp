@@ -7,6 +7,7 @@
 #include <jitscope/detail/hot.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace jitscope::detail {
@@ -23,6 +24,13 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
 // a list that does not fit is dropped whole, each arg counted in
 // args_dropped, as are args past the eighth.
 void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept;
+
+// The name of this thread's open span `below` levels under its innermost
+// (0: the innermost), read back from the span's Begin record in this
+// thread's own ring: into `out`, if the span was recorded and its record
+// has not been written over since (a ring's worth of records later). A
+// rare path (the compile-while-serving line); throws only std::bad_alloc.
+bool open_span_name(std::uint32_t session, std::uint64_t below, std::string& out);
 
 // Appends pre-rendered JSON members (`"k":v,...`, from JsonWriter) to the
 // open span's args. False (and counted as a dropped arg) if they cannot go in whole.
