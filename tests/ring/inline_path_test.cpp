@@ -3,6 +3,7 @@
 // library's out-of-line begin writes, keep the End's slot reserved, and hand
 // every case it does not handle (dropped Begins open, a full ring, string
 // args) to the library.
+#include "quiet_ring.hpp"
 #include "ring/producer.hpp"
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
@@ -33,6 +34,16 @@ std::uint64_t tail_now() { return detail::t_hot->producer.tail.load(std::memory_
 std::uint64_t used_now() {
   return (tail_now() - detail::t_state->ring.start()) / detail::kRecordBytes;
 }
+
+// Every test here counts what a ring holds when nothing drains it before
+// stop: the ring's early wake of the flusher (at half full) is off.
+class QuietRings : public ::testing::Environment {
+  void SetUp() override { quiet_.emplace(); }
+  void TearDown() override { quiet_.reset(); }
+  std::optional<NoEarlyWake> quiet_;
+};
+[[maybe_unused]] ::testing::Environment* const kQuietRings =
+    ::testing::AddGlobalTestEnvironment(new QuietRings);
 
 Config quiet_config(const std::string& stem, std::size_t capacity) {
   Config cfg = test_config(stem);

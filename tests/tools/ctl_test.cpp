@@ -7,6 +7,7 @@
 
 #include "base/trace_paths.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +66,31 @@ TEST(SnapshotRequestFiles, TheOwnRequestIsTakenOnceAndTheSharedOnceAWriteButNotO
   EXPECT_EQ(trigger_of(first), "jitscope-ctl: why not");
   EXPECT_EQ(trigger_of(second), "jitscope-ctl");
   ::unlink(shared.c_str());
+}
+
+// A request file the process cannot remove (here: a folder by that name,
+// then a plain file it finds at start) is not taken again every cycle.
+TEST(SnapshotRequestFiles, OnlyAPlainFileIsARequestAndEachVersionOnce) {
+  Config cfg = test_config("ctl_stuck");
+  cfg.flight_recorder_bytes = 64 << 10;
+  cfg.snapshot_min_interval = std::chrono::milliseconds(0);
+  const std::string own = detail::snapshot_request_path(cfg.output_path, ::getpid());
+  std::ofstream(own) << "from a process of this pid before";  // there at start: not a request
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));  // a dozen cycles
+    EXPECT_EQ(session.finish().snapshots_written, 0u);
+  }
+  ::unlink(own.c_str());
+  ASSERT_EQ(::mkdir(own.c_str(), 0755), 0);
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    EXPECT_EQ(session.finish().snapshots_written, 0u);
+  }
+  ::rmdir(own.c_str());
 }
 
 struct Ran {
@@ -129,9 +155,15 @@ TEST(JitscopeCtl, ByPidItAsksAServerAndPrintsTheSnapshotsPath) {
 }
 
 TEST(JitscopeCtl, SaysWhyItCannot) {
-  // This test's own process has no flight recorder in its environment.
-  ::unsetenv("JITSCOPE_FLIGHT");
-  const Ran self = ctl({"snapshot", std::to_string(::getpid())}, "ctl_self");
+  // A process with no JITSCOPE_* variable (its /proc environ is its start's).
+  SpawnOptions clean;
+  clean.drop_env_prefixes = {"JITSCOPE_"};
+  Subprocess plain = spawn({"/bin/sleep", "60"}, temp_path("ctl_plain"), clean);
+  ASSERT_GT(plain.pid, 0) << plain.spawn_error;
+  const Ran self = ctl({"snapshot", std::to_string(plain.pid)}, "ctl_self");
+  ::kill(plain.pid, SIGKILL);
+  plain.wait();
+  plain.remove_outputs();
   EXPECT_EQ(self.code, 1);
   EXPECT_NE(self.err.find("has no JITSCOPE_TRACE and JITSCOPE_FLIGHT in its environment"),
             std::string::npos)
@@ -147,6 +179,12 @@ TEST(JitscopeCtl, SaysWhyItCannot) {
   EXPECT_NE(untaken.err.find("did not take the request within 0.2 s (removed)"), std::string::npos)
       << untaken.err;
   EXPECT_FALSE(exists(detail::snapshot_request_path(nobody, 4242)));
+  // --wait 0: asked, not waited for; the request stays for the process.
+  const Ran asked =
+      ctl({"snapshot", "--trace", nobody, "--pid", "4243", "--wait", "0"}, "ctl_nowait");
+  EXPECT_EQ(asked.code, 0) << asked.err;
+  EXPECT_TRUE(exists(detail::snapshot_request_path(nobody, 4243)));
+  ::unlink(detail::snapshot_request_path(nobody, 4243).c_str());
   const Ran bare = ctl({"snapshot"}, "ctl_bare");
   EXPECT_EQ(bare.code, 2);
   EXPECT_NE(bare.err.find("needs a pid or --trace"), std::string::npos) << bare.err;

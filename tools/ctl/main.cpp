@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -105,9 +106,14 @@ std::vector<std::uint64_t> snapshot_numbers(const std::string& trace, long pid) 
   return out;
 }
 
-std::uint64_t newest(const std::vector<std::uint64_t>& numbers) {
+// The newest number in `now` that was not in `before` (0: none): a session
+// numbers from the first free one, so a new file may take a low number.
+std::uint64_t newly_made(const std::vector<std::uint64_t>& before,
+                         const std::vector<std::uint64_t>& now) {
   std::uint64_t n = 0;
-  for (std::uint64_t v : numbers) n = std::max(n, v);
+  for (std::uint64_t v : now) {
+    if (std::find(before.begin(), before.end(), v) == before.end()) n = std::max(n, v);
+  }
   return n;
 }
 
@@ -137,15 +143,18 @@ bool exists(const std::string& path) {
 int ask_and_wait(const std::string& trace, long pid_seen, const std::string& reason,
                  double wait_s) {
   const std::string request = snapshot_request_path(trace, pid_seen);
-  const std::uint64_t before = newest(snapshot_numbers(trace, pid_seen));
+  const std::vector<std::uint64_t> before = snapshot_numbers(trace, pid_seen);
   if (!write_request(request, reason)) return 1;
+  if (wait_s == 0) {  // asked; the process takes it in its next cycle
+    std::cout << "asked: " << request << "\n";
+    return 0;
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   bool taken = false;
   while (std::chrono::steady_clock::now() < deadline) {
     taken = taken || !exists(request);
-    const std::uint64_t now = newest(snapshot_numbers(trace, pid_seen));
-    if (now > before) {
-      std::cout << jitscope::detail::snapshot_path(trace, pid_seen, now) << "\n";
+    if (const std::uint64_t n = newly_made(before, snapshot_numbers(trace, pid_seen))) {
+      std::cout << jitscope::detail::snapshot_path(trace, pid_seen, n) << "\n";
       return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -164,7 +173,9 @@ int ask_and_wait(const std::string& trace, long pid_seen, const std::string& rea
 }
 
 // The path a process writes to, seen from here: its JITSCOPE_TRACE, made
-// absolute against its working directory, under its root.
+// absolute against its working directory, under its root. (The session made
+// a relative path absolute at its start: a process that changed directory
+// since is asked with --trace and the absolute path.)
 std::optional<std::string> trace_of(long pid, std::string& why) {
   const std::map<std::string, std::string> env = environment_of(pid);
   const std::string proc = "/proc/" + std::to_string(pid);
@@ -244,7 +255,8 @@ int main(int argc, char** argv) {
       ->check([](const std::string& s) {
         return s.size() <= 200 ? std::string() : std::string("at most 200 bytes");
       });
-  snap->add_option("--wait", wait_s, "seconds to wait for the snapshot (default 10)")
+  snap->add_option("--wait", wait_s,
+                   "seconds to wait for the snapshot (default 10; 0: ask and return)")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_subcommand("list", "the processes with JITSCOPE_FLIGHT and JITSCOPE_TRACE set");
   CLI11_PARSE(app, argc, argv);

@@ -442,11 +442,8 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
   } else if (ev.name == "jitscope_snapshot") {
     SnapshotInfo s;
     decoder.arg_string(ev, "trigger", &s.trigger);
-    // The alarms name their unit as "unit [<frame>/<attempt>] <name>".
-    if (const std::size_t at = s.trigger.find("unit ["); at != std::string::npos) {
-      const std::size_t end = s.trigger.find(']', at);
-      if (end != std::string::npos) s.compile_id = s.trigger.substr(at + 6, end - at - 6);
-    }
+    decoder.arg_string(ev, "compile_id", &s.compile_id);  // an alarm's unit
+    if (ev.has_pid) s.pid = owned(true, ev.pid);
     count_arg(decoder, ev, "spans_open", s.spans_open);
     count_arg(decoder, ev, "bytes_dropped_from_window", s.bytes_dropped_from_window);
     header_.snapshot = std::move(s);

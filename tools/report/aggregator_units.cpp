@@ -146,9 +146,16 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
   });
   // A snapshot's triggering unit first: the reason the file exists.
   if (r.header.snapshot && !r.header.snapshot->compile_id.empty()) {
-    const std::string& id = r.header.snapshot->compile_id;
-    std::stable_partition(r.units.begin(), r.units.end(),
-                          [&](const UnitRow& u) { return u.compile_id == id; });
+    const SnapshotInfo& snap = *r.header.snapshot;
+    // Its process's unit only: merged traces have a "3/0" in each process.
+    const auto same_pid = [&](const UnitRow& u) {
+      return !snap.pid || !u.pid ||
+             (u.pid->is_string == snap.pid->is_string && u.pid->number == snap.pid->number &&
+              u.pid->text == snap.pid->text);
+    };
+    std::stable_partition(r.units.begin(), r.units.end(), [&](const UnitRow& u) {
+      return u.compile_id == snap.compile_id && same_pid(u);
+    });
   }
 }
 

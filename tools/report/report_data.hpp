@@ -39,10 +39,11 @@ struct SessionInfo {  // the jitscope_session metadata event
 };
 
 // A flight-recorder snapshot's jitscope_snapshot metadata event: what
-// asked for it, and the unit its trigger names ("... unit [12/0] ...").
+// asked for it, and the unit an alarm named (its compile_id, in its pid).
 struct SnapshotInfo {
   std::string trigger;
-  std::string compile_id;  // "12/0", or empty when the trigger names no unit
+  std::string compile_id;  // "12/0", or empty when no unit triggered it
+  std::optional<Id> pid;   // the process that wrote it
   std::optional<std::int64_t> spans_open, bytes_dropped_from_window;
 };
 

@@ -119,7 +119,8 @@ void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm, std::string_view ope
     std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
     if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder() &&
         (alarm != UnitAlarm::kServingEnd || g_current->config().snapshot_after_ready)) {
-      (void)g_current->request_snapshot({}, what);
+      const std::string shown = r.compile_id.display();  // "[12/0]"
+      (void)g_current->request_snapshot({}, what, shown.substr(1, shown.size() - 2));
     }
   });
 }

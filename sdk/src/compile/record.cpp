@@ -427,8 +427,8 @@ void miss_storm_forget_in_child() noexcept {
 MissStormHit note_cache_miss() noexcept {
   MissStorm& m = miss_storm();
   if (m.count.load(std::memory_order_relaxed) == 0) return {};
-  const std::uint64_t now = monotonic_us();
   std::lock_guard<std::mutex> lock(m.mutex);
+  const std::uint64_t now = monotonic_us();  // under the lock: the ring's times stay in order
   const std::size_t n = m.times_us.size();
   if (n == 0) return {};
   m.times_us[m.next] = now;

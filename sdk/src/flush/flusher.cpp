@@ -483,7 +483,7 @@ std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& t
   return open;
 }
 
-Status Flusher::request_snapshot(std::string path, std::string trigger) {
+Status Flusher::request_snapshot(std::string path, std::string trigger, std::string unit) {
   if (!window_) {
     return Status::error(
         "snapshot: this session writes a trace file, not a flight recorder's window "
@@ -506,7 +506,8 @@ Status Flusher::request_snapshot(std::string path, std::string trigger) {
                            " already wait for the flusher");
     }
     last_snapshot_ns_ = now;
-    snapshot_requests_.push_back({std::move(path), std::move(trigger), realtime_ns()});
+    snapshot_requests_.push_back(
+        {std::move(path), std::move(trigger), realtime_ns(), std::move(unit)});
   }
   snapshot_pending_.store(true, std::memory_order_relaxed);
   wake_flusher();
@@ -564,6 +565,7 @@ void Flusher::write_snapshot(TraceWriter& writer, const SnapshotRequest& r,
         JsonWriter w(head);
         begin_process_metadata(w, "jitscope_snapshot", writer.info().pid);
         w.member("trigger", std::string_view(r.trigger));
+        if (!r.unit.empty()) w.member("compile_id", std::string_view(r.unit));
         w.member("requested_unix_ns", r.unix_ns);
         w.member("written_unix_ns", realtime_ns());
         w.member("window_bytes", static_cast<std::uint64_t>(window_->capacity()));

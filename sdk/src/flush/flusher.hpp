@@ -67,7 +67,9 @@ class Flusher {
   // Flight recorder: a snapshot for the flusher's next cycle (snapshot()).
   // `path` empty: the next numbered one. Refused outside flight-recorder
   // mode and sooner than snapshot_min_interval after the last one taken.
-  Status request_snapshot(std::string path, std::string trigger);
+  // `unit`: the compile id ("12/0") of the unit an alarm names, written
+  // as the snapshot's `compile_id` (jitscope-report shows it first).
+  Status request_snapshot(std::string path, std::string trigger, std::string unit = {});
   bool flight_recorder() const noexcept { return window_ != nullptr; }
 
   SessionStats stats() const { return stats_; }
@@ -88,6 +90,7 @@ class Flusher {
     std::string path;  // empty: the next numbered one
     std::string trigger;
     std::uint64_t unix_ns = 0;
+    std::string unit;  // the alarm's unit's compile id, or empty
   };
   static constexpr std::size_t kMaxWaitingSnapshots = 16;
   void take_snapshot_requests(std::vector<SnapshotRequest>& out);

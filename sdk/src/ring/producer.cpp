@@ -37,6 +37,9 @@ void cpu_relax() noexcept {
 #endif
 }
 
+// relaxed: a switch tests set before their session starts.
+std::atomic<bool> g_wake_at_half{true};
+
 [[gnu::noinline]] bool make_room_slow(ThreadState& t, std::size_t need) noexcept {
   const std::size_t want = need + t.owed();
   const bool past_half = t.ring.refresh_room_early(want);
@@ -45,7 +48,7 @@ void cpu_relax() noexcept {
     // burst is drained before the ring overflows. Once per half ring at
     // most (the limit is now the ring's end); a full ring's drops do not
     // wake it again and again.
-    if (past_half) {
+    if (past_half && g_wake_at_half.load(std::memory_order_relaxed)) {
       if (void (*wake)() = session_params().wake_flusher.load(std::memory_order_relaxed)) wake();
     }
     return true;
@@ -621,6 +624,8 @@ bool emit_captured(std::uint32_t session, const CapturedEvent& e) noexcept {
   return true;
 }
 
+void set_wake_at_half(bool on) noexcept { g_wake_at_half.store(on, std::memory_order_relaxed); }
+
 bool open_span_name(std::uint32_t session, std::uint64_t below, std::string& out) {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) return false;
@@ -638,7 +643,7 @@ bool open_span_name(std::uint32_t session, std::uint64_t below, std::string& out
   const Record& r = ring.at(begin);
   if (r.kind != RecordKind::kBegin) return false;
   if ((r.flags & kFlagDynamicName) == 0) {
-    if (r.name == nullptr) return false;
+    if (r.name == nullptr || r.name[0] == '\0') return false;
     out = r.name;
     return true;
   }
@@ -650,7 +655,7 @@ bool open_span_name(std::uint32_t session, std::uint64_t below, std::string& out
     out.append(reinterpret_cast<const char*>(&ring.at(at)), chunk);
     left -= chunk;
   }
-  return true;
+  return !out.empty();  // an empty name names nothing: the caller's fallback
 }
 
 bool emit_gpu_call(std::uint32_t session, std::uint32_t correlation, const void* compiled_by,

@@ -25,6 +25,10 @@ SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name
 // args_dropped, as are args past the eighth.
 void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept;
 
+// Whether a ring past half full wakes the flusher at once (on by default).
+// For tests that count the drops of a ring nothing drains before stop.
+void set_wake_at_half(bool on) noexcept;
+
 // The name of this thread's open span `below` levels under its innermost
 // (0: the innermost), read back from the span's Begin record in this
 // thread's own ring: into `out`, if the span was recorded and its record
