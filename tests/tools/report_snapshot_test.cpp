@@ -32,7 +32,7 @@ TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
   Config cfg = test_config("report_snapshot");
   cfg.flight_recorder_bytes = 1 << 20;
   cfg.snapshot_min_interval = std::chrono::milliseconds(0);
-  cfg.snapshot_slow_unit = std::chrono::milliseconds(40);
+  cfg.snapshot_slow_unit = std::chrono::milliseconds(200);  // far from a fast unit, even preempted
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   { CompileUnit a({.frame = "first"}); }
@@ -41,7 +41,7 @@ TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
     CompileUnit slow({.frame = "the_slow_one"});
     const std::string shown = slow.id().display();
     slow_id = shown.substr(1, shown.size() - 2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   const std::string alarm = snapshot_of(cfg, 1);
   ASSERT_TRUE(appears(alarm));
