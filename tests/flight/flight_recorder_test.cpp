@@ -349,6 +349,12 @@ TEST(FlightRecorder, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
       }
     });
   }
+  // Every thread under way first (on a loaded machine one may start late).
+  for (auto& m : made) {
+    for (int i = 0; i < 2000 && m.load(std::memory_order_acquire) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
   std::vector<std::vector<std::int64_t>> made_at_request;
   std::vector<std::string> paths;
   for (int k = 0; k < 3; ++k) {
@@ -373,7 +379,7 @@ TEST(FlightRecorder, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
       seen[e["args"]["t"].get<int>()].push_back(e["args"]["i"].get<std::int64_t>());
     }
     for (int t = 0; t < kThreads; ++t) {
-      ASSERT_FALSE(seen[t].empty()) << "thread " << t;
+      ASSERT_FALSE(seen[t].empty()) << "thread " << t << ", " << made_at_request[k][t] << " made";
       for (std::size_t j = 1; j < seen[t].size(); ++j) {
         ASSERT_EQ(seen[t][j], seen[t][j - 1] + 1) << "thread " << t << " at " << j;
       }
