@@ -160,6 +160,12 @@ TEST(JitscopeCtl, SaysWhyItCannot) {
   clean.drop_env_prefixes = {"JITSCOPE_"};
   Subprocess plain = spawn({"/bin/sleep", "60"}, temp_path("ctl_plain"), clean);
   ASSERT_GT(plain.pid, 0) << plain.spawn_error;
+  // posix_spawn returns inside the child's execve, before its new
+  // environment is set up: /proc/<pid>/environ reads empty for a moment.
+  const std::string environ_path = "/proc/" + std::to_string(plain.pid) + "/environ";
+  for (int i = 0; i < 400 && Subprocess::slurp(environ_path).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   const Ran self = ctl({"snapshot", std::to_string(plain.pid)}, "ctl_self");
   ::kill(plain.pid, SIGKILL);
   plain.wait();
