@@ -448,11 +448,8 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
     count_arg(decoder, ev, "bytes_dropped_from_window", s.bytes_dropped_from_window);
     header_.snapshot = std::move(s);
   } else if (ev.name == "jitscope_stats") {
-    const auto count = [&](const char* key, std::optional<std::int64_t>& out) {
-      count_arg(decoder, ev, key, out);
-    };
-    count("events_dropped", header_.events_dropped);
-    count("compile_records_dropped", header_.compile_records_dropped);
+    count_arg(decoder, ev, "events_dropped", header_.events_dropped);
+    count_arg(decoder, ev, "compile_records_dropped", header_.compile_records_dropped);
   }
 }
 

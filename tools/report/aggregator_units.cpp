@@ -149,9 +149,7 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     const SnapshotInfo& snap = *r.header.snapshot;
     // Its process's unit only: merged traces have a "3/0" in each process.
     const auto same_pid = [&](const UnitRow& u) {
-      return !snap.pid || !u.pid ||
-             (u.pid->is_string == snap.pid->is_string && u.pid->number == snap.pid->number &&
-              u.pid->text == snap.pid->text);
+      return !snap.pid || !u.pid || (!pid_less(u.pid, snap.pid) && !pid_less(snap.pid, u.pid));
     };
     std::stable_partition(r.units.begin(), r.units.end(), [&](const UnitRow& u) {
       return u.compile_id == snap.compile_id && same_pid(u);

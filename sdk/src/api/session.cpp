@@ -6,6 +6,7 @@
 #include "api/c_handles.hpp"
 #include "api/copies.hpp"
 #include "base/boundary.hpp"
+#include "base/compile_id.hpp"
 #include "base/env_variables.hpp"
 #include "base/immortal.hpp"
 #include "base/json_writer.hpp"
@@ -119,8 +120,8 @@ void on_unit_alarm(const CompileRecord& r, UnitAlarm alarm, std::string_view ope
     std::unique_lock<std::mutex> lock(control_mutex(), std::defer_lock);
     if (lock_briefly(lock) && g_current != nullptr && g_current->flight_recorder() &&
         (alarm != UnitAlarm::kServingEnd || g_current->config().snapshot_after_ready)) {
-      const std::string shown = r.compile_id.display();  // "[12/0]"
-      (void)g_current->request_snapshot({}, what, shown.substr(1, shown.size() - 2));
+      (void)g_current->request_snapshot({}, what,
+                                        compile_id_text(r.compile_id.frame, r.compile_id.attempt));
     }
   });
 }

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -350,8 +349,6 @@ struct UnitAlarms {
 };
 UnitAlarms g_unit_alarms;
 
-// During a session (the hook is set for mark_ready() too): three atomic
-// loads a closed unit, and no call unless an alarm trips.
 // The alarm a closed unit trips, if any.
 std::optional<UnitAlarm> closing_alarm(const CompileRecord& r) noexcept {
   if (r.is_runtime) return std::nullopt;
@@ -361,6 +358,8 @@ std::optional<UnitAlarm> closing_alarm(const CompileRecord& r) noexcept {
   return std::nullopt;
 }
 
+// During a session (the hook is set for mark_ready() too): three atomic
+// loads a closed unit, and no call unless an alarm trips.
 void check_unit_alarms(const CompileRecord& r) noexcept {
   // acquire: pairs with set_unit_alarms' release; the thresholds set before it.
   const UnitAlarmHook hook = g_unit_alarms.hook.load(std::memory_order_acquire);
@@ -397,12 +396,6 @@ struct MissStorm {
 };
 
 MissStorm& miss_storm() noexcept { return immortal<MissStorm>(); }
-
-std::uint64_t monotonic_us() noexcept {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
 }  // namespace
 
 void set_miss_storm(std::uint32_t count, std::uint64_t window_us) noexcept {
@@ -428,7 +421,8 @@ MissStormHit note_cache_miss() noexcept {
   MissStorm& m = miss_storm();
   if (m.count.load(std::memory_order_relaxed) == 0) return {};
   std::lock_guard<std::mutex> lock(m.mutex);
-  const std::uint64_t now = monotonic_us();  // under the lock: the ring's times stay in order
+  // Under the lock: the ring's times stay in order.
+  const std::uint64_t now = monotonic_ns() / 1000;
   const std::size_t n = m.times_us.size();
   if (n == 0) return {};
   m.times_us[m.next] = now;

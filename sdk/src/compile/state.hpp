@@ -297,8 +297,8 @@ void set_metrics_wake(void (*wake)()) noexcept;
 // Alarms on compile units (api/session.cpp sets them from the session's
 // Config): a closed unit of at least `slow_us` of wall time (0: off), or
 // failed; and, once mark_ready() said warm-up is over, a unit opened
-// (kServingBegin, at its open; `opened_in` names the phase or unit it was
-// opened in, or is empty) and that unit closed (kServingEnd). The hook
+// (kServingBegin, at its open; `opened_in` names the span, phase or unit
+// it was opened in, or is empty) and that unit closed (kServingEnd). The hook
 // runs on the unit's thread, outside any lock, after its record is made.
 // nullptr: none. kMissStorm (see note_cache_miss) comes with a record that
 // holds the unit's id and name only, and `opened_in` says the storm.

@@ -97,7 +97,6 @@ Status parse_choice(const char* variable, const char* text, const Choice<E> (&ch
   return Status::error(std::string(variable) + "='" + text + "' is not " + list);
 }
 
-// A 1-or-0 variable.
 // "500ms", "2s" or a number of ms, at most a day.
 bool parse_duration_ms(std::string_view text, std::chrono::milliseconds& out) {
   std::uint64_t scale = 1;
@@ -113,6 +112,7 @@ bool parse_duration_ms(std::string_view text, std::chrono::milliseconds& out) {
   return true;
 }
 
+// A 1-or-0 variable.
 Status parse_flag(const char* variable, const char* text, bool& out) {
   static constexpr Choice<bool> kChoices[] = {{"1", true}, {"0", false}};
   return parse_choice(variable, text, kChoices, out);

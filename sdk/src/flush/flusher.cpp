@@ -308,9 +308,10 @@ void Flusher::run() noexcept {
       // Not through the requests: a crashed host thread may hold their lock.
       if (window_) {
         writer.flush();
-        write_snapshot(writer,
-                       {{}, std::string("crash ") + crash_signal_name(crash->signo), realtime_ns()},
-                       {}, 0);
+        write_snapshot(
+            writer,
+            {{}, std::string("crash ") + crash_signal_name(crash->signo), realtime_ns(), {}}, {},
+            0);
       }
     }
     const CaptureTotals captured = writer.with_captured(nvtx_capture_totals() - capture_at_start_);
