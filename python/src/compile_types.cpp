@@ -1,5 +1,6 @@
 #include "compile_types.hpp"
 
+#include "inline_methods.hpp"
 #include "span.hpp"
 #include "text.hpp"
 #include "type_slots.hpp"
@@ -28,6 +29,7 @@ struct UnitObject {
   // thread's dealloc could not close keeps the whole object (unit_dealloc).
   jitscope::CompileUnit* unit;
   alignas(jitscope::CompileUnit) unsigned char storage[sizeof(jitscope::CompileUnit)];
+  InlineBound enter_method, exit_method;  // __enter__, __exit__ (inline_methods.hpp)
 };
 
 UnitObject* as_unit(PyObject* o) { return reinterpret_cast<UnitObject*>(o); }
@@ -371,10 +373,18 @@ PyObject* unit_attach(PyObject* obj, PyObject*) {
 using Fast = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
 PyCFunction fast(Fast f) { return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f)); }
 
+const InlineMethodDef g_unit_with_methods[] = {
+    {.name = "__enter__",
+     .doc = "Opens the unit (current on this thread).",
+     .offset = offsetof(UnitObject, enter_method),
+     .noargs = unit_enter},
+    {.name = "__exit__",
+     .doc = "Closes the unit; an exception marks it failed (fail_type, fail_reason) and goes on.",
+     .offset = offsetof(UnitObject, exit_method),
+     .fastcall = unit_exit},
+    {.name = nullptr, .doc = nullptr, .offset = 0}};
+
 PyMethodDef g_unit_methods[] = {
-    {"__enter__", unit_enter, METH_NOARGS, "Opens the unit (current on this thread)."},
-    {"__exit__", fast(unit_exit), METH_FASTCALL,
-     "Closes the unit; an exception marks it failed (fail_type, fail_reason) and goes on."},
     {"open", unit_enter, METH_NOARGS, "Opens the unit; returns it (what __enter__ does)."},
     {"close", unit_close_method, METH_NOARGS, "Closes the unit (idempotent), on its thread."},
     {"cache_hit", fast(unit_cache_hit), METH_FASTCALL, "cache_hit(layer, key)"},
@@ -411,6 +421,7 @@ struct PhaseObject {
   jitscope::Phase* phase;
   unsigned long thread;  // the thread that began it: only that one ends it
   alignas(jitscope::Phase) unsigned char storage[sizeof(jitscope::Phase)];
+  InlineBound enter_method, exit_method;  // __enter__, __exit__ (inline_methods.hpp)
 };
 
 PhaseObject* as_phase(PyObject* o) { return reinterpret_cast<PhaseObject*>(o); }
@@ -593,10 +604,18 @@ PyObject* phase_get_open(PyObject* obj, void*) {
   return PyBool_FromLong(PyThread_get_thread_ident() != self->thread || self->phase->is_open());
 }
 
+const InlineMethodDef g_phase_with_methods[] = {
+    {.name = "__enter__",
+     .doc = "Begins the phase.",
+     .offset = offsetof(PhaseObject, enter_method),
+     .noargs = phase_enter},
+    {.name = "__exit__",
+     .doc = "Ends the phase; an exception marks its slice failed and goes on.",
+     .offset = offsetof(PhaseObject, exit_method),
+     .fastcall = phase_exit},
+    {.name = nullptr, .doc = nullptr, .offset = 0}};
+
 PyMethodDef g_phase_methods[] = {
-    {"__enter__", phase_enter, METH_NOARGS, "Begins the phase."},
-    {"__exit__", fast(phase_exit), METH_FASTCALL,
-     "Ends the phase; an exception marks its slice failed and goes on."},
     {"end", phase_end_method, METH_NOARGS, "Ends the phase (idempotent), on its thread."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -649,7 +668,8 @@ bool init_compile_types() noexcept {
     g_unit_keywords[i] = PyUnicode_InternFromString(keywords[i]);
     if (g_unit_keywords[i] == nullptr) return false;
   }
-  return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0;
+  return PyType_Ready(&u) == 0 && PyType_Ready(&p) == 0 &&
+         add_inline_methods(u, g_unit_with_methods) && add_inline_methods(p, g_phase_with_methods);
 }
 
 }  // namespace jitscope::python
