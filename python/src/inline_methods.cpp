@@ -40,8 +40,9 @@ InlineBound* as_bound(PyObject* o) { return reinterpret_cast<InlineBound*>(o); }
 
 bool is_owner(const MethodObject& m, PyObject* obj) {
   if (obj != nullptr && PyObject_TypeCheck(obj, m.owner_type)) return true;
-  PyErr_Format(PyExc_TypeError, "descriptor '%s' for '%s' objects doesn't apply to a '%.100s' object",
-               m.def->name, m.owner_type->tp_name, obj != nullptr ? Py_TYPE(obj)->tp_name : "NULL");
+  PyErr_Format(PyExc_TypeError,
+               "descriptor '%s' for '%s' objects doesn't apply to a '%.100s' object", m.def->name,
+               m.owner_type->tp_name, obj != nullptr ? Py_TYPE(obj)->tp_name : "NULL");
   return false;
 }
 
@@ -106,8 +107,12 @@ PyObject* method_repr(PyObject* o) {
                               m->owner_type->tp_name);
 }
 
-PyObject* method_get_name(PyObject* o, void*) { return PyUnicode_FromString(as_method(o)->def->name); }
-PyObject* method_get_doc(PyObject* o, void*) { return PyUnicode_FromString(as_method(o)->def->doc); }
+PyObject* method_get_name(PyObject* o, void*) {
+  return PyUnicode_FromString(as_method(o)->def->name);
+}
+PyObject* method_get_doc(PyObject* o, void*) {
+  return PyUnicode_FromString(as_method(o)->def->doc);
+}
 
 PyGetSetDef g_method_getset[] = {{"__name__", method_get_name, nullptr, nullptr, nullptr},
                                  {"__doc__", method_get_doc, nullptr, nullptr, nullptr},
@@ -153,11 +158,12 @@ PyObject* new_method(PyTypeObject& type, const InlineMethodDef& def) {
 
 PyObject* new_method(PyTypeObject& type, const InlineMethodDef& def) {
   // Kept for the process, as a static PyMethodDef would be.
-  auto* md = new (std::nothrow) PyMethodDef{
-      def.name,
-      def.noargs != nullptr ? def.noargs
-                            : reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(def.fastcall)),
-      def.noargs != nullptr ? METH_NOARGS : METH_FASTCALL, def.doc};
+  auto* md = new (std::nothrow)
+      PyMethodDef{def.name,
+                  def.noargs != nullptr
+                      ? def.noargs
+                      : reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(def.fastcall)),
+                  def.noargs != nullptr ? METH_NOARGS : METH_FASTCALL, def.doc};
   if (md == nullptr) return PyErr_NoMemory();
   return PyDescr_NewMethod(&type, md);
 }

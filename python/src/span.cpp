@@ -1,6 +1,7 @@
 #include "span.hpp"
 
 #include "args.hpp"
+#include "inline_methods.hpp"
 #include "text.hpp"
 #include "type_slots.hpp"
 
@@ -35,6 +36,7 @@ struct SpanObject {
   // A jitscope::Span, constructed at begin. Not destroyed when the object
   // dies on another thread than its span's: a span ends on its own thread.
   alignas(jitscope::Span) unsigned char storage[sizeof(jitscope::Span)];
+  InlineBound enter_method, exit_method;  // __enter__, __exit__ (inline_methods.hpp)
 
   jitscope::Span& span() { return *std::launder(reinterpret_cast<jitscope::Span*>(storage)); }
 };
@@ -288,10 +290,18 @@ PyObject* span_get_recording(PyObject* obj, void*) {
   return PyBool_FromLong(self->begun && self->span().recording());
 }
 
+const InlineMethodDef g_span_with_methods[] = {
+    {.name = "__enter__",
+     .doc = "Begins the span.",
+     .offset = offsetof(SpanObject, enter_method),
+     .noargs = span_enter},
+    {.name = "__exit__",
+     .doc = "Ends the span; an exception marks it failed and goes on.",
+     .offset = offsetof(SpanObject, exit_method),
+     .fastcall = span_exit},
+    {.name = nullptr, .doc = nullptr, .offset = 0}};
+
 PyMethodDef g_span_methods[] = {
-    {"__enter__", span_enter, METH_NOARGS, "Begins the span."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_exit)),
-     METH_FASTCALL, "Ends the span; an exception marks it failed and goes on."},
     {"__aenter__", span_aenter, METH_NOARGS,
      "Begins the span as a slice on the running asyncio task's own track."},
     {"__aexit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_aexit)),
@@ -332,7 +342,7 @@ bool init_span_type() noexcept {
           .make = span_new});
   t.tp_vectorcall = span_vectorcall;
   t.tp_call = span_call;
-  return PyType_Ready(&t) == 0;
+  return PyType_Ready(&t) == 0 && add_inline_methods(t, g_span_with_methods);
 }
 
 PyObject* begin_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {

@@ -1,4 +1,4 @@
-"""__enter__ and __exit__ of compile_unit and phase: bound without a method
+"""__enter__ and __exit__ of span, compile_unit and phase: bound without a method
 object per lookup (python/src/inline_methods.hpp), and still every way
 Python reaches them: the `with` statement, the class (contextlib.ExitStack),
 a bound method kept past its block, wrong calls."""
@@ -16,6 +16,7 @@ from conftest import load_trace, spans
 
 def makers():
     return [
+        ("span", lambda: jitscope.span("s")),
         ("compile_unit", lambda: jitscope.compile_unit(frame="k")),
         ("phase", lambda: jitscope.phase("p")),
     ]
@@ -104,7 +105,7 @@ def test_wrong_calls_raise_type_error(kind, make):
         cls.__enter__(object())
     with pytest.raises(TypeError, match="doesn't apply"):
         cls.__exit__()
-    other = jitscope.phase("q") if kind == "compile_unit" else jitscope.compile_unit()
+    other = jitscope.phase("q") if kind != "phase" else jitscope.compile_unit()
     with pytest.raises(TypeError, match="doesn't apply"):
         cls.__enter__(other)
     assert cls.__enter__(obj) is obj  # the class form, as ExitStack calls it
