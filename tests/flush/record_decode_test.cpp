@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,45 @@ TEST(RecordDecode, AnInstantWhoseArgsNeverComeIsWrittenWithThoseItHasBeforeTheNe
       if (e["name"] == "marker") EXPECT_EQ(e["args"], json({{"a", 7}}));
     }
     EXPECT_EQ(order, (std::vector<std::string>{"marker", "leaf", "inner", "outer"}));
+  }
+}
+
+// A short string travels inside its arg record (kFlagInlineString, at most
+// kInlineStringBytes in `ts`). A record that claims more, or member JSON
+// inline, is not the producer's: the writer reads only the bytes the record
+// holds and counts a decode error, in both forms, and the instant those
+// args belong to still gets both.
+TEST(RecordDecode, AnInlineStringLongerThanItsRecordIsReadAsTheRecordsBytes) {
+  const auto inline_arg = [](const char* key, std::string_view bytes, std::uint64_t claimed,
+                             ValueType type) {
+    Record a = record(RecordKind::kArg, 0, key, 0, kFlagInlineString);
+    std::memcpy(&a.ts, bytes.data(), std::min(bytes.size(), sizeof a.ts));
+    a.type = type;
+    a.value.u64 = claimed;
+    return a;
+  };
+  Records in;
+  in.begin(10, "outer", 0);
+  in.instant(20, "marker", 3);
+  in.add(inline_arg("ok", "abc", 3, ValueType::kString));
+  in.add(inline_arg("long", "12345678", 4000, ValueType::kString));
+  in.add(inline_arg("members", "\"k\":1", 1 << 20, ValueType::kJsonMembers));
+  in.end(50);
+  for (const bool perfetto : {false, true}) {
+    SCOPED_TRACE(perfetto ? "perfetto" : "json");
+    Options o;
+    o.perfetto = perfetto;
+    const WrittenTrace w = write_trace(in.r, o);
+    EXPECT_EQ(w.decode_errors, 2u);
+    bool seen = false;
+    for (const json& e : events_of(w, perfetto)) {
+      if (e.value("name", "") != "marker") continue;
+      seen = true;
+      EXPECT_EQ(e["args"]["ok"], "abc");
+      EXPECT_EQ(e["args"]["long"], "12345678");
+      EXPECT_EQ(e["args"]["members"].get<std::string>().size(), 8u);
+    }
+    EXPECT_TRUE(seen);
   }
 }
 

@@ -31,9 +31,12 @@ constexpr std::size_t kStackArgsBytes = 384;
 // What write_x_event keeps of its buffer for longer events between them.
 constexpr std::size_t kKeptBigEventBytes = 64 * 1024;
 
+// The payload bytes in the slots after an arg (none for a short string,
+// which is inside its record).
 std::size_t string_payload(const Record& r) noexcept {
   return r.kind == RecordKind::kArg &&
-                 (r.type == ValueType::kString || r.type == ValueType::kJsonMembers)
+                 (r.type == ValueType::kString || r.type == ValueType::kJsonMembers) &&
+                 (r.flags & kFlagInlineString) == 0
              ? r.value.u64
              : 0;
 }
@@ -62,6 +65,18 @@ std::size_t leaf_records(const Record* b, std::size_t n) noexcept {
 std::size_t extra_slots(const Record& r) noexcept {
   return r.kind == RecordKind::kCaptured ? 1 : 0;
 }
+
+namespace {
+// Where a group's payload bytes are: after the record (and its extra slot),
+// or inside it for a short string arg.
+const char* payload_of(const Record* group) noexcept {
+  const Record& r = group[0];
+  if (r.kind == RecordKind::kArg && (r.flags & kFlagInlineString) != 0) [[unlikely]] {
+    return reinterpret_cast<const char*>(&r.ts);
+  }
+  return reinterpret_cast<const char*>(group + 1 + extra_slots(r));
+}
+}  // namespace
 
 std::size_t group_slots(const Record& r) noexcept {
   const std::size_t name = (r.flags & kFlagDynamicName) != 0 ? r.name_len : 0;
@@ -239,8 +254,23 @@ void TraceWriter::handle(ThreadState& t, const Record* group, std::size_t slots)
 // The records other than a span's Begin and End, out of line: the common
 // pair's function stays small (fewer registers saved per record).
 void TraceWriter::handle_other(ThreadState& t, ThreadDecodeState& d, const Record* group) {
-  const Record& r = group[0];
-  const char* payload = reinterpret_cast<const char*>(group + 1 + extra_slots(r));
+  const char* payload = payload_of(group);
+  // An inline string is a kString of at most kInlineStringBytes (the
+  // producer writes no other); anything else came from a damaged ring and
+  // is read as the bytes the record holds.
+  const Record* record = &group[0];
+  Record checked;
+  if ((record->flags & kFlagInlineString) != 0 && record->kind == RecordKind::kArg &&
+      (record->type == ValueType::kJsonMembers ||
+       (record->type == ValueType::kString && record->value.u64 > kInlineStringBytes)))
+      [[unlikely]] {
+    ++decode_errors_;
+    checked = *record;
+    checked.type = ValueType::kString;
+    checked.value.u64 = std::min<std::uint64_t>(checked.value.u64, kInlineStringBytes);
+    record = &checked;
+  }
+  const Record& r = *record;
   const bool dyn = (r.flags & kFlagDynamicName) != 0;
   switch (r.kind) {
     case RecordKind::kArg: {

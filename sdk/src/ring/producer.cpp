@@ -130,13 +130,29 @@ std::size_t write_name(ThreadState& t, std::string_view dynamic_name,
   return name_len != 0 ? write_payload(t, 1, dynamic_name.data(), name_len) : 1;
 }
 
+// An arg's string bytes (0 for other types); a short string is flagged to
+// travel inside its record (kFlagInlineString).
 std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexcept {
-  return a.type == ValueType::kString ? clamp_payload(t, a.str.size(), flags) : 0;
+  if (a.type != ValueType::kString) return 0;
+  const std::size_t len = clamp_payload(t, a.str.size(), flags);
+  if (len <= kInlineStringBytes) flags |= kFlagInlineString;
+  return len;
+}
+
+// The slots an arg takes with its payload.
+std::size_t arg_slots(std::size_t payload, std::uint8_t flags) noexcept {
+  return 1 + ((flags & kFlagInlineString) != 0 ? 0 : payload_slots(payload));
 }
 
 // Writes an arg record and its payload at offset `at`; returns the offset after.
 std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
                       std::uint8_t flags, std::uint8_t index) noexcept {
+  if ((flags & kFlagInlineString) != 0) {
+    std::uint64_t bytes = 0;
+    if (payload != 0) std::memcpy(&bytes, a.str.data(), payload);
+    fill(t.ring.slot(at), bytes, a.key, payload, 0, RecordKind::kArg, a.type, flags, index);
+    return at + 1;
+  }
   std::uint64_t value = 0;
   switch (a.type) {
     case ValueType::kInt: std::memcpy(&value, &a.i64, sizeof value); break;
@@ -483,7 +499,7 @@ void add_arg(SpanToken token, const Arg& arg) noexcept {
   if (t == nullptr) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
-  if (!make_room(*t, 1 + payload_slots(payload))) {
+  if (!make_room(*t, arg_slots(payload, flags))) {
     bump(t->args_dropped);
     return;
   }
@@ -503,7 +519,7 @@ void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) {
     flags[i] = 0;
     payloads[i] = arg_payload(*t, args[i], flags[i]);
-    need += 1 + payload_slots(payloads[i]);
+    need += arg_slots(payloads[i], flags[i]);
   }
   if (!make_room(*t, need)) {
     for (std::size_t i = 0; i < count; ++i) bump(t->args_dropped);
@@ -564,7 +580,7 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
   for (std::size_t i = 0; i < arg_count; ++i) {
     arg_flags[i] = 0;
     arg_payloads[i] = arg_payload(*t, args[i], arg_flags[i]);
-    need += 1 + payload_slots(arg_payloads[i]);
+    need += arg_slots(arg_payloads[i], arg_flags[i]);
   }
   if (!make_room(*t, need)) {
     bump(t->dropped);

@@ -52,6 +52,11 @@ inline constexpr std::uint8_t kFlagTruncated = 2;    // a dynamic string was cut
 inline constexpr std::uint8_t kFlagUnit = 4;
 inline constexpr std::uint8_t kFlagPhase = 8;
 inline constexpr std::uint8_t kFlagCompileEvent = 16;
+// On a kArg of kString: its bytes (value.u64 of them, at most
+// kInlineStringBytes) are in the record's `ts` word and no payload slot
+// follows. A one-byte frame name took a slot of its own before.
+inline constexpr std::uint8_t kFlagInlineString = 32;
+inline constexpr std::size_t kInlineStringBytes = 8;
 
 // One ring slot. Dynamic bytes (a runtime-built name, a string value) travel
 // in the slots right after their record, as raw bytes, pushed in the same
