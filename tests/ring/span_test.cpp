@@ -325,6 +325,66 @@ TEST(Spans, ArgListsLandOnTheirSpanOrAreCountedArgByArg) {
   EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 3u);
 }
 
+// begin_marked's args (a compile unit's slice: unit_key, is_forward, frame)
+// are written with its Begin, on that span and not on the one open around
+// it. Past the eighth they are counted as dropped; with room for the span
+// and not for its args, the span alone is recorded and its args counted.
+TEST(Spans, ArgsWrittenWithABeginLandOnItOrAreCountedArgByArg) {
+  Config cfg = test_config("begin_args");
+  cfg.overflow = OverflowPolicy::kDrop;
+  cfg.ring_capacity = 64;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  const std::uint32_t s = detail::session_word();
+  {
+    Span outer("around");
+    const Arg list[3] = {Arg("i", -7), Arg("s", std::string_view("a string of some length")),
+                         Arg("b", true)};
+    const detail::SpanToken with =
+        detail::begin_marked(s, detail::read_clock(s), nullptr, "with_args", 0, 0, list, 3);
+    { Span child("child"); }
+    detail::end_span(with, detail::read_clock(s));
+  }
+  {
+    Arg ten[10] = {Arg("a0", 0), Arg("a1", 1), Arg("a2", 2), Arg("a3", 3), Arg("a4", 4),
+                   Arg("a5", 5), Arg("a6", 6), Arg("a7", 7), Arg("a8", 8), Arg("a9", 9)};
+    const detail::SpanToken many =
+        detail::begin_marked(s, detail::read_clock(s), "ten_args", {}, 0, 0, ten, 10);
+    detail::end_span(many, detail::read_clock(s));
+  }
+  // A string is cut to the longest payload, half the ring: with two of them
+  // the args cannot fit beside the span; the span alone can.
+  const std::string huge(std::size_t{1} << 20, 'x');
+  {
+    const Arg list[2] = {Arg("a", std::string_view(huge)), Arg("b", std::string_view(huge))};
+    const detail::SpanToken big =
+        detail::begin_marked(s, detail::read_clock(s), "args_too_big", {}, 0, 0, list, 2);
+    detail::end_span(big, detail::read_clock(s));
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto with = spans_named(trace, "with_args");
+  ASSERT_EQ(with.size(), 1u);
+  EXPECT_EQ(with[0]["args"]["i"], -7);
+  EXPECT_EQ(with[0]["args"]["s"], "a string of some length");
+  EXPECT_EQ(with[0]["args"]["b"], true);
+  for (const char* other : {"around", "child"}) {
+    const auto o = spans_named(trace, other);
+    ASSERT_EQ(o.size(), 1u) << other;
+    EXPECT_FALSE(o[0].contains("args") && o[0]["args"].contains("i")) << other;
+  }
+  const auto many = spans_named(trace, "ten_args");
+  ASSERT_EQ(many.size(), 1u);
+  EXPECT_EQ(many[0]["args"].size(), 8u) << many[0];
+  EXPECT_EQ(many[0]["args"]["a7"], 7);
+  const auto big = spans_named(trace, "args_too_big");
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_FALSE(big[0].contains("args") && big[0]["args"].contains("a"));
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 2u + 2u);
+}
+
 TEST(Spans, TimestampsAreMicrosecondsWithThreeDecimalsAndInsideTheSession) {
   Config cfg = test_config("ts");
   ScopedSession session(cfg);

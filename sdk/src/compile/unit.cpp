@@ -86,8 +86,10 @@ std::string demangled(const char* mangled) {
   return status == 0 && name != nullptr ? name.get() : mangled;
 }
 
-// Opens the thread side of a unit: its trace slice and its event frame.
-void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
+// Opens the thread side of a unit: its trace slice (with `args`, written
+// with its Begin) and its event frame.
+void enter_unit(UnitState& state, EventFrame& frame, const Arg* args, std::size_t arg_count,
+                bool attached) {
   frame.unit = &state;
   frame.attached = attached;
   frame.column_base = t_compile.column_depth;
@@ -96,9 +98,8 @@ void enter_unit(UnitState& state, EventFrame& frame, bool attached) {
   frame.session = s;
   if (s != 0) {
     frame.begin_ticks = read_clock(s);
-    frame.token =
-        begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit, state.packed_id);
-    if (frame.token.recorded() && attached) add_arg(frame.token, Arg("attached", true));
+    frame.token = begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit,
+                               state.packed_id, args, arg_count);
   }
   push_frame(frame);
   frame.open = true;
@@ -287,28 +288,24 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     state->display += r.name;
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
-    enter_unit(*state, frame_, false);
+    const Arg forward("is_forward", options.is_forward);  // Arg has no empty form
+    Arg args[4] = {Arg("unit_key", std::string_view(r.unit_key)), forward, forward, forward};
+    std::size_t n = 2;
+    if (!options.frame.empty()) args[n++] = Arg("frame", options.frame);
+    if (!options.recompile_reason.empty()) {
+      args[n++] = Arg("recompile_reason", options.recompile_reason);
+    }
+    enter_unit(*state, frame_, args, n, false);
     // The slice's begin, in Unix time: one clock read serves both.
     r.start_time_us = unix_ns_at(frame_.session, frame_.begin_ticks) / 1000;
-    if (frame_.token.recorded()) {
-      // Only a recorded unit takes the hook: the mark must sit in its slice.
-      // relaxed first: units after the first pay one load; the exchange
-      // makes it once.
-      if (g_first_unit_hook.load(std::memory_order_relaxed) != nullptr) {
-        if (const FirstUnitHook hook =
-                g_first_unit_hook.exchange(nullptr, std::memory_order_acq_rel)) {
-          hook();
-        }
+    // Only a recorded unit takes the hook: the mark must sit in its slice.
+    // relaxed first: units after the first pay one load; the exchange makes
+    // it once.
+    if (frame_.token.recorded() && g_first_unit_hook.load(std::memory_order_relaxed) != nullptr) {
+      if (const FirstUnitHook hook =
+              g_first_unit_hook.exchange(nullptr, std::memory_order_acq_rel)) {
+        hook();
       }
-      const Arg forward("is_forward", options.is_forward);  // Arg has no empty form
-      Arg args[4] = {Arg("unit_key", std::string_view(state->record.unit_key)), forward, forward,
-                     forward};
-      std::size_t n = 2;
-      if (!options.frame.empty()) args[n++] = Arg("frame", options.frame);
-      if (!options.recompile_reason.empty()) {
-        args[n++] = Arg("recompile_reason", options.recompile_reason);
-      }
-      add_args(frame_.token, args, n);
     }
     if (serving()) [[unlikely]] {
       // A compile while serving: said now, with where it was opened: the
@@ -512,8 +509,10 @@ UnitScope::UnitScope(const CompileUnitRef& unit) noexcept {
   if constexpr (!kCompiledIn) return;
   if (!unit.state_) return;
   state_ = unit.state_;
-  if (!guarded("attaching a thread to a compile unit",
-               [&] { enter_unit(*state_, frame_, true); })) {
+  if (!guarded("attaching a thread to a compile unit", [&] {
+        const Arg attached("attached", true);
+        enter_unit(*state_, frame_, &attached, 1, true);
+      })) {
     state_.reset();
   }
 }

@@ -204,10 +204,14 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noe
   return true;
 }
 
+// The most args a Begin carries with it (begin_marked's list, as add_args').
+constexpr std::size_t kMaxBeginArgs = 8;
+
 template <bool kDynamic>
 JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
                                        std::string_view dynamic_name, std::uint8_t flags = 0,
-                                       std::uint64_t value = 0) noexcept {
+                                       std::uint64_t value = 0, const Arg* args = nullptr,
+                                       std::size_t arg_count = 0) noexcept {
   ThreadState* t = current_thread_state(session);
   if (t == nullptr) [[unlikely]]
     return {};
@@ -227,16 +231,37 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
     return {session, SpanToken::kUnrecordedBit | SpanToken::kLibraryEndBit |
                          SpanToken::kUntrackedBit | remember_untracked(*t, d)};
   }
-  // This Begin (with its name) and every End owed, reserved now so that an
-  // End never fails; this span's End is among them now that the depth
-  // counts it (owed + 1, as d < 256 here).
-  if (owed >= kMaxRecordedDepth || !make_room(*t, 1 + payload_slots(name_len), owed + 1))
-      [[unlikely]] {
+  // Its args, written with it: one room check, and no lookup of the span.
+  std::uint8_t arg_flags[kMaxBeginArgs];
+  std::size_t arg_bytes[kMaxBeginArgs];
+  std::size_t arg_need = 0;
+  const std::size_t args_over = arg_count > kMaxBeginArgs ? arg_count - kMaxBeginArgs : 0;
+  arg_count -= args_over;
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    arg_flags[i] = 0;
+    arg_bytes[i] = arg_payload(*t, args[i], arg_flags[i]);
+    arg_need += arg_slots(arg_bytes[i], arg_flags[i]);
+  }
+  // This Begin (with its name and args) and every End owed, reserved now so
+  // that an End never fails; this span's End is among them now that the
+  // depth counts it (owed + 1, as d < 256 here). Without room for the
+  // args, the span alone (its args counted as dropped, as add_args' are).
+  const std::size_t begin_need = 1 + payload_slots(name_len);
+  bool room = owed < kMaxRecordedDepth && make_room(*t, begin_need + arg_need, owed + 1);
+  if (!room && arg_need != 0 && owed < kMaxRecordedDepth) [[unlikely]] {
+    room = make_room(*t, begin_need, owed + 1);
+    if (room) {
+      for (std::size_t i = 0; i < arg_count; ++i) bump(t->args_dropped);
+      arg_count = 0;
+    }
+  }
+  if (!room) [[unlikely]] {  // the span is dropped (its args with it, uncounted as add_args')
     const std::uint64_t serial = SpanToken::kUnrecordedBit | ++t->hot.dropped_begins;
     t->hot.serial_of(d) = serial;
     mark_unrecorded(*t, d);
     return {session, serial | SpanToken::kLibraryEndBit};
   }
+  for (std::size_t i = 0; i < args_over; ++i) bump(t->args_dropped);
   // The ring position after the Begin's record, as the inline begin stamps it.
   const std::uint64_t serial =
       t->ring.producer().tail.load(std::memory_order_relaxed) + kRecordBytes;
@@ -245,6 +270,10 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
        ValueType::kNone, flags, 0);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    used =
+        write_arg(*t, used, args[i], arg_bytes[i], arg_flags[i], static_cast<std::uint8_t>(owed));
+  }
   t->ring.commit(used);
   // The spans inside this one and beside it inline from now on, if the
   // gate was open and only closed at this depth.
@@ -303,8 +332,13 @@ SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_vie
 }
 
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
-                       std::string_view dynamic_name, std::uint8_t flags,
-                       std::uint64_t value) noexcept {
+                       std::string_view dynamic_name, std::uint8_t flags, std::uint64_t value,
+                       const Arg* args, std::size_t arg_count) noexcept {
+  if (arg_count != 0) {
+    return name != nullptr
+               ? begin<false>(session, ts, name, {}, flags, value, args, arg_count)
+               : begin<true>(session, ts, nullptr, dynamic_name, flags, value, args, arg_count);
+  }
   if (name != nullptr && value == 0) {
     // A phase's begin: the lean paths behind either gate, with its flags (a
     // Begin's value is read only for kFlagUnit, which always has one).

@@ -14,10 +14,13 @@ namespace jitscope::detail {
 
 // A span begin with record flags (kFlagUnit, kFlagPhase, kFlagCompileEvent)
 // and a value (the packed compile id of a unit). `name` is a stable static
-// name, or nullptr and `dynamic_name` is copied.
+// name, or nullptr and `dynamic_name` is copied. `args` (at most 8; more are
+// counted as dropped) are written with the Begin, in its room check: what
+// add_args right after it would record, without its lookup of the span.
+// No room for them: the span alone, its args counted as dropped.
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
-                       std::string_view dynamic_name, std::uint8_t flags,
-                       std::uint64_t value) noexcept;
+                       std::string_view dynamic_name, std::uint8_t flags, std::uint64_t value,
+                       const Arg* args = nullptr, std::size_t arg_count = 0) noexcept;
 
 // Adds `count` args (at most 8) to the open span `token` in one write: one
 // lookup of the span and one room check (add_arg's per arg). All or none:
