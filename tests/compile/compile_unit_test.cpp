@@ -130,6 +130,28 @@ TEST_F(Compile, NamesUseModelGraphStackAndAGlobalGraphCounter) {
                                              "resnet__joint_bwd_inner_2", "resnet__fwd_3"}));
 }
 
+// name() is made at its first call (from the slice's display name): the
+// same text from every thread that asks at once, open or closed, and the
+// same object each time.
+TEST_F(Compile, ANameAskedFromManyThreadsAtOnceIsOneStableString) {
+  set_model_name("m");
+  CompileUnit unit({.frame = "k", .graph = "g"});
+  std::vector<const std::string*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&, i] { seen[i] = &unit.name(); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string* n : seen) EXPECT_EQ(n, seen[0]);
+  const std::string open_name = unit.name();
+  unit.close();
+  EXPECT_EQ(&unit.name(), seen[0]);
+  EXPECT_EQ(unit.name(), open_name);
+  ASSERT_FALSE(recent_compile_records().empty());
+  EXPECT_EQ(recent_compile_records().back().name, open_name);
+  EXPECT_TRUE(open_name.starts_with("m__g_")) << open_name;
+}
+
 // The example: outer 10 ms containing inner 4 ms.
 TEST_F(Compile, NestedColumnPhasesChargeEachColumnAndDurationOnlyOnce) {
   static const PhaseKey kOuter("outer", {.column = "outer_us"});

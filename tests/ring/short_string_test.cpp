@@ -19,10 +19,17 @@ using nlohmann::json;
 // Lengths around the inline limit, with bytes JSON escapes and UTF-8 whose
 // characters end at the limit and cross it.
 const std::vector<std::string>& values() {
-  static const std::vector<std::string> v = {
-      "",          "f",          "sm_90",     "a\"b\\c\n",  "12345678",
-      "123456789", "\xc3\xa9",   "1234567\xc3\xa9",         "\xe6\x97\xa5\xe6\x9c\xac",
-      "tab\there", std::string(40, 'x')};
+  static const std::vector<std::string> v = {"",
+                                             "f",
+                                             "sm_90",
+                                             "a\"b\\c\n",
+                                             "12345678",
+                                             "123456789",
+                                             "\xc3\xa9",
+                                             "1234567\xc3\xa9",
+                                             "\xe6\x97\xa5\xe6\x9c\xac",
+                                             "tab\there",
+                                             std::string(40, 'x')};
   return v;
 }
 
@@ -39,14 +46,14 @@ std::uint64_t ring_tail() {
 void record_everything() {
   static_assert(std::size(kKeys) == 11);
   const std::uint32_t s = detail::session_word();
-  const detail::SpanToken one = detail::begin_marked(s, detail::read_clock(s), "one_by_one", {},
-                                                     0, 0);
+  const detail::SpanToken one =
+      detail::begin_marked(s, detail::read_clock(s), "one_by_one", {}, 0, 0);
   for (std::size_t i = 0; i < values().size(); ++i) {
     detail::add_arg(one, Arg(kKeys[i], std::string_view(values()[i])));
   }
   detail::end_span(one, detail::read_clock(s));
-  const detail::SpanToken listed = detail::begin_marked(s, detail::read_clock(s), "listed", {},
-                                                        0, 0);
+  const detail::SpanToken listed =
+      detail::begin_marked(s, detail::read_clock(s), "listed", {}, 0, 0);
   std::vector<Arg> list;
   for (std::size_t i = 0; i < 8; ++i) list.emplace_back(kKeys[i], std::string_view(values()[i]));
   detail::add_args(listed, list.data(), list.size());

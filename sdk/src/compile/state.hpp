@@ -151,9 +151,11 @@ struct UnitState {
   bool closed = false;       // guarded by mutex: the record has been written
   bool after_ready = false;  // opened after mark_ready(): its owner thread only
   CompileId id;
-  std::string display;  // "[3/1] name": its trace slice
-  // The record's name, kept apart: the unit lets go of its record at close,
-  // and CompileUnit::name() must stay valid (set at open, never changed).
+  std::string display;      // "[3/1] name": its trace slice
+  std::size_t name_at = 0;  // where the record's name starts in `display`
+  // CompileUnit::name(): the unit lets go of its record at close, so the
+  // name is copied out of `display` at the first call (under `mutex`), and
+  // never changed after. Few callers ask; every unit paid for the copy.
   std::string name;
   std::uint64_t packed_id = 0;
   std::weak_ptr<UnitState> self;   // for current_compile_unit()

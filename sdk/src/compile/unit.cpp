@@ -280,11 +280,11 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     r.recompile_reason.assign(options.recompile_reason.data(), options.recompile_reason.size());
     if (!hooks.empty()) r.recompile_user_contexts = run_recompile_hooks(hooks);
     state->packed_id = pack(state->id);
-    state->name = r.name;
     state->display.reserve(r.name.size() + 24);
     state->display += '[';
     append_compile_id(state->display, state->id.frame, state->id.attempt);
     state->display += "] ";
+    state->name_at = state->display.size();
     state->display += r.name;
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
@@ -333,7 +333,14 @@ CompileId CompileUnit::id() const noexcept { return state_ ? state_->id : Compil
 
 const std::string& CompileUnit::name() const noexcept {
   static const std::string kNone;
-  return state_ ? state_->name : kNone;  // set at open, never changed
+  if (!state_) return kNone;
+  UnitState& s = *state_;
+  const bool made = guarded("naming a compile unit", [&] {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.name.empty()) s.name.assign(s.display, s.name_at);
+  });
+  // Once made it never changes: the reference stays good outside the lock.
+  return made ? s.name : kNone;
 }
 
 void CompileUnit::fail(std::string_view type, std::string_view reason) noexcept {
