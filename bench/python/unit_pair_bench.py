@@ -4,9 +4,12 @@ shared machine slows both sides of a pair (docs/performance.md, "Python").
 
     PYTHONPATH=build/dev/python /usr/bin/python3 bench/python/unit_pair_bench.py [ROUNDS]
 
-Rings of 1 MiB (UNIT_BENCH_RING to change; empty: the default), so that
-the loop records every event: a dropped event costs the host less than a
-recorded one, and would flatter the unit. Prints the minimum of each side,
+Rings of 2^20 records, 32 MiB (UNIT_BENCH_RING, in records, to change;
+empty: the default, 2 MiB), so that the loop records every event: a
+dropped event costs the host less than a recorded one, and would flatter
+the unit. The ring's size moves the result: a ring first touched during
+the loop pays its page faults (2^22 records: 750 ns and more a unit +
+phase), and a ring larger than the caches pays their misses. Prints the minimum of each side,
 their ratio, and the median of the pairs' ratios (budget: 3x).
 """
 
