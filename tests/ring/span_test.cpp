@@ -385,6 +385,42 @@ TEST(Spans, ArgsWrittenWithABeginLandOnItOrAreCountedArgByArg) {
   EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 2u + 2u);
 }
 
+// A dynamic name with args: up to kMaxBeginArgs written with the Begin,
+// more one by one after it; all of them land on the span, from a braced
+// list or a list built at run time.
+TEST(Spans, DynamicNameSpansWithArgsKeepEveryArgInBothWays) {
+  Config cfg = test_config("dynamic_args");
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok());
+  const std::string name = "pass_" + std::to_string(7);
+  { Span s(name, {{"ir", "function"}, {"n", 3}, {"ok", true}}); }
+  std::vector<Arg> many;
+  constexpr char kKeys[10][3] = {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"};
+  for (int i = 0; i < 10; ++i) many.emplace_back(kKeys[i], i);
+  {
+    Span s(std::string_view("ten"), std::span<const Arg>(many));
+    { Span child("child"); }
+  }
+  { Span s(std::string_view("eight"), std::span<const Arg>(many.data(), 8)); }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const auto braced = spans_named(trace, name);
+  ASSERT_EQ(braced.size(), 1u);
+  EXPECT_EQ(braced[0]["args"], json({{"ir", "function"}, {"n", 3}, {"ok", true}}));
+  for (const auto& [span_name, count] : {std::pair{"ten", 10}, std::pair{"eight", 8}}) {
+    const auto s = spans_named(trace, span_name);
+    ASSERT_EQ(s.size(), 1u) << span_name;
+    EXPECT_EQ(s[0]["args"].size(), static_cast<std::size_t>(count)) << s[0];
+    for (int i = 0; i < count; ++i) EXPECT_EQ(s[0]["args"][kKeys[i]], i) << span_name;
+  }
+  const auto child = spans_named(trace, "child");
+  ASSERT_EQ(child.size(), 1u);
+  EXPECT_FALSE(child[0].contains("args") && child[0]["args"].contains("a0"));
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 0u);
+}
+
 TEST(Spans, TimestampsAreMicrosecondsWithThreeDecimalsAndInsideTheSession) {
   Config cfg = test_config("ts");
   ScopedSession session(cfg);

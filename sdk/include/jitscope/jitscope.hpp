@@ -456,8 +456,24 @@ class Span {
       }
     }
   }
-  Span(std::string_view name, std::initializer_list<Arg> args) noexcept : Span(name) {
-    for (const Arg& a : args) arg(a);
+  // Dynamic name and args, written together (one room check); past
+  // kMaxBeginArgs args, one by one after the Begin. The span form takes a
+  // list built at run time (keys still literals).
+  Span(std::string_view name, std::initializer_list<Arg> args) noexcept
+      : Span(name, std::span<const Arg>(args.begin(), args.size())) {}
+  Span(std::string_view name, std::span<const Arg> args) noexcept {
+    if constexpr (detail::kCompiledIn) {
+      const std::uint32_t s = detail::session_word();
+      if (JITSCOPE_UNLIKELY(s != 0)) {
+        if (args.size() <= detail::kMaxBeginArgs) {
+          token_ =
+              detail::begin_dynamic_args(s, detail::read_clock(s), name, args.data(), args.size());
+        } else {
+          token_ = detail::begin_dynamic(s, detail::read_clock(s), name);
+          for (const Arg& a : args) arg(a);
+        }
+      }
+    }
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;

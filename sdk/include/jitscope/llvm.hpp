@@ -202,10 +202,14 @@ struct CallbackState {
       detail::AdapterStacks::Frames& frames = detail::this_thread_adapter_stacks().get(id);
       detail::end_deferred_frames(frames);  // when the tail after-callback did not run
       if (frames.empty()) frame.phase = detail::begin_column_phase(column);
-      frame.span.emplace(view_of(name), std::initializer_list<Arg>{{"ir", unit.kind}});
-      if (options.ir_names) frame.span->arg("ir_name", view_of(unit.name));
-      if (unit.functions != 0) frame.span->arg("functions", unit.functions);
-      if (kind == kAnalysis) frame.span->arg("analysis", true);
+      // The args go with the Begin, in one write.
+      const Arg ir("ir", unit.kind);
+      Arg args[4] = {ir, ir, ir, ir};  // Arg has no empty form
+      std::size_t n = 1;
+      if (options.ir_names) args[n++] = Arg("ir_name", view_of(unit.name));
+      if (unit.functions != 0) args[n++] = Arg("functions", unit.functions);
+      if (kind == kAnalysis) args[n++] = Arg("analysis", true);
+      frame.span.emplace(view_of(name), std::span<const Arg>(args, n));
       frame.depth_x8 = detail::open_spans_x8();
       frames.push_back(std::move(frame));
     });

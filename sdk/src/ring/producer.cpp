@@ -204,9 +204,6 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noe
   return true;
 }
 
-// The most args a Begin carries with it (begin_marked's list, as add_args').
-constexpr std::size_t kMaxBeginArgs = 8;
-
 template <bool kDynamic>
 JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
                                        std::string_view dynamic_name, std::uint8_t flags = 0,
@@ -329,6 +326,11 @@ SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts, std::string_vie
     return {session, token.serial_word | SpanToken::kLibraryEndBit};
   }
   return begin<true>(session, ts, nullptr, name);
+}
+
+SpanToken begin_dynamic_args(std::uint32_t session, std::uint64_t ts, std::string_view name,
+                             const Arg* args, std::size_t count) noexcept {
+  return begin<true>(session, ts, nullptr, name, 0, 0, args, count);
 }
 
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,

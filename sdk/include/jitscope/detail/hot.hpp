@@ -186,6 +186,13 @@ JITSCOPE_API SpanToken begin_static(std::uint32_t session, std::uint64_t ts,
                                     const char* name) noexcept;
 JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
                                      std::string_view name) noexcept;
+// begin_dynamic with up to kMaxBeginArgs args written with the Begin: one
+// room check, no lookup of the span per arg (what add_arg after it pays).
+// No room for the args: the span alone, its args counted as dropped.
+inline constexpr std::size_t kMaxBeginArgs = 8;
+JITSCOPE_API SpanToken begin_dynamic_args(std::uint32_t session, std::uint64_t ts,
+                                          std::string_view name, const Arg* args,
+                                          std::size_t count) noexcept;
 // Ends the span `token` began. Spans it contains that are still open end
 // with it (an end out of order; counted, and marked in the trace); a span
 // already ended that way ends nothing.
