@@ -461,7 +461,11 @@ class JITSCOPE_API PhaseHandle {
   }
   PhaseHandle(const PhaseHandle&) = delete;
   PhaseHandle& operator=(const PhaseHandle&) = delete;
-  ~PhaseHandle() { end_or_keep(); }
+  // The check inline: an empty handle (an adapter's frame without a
+  // column) costs no call.
+  ~PhaseHandle() {
+    if (phase_ != nullptr) end_or_keep();
+  }
 
   // Ends the phase (idempotent). On the thread that began it; on another,
   // refused (one line) and the handle stays open.
@@ -507,7 +511,9 @@ class JITSCOPE_API ThreadAttachment {
   }
   ThreadAttachment(const ThreadAttachment&) = delete;
   ThreadAttachment& operator=(const ThreadAttachment&) = delete;
-  ~ThreadAttachment() { detach_or_keep(); }
+  ~ThreadAttachment() {
+    if (scope_ != nullptr) detach_or_keep();  // see ~PhaseHandle
+  }
 
   // Ends the attachment (idempotent). On the thread that attached; on
   // another, refused (one line) and it stays attached.

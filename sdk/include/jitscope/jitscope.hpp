@@ -475,6 +475,8 @@ class Span {
       }
     }
   }
+  // A span a detail call began (the adapters'): this Span ends it.
+  Span(detail::AdoptToken, detail::SpanToken token) noexcept : token_(token) {}
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
   // Movable, for hooks that begin a span in one callback and end it in

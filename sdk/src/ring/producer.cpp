@@ -333,6 +333,11 @@ SpanToken begin_dynamic_args(std::uint32_t session, std::uint64_t ts, std::strin
   return begin<true>(session, ts, nullptr, name, 0, 0, args, count);
 }
 
+SpanToken begin_static_args(std::uint32_t session, std::uint64_t ts, const char* name,
+                            const Arg* args, std::size_t count) noexcept {
+  return begin<false>(session, ts, name, {}, 0, 0, args, count);
+}
+
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
                        std::string_view dynamic_name, std::uint8_t flags, std::uint64_t value,
                        const Arg* args, std::size_t arg_count) noexcept {

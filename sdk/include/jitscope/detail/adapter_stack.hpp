@@ -187,6 +187,36 @@ inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint3
   return -1;
 }
 
+// stable_name(name), through this thread's cache of the names it has seen,
+// by the view's address (and its bytes, compared: an address may be reused
+// for other text). For names whose views stay put (LLVM's pass names): a
+// repeat costs a hash and a compare, no lock. In the host's own TLS (its
+// default model), trivially destructible: no guard, nothing at thread exit.
+inline const char* kept_name(std::string_view name) noexcept {
+  struct Entry {
+    const char* data;
+    std::size_t size;
+    const char* kept;
+  };
+  // 4-way: a hundred names in one slot each would collide by the dozen
+  // (the O2 pipeline's did, and took the lock on every run of them).
+  static thread_local Entry cache[256];
+  static thread_local std::uint8_t next_way[64];
+  const auto address = reinterpret_cast<std::uintptr_t>(name.data());
+  const std::size_t set = ((address ^ name.size()) * 0x9E3779B97F4A7C15u) >> 58;
+  Entry* ways = &cache[set * 4];
+  for (int w = 0; w < 4; ++w) {
+    const Entry& e = ways[w];
+    if (e.data == name.data() && e.size == name.size() && e.kept != nullptr &&
+        std::memcmp(e.kept, name.data(), name.size()) == 0) {
+      return e.kept;
+    }
+  }
+  const char* kept = stable_name(name);
+  if (kept != nullptr) ways[next_way[set]++ % 4] = {name.data(), name.size(), kept};
+  return kept;
+}
+
 // This thread's open spans, recorded or not, times 8 (HotThread::depth_x8).
 inline std::uint64_t open_spans_x8() noexcept { return t_hot->depth_x8; }
 

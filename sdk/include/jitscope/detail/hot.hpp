@@ -193,6 +193,15 @@ inline constexpr std::size_t kMaxBeginArgs = 8;
 JITSCOPE_API SpanToken begin_dynamic_args(std::uint32_t session, std::uint64_t ts,
                                           std::string_view name, const Arg* args,
                                           std::size_t count) noexcept;
+// The same with a name kept for the process (a literal, or stable_name's).
+JITSCOPE_API SpanToken begin_static_args(std::uint32_t session, std::uint64_t ts, const char* name,
+                                         const Arg* args, std::size_t count) noexcept;
+// `name`, NUL-terminated and kept for the process, for begin_static_args:
+// the same pointer for the same text. A lock and a lookup: callers keep a
+// cache in front of it (adapter_stack.hpp's kept_name). nullptr past 16,384
+// names or 4 MiB, for an empty name or one holding a NUL: the caller copies
+// it as a dynamic name.
+JITSCOPE_API const char* stable_name(std::string_view name) noexcept;
 // Ends the span `token` began. Spans it contains that are still open end
 // with it (an end out of order; counted, and marked in the trace); a span
 // already ended that way ends nothing.
@@ -216,6 +225,10 @@ JITSCOPE_API void counter(std::uint32_t session, std::uint64_t ts, const char* n
 // The tag of Span's constructor whose args are made only with a session on.
 struct LazyArgs {};
 inline constexpr LazyArgs kLazyArgs{};
+// The tag of Span's constructor that takes a span begun by a detail call
+// (the adapters' begin_static_args).
+struct AdoptToken {};
+inline constexpr AdoptToken kAdoptToken{};
 
 // The inline paths. Each writes what the out-of-line call would, in the one
 // case that needs no decision: the thread's HotThread is open for `session`
