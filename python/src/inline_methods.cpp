@@ -38,11 +38,17 @@ PyTypeObject g_bound_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 MethodObject* as_method(PyObject* o) { return reinterpret_cast<MethodObject*>(o); }
 InlineBound* as_bound(PyObject* o) { return reinterpret_cast<InlineBound*>(o); }
 
+// CPython's own wording, as its method descriptors say it.
 bool is_owner(const MethodObject& m, PyObject* obj) {
-  if (obj != nullptr && PyObject_TypeCheck(obj, m.owner_type)) return true;
+  if (obj == nullptr) {
+    PyErr_Format(PyExc_TypeError, "descriptor '%s' of '%s' object needs an argument", m.def->name,
+                 m.owner_type->tp_name);
+    return false;
+  }
+  if (PyObject_TypeCheck(obj, m.owner_type)) return true;
   PyErr_Format(PyExc_TypeError,
                "descriptor '%s' for '%s' objects doesn't apply to a '%.100s' object", m.def->name,
-               m.owner_type->tp_name, obj != nullptr ? Py_TYPE(obj)->tp_name : "NULL");
+               m.owner_type->tp_name, Py_TYPE(obj)->tp_name);
   return false;
 }
 

@@ -3,7 +3,8 @@
 //
 //   fork_child <forks> none|session [<trace>]
 //
-// Four threads loop on every lock of the compile layer: phases (the phase
+// Four threads loop on every lock of the compile layer (and the adapters'
+// kept names): phases (the phase
 // registry and each phase's spin lock), compile events and metric data on a
 // unit shared with the main thread (its mutex), units of their own (the unit
 // registry, the records queue), the runtime record, wait counters, step log
@@ -25,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,7 +43,11 @@ constexpr auto kChildPatience = std::chrono::seconds(20);
 
 void work(const CompileUnitRef& shared, const std::atomic<bool>& stop, int id) {
   WaitCounter waits("fork.wait");
+  std::uint64_t names = 0;
   while (!stop.load(std::memory_order_relaxed)) {
+    // The adapters' kept names: a new one takes the table's lock (and once
+    // the table is full, every one does).
+    (void)detail::stable_name("fork.name." + std::to_string(id) + "." + std::to_string(names++));
     {
       UnitScope attach(shared);
       Phase column("fork.attached", PhaseOptions{.column = "attached_us"});
@@ -85,6 +91,8 @@ void work(const CompileUnitRef& shared, const std::atomic<bool>& stop, int id) {
   StepLogger("fork.child").log("child", LogLevel::kDebug);
   { Phase bad("fork.bad", PhaseOptions{.column = "bad"}); }
   { Phase runtime("fork.runtime", PhaseOptions{.column = "runtime_us"}); }
+  if (detail::stable_name("fork.name.0.0") == nullptr) failed |= 16;  // kept before the fork
+  (void)detail::stable_name("fork.child.name");
   if (phase_times().empty()) failed |= 4;
   if (recent_compile_records().empty()) failed |= 8;
   (void)runtime_record();

@@ -328,7 +328,8 @@ TEST(Spans, ArgListsLandOnTheirSpanOrAreCountedArgByArg) {
 // begin_marked's args (a compile unit's slice: unit_key, is_forward, frame)
 // are written with its Begin, on that span and not on the one open around
 // it. Past the eighth they are counted as dropped; with room for the span
-// and not for its args, the span alone is recorded and its args counted.
+// and not for its args together, the span is recorded, then each arg that
+// fits alone (as add_arg after it would), the others counted.
 TEST(Spans, ArgsWrittenWithABeginLandOnItOrAreCountedArgByArg) {
   Config cfg = test_config("begin_args");
   cfg.overflow = OverflowPolicy::kDrop;
@@ -352,8 +353,8 @@ TEST(Spans, ArgsWrittenWithABeginLandOnItOrAreCountedArgByArg) {
         detail::begin_marked(s, detail::read_clock(s), "ten_args", {}, 0, 0, ten, 10);
     detail::end_span(many, detail::read_clock(s));
   }
-  // A string is cut to the longest payload, half the ring: with two of them
-  // the args cannot fit beside the span; the span alone can.
+  // A string is cut to the longest payload, half the ring: two of them
+  // cannot fit beside the span; the span alone can, and then one of them.
   const std::string huge(std::size_t{1} << 20, 'x');
   {
     const Arg list[2] = {Arg("a", std::string_view(huge)), Arg("b", std::string_view(huge))};
@@ -379,10 +380,15 @@ TEST(Spans, ArgsWrittenWithABeginLandOnItOrAreCountedArgByArg) {
   EXPECT_EQ(many[0]["args"]["a7"], 7);
   const auto big = spans_named(trace, "args_too_big");
   ASSERT_EQ(big.size(), 1u);
-  EXPECT_FALSE(big[0].contains("args") && big[0]["args"].contains("a"));
+  ASSERT_TRUE(big[0].contains("args"));
+  EXPECT_TRUE(big[0]["args"].contains("a")) << big[0]["args"].dump().substr(0, 200);
+  EXPECT_FALSE(big[0]["args"].contains("b"));
+  EXPECT_EQ(big[0]["args"]["jitscope_truncated"], true);
   const json* st = metadata(trace, "jitscope_stats");
   ASSERT_NE(st, nullptr);
-  EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 2u + 2u);
+  EXPECT_EQ((*st)["args"]["args_dropped"].get<std::uint64_t>(), 2u + 1u);
+  EXPECT_EQ((*st)["args"]["strings_truncated"].get<std::uint64_t>(), 1u)
+      << "the cut of the arg never written is not counted";
 }
 
 // A dynamic name with args: up to kMaxBeginArgs written with the Begin,

@@ -24,6 +24,7 @@
 #include "format/spawn_arrow.hpp"
 #include "nvtx/nvtx.hpp"
 #include "ring/session_params.hpp"
+#include "ring/stable_names.hpp"
 #include "ring/thread_registry.hpp"
 #include "sink/file_sink.hpp"
 
@@ -162,7 +163,8 @@ std::string already_active(const Config& active, const Config& asked) {
 //   the TSC calibration (a new flusher may hold it for its first 20 ms);
 //   the thread registry, NVTX's locks, CUPTI's locks;
 //   the compile layer's (compile/fork.cpp lists them);
-//   log_unique's (taken under several of the above).
+//   log_unique's (taken under several of the above);
+//   the kept names' (stable_name: a leaf, taken under nothing).
 // The flusher keeps to the same order. docs/robustness.md has the list.
 void fork_prepare() noexcept {
   control_mutex().lock();
@@ -173,8 +175,10 @@ void fork_prepare() noexcept {
   cupti_lock_for_fork();
   compile_lock_for_fork();
   log_lock_for_fork();
+  stable_names_lock_for_fork();
 }
 void fork_parent() noexcept {
+  stable_names_unlock_after_fork();
   log_unlock_after_fork();
   compile_unlock_after_fork();
   cupti_unlock_after_fork(/*child=*/false);
@@ -199,6 +203,7 @@ void fork_child() noexcept {
   miss_storm_forget_in_child();
   ThreadRegistry::instance().forget_all_in_child();
   crash_forget_in_child();
+  stable_names_unlock_after_fork();
   log_unlock_after_fork();
   compile_unlock_after_fork();
   set_metrics_output(false);  // no flusher here: queued records would only pile up

@@ -132,9 +132,20 @@ std::size_t write_name(ThreadState& t, std::string_view dynamic_name,
 
 // An arg's string bytes (0 for other types); a short string is flagged to
 // travel inside its record (kFlagInlineString).
-std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags) noexcept {
+// `count_cut` false: a cut string is flagged but not counted (the caller
+// counts it if the arg is written).
+std::size_t arg_payload(ThreadState& t, const Arg& a, std::uint8_t& flags,
+                        bool count_cut = true) noexcept {
   if (a.type != ValueType::kString) return 0;
-  const std::size_t len = clamp_payload(t, a.str.size(), flags);
+  std::size_t len = a.str.size();
+  if (len > t.max_payload_bytes) {
+    if (count_cut) {
+      len = clamp_payload(t, len, flags);
+    } else {
+      flags |= kFlagTruncated;
+      len = t.max_payload_bytes;
+    }
+  }
   if (len <= kInlineStringBytes) flags |= kFlagInlineString;
   return len;
 }
@@ -236,21 +247,19 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   arg_count -= args_over;
   for (std::size_t i = 0; i < arg_count; ++i) {
     arg_flags[i] = 0;
-    arg_bytes[i] = arg_payload(*t, args[i], arg_flags[i]);
+    arg_bytes[i] = arg_payload(*t, args[i], arg_flags[i], /*count_cut=*/false);
     arg_need += arg_slots(arg_bytes[i], arg_flags[i]);
   }
   // This Begin (with its name and args) and every End owed, reserved now so
   // that an End never fails; this span's End is among them now that the
-  // depth counts it (owed + 1, as d < 256 here). Without room for the
-  // args, the span alone (its args counted as dropped, as add_args' are).
+  // depth counts it (owed + 1, as d < 256 here). Without room for them
+  // all, the span alone, and then each arg that fits (as add_arg after it).
   const std::size_t begin_need = 1 + payload_slots(name_len);
   bool room = owed < kMaxRecordedDepth && make_room(*t, begin_need + arg_need, owed + 1);
+  bool args_apart = false;
   if (!room && arg_need != 0 && owed < kMaxRecordedDepth) [[unlikely]] {
     room = make_room(*t, begin_need, owed + 1);
-    if (room) {
-      for (std::size_t i = 0; i < arg_count; ++i) bump(t->args_dropped);
-      arg_count = 0;
-    }
+    args_apart = room;
   }
   if (!room) [[unlikely]] {  // the span is dropped (its args with it, uncounted as add_args')
     const std::uint64_t serial = SpanToken::kUnrecordedBit | ++t->hot.dropped_begins;
@@ -267,11 +276,22 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
        ValueType::kNone, flags, 0);
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    used =
-        write_arg(*t, used, args[i], arg_bytes[i], arg_flags[i], static_cast<std::uint8_t>(owed));
+  const auto index = static_cast<std::uint8_t>(owed);
+  for (std::size_t i = 0; i < arg_count && !args_apart; ++i) {
+    used = write_arg(*t, used, args[i], arg_bytes[i], arg_flags[i], index);
   }
   t->ring.commit(used);
+  for (std::size_t i = 0; i < arg_count && args_apart; ++i) {
+    if (!make_room(*t, arg_slots(arg_bytes[i], arg_flags[i]))) {
+      bump(t->args_dropped);
+      arg_flags[i] = 0;  // not written: its cut not counted
+      continue;
+    }
+    t->ring.commit(write_arg(*t, 0, args[i], arg_bytes[i], arg_flags[i], index));
+  }
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    if ((arg_flags[i] & kFlagTruncated) != 0) bump(t->truncated);
+  }
   // The spans inside this one and beside it inline from now on, if the
   // gate was open and only closed at this depth.
   t->hot.widen_gate(d + 1);

@@ -207,13 +207,14 @@ inline const char* kept_name(std::string_view name) noexcept {
   Entry* ways = &cache[set * 4];
   for (int w = 0; w < 4; ++w) {
     const Entry& e = ways[w];
-    if (e.data == name.data() && e.size == name.size() && e.kept != nullptr &&
-        std::memcmp(e.kept, name.data(), name.size()) == 0) {
-      return e.kept;
-    }
+    if (e.data != name.data() || e.size != name.size()) continue;
+    // Not kept (the table full): remembered too, so that a repeat takes no
+    // lock; its text unchecked, which costs only a copied name.
+    if (e.kept == nullptr) return nullptr;
+    if (std::memcmp(e.kept, name.data(), name.size()) == 0) return e.kept;
   }
   const char* kept = stable_name(name);
-  if (kept != nullptr) ways[next_way[set]++ % 4] = {name.data(), name.size(), kept};
+  if (name.data() != nullptr) ways[next_way[set]++ % 4] = {name.data(), name.size(), kept};
   return kept;
 }
 
