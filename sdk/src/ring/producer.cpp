@@ -215,6 +215,21 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noe
   return true;
 }
 
+// A Begin's args that did not fit beside it: each that fits alone, as
+// add_arg after it would write it; the others counted as dropped.
+[[gnu::noinline]] void write_args_apart(ThreadState& t, const Arg* args, const std::size_t* bytes,
+                                        const std::uint8_t* flags, std::size_t count,
+                                        std::uint8_t index) noexcept {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!make_room(t, arg_slots(bytes[i], flags[i]))) {
+      bump(t.args_dropped);  // not written: its cut not counted either
+      continue;
+    }
+    if ((flags[i] & kFlagTruncated) != 0) bump(t.truncated);
+    t.ring.commit(write_arg(t, 0, args[i], bytes[i], flags[i], index));
+  }
+}
+
 template <bool kDynamic>
 JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, const char* name,
                                        std::string_view dynamic_name, std::uint8_t flags = 0,
@@ -277,20 +292,16 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   std::size_t used = 1;
   if constexpr (kDynamic) used = write_name(*t, dynamic_name, name_len);
   const auto index = static_cast<std::uint8_t>(owed);
-  for (std::size_t i = 0; i < arg_count && !args_apart; ++i) {
-    used = write_arg(*t, used, args[i], arg_bytes[i], arg_flags[i], index);
-  }
-  t->ring.commit(used);
-  for (std::size_t i = 0; i < arg_count && args_apart; ++i) {
-    if (!make_room(*t, arg_slots(arg_bytes[i], arg_flags[i]))) {
-      bump(t->args_dropped);
-      arg_flags[i] = 0;  // not written: its cut not counted
-      continue;
+  if (!args_apart) [[likely]] {
+    for (std::size_t i = 0; i < arg_count; ++i) {
+      if ((arg_flags[i] & kFlagTruncated) != 0) [[unlikely]]
+        bump(t->truncated);
+      used = write_arg(*t, used, args[i], arg_bytes[i], arg_flags[i], index);
     }
-    t->ring.commit(write_arg(*t, 0, args[i], arg_bytes[i], arg_flags[i], index));
-  }
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    if ((arg_flags[i] & kFlagTruncated) != 0) bump(t->truncated);
+    t->ring.commit(used);
+  } else {
+    t->ring.commit(used);
+    write_args_apart(*t, args, arg_bytes, arg_flags, arg_count, index);
   }
   // The spans inside this one and beside it inline from now on, if the
   // gate was open and only closed at this depth.
