@@ -59,6 +59,14 @@ constexpr const char* kKnown[] = {
     "JITSCOPE_FORMAT",
     "JITSCOPE_COMPRESSION",
     "JITSCOPE_PARENT_PID",
+    "JITSCOPE_FLIGHT",
+    "JITSCOPE_MAX_SNAPSHOTS",
+    "JITSCOPE_SNAPSHOT_MIN_INTERVAL_MS",
+    "JITSCOPE_SNAPSHOT_SIGNAL",
+    "JITSCOPE_SNAPSHOT_SLOW_UNIT",
+    "JITSCOPE_SNAPSHOT_FAILED_UNIT",
+    "JITSCOPE_SNAPSHOT_MISS_STORM",
+    "JITSCOPE_SNAPSHOT_AFTER_READY",
     "JITSCOPE_BUILD_DIR",  // read by python/setup.py, not the SDK: known so that it is not named
 };
 bool known(std::string_view name) {
