@@ -126,28 +126,28 @@ PyGetSetDef g_method_getset[] = {{"__name__", method_get_name, nullptr, nullptr,
 
 void method_dealloc(PyObject* o) { Py_TYPE(o)->tp_free(o); }
 
+// A static type called through vectorcall at `call_offset`.
+void set_callable_slots(PyTypeObject& t, const char* name, Py_ssize_t size, destructor dealloc,
+                        PyGetSetDef* getset, Py_ssize_t call_offset, reprfunc repr) {
+  set_slots(t, {.name = name,
+                .size = size,
+                .doc = nullptr,
+                .dealloc = dealloc,
+                .getset = getset,
+                .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL});
+  t.tp_vectorcall_offset = call_offset;
+  t.tp_call = PyVectorcall_Call;
+  t.tp_repr = repr;
+}
+
 bool ready_types() {
   if (g_bound_type.tp_flags & Py_TPFLAGS_READY) return true;
   // Never freed by Python: it lives inside its owner (bound_dealloc).
-  set_slots(g_bound_type, {.name = "jitscope.inline_method",
-                           .size = sizeof(InlineBound),
-                           .doc = nullptr,
-                           .dealloc = bound_dealloc,
-                           .getset = g_bound_getset,
-                           .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL});
-  g_bound_type.tp_vectorcall_offset = offsetof(InlineBound, call);
-  g_bound_type.tp_call = PyVectorcall_Call;
-  g_bound_type.tp_repr = bound_repr;
-  set_slots(g_method_type, {.name = "jitscope.inline_method_descriptor",
-                            .size = sizeof(MethodObject),
-                            .doc = nullptr,
-                            .dealloc = method_dealloc,
-                            .getset = g_method_getset,
-                            .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL});
-  g_method_type.tp_vectorcall_offset = offsetof(MethodObject, call);
-  g_method_type.tp_call = PyVectorcall_Call;
+  set_callable_slots(g_bound_type, "jitscope.inline_method", sizeof(InlineBound), bound_dealloc,
+                     g_bound_getset, offsetof(InlineBound, call), bound_repr);
+  set_callable_slots(g_method_type, "jitscope.inline_method_descriptor", sizeof(MethodObject),
+                     method_dealloc, g_method_getset, offsetof(MethodObject, call), method_repr);
   g_method_type.tp_descr_get = method_get;
-  g_method_type.tp_repr = method_repr;
   return PyType_Ready(&g_bound_type) == 0 && PyType_Ready(&g_method_type) == 0;
 }
 
