@@ -32,9 +32,10 @@
 // or a session that has since stopped): LLVM's own dispatch of the
 // callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
 // load and a branch. With a session, a pass run is one span (its name kept
-// once per pass, then taken by pointer) with two or three args: about 800
-// instructions beside LLVM's own 1,600 to call the callbacks. Nothing here throws into LLVM or
-// aborts it: out of memory loses the span and is counted (Counts::dropped) when exceptions are on.
+// once per pass, then taken by pointer) with two or three args: about 850
+// instructions beside LLVM's own 1,600 to call the callbacks. Nothing here
+// throws into LLVM or aborts it: out of memory loses the span and is
+// counted (Counts::dropped) when exceptions are on.
 //
 // Threads: the callbacks may run on several threads at once (one pipeline
 // per thread); each thread keeps its own stack of open runs per registration.

@@ -155,6 +155,19 @@ std::size_t arg_slots(std::size_t payload, std::uint8_t flags) noexcept {
   return 1 + ((flags & kFlagInlineString) != 0 ? 0 : payload_slots(payload));
 }
 
+// Sizes `count` args for one write: each one's string bytes and flags, as
+// arg_payload gives them; returns the slots they take together.
+std::size_t measure_args(ThreadState& t, const Arg* args, std::size_t count, std::size_t* bytes,
+                         std::uint8_t* flags, bool count_cut = true) noexcept {
+  std::size_t need = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    flags[i] = 0;
+    bytes[i] = arg_payload(t, args[i], flags[i], count_cut);
+    need += arg_slots(bytes[i], flags[i]);
+  }
+  return need;
+}
+
 // Writes an arg record and its payload at offset `at`; returns the offset after.
 std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
                       std::uint8_t flags, std::uint8_t index) noexcept {
@@ -215,18 +228,28 @@ JITSCOPE_ALWAYS_INLINE bool take_unrecorded(ThreadState& t, std::uint64_t d) noe
   return true;
 }
 
+// One arg in a write of its own; without room, counted as dropped (false).
+bool write_arg_alone(ThreadState& t, const Arg& a, std::size_t bytes, std::uint8_t flags,
+                     std::uint8_t index) noexcept {
+  if (!make_room(t, arg_slots(bytes, flags))) {
+    bump(t.args_dropped);
+    return false;
+  }
+  t.ring.commit(write_arg(t, 0, a, bytes, flags, index));
+  return true;
+}
+
 // A Begin's args that did not fit beside it: each that fits alone, as
 // add_arg after it would write it; the others counted as dropped.
 [[gnu::noinline]] void write_args_apart(ThreadState& t, const Arg* args, const std::size_t* bytes,
                                         const std::uint8_t* flags, std::size_t count,
                                         std::uint8_t index) noexcept {
   for (std::size_t i = 0; i < count; ++i) {
-    if (!make_room(t, arg_slots(bytes[i], flags[i]))) {
-      bump(t.args_dropped);  // not written: its cut not counted either
-      continue;
+    // Not written: its cut not counted either.
+    if (write_arg_alone(t, args[i], bytes[i], flags[i], index) &&
+        (flags[i] & kFlagTruncated) != 0) {
+      bump(t.truncated);
     }
-    if ((flags[i] & kFlagTruncated) != 0) bump(t.truncated);
-    t.ring.commit(write_arg(t, 0, args[i], bytes[i], flags[i], index));
   }
 }
 
@@ -257,14 +280,10 @@ JITSCOPE_ALWAYS_INLINE SpanToken begin(std::uint32_t session, std::uint64_t ts, 
   // Its args, written with it: one room check, and no lookup of the span.
   std::uint8_t arg_flags[kMaxBeginArgs];
   std::size_t arg_bytes[kMaxBeginArgs];
-  std::size_t arg_need = 0;
   const std::size_t args_over = arg_count > kMaxBeginArgs ? arg_count - kMaxBeginArgs : 0;
   arg_count -= args_over;
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    arg_flags[i] = 0;
-    arg_bytes[i] = arg_payload(*t, args[i], arg_flags[i], /*count_cut=*/false);
-    arg_need += arg_slots(arg_bytes[i], arg_flags[i]);
-  }
+  const std::size_t arg_need =
+      measure_args(*t, args, arg_count, arg_bytes, arg_flags, /*count_cut=*/false);
   // This Begin (with its name and args) and every End owed, reserved now so
   // that an End never fails; this span's End is among them now that the
   // depth counts it (owed + 1, as d < 256 here). Without room for them
@@ -571,29 +590,19 @@ void add_arg(SpanToken token, const Arg& arg) noexcept {
   if (t == nullptr) return;
   std::uint8_t flags = 0;
   const std::size_t payload = arg_payload(*t, arg, flags);
-  if (!make_room(*t, arg_slots(payload, flags))) {
-    bump(t->args_dropped);
-    return;
-  }
-  t->ring.commit(write_arg(*t, 0, arg, payload, flags, index));
+  write_arg_alone(*t, arg, payload, flags, index);
 }
 
 void add_args(SpanToken token, const Arg* args, std::size_t count) noexcept {
   std::uint8_t index = 0;
   ThreadState* t = count == 0 ? nullptr : arg_target(token, index);
   if (t == nullptr) return;
-  constexpr std::size_t kMax = 8;  // the compile layer's lists are short
+  constexpr std::size_t kMax = kMaxBeginArgs;  // the compile layer's lists are short
   for (std::size_t i = kMax; i < count; ++i) bump(t->args_dropped);
   count = std::min(count, kMax);
   std::uint8_t flags[kMax];
   std::size_t payloads[kMax];
-  std::size_t need = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    flags[i] = 0;
-    payloads[i] = arg_payload(*t, args[i], flags[i]);
-    need += arg_slots(payloads[i], flags[i]);
-  }
-  if (!make_room(*t, need)) {
+  if (!make_room(*t, measure_args(*t, args, count, payloads, flags))) {
     for (std::size_t i = 0; i < count; ++i) bump(t->args_dropped);
     return;
   }
@@ -649,11 +658,7 @@ void instant(std::uint32_t session, std::uint64_t ts, const char* name,
   std::size_t need = 1 + payload_slots(name_len);
   std::uint8_t arg_flags[255];
   std::size_t arg_payloads[255];
-  for (std::size_t i = 0; i < arg_count; ++i) {
-    arg_flags[i] = 0;
-    arg_payloads[i] = arg_payload(*t, args[i], arg_flags[i]);
-    need += arg_slots(arg_payloads[i], arg_flags[i]);
-  }
+  need += measure_args(*t, args, arg_count, arg_payloads, arg_flags);
   if (!make_room(*t, need)) {
     bump(t->dropped);
     return;

@@ -17,7 +17,8 @@ namespace jitscope::detail {
 // name, or nullptr and `dynamic_name` is copied. `args` (at most 8; more are
 // counted as dropped) are written with the Begin, in its room check: what
 // add_args right after it would record, without its lookup of the span.
-// No room for them: the span alone, its args counted as dropped.
+// No room for them together: the span, then each arg that fits alone (the
+// others counted as dropped).
 SpanToken begin_marked(std::uint32_t session, std::uint64_t ts, const char* name,
                        std::string_view dynamic_name, std::uint8_t flags, std::uint64_t value,
                        const Arg* args = nullptr, std::size_t arg_count = 0) noexcept;

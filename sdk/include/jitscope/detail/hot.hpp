@@ -188,7 +188,8 @@ JITSCOPE_API SpanToken begin_dynamic(std::uint32_t session, std::uint64_t ts,
                                      std::string_view name) noexcept;
 // begin_dynamic with up to kMaxBeginArgs args written with the Begin: one
 // room check, no lookup of the span per arg (what add_arg after it pays).
-// No room for the args: the span alone, its args counted as dropped.
+// No room for them together: the span, then each arg that fits alone (the
+// others counted as dropped).
 inline constexpr std::size_t kMaxBeginArgs = 8;
 JITSCOPE_API SpanToken begin_dynamic_args(std::uint32_t session, std::uint64_t ts,
                                           std::string_view name, const Arg* args,
