@@ -130,6 +130,30 @@ TEST_F(Compile, NamesUseModelGraphStackAndAGlobalGraphCounter) {
                                              "resnet__joint_bwd_inner_2", "resnet__fwd_3"}));
 }
 
+// The slice's name "[id] name" sits in the unit when short and on the heap
+// when long: either way the slice, the record and name() agree, at every
+// length around the switch (the inline store holds 47 bytes and a NUL).
+TEST_F(Compile, ShortAndLongNamesAgreeInTheSliceTheRecordAndName) {
+  CompileSession session("unit_names");
+  std::vector<std::string> graphs;
+  std::vector<std::string> names;
+  for (std::size_t length : {0, 1, 31, 32, 33, 34, 200}) {
+    graphs.push_back(std::string(length, 'g'));
+    CompileUnit unit({.graph = graphs.back()});
+    names.push_back(unit.name());
+  }
+  session.finish();
+  const std::vector<CompileRecord> records = recent_compile_records();
+  ASSERT_EQ(records.size(), graphs.size());
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const std::string expected = "model__" + graphs[i] + "_" + std::to_string(i);
+    EXPECT_EQ(names[i], expected);
+    EXPECT_EQ(records[i].name, expected);
+    const std::string slice_name = records[i].compile_id.display() + " " + expected;
+    EXPECT_EQ(session.slice(slice_name).value("name", ""), slice_name) << i;
+  }
+}
+
 // name() is made at its first call (from the slice's display name): the
 // same text from every thread that asks at once, open or closed, and the
 // same object each time.

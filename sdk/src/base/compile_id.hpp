@@ -14,8 +14,11 @@ constexpr std::uint64_t pack_compile_id(std::uint32_t frame, std::uint32_t attem
 }
 
 // Appends the decimal digits of `n`.
+// The most digits append_decimal writes (a 64-bit value).
+inline constexpr std::size_t kMaxDecimalDigits = 20;
+
 inline void append_decimal(std::string& out, std::uint64_t n) {
-  char digits[20];
+  char digits[kMaxDecimalDigits];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
   out.append(digits, static_cast<std::size_t>(end - digits));
 }

@@ -105,6 +105,29 @@ struct WaitStats {
   std::atomic<std::uint64_t> total_ns{0};
 };
 
+// A unit's "[frame/attempt] name", the name of its trace slice: in the
+// unit itself when it fits (most do: no allocation of its own), else on
+// the heap. Never moves (the unit does not), so c_str() stays good.
+class UnitDisplay {
+ public:
+  UnitDisplay() noexcept = default;
+  UnitDisplay(const UnitDisplay&) = delete;
+  UnitDisplay& operator=(const UnitDisplay&) = delete;
+  // Sets it to "[frame/attempt] name"; throws std::bad_alloc for a long one.
+  void assign(const CompileId& id, std::string_view name);
+  std::string_view view() const noexcept { return {data_, size_}; }
+  const char* c_str() const noexcept { return data_; }
+  std::size_t name_at() const noexcept { return name_at_; }  // where `name` starts
+
+ private:
+  static constexpr std::size_t kInline = 48;
+  char inline_[kInline] = {};
+  std::unique_ptr<char[]> heap_;
+  const char* data_ = inline_;
+  std::size_t size_ = 0;
+  std::size_t name_at_ = 0;
+};
+
 struct UnitState {
   // Every live unit is on one list (linked by CompileUnit::open, unlinked by
   // the destructor), so that the fork handlers can hold each unit's mutex
@@ -151,8 +174,7 @@ struct UnitState {
   bool closed = false;       // guarded by mutex: the record has been written
   bool after_ready = false;  // opened after mark_ready(): its owner thread only
   CompileId id;
-  std::string display;      // "[3/1] name": its trace slice
-  std::size_t name_at = 0;  // where the record's name starts in `display`
+  UnitDisplay display;
   // CompileUnit::name(): the unit lets go of its record at close, so the
   // name is copied out of `display` at the first call (under `mutex`), and
   // never changed after. Few callers ask; every unit paid for the copy.

@@ -12,7 +12,9 @@
 
 #include <cxxabi.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -98,7 +100,7 @@ void enter_unit(UnitState& state, EventFrame& frame, const Arg* args, std::size_
   frame.session = s;
   if (s != 0) {
     frame.begin_ticks = read_clock(s);
-    frame.token = begin_marked(s, frame.begin_ticks, nullptr, state.display, kFlagUnit,
+    frame.token = begin_marked(s, frame.begin_ticks, nullptr, state.display.view(), kFlagUnit,
                                state.packed_id, args, arg_count);
   }
   push_frame(frame);
@@ -119,6 +121,31 @@ void leave_unit(EventFrame& frame, std::uint64_t end_ticks) noexcept {
   pop_frame(frame);
   delete frame.data;
   frame.data = nullptr;
+}
+
+void UnitDisplay::assign(const CompileId& id, std::string_view name) {
+  constexpr int kDigits = 10;                  // a 32-bit decimal's most
+  char prefix[1 + kDigits + 1 + kDigits + 2];  // "[frame/attempt] "
+  char* p = prefix;
+  *p++ = '[';
+  p = std::to_chars(p, p + kDigits, id.frame).ptr;
+  *p++ = '/';
+  p = std::to_chars(p, p + kDigits, id.attempt).ptr;
+  *p++ = ']';
+  *p++ = ' ';
+  const auto prefix_size = static_cast<std::size_t>(p - prefix);
+  const std::size_t size = prefix_size + name.size();
+  char* out = inline_;
+  if (size >= kInline) {
+    heap_ = std::make_unique<char[]>(size + 1);
+    out = heap_.get();
+  }
+  std::memcpy(out, prefix, prefix_size);
+  if (!name.empty()) std::memcpy(out + prefix_size, name.data(), name.size());
+  out[size] = '\0';
+  data_ = out;
+  size_ = size;
+  name_at_ = prefix_size;
 }
 
 // Default-initialized, not value-initialized: the record's members set
@@ -246,7 +273,6 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
         state->id = {reg.next_frame, 0};
         reg.frames.emplace(std::string(options.frame), std::make_pair(reg.next_frame++, 1u));
       }
-      r.name.reserve(reg.model_name.size() + 32);
       r.name = reg.model_name;
       nth = reg.nth_graph++;
       if (state->id.attempt > 0) hooks = reg.hooks;  // called outside the lock
@@ -255,8 +281,16 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     state->self = state;
     t_graphs.emplace_back(options.graph);
     graph_pushed_ = true;
-    // The name is model__graphs_nth, built in place: a unit's open is on
-    // the compiler's path, once per compile.
+    // The name is model__graphs_nth, built in place in a string sized
+    // once (a short one stays in the string: no allocation): a unit's open
+    // is on the compiler's path, once per compile.
+    char nth_text[kMaxDecimalDigits];
+    const auto nth_size = static_cast<std::size_t>(
+        std::to_chars(nth_text, nth_text + sizeof nth_text, nth).ptr - nth_text);
+    // "__", the graphs joined by '_' (this unit's is one), '_', nth.
+    std::size_t name_size = r.name.size() + 2 + (t_graphs.size() - 1) + 1 + nth_size;
+    for (const std::string& g : t_graphs) name_size += g.size();
+    r.name.reserve(name_size);
     r.name += "__";
     const std::size_t graphs_at = r.name.size();
     for (const std::string& g : t_graphs) {
@@ -265,7 +299,7 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     }
     const std::size_t graphs_end = r.name.size();
     r.name += '_';
-    append_decimal(r.name, nth);
+    r.name.append(nth_text, nth_size);
     r.frame.assign(options.frame.data(), options.frame.size());
     if (!options.key.empty()) {
       r.unit_key.assign(options.key.data(), options.key.size());
@@ -280,12 +314,7 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     r.recompile_reason.assign(options.recompile_reason.data(), options.recompile_reason.size());
     if (!hooks.empty()) r.recompile_user_contexts = run_recompile_hooks(hooks);
     state->packed_id = pack(state->id);
-    state->display.reserve(r.name.size() + 24);
-    state->display += '[';
-    append_compile_id(state->display, state->id.frame, state->id.attempt);
-    state->display += "] ";
-    state->name_at = state->display.size();
-    state->display += r.name;
+    state->display.assign(state->id, r.name);
     // Runtime overheads since the last compile end here, as their own record.
     flush_runtime_record();
     const Arg forward("is_forward", options.is_forward);  // Arg has no empty form
@@ -337,7 +366,7 @@ const std::string& CompileUnit::name() const noexcept {
   UnitState& s = *state_;
   const bool made = guarded("naming a compile unit", [&] {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.name.empty()) s.name.assign(s.display, s.name_at);
+    if (s.name.empty()) s.name = s.display.view().substr(s.display.name_at());
   });
   // Once made it never changes: the reference stays good outside the lock.
   return made ? s.name : kNone;

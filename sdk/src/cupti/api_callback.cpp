@@ -332,7 +332,7 @@ void cupti_on_api_callback(std::uint32_t domain, std::uint32_t cbid, const void*
         const void* handle = out_handle(cb);
         forget(handle);
         if (UnitState* u = loading_unit_state(); u != nullptr) {
-          remember(handle, intern_unit_tag(u->packed_id, u->display), nullptr);
+          remember(handle, intern_unit_tag(u->packed_id, u->display.view()), nullptr);
         }
         break;
       }
