@@ -1,5 +1,6 @@
 #include "event_decoder.hpp"
 
+#include "flat_event.hpp"
 #include "json_scan.hpp"
 
 #include <simdjson.h>
@@ -51,12 +52,18 @@ std::string_view raw_value(od::value& v, const char* end) noexcept {
 
 }  // namespace
 
-EventDecoder::EventDecoder() : impl_(std::make_unique<Impl>()) {}
+EventDecoder::EventDecoder(Path path)
+    : impl_(std::make_unique<Impl>()), fast_(path == Path::kFastest) {}
 EventDecoder::~EventDecoder() = default;
 
 bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* error) {
   *out = DecodedEvent{};
   out->offset = raw.offset;
+  if (fast_) {
+    if (decode_flat(raw, out)) return true;
+    *out = DecodedEvent{};
+    out->offset = raw.offset;
+  }
   const char* const end = raw.json.data() + raw.json.size();
   auto bad = [&](simdjson::error_code e) {
     if (error != nullptr) {
@@ -203,9 +210,16 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
             out->has_grid = true;
           } else if (ak == "bytes") {
             out->has_bytes = true;
-          } else if (ak == "attached") {
+          } else if (ak == "attached" || ak == "failed" || ak == "incomplete") {
             bool b = false;
-            out->attached = av.get_bool().get(b) == simdjson::SUCCESS && b;
+            const bool is_true = av.get_bool().get(b) == simdjson::SUCCESS && b;
+            (ak == "attached" ? out->attached
+             : ak == "failed" ? out->failed
+                              : out->incomplete) = is_true;
+          } else if (ak == "unit_key") {
+            read_string(av, &out->unit_key);
+          } else if (ak == "frame") {
+            read_string(av, &out->frame);
           }
         }
         break;

@@ -16,8 +16,9 @@
 // (parse_us_to_ns on the raw token), id / id2 / bind_id (raw tokens), the
 // top-level compile_id of jitscope's counters, and from args: compile_id,
 // name (metadata), jitscope's GPU args (compiled_by, compiled_by_id,
-// correlation, device, stream, grid, bytes) and attached. Anything else in
-// args on demand: args_json() or EventDecoder::arg().
+// correlation, device, stream, grid, bytes), attached, failed, incomplete,
+// unit_key and frame. Anything else in args on demand: args_json() or
+// EventDecoder::arg(). A key given twice: the last one counts.
 //
 // Lifetimes: every string_view in a DecodedEvent points into the RawEvent or
 // the decoder's own buffer: valid until the next decode() and while the
@@ -30,9 +31,14 @@
 // trailing content. On Demand validates what it walks, so a malformed
 // scalar in a member the decoder skips ({"x":tru}) is not noticed.
 //
-// Cost: about 300 ns per jitscope event of ~170 bytes (simdjson's stage 1 runs with
-// the CPU's best kernel; the On Demand walk is compiled for the baseline
-// ISA), so the reader's scanning is not the bottleneck.
+// How: an event of the common shape (scalars and an args object of
+// scalars, no white space, no escapes, ASCII text) goes through a strict
+// parser of that shape (flat_event.hpp); any other, and any the fast path
+// declines, through simdjson On Demand, which is the reference for what
+// both read. EventDecoder(Path::kGeneral) always takes simdjson (tests).
+//
+// Cost (release, callgrind, SDK-written events of ~130 bytes): about 400
+// instructions an event on the fast path, 2,500 through simdjson.
 #pragma once
 
 #include "trace_reader.hpp"
@@ -78,7 +84,10 @@ struct DecodedEvent {
   bool has_correlation = false;
   std::int64_t correlation = 0;
   bool has_device = false, has_stream = false, has_grid = false, has_bytes = false;
-  bool attached = false;  // a compile unit's slice on a thread attached with UnitScope
+  bool attached = false;             // a compile unit's slice on a thread attached with UnitScope
+  bool failed = false;               // args.failed is true (an adapter's failed pass)
+  bool incomplete = false;           // args.incomplete is true (open at a crash)
+  std::string_view unit_key, frame;  // a compile unit slice's args (unescaped)
 
   std::uint64_t offset = 0;  // the RawEvent's offset
 
@@ -93,7 +102,8 @@ struct DecodedEvent {
 
 class EventDecoder {
  public:
-  EventDecoder();
+  enum class Path { kFastest, kGeneral };
+  explicit EventDecoder(Path path = Path::kFastest);
   ~EventDecoder();
   EventDecoder(const EventDecoder&) = delete;
   EventDecoder& operator=(const EventDecoder&) = delete;
@@ -116,6 +126,7 @@ class EventDecoder {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::uint64_t fields_ignored_ = 0;
+  bool fast_ = true;
 };
 
 }  // namespace jitscope::tools

@@ -19,24 +19,6 @@
 namespace jitscope::report {
 namespace {
 
-// Whether the event's bytes from its args on hold `needle` (a quoted key):
-// one scan that spares the args' parse for the events without it, nearly
-// all of them. A hit is confirmed by the parse.
-bool args_may_hold(const tools::DecodedEvent& ev, std::string_view needle) {
-  if (ev.args_begin_ == nullptr || ev.event_end_ <= ev.args_begin_) return false;
-  return ::memmem(ev.args_begin_, static_cast<std::size_t>(ev.event_end_ - ev.args_begin_),
-                  needle.data(), needle.size()) != nullptr;
-}
-
-// args.<key> is true; `quoted` is the key in quotes.
-bool arg_is_true(const tools::DecodedEvent& ev, tools::EventDecoder& decoder,
-                 std::string_view quoted) {
-  std::string_view raw;
-  return args_may_hold(ev, quoted) && decoder.arg(ev, quoted.substr(1, quoted.size() - 2), &raw) &&
-         raw == "true";
-}
-constexpr std::string_view kFailed = "\"failed\"", kIncomplete = "\"incomplete\"";
-
 // `s` cut to kMaxReason bytes (at a UTF-8 boundary) and "…": a reason is
 // kept per failed pass, and a hostile trace's args can be any size.
 constexpr std::size_t kMaxReason = 1024;
@@ -229,7 +211,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
         names_[name].gpu = GpuWork::kCall;
       } else if (ev.has_args) {
         if (ev.cat == "compile_unit" && ev.has_compile_id) {
-          unit_slice_args(unit_id(t, cid), ev, decoder);
+          unit_slice_args(unit_id(t, cid), ev);
         } else {
           span_marks(t, name, ev.ts_ns, dur, cid, ev, decoder, nullptr);
         }
@@ -277,9 +259,9 @@ void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev,
   b.failed = false;
   if (ev.has_args) {
     if (b.unit_slice) {
-      unit_slice_args(b.unit, ev, decoder);
+      unit_slice_args(b.unit, ev);
     } else {
-      b.failed = arg_is_true(ev, decoder, kFailed);
+      b.failed = ev.failed;
       // Rare: its reason waits beside the stack for its E.
       if (b.failed) th.failed_reasons.push_back(fail_reason_of(ev, decoder));
     }
@@ -325,31 +307,26 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
       span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
            std::max<std::int64_t>(0, dur), cid, b.attached, Side::kHost, b.order, false);
   if (b.unit_slice) {
-    if (ev.has_args) unit_slice_args(unit, ev, decoder);
+    if (ev.has_args) unit_slice_args(unit, ev);
   } else if (b.failed || ev.has_args) {
     span_marks(t, name_index, b.ts, std::max<std::int64_t>(0, dur), cid, ev, decoder,
                b.failed ? &b_reason : nullptr);
   }
 }
 
-void Aggregator::unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev,
-                                 tools::EventDecoder& decoder) {
+void Aggregator::unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev) {
   UnitStats& u = units_[unit];
-  std::string s;
-  if (u.unit_key.empty() && args_may_hold(ev, "\"unit_key\"") &&
-      decoder.arg_string(ev, "unit_key", &s))
-    u.unit_key = s;
-  if (u.frame.empty() && args_may_hold(ev, "\"frame\"") && decoder.arg_string(ev, "frame", &s))
-    u.frame = s;
-  if (!u.incomplete && arg_is_true(ev, decoder, kIncomplete)) u.incomplete = true;
+  if (u.unit_key.empty()) u.unit_key = ev.unit_key;
+  if (u.frame.empty()) u.frame = ev.frame;
+  if (ev.incomplete) u.incomplete = true;
 }
 
 void Aggregator::span_marks(std::uint32_t thread, std::uint32_t name, std::int64_t start,
                             std::int64_t dur, std::string_view compile_id,
                             const tools::DecodedEvent& ev, tools::EventDecoder& decoder,
                             const std::string* begin_reason) {
-  const bool failed = begin_reason != nullptr || arg_is_true(ev, decoder, kFailed);
-  const bool incomplete = arg_is_true(ev, decoder, kIncomplete);
+  const bool failed = begin_reason != nullptr || ev.failed;
+  const bool incomplete = ev.incomplete;
   if (!failed && !incomplete) return;
   const std::uint32_t unit = compile_id.empty() ? kNone : unit_id(thread, compile_id);
   if (failed) {

@@ -128,8 +128,7 @@ class Aggregator final : private SelfTimeSink {
   void end(std::uint32_t thread, const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   void gpu_slice(const tools::DecodedEvent& ev, std::uint32_t name);  // `name`: ev.name's id
   // A compile-unit slice's args: unit_key, frame, incomplete.
-  void unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev,
-                       tools::EventDecoder& decoder);
+  void unit_slice_args(std::uint32_t unit, const tools::DecodedEvent& ev);
   // A span's marks: "failed" (a failed pass) and "incomplete" (open at a
   // crash or stop). `begin_reason`: a B/E pair whose B was marked failed,
   // and the reason its B gave (else null).
