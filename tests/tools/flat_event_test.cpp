@@ -44,7 +44,9 @@ struct Padded {
 // Every field, string views by content and pointers by offset in the event.
 std::string fields(const DecodedEvent& e, const RawEvent& raw) {
   auto id = [](bool has, const jitscope::tools::TraceId& t) {
-    return !has ? std::string("-") : t.is_string ? "s:" + std::string(t.text) : std::to_string(t.number);
+    return !has          ? std::string("-")
+           : t.is_string ? "s:" + std::string(t.text)
+                         : std::to_string(t.number);
   };
   auto at = [&](const char* p) {
     return p == nullptr ? std::string("null") : std::to_string(p - raw.json.data());
@@ -55,10 +57,11 @@ std::string fields(const DecodedEvent& e, const RawEvent& raw) {
     s += std::string(v) + "|";
   }
   s += id(e.has_pid, e.pid) + "|" + id(e.has_tid, e.tid) + "|";
-  s += (e.has_ts ? std::to_string(e.ts_ns) : "-") + "|" + (e.has_dur ? std::to_string(e.dur_ns) : "-");
+  s += (e.has_ts ? std::to_string(e.ts_ns) : "-") + "|" +
+       (e.has_dur ? std::to_string(e.dur_ns) : "-");
   s += "|" + std::to_string(e.has_correlation ? e.correlation : -1);
-  for (bool b : {e.has_args, e.has_compile_id, e.has_device, e.has_stream, e.has_grid,
-                 e.has_bytes, e.attached, e.failed, e.incomplete}) {
+  for (bool b : {e.has_args, e.has_compile_id, e.has_device, e.has_stream, e.has_grid, e.has_bytes,
+                 e.attached, e.failed, e.incomplete}) {
     s += b ? '1' : '0';
   }
   return s + "|" + at(e.args_begin_) + "|" + at(e.event_end_);
@@ -77,7 +80,8 @@ struct Differential {
     const bool slow_ok = general.decode(p.ev, &slow, &error);
     if (!jitscope::tools::decode_flat(p.ev, &fast)) return false;
     ++taken;
-    EXPECT_TRUE(slow_ok) << "the fast path took what simdjson refuses: " << text << " (" << error << ")";
+    EXPECT_TRUE(slow_ok) << "the fast path took what simdjson refuses: " << text << " (" << error
+                         << ")";
     if (slow_ok) EXPECT_EQ(fields(fast, p.ev), fields(slow, p.ev)) << text;
     return true;
   }
@@ -141,37 +145,62 @@ TEST(FlatEvent, AgreesWithSimdjsonOnEverySdkEventCutAndChanged) {
 TEST(FlatEvent, EdgeCasesAgreeAndInvalidJsonIsLeftToSimdjson) {
   Differential d;
   // Taken by the fast path (and equal to simdjson's reading).
-  for (const char* taken : {
-           R"({})",
-           R"({"ph":"X","ts":0,"dur":0})",
-           R"({"ts":-0.5,"dur":1.25,"pid":-7,"tid":"main"})",
-           R"({"ts":999999999999999.999,"pid":999999999999999999})",
-           R"({"ph":"i","s":"t","id":"0x1f","bind_id":12,"bp":"e","id2":7})",
-           R"({"compile_id":"3/1","a_long_key_x":1,"":2})",
-           R"({"ph":"X","args":{}})",
-           R"({"args":{"failed":true,"incomplete":false,"unit_key":"k","frame":"f","attached":true}})",
-           R"({"args":{"correlation":-3,"device":null,"stream":"s","grid":1,"bytes":2.5}})",
-           R"({"args":{"failed":false,"failed":true,"compile_id":"","name":"n"}})",
-           R"({"pid":"x","pid":1,"tid":2,"tid":"t"})",
-           // Times past the plain form: read by parse_us_to_ns, as simdjson's path does.
-           R"({"ts":1.5e3,"dur":1.2345})",
-           R"({"ts":1234567890123456,"dur":-0.0005})",
-       }) {
+  for (
+      const char* taken : {
+          R"({})",
+          R"({"ph":"X","ts":0,"dur":0})",
+          R"({"ts":-0.5,"dur":1.25,"pid":-7,"tid":"main"})",
+          R"({"ts":999999999999999.999,"pid":999999999999999999})",
+          R"({"ph":"i","s":"t","id":"0x1f","bind_id":12,"bp":"e","id2":7})",
+          R"({"compile_id":"3/1","a_long_key_x":1,"":2})",
+          R"({"ph":"X","args":{}})",
+          R"({"args":{"failed":true,"incomplete":false,"unit_key":"k","frame":"f","attached":true}})",
+          R"({"args":{"correlation":-3,"device":null,"stream":"s","grid":1,"bytes":2.5}})",
+          R"({"args":{"failed":false,"failed":true,"compile_id":"","name":"n"}})",
+          R"({"pid":"x","pid":1,"tid":2,"tid":"t"})",
+          // Times past the plain form: read by parse_us_to_ns, as simdjson's path does.
+          R"({"ts":1.5e3,"dur":1.2345})",
+          R"({"ts":1234567890123456,"dur":-0.0005})",
+      }) {
     EXPECT_TRUE(d.check(taken)) << taken;
   }
   // Declined: simdjson's to read (escapes, non-ASCII, white space, nested
   // values, numbers past the fast forms, fields of another type), or to refuse.
   for (const char* declined : {
-           R"({"name":"a\"b"})", "{\"name\":\"\xc3\xa9\"}", R"({ "ph":"X"})", R"({"ph" :"X"})",
-           R"({"ph":"X" })", R"({"id2":{"local":1}})", R"({"args":{"grid":[1,1,1]}})",
-           R"({"args":{"cupti":{"state":"off"}}})", R"({"args":[]})", R"({"args":5})",
+           R"({"name":"a\"b"})",
+           "{\"name\":\"\xc3\xa9\"}",
+           R"({ "ph":"X"})",
+           R"({"ph" :"X"})",
+           R"({"ph":"X" })",
+           R"({"id2":{"local":1}})",
+           R"({"args":{"grid":[1,1,1]}})",
+           R"({"args":{"cupti":{"state":"off"}}})",
+           R"({"args":[]})",
+           R"({"args":5})",
            R"({"ts":"12.5"})",
-           R"({"pid":1.5})", R"({"pid":1234567890123456789})", R"({"pid":true})", R"({"ph":1})",
-           R"({"args":{"correlation":1.5}})", R"({"args":{"unit_key":7}})",
+           R"({"pid":1.5})",
+           R"({"pid":1234567890123456789})",
+           R"({"pid":true})",
+           R"({"ph":1})",
+           R"({"args":{"correlation":1.5}})",
+           R"({"args":{"unit_key":7}})",
            // Not JSON at all.
-           R"({"ph":"X",})", R"({"ph" "X"})", R"({"ph":"X"}})", R"({"ts":01})", R"({"ts":1.})",
-           R"({"ts":-})", R"({"a":tru})", R"({"a":nul})", R"({"a":"x})", R"({"a":1)", R"({,})",
-           R"({"a":1,,"b":2})", "{\"a\":\"\x01\"}", R"([])", R"("x")", "",
+           R"({"ph":"X",})",
+           R"({"ph" "X"})",
+           R"({"ph":"X"}})",
+           R"({"ts":01})",
+           R"({"ts":1.})",
+           R"({"ts":-})",
+           R"({"a":tru})",
+           R"({"a":nul})",
+           R"({"a":"x})",
+           R"({"a":1)",
+           R"({,})",
+           R"({"a":1,,"b":2})",
+           "{\"a\":\"\x01\"}",
+           R"([])",
+           R"("x")",
+           "",
        }) {
     EXPECT_FALSE(d.check(declined)) << declined;
   }

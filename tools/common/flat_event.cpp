@@ -10,35 +10,22 @@
 namespace jitscope::tools {
 namespace {
 
-enum class Kind : std::uint8_t { kString, kNumber, kTrue, kFalse, kNull };
-
-// One scalar value: a string's text between its quotes (it has no escapes,
-// so that is its value) and its raw token (quotes included), or a
-// number's or literal's token.
-struct Scalar {
-  Kind kind;
-  std::string_view text;
-  std::string_view raw;
-  // A number read in the same pass: an integer of up to 18 digits (what
-  // simdjson's get_int64 takes, with no overflow), and a time in µs of the
-  // form -?digits(.d{1,3})? with up to 15 integer digits, in exact ns (as
-  // parse_us_to_ns reads it).
-  bool is_integer = false, is_plain_time = false;
-  std::int64_t integer = 0, time_ns = 0;
-};
+// Each reader below takes the position of a value and returns the
+// position after it, or nullptr for no, and stores what it read straight
+// into the event. (Positions by value, not through a reference: a char
+// load may alias a pointer in memory, which makes the compiler store and
+// reload it at every byte. Results straight into the event: a string_view
+// stored as two words in a temporary and copied on as one 16-byte load
+// stalls on store forwarding, a third of the parse's time, perf.)
 
 constexpr bool is_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
-
-// Each reader below takes the position of what it reads and returns the
-// position after it, or nullptr for no. (By value, not through a
-// reference: a char load may alias a pointer in memory, which would make
-// the compiler store and reload it at every byte.)
 
 // A string at p ('"'): printable ASCII up to its closing quote. No to a
 // backslash, a control byte or a byte past ASCII (simdjson unescapes and
 // validates those). Sixteen bytes at a time where SSE2 is: the event's
 // buffer has kJsonPadding readable bytes past its end.
 const char* plain_string(const char* p, const char* end, std::string_view* text) noexcept {
+  if (*p != '"') return nullptr;
   const char* const start = ++p;
 #if defined(__SSE2__)
   static_assert(kJsonPadding >= 16);
@@ -71,9 +58,17 @@ const char* plain_string(const char* p, const char* end, std::string_view* text)
   return p + 1;
 }
 
-// A number at p, by JSON's grammar -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
-// read into `v` as it is checked.
-const char* number(const char* p, const char* end, Scalar* v) noexcept {
+// A number read in the same pass as it is checked: an integer of up to
+// 18 digits (what simdjson's get_int64 takes, with no overflow), and a
+// time in µs of the form -?digits(.d{1,3})? with up to 15 integer digits,
+// in exact ns (as parse_us_to_ns reads it).
+struct Number {
+  bool is_integer = false, is_plain_time = false;
+  std::int64_t integer = 0, time_ns = 0;
+};
+
+// JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, at p.
+const char* number(const char* p, const char* end, Number* n) noexcept {
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
   if (p >= end || !is_digit(*p)) return nullptr;
@@ -104,15 +99,15 @@ const char* number(const char* p, const char* end, Scalar* v) noexcept {
     if (p >= end || !is_digit(*p)) return nullptr;
     while (p < end && is_digit(*p)) ++p;
   }
-  const auto sign = [&](std::uint64_t n) {
-    return negative ? -static_cast<std::int64_t>(n) : static_cast<std::int64_t>(n);
+  const auto sign = [&](std::uint64_t v) {
+    return negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
   };
-  v->is_integer = !fraction && !exponent && int_digits <= 18;
-  if (v->is_integer) v->integer = sign(whole);
-  v->is_plain_time = !exponent && int_digits <= 15 && frac_digits <= 3;
-  if (v->is_plain_time) {
+  n->is_integer = !fraction && !exponent && int_digits <= 18;
+  if (n->is_integer) n->integer = sign(whole);
+  n->is_plain_time = !exponent && int_digits <= 15 && frac_digits <= 3;
+  if (n->is_plain_time) {
     for (auto d = frac_digits; d < 3; ++d) frac *= 10;
-    v->time_ns = sign(whole * 1000 + frac);
+    n->time_ns = sign(whole * 1000 + frac);
   }
   return p;
 }
@@ -123,147 +118,144 @@ const char* literal(const char* p, const char* end, std::string_view word) noexc
   return p + word.size();
 }
 
-// A scalar at p; objects and arrays are not (the caller handles args).
-const char* scalar(const char* p, const char* end, Scalar* v) noexcept {
-  const char* const start = p;
+// Any scalar at p, checked and passed over; objects and arrays are no.
+const char* skip_scalar(const char* p, const char* end) noexcept {
+  std::string_view text;
+  Number n;
   switch (*p) {
-    case '"':
-      v->kind = Kind::kString;
-      p = plain_string(p, end, &v->text);
-      break;
-    case 't': v->kind = Kind::kTrue; p = literal(p, end, "true"); break;
-    case 'f': v->kind = Kind::kFalse; p = literal(p, end, "false"); break;
-    case 'n': v->kind = Kind::kNull; p = literal(p, end, "null"); break;
-    case '{':
-    case '[': return nullptr;
-    default:
-      v->kind = Kind::kNumber;
-      p = number(p, end, v);
-      break;
+    case '"': return plain_string(p, end, &text);
+    case 't': return literal(p, end, "true");
+    case 'f': return literal(p, end, "false");
+    case 'n': return literal(p, end, "null");
+    default: return number(p, end, &n);
   }
-  if (p == nullptr) return nullptr;
-  v->raw = std::string_view(start, static_cast<std::size_t>(p - start));
-  if (v->kind != Kind::kString) v->text = v->raw;
-  return p;
 }
 
-// An integer simdjson's get_int64 reads: one of up to 18 digits. Other
-// numbers are no (1.5, 1e3, 2^63).
-bool small_integer(const Scalar& v, std::int64_t* out) noexcept {
-  if (v.kind != Kind::kNumber || !v.is_integer) return false;
-  *out = v.integer;
-  return true;
+// A scalar's raw token (a string with its quotes), as simdjson's
+// raw_json_token gives it.
+const char* raw_scalar(const char* p, const char* end, std::string_view* raw) noexcept {
+  const char* const after = skip_scalar(p, end);
+  if (after != nullptr) *raw = std::string_view(p, static_cast<std::size_t>(after - p));
+  return after;
 }
 
-bool string_field(const Scalar& v, std::string_view* out) noexcept {
-  if (v.kind != Kind::kString) return false;  // simdjson counts it ignored
-  *out = v.text;
-  return true;
-}
-
-// pid or tid: an integer, or a string's text.
-bool id_field(const Scalar& v, bool* has, TraceId* id) noexcept {
+// pid or tid: an integer, or a string's text; other values are simdjson's.
+const char* id_value(const char* p, const char* end, bool* has, TraceId* id) noexcept {
   *id = TraceId{};
-  if (v.kind == Kind::kString) {
+  const char* after;
+  if (*p == '"') {
+    after = plain_string(p, end, &id->text);
     id->is_string = true;
-    id->text = v.text;
-  } else if (!small_integer(v, &id->number)) {
-    return false;
+  } else {
+    Number n;
+    after = number(p, end, &n);
+    if (after == nullptr || !n.is_integer) return nullptr;
+    id->number = n.integer;
   }
-  *has = true;
-  return true;
+  *has = after != nullptr;
+  return after;
 }
 
-bool time_field(const Scalar& v, bool* has, std::int64_t* ns) noexcept {
-  if (v.kind != Kind::kNumber) return false;
-  if (v.is_plain_time) {
-    *ns = v.time_ns;
-  } else if (!parse_us_to_ns(v.raw, ns)) {
-    return false;
+// ts or dur: a number in µs (a quoted one is simdjson's).
+const char* time_value(const char* p, const char* end, bool* has, std::int64_t* ns) noexcept {
+  Number n;
+  const char* const after = number(p, end, &n);
+  if (after == nullptr) return nullptr;
+  if (n.is_plain_time) {
+    *ns = n.time_ns;
+  } else if (!parse_us_to_ns(std::string_view(p, static_cast<std::size_t>(after - p)), ns)) {
+    return nullptr;
   }
   *has = true;
-  return true;
+  return after;
+}
+
+// true, or any other scalar (false).
+const char* flag_value(const char* p, const char* end, bool* flag) noexcept {
+  const char* const after = skip_scalar(p, end);
+  *flag = after != nullptr && *p == 't';
+  return after;
 }
 
 // One member of the event, as EventDecoder::decode reads it.
-bool event_member(std::string_view k, const Scalar& v, DecodedEvent* out) noexcept {
+const char* event_member(std::string_view k, const char* p, const char* end,
+                         DecodedEvent* out) noexcept {
   if (k.size() > 8) {
-    if (k != "compile_id") return true;
-    if (!string_field(v, &out->compile_id)) return false;
+    if (k != "compile_id") return skip_scalar(p, end);
+    const char* const after = plain_string(p, end, &out->compile_id);
     out->has_compile_id = !out->compile_id.empty();
-    return true;
+    return after;
   }
   switch (k.empty() ? 0 : k[0]) {
     case 'p':
-      if (k == "ph") return string_field(v, &out->ph);
-      if (k == "pid") return id_field(v, &out->has_pid, &out->pid);
+      if (k == "ph") return plain_string(p, end, &out->ph);
+      if (k == "pid") return id_value(p, end, &out->has_pid, &out->pid);
       break;
     case 'n':
-      if (k == "name") return string_field(v, &out->name);
+      if (k == "name") return plain_string(p, end, &out->name);
       break;
     case 'c':
-      if (k == "cat") return string_field(v, &out->cat);
+      if (k == "cat") return plain_string(p, end, &out->cat);
       break;
     case 't':
-      if (k == "ts") return time_field(v, &out->has_ts, &out->ts_ns);
-      if (k == "tid") return id_field(v, &out->has_tid, &out->tid);
+      if (k == "ts") return time_value(p, end, &out->has_ts, &out->ts_ns);
+      if (k == "tid") return id_value(p, end, &out->has_tid, &out->tid);
       break;
     case 'd':
-      if (k == "dur") return time_field(v, &out->has_dur, &out->dur_ns);
+      if (k == "dur") return time_value(p, end, &out->has_dur, &out->dur_ns);
       break;
     case 'i':
-      if (k == "id" || k == "id2") out->id = v.raw;
+      if (k == "id" || k == "id2") return raw_scalar(p, end, &out->id);
       break;
     case 'b':
-      if (k == "bind_id") out->bind_id = v.raw;
-      if (k == "bp") return string_field(v, &out->bp);
+      if (k == "bind_id") return raw_scalar(p, end, &out->bind_id);
+      if (k == "bp") return plain_string(p, end, &out->bp);
       break;
     case 's':
-      if (k == "s") return string_field(v, &out->scope);
+      if (k == "s") return plain_string(p, end, &out->scope);
       break;
     case 'a':
-      if (k == "args") return false;  // not an object: simdjson counts it ignored
+      if (k == "args") return nullptr;  // not an object: simdjson counts it ignored
       break;
     default: break;
   }
-  return true;
+  return skip_scalar(p, end);
 }
 
 // One member of args, as EventDecoder::decode reads it.
-bool args_member(std::string_view k, const Scalar& v, DecodedEvent* out) noexcept {
+const char* args_member(std::string_view k, const char* p, const char* end,
+                        DecodedEvent* out) noexcept {
   if (k == "compile_id") {
-    if (!string_field(v, &out->compile_id)) return false;
+    const char* const after = plain_string(p, end, &out->compile_id);
     out->has_compile_id = !out->compile_id.empty();
-  } else if (k == "name") {
-    return string_field(v, &out->arg_name);
-  } else if (k == "compiled_by") {
-    return string_field(v, &out->compiled_by);
-  } else if (k == "compiled_by_id") {
-    return string_field(v, &out->compiled_by_id);
-  } else if (k == "correlation") {
-    out->has_correlation = small_integer(v, &out->correlation);
-    // Another number (1.5, 2^63) is simdjson's to judge.
-    if (!out->has_correlation && v.kind == Kind::kNumber) return false;
-  } else if (k == "device") {
-    out->has_device = true;
-  } else if (k == "stream") {
-    out->has_stream = true;
-  } else if (k == "grid") {
-    out->has_grid = true;
-  } else if (k == "bytes") {
-    out->has_bytes = true;
-  } else if (k == "attached") {
-    out->attached = v.kind == Kind::kTrue;
-  } else if (k == "failed") {
-    out->failed = v.kind == Kind::kTrue;
-  } else if (k == "incomplete") {
-    out->incomplete = v.kind == Kind::kTrue;
-  } else if (k == "unit_key") {
-    return string_field(v, &out->unit_key);
-  } else if (k == "frame") {
-    return string_field(v, &out->frame);
+    return after;
   }
-  return true;
+  if (k == "name") return plain_string(p, end, &out->arg_name);
+  if (k == "compiled_by") return plain_string(p, end, &out->compiled_by);
+  if (k == "compiled_by_id") return plain_string(p, end, &out->compiled_by_id);
+  if (k == "unit_key") return plain_string(p, end, &out->unit_key);
+  if (k == "frame") return plain_string(p, end, &out->frame);
+  if (k == "correlation") {
+    if (*p == '-' || is_digit(*p)) {
+      // Another number (1.5, 2^63) is simdjson's to judge.
+      Number n;
+      const char* const after = number(p, end, &n);
+      if (after == nullptr || !n.is_integer) return nullptr;
+      out->has_correlation = true;
+      out->correlation = n.integer;
+      return after;
+    }
+    out->has_correlation = false;
+    return skip_scalar(p, end);
+  }
+  if (k == "attached") return flag_value(p, end, &out->attached);
+  if (k == "failed") return flag_value(p, end, &out->failed);
+  if (k == "incomplete") return flag_value(p, end, &out->incomplete);
+  if (k == "device") out->has_device = true;
+  if (k == "stream") out->has_stream = true;
+  if (k == "grid") out->has_grid = true;
+  if (k == "bytes") out->has_bytes = true;
+  return skip_scalar(p, end);
 }
 
 // Members of an object at p ('{') up to its '}', each handed to
@@ -275,7 +267,7 @@ const char* members(const char* p, const char* end, Member&& member) noexcept {
   if (p < end && *p == '}') return p + 1;
   for (;;) {
     std::string_view key;
-    if (p >= end || *p != '"' || (p = plain_string(p, end, &key)) == nullptr) return nullptr;
+    if (p >= end || (p = plain_string(p, end, &key)) == nullptr) return nullptr;
     if (p + 1 >= end || *p != ':') return nullptr;
     if ((p = member(key, p + 1)) == nullptr || p >= end) return nullptr;
     if (*p == '}') return p + 1;
@@ -291,19 +283,17 @@ bool decode_flat(const RawEvent& raw, DecodedEvent* out) noexcept {
   const char* const end = begin + raw.json.size();
   if (begin == end || *begin != '{') return false;
   const char* const after = members(begin, end, [&](std::string_view key, const char* at) {
-    Scalar v;
     if (*at == '{') {
       if (key != "args") return static_cast<const char*>(nullptr);
       out->has_args = true;
       out->args_begin_ = at;
       out->event_end_ = end;
       return members(at, end, [&](std::string_view arg_key, const char* value_at) {
-        const char* next = scalar(value_at, end, &v);
-        return next != nullptr && args_member(arg_key, v, out) ? next : nullptr;
+        return *value_at == '{' || *value_at == '[' ? nullptr
+                                                    : args_member(arg_key, value_at, end, out);
       });
     }
-    const char* next = scalar(at, end, &v);
-    return next != nullptr && event_member(key, v, out) ? next : nullptr;
+    return *at == '[' ? nullptr : event_member(key, at, end, out);
   });
   return after == end;
 }

@@ -76,12 +76,15 @@ std::size_t Aggregator::number_slot(std::int64_t pid, std::int64_t tid, int bits
   return static_cast<std::size_t>(h >> (64 - bits));
 }
 
-std::uint32_t Aggregator::name_in(Index& index, std::string_view name) {
-  if (auto it = index.find(name); it != index.end()) return it->second;
+std::uint32_t Aggregator::name_in(NameIndex& index, std::string_view name) {
+  const std::size_t hash = SvHash{}(name);
+  std::uint32_t& slot = index.cache[hash >> (8 * sizeof hash - NameIndex::kCacheBits)];
+  if (slot != kNone && names_[slot].name == name) return slot;
+  if (auto it = index.map.find(name); it != index.map.end()) return slot = it->second;
   const auto id = static_cast<std::uint32_t>(names_.size());
   names_.emplace_back().name = std::string(name);
-  index.emplace(std::string(name), id);
-  return id;
+  index.map.emplace(std::string(name), id);
+  return slot = id;
 }
 
 std::uint32_t Aggregator::unit_id(bool has_pid, const Id& pid, std::string_view compile_id) {
@@ -99,8 +102,11 @@ std::uint32_t Aggregator::unit_id(bool has_pid, const Id& pid, std::string_view 
 }
 
 std::uint32_t Aggregator::unit_id(std::uint32_t thread, std::string_view compile_id) {
-  const ThreadState& t = threads_[thread];
-  return unit_id(t.has_pid, t.pid, compile_id);
+  ThreadState& t = threads_[thread];
+  if (t.last_unit != kNone && compile_id == t.last_compile_id) return t.last_unit;
+  t.last_unit = unit_id(t.has_pid, t.pid, compile_id);
+  t.last_compile_id = compile_id;
+  return t.last_unit;
 }
 
 std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {

@@ -42,6 +42,7 @@
 #include <event_decoder.hpp>
 #include <trace_reader.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -108,9 +109,18 @@ class Aggregator final : private SelfTimeSink {
 
   // GPU work's names have their own entries: a host span and a kernel of the
   // same name never share a row.
+  // A name index with a direct-mapped cache of recent names by hash in
+  // front (the index stays the authority): a span's name is looked up per
+  // span, and the map's lookup divides by its prime bucket count.
+  struct NameIndex {
+    Index map;
+    static constexpr int kCacheBits = 8;
+    std::uint32_t cache[1u << kCacheBits];
+    NameIndex() { std::fill(std::begin(cache), std::end(cache), UINT32_MAX); }
+  };
   std::uint32_t name_id(std::string_view name) { return name_in(names_index_, name); }
   std::uint32_t gpu_name_id(std::string_view name) { return name_in(gpu_names_index_, name); }
-  std::uint32_t name_in(Index& index, std::string_view name);
+  std::uint32_t name_in(NameIndex& index, std::string_view name);
   // A compile unit by (pid, compile id): compile ids restart in every process.
   std::uint32_t unit_id(bool has_pid, const Id& pid, std::string_view compile_id);
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
@@ -159,7 +169,7 @@ class Aggregator final : private SelfTimeSink {
   const CrashNote* crash_of(bool has_pid, const Id& pid) const;
 
   Options opt_;
-  Index names_index_, gpu_names_index_;
+  NameIndex names_index_, gpu_names_index_;
   std::vector<NameStats> names_;
   Index units_index_;
   // A deque: no doubling copies of a unit's state (most of the report's

@@ -148,6 +148,30 @@ struct Aggregator::PhaseAgg {
   std::int64_t total = 0, self = 0;
 };
 
+// A unit's few threads and phases, by id, sorted: a unit touches them at
+// every span, and a hash table's bucket array and nodes cost more than a
+// binary search of a few entries, in time and in memory (a report holds
+// every unit).
+template <typename Value>
+class SmallIdMap {
+ public:
+  Value& operator[](std::uint32_t id) {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), id,
+                               [](const auto& e, std::uint32_t k) { return e.first < k; });
+    if (it == entries_.end() || it->first != id) it = entries_.insert(it, {id, Value{}});
+    return it->second;
+  }
+  bool empty() const noexcept { return entries_.empty(); }
+  std::size_t size() const noexcept { return entries_.size(); }
+  auto begin() const noexcept { return entries_.begin(); }
+  auto end() const noexcept { return entries_.end(); }
+  void release() { std::vector<std::pair<std::uint32_t, Value>>().swap(entries_); }
+
+ private:
+  std::vector<std::pair<std::uint32_t, Value>> entries_;
+};
+struct NoValue {};
+
 struct Aggregator::UnitStats {
   bool has_pid = false;
   Id pid;  // units are keyed by (pid, compile id): ids restart in every process
@@ -162,8 +186,8 @@ struct Aggregator::UnitStats {
   bool has_own = false;
   std::int64_t own_start = 0, own_end = 0;
   std::uint64_t slices = 0;
-  std::unordered_set<std::uint32_t> threads;
-  std::unordered_map<std::uint32_t, PhaseAgg> phases;
+  SmallIdMap<NoValue> threads;
+  SmallIdMap<PhaseAgg> phases;
   std::uint64_t gpu_kernels = 0, launched_inside = 0;
   std::int64_t gpu_ns = 0;
   bool has_first_launch = false;
@@ -182,7 +206,12 @@ struct Aggregator::UnitStats {
   bool waterfall_settled = false;  // its own slice was weighed (settle_waterfall)
   bool waterfall_dropped = false;  // its spans let go: not among the slowest units
 
-  void add_thread(std::uint32_t t) { threads.insert(t); }
+  void add_thread(std::uint32_t t) {
+    if (t == last_thread) return;  // spans come in runs of one thread: one compare
+    threads[t];
+    last_thread = t;
+  }
+  std::uint32_t last_thread = kNone;
 };
 
 struct Aggregator::ThreadState {
@@ -198,6 +227,10 @@ struct Aggregator::ThreadState {
   Id pid, tid;
   std::string name;
   std::uint64_t events = 0;
+  // The unit its last event named (its events come in runs of one unit):
+  // found again without building the (pid, compile id) key.
+  std::string last_compile_id;
+  std::uint32_t last_unit = kNone;
   std::vector<Begin> begins;
   // The reasons of the B's on the stack marked failed, innermost last.
   std::vector<std::string> failed_reasons;

@@ -136,8 +136,8 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     row.waterfall_dropped = u.waterfall_dropped;
     // What the row now holds, let go: later tables read only the unit's
     // ids and GPU counts.
-    std::unordered_set<std::uint32_t>().swap(u.threads);
-    std::unordered_map<std::uint32_t, PhaseAgg>().swap(u.phases);
+    u.threads.release();
+    u.phases.release();
     std::vector<UnitStats::Placed>().swap(u.longest);
     row.self_ns = u.self;
     row.unit_key = u.unit_key;
