@@ -208,7 +208,14 @@ bool apply_config(PyObject* kwargs, jitscope::Config& config) noexcept {
   try {
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
       std::string scratch;
-      if (!apply_one(utf8_of(key, scratch), value, config)) return false;
+      const std::string_view name = utf8_of(key, scratch);
+      // None keeps the field's default, as for an argument left out (a
+      // caller passing its own optional settings through); an unknown
+      // name is still an error.
+      if (value == Py_None && std::find(kNames.begin(), kNames.end(), name) != kNames.end()) {
+        continue;
+      }
+      if (!apply_one(name, value, config)) return false;
     }
   } catch (...) {
     PyErr_NoMemory();

@@ -25,6 +25,21 @@ def test_bad_config_raises_naming_the_field(out):
     assert not jitscope.active()
 
 
+def test_none_keeps_a_fields_default(out):
+    # A driver passing its own optional settings through: None is "not set".
+    path = out("none.json")
+    assert jitscope.start(path, metrics=None, process_name=None, ring_capacity=None,
+                          overflow=None, compile_times=None)
+    with jitscope.span("with_defaults"):
+        pass
+    stats = jitscope.stop()
+    assert stats.events_written >= 1
+    assert not os.path.exists(out("none.metrics"))
+    with pytest.raises(TypeError, match="did you mean 'metrics'"):
+        jitscope.start(out("t.json"), metric=None)  # an unknown name stays an error
+    assert not jitscope.active()
+
+
 def test_refused_start_returns_false(out, capfd):
     assert not jitscope.start("/nonexistent-dir/t.json")
     assert "jitscope:" in capfd.readouterr().err
