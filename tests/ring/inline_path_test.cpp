@@ -678,6 +678,7 @@ TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
     Span three("three", {{"x", 1}, {"y", 2}, {"z", 3}});
     EXPECT_TRUE(three.recording());
   }
+
   session.finish();
   const json trace = load_trace(session.path());
   const json* st = metadata(trace, "jitscope_stats");
@@ -698,6 +699,30 @@ TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
                                 {"a8", 8}}));
   EXPECT_EQ(args["three"], json({{"x", 1}}));
   EXPECT_EQ(args["outer"], json::object());
+}
+
+// The same batch with short strings among its args: the library writes
+// the span and then each arg that fits, from the list itself (the batch
+// holds a string's bytes, not the string).
+TEST(InlinePath, AShortStringBatchThatDoesNotFitKeepsTheArgThatFits) {
+  ScopedSession session(quiet_config("inline_string_batch_edge", 64));
+  ASSERT_TRUE(session.status().ok());
+  {
+    Span outer("outer");
+    while (64 - used_now() > 4) JITSCOPE_INSTANT("fill");
+    Span three("three", {{"x", "abc"}, {"y", 2}, {"z", "12345678"}});
+    EXPECT_TRUE(three.recording());
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ((*st)["args"]["args_dropped"], 2) << "one of three's args fits, two do not";
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(trace, "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  EXPECT_EQ(args["three"], json({{"x", "abc"}}));
 }
 
 // An arg for a span with a dropped span below it names it by its place

@@ -8,6 +8,7 @@
 #include "ring/thread_registry.hpp"
 #include "trace_support.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,61 @@ TEST(ShortStrings, UpToEightBytesTakeOneSlotAndLongerOnesTheirPayloadToo) {
   detail::add_args(span, list, 3);
   EXPECT_EQ((ring_tail() - before) / detail::kRecordBytes, 4u) << "1 + 1 + (1 + 1 payload)";
   detail::end_span(span, detail::read_clock(s));
+}
+
+// A Span's arg list with strings of up to 8 bytes goes inline with its
+// Begin, each string inside its record (the 9-byte one takes the library's
+// path with the whole list): read back byte for byte in both forms, from
+// the macro and from the constructor, and a span with an int and a short
+// string takes its Begin and two arg slots.
+TEST(ShortStrings, ASpansArgListWithShortStringsReadsBackByteForByte) {
+  for (const bool perfetto : {false, true}) {
+    SCOPED_TRACE(perfetto ? "perfetto" : "json");
+    Config cfg = test_config(perfetto ? "short_list_pf" : "short_list");
+    if (perfetto) cfg.output_path += ".pftrace";
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok());
+    const std::vector<std::string>& v = values();
+    {
+      JITSCOPE_SPAN_ARGS("macro", {"k0", std::string_view(v[0])}, {"k1", std::string_view(v[1])},
+                         {"k2", std::string_view(v[2])}, {"k3", std::string_view(v[3])},
+                         {"k4", std::string_view(v[4])}, {"k5", 5}, {"k6", "\xc3\xa9"},
+                         {"k7", 7.5});
+    }
+    { Span ctor("ctor", {{"k0", std::string_view(v[4])}, {"k1", true}, {"k2", "sm_90"}}); }
+    { Span longer("longer", {{"k0", std::string_view(v[5])}, {"k1", 1}, {"k2", "f"}}); }
+    const std::uint64_t before = ring_tail();
+    { Span slots("slots", {{"n", 3}, {"s", "fast"}}); }
+    EXPECT_EQ((ring_tail() - before) / detail::kRecordBytes, 4u) << "Begin, two args, End";
+    session.finish();
+    std::vector<json> events;
+    if (perfetto) {
+      pfwire::Reader reader;
+      bool cut = true;
+      reader.read(read_file(session.path()), &cut);
+      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+      const json form = reader.json_form();
+      events.assign(form.begin(), form.end());
+    } else {
+      const json trace = load_trace(session.path());
+      events.assign(trace.begin(), trace.end());
+    }
+    std::map<std::string, json> args;
+    for (const json& e : events) {
+      if (e.value("ph", "") == "X") args[e.value("name", "")] = e.value("args", json::object());
+    }
+    EXPECT_EQ(args["macro"], json({{"k0", v[0]},
+                                   {"k1", v[1]},
+                                   {"k2", v[2]},
+                                   {"k3", v[3]},
+                                   {"k4", v[4]},
+                                   {"k5", 5},
+                                   {"k6", "\xc3\xa9"},
+                                   {"k7", 7.5}}));
+    EXPECT_EQ(args["ctor"], json({{"k0", v[4]}, {"k1", true}, {"k2", "sm_90"}}));
+    EXPECT_EQ(args["longer"], json({{"k0", v[5]}, {"k1", 1}, {"k2", "f"}}));
+    EXPECT_EQ(args["slots"], json({{"n", 3}, {"s", "fast"}}));
+  }
 }
 
 }  // namespace

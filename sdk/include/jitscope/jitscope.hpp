@@ -534,26 +534,39 @@ class Span {
     std::memcpy(&bits, &a.u64, sizeof bits);  // the union's bytes: i64, u64, f64 alike
     return bits;
   }
-  // Up to 8 args, all scalar (the common case), read into locals: their
-  // key, type and bits. Read later, after a call or a store into the ring
-  // (either could change the list, as far as the compiler knows), they would
-  // be read again from the stack.
+  // Up to 8 args, all scalar or strings of at most kInlineStringBytes (the
+  // common case), read into locals: their key, type and bits (a short
+  // string's bytes, with its length). Read later, after a call or a store
+  // into the ring (either could change the list, as far as the compiler
+  // knows), they would be read again from the stack.
   struct BatchArgs {
     static constexpr std::size_t kMax = 8;
     struct Scalar {
       const char* key;
       detail::ValueType type;
       std::uint64_t bits;
+      std::uint64_t length;  // a short string's
     } at[kMax];
-    std::size_t n;  // the args read: all of them when `scalar`
-    bool scalar;    // false: the args go one by one through the library
+    std::size_t n;         // the args read: all of them when `scalar`
+    bool scalar;           // false: the args go one by one through the library
+    bool strings = false;  // a short string among them
     JITSCOPE_ALWAYS_INLINE explicit BatchArgs(std::initializer_list<Arg> args) noexcept
         : n(args.size() < kMax ? args.size() : kMax), scalar(args.size() <= kMax) {
 #pragma GCC unroll 8
       for (std::size_t i = 0; i < n; ++i) {
         const Arg& a = args.begin()[i];
-        scalar = scalar && a.type != detail::ValueType::kString;
-        at[i] = {a.key, a.type, scalar_bits(a)};
+        if (a.type == detail::ValueType::kString) {
+          const std::size_t length = a.str.size();
+          scalar = scalar && length <= detail::kInlineStringBytes;
+          strings = true;
+          at[i] = {a.key, a.type,
+                   length <= detail::kInlineStringBytes
+                       ? detail::short_string_bits(a.str.data(), length)
+                       : 0,
+                   length};
+        } else {
+          at[i] = {a.key, a.type, scalar_bits(a), 0};
+        }
       }
     }
   };
@@ -573,9 +586,17 @@ class Span {
 #pragma GCC unroll 8
       for (std::size_t i = 0; i < n; ++i) {
         const BatchArgs::Scalar& a = scalars.at[i];
-        detail::put_scalar_arg(batch, i, a.key, a.type, a.bits);
+        if (a.type == detail::ValueType::kString) {
+          detail::put_short_string_arg(batch, i, a.key, a.bits, a.length);
+        } else {
+          detail::put_scalar_arg(batch, i, a.key, a.type, a.bits);
+        }
       }
       detail::commit_batch(batch, n);
+      return;
+    }
+    if (scalars.strings) {  // the library writes strings from the list
+      token_ = begin_then_args(s, detail::read_clock(s), name, args);
       return;
     }
     // Through the library, with the values (not the list: its address
@@ -597,6 +618,12 @@ class Span {
   // its token would then live in memory on the inline path too.
   static detail::SpanToken begin_then_args(std::uint32_t s, std::uint64_t ts, const char* name,
                                            std::initializer_list<Arg> args) noexcept {
+    // Up to kMaxBeginArgs (a string among them): written with the Begin, one
+    // room check (a span with two ints and a short string: 442 -> see
+    // docs/performance.md); more: each after it.
+    if (args.size() <= detail::kMaxBeginArgs) {
+      return detail::begin_static_args(s, ts, name, args.begin(), args.size());
+    }
     const detail::SpanToken token = detail::begin_static(s, ts, name);
     if (token.recorded()) {
       for (const Arg& a : args) add_arg_to(token, a);

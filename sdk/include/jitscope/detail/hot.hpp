@@ -322,6 +322,35 @@ JITSCOPE_ALWAYS_INLINE void put_scalar_arg(const SpanBatch& batch, std::uint64_t
   rec.value.u64 = bits;
   set_record_word(rec, record_word(RecordKind::kArg, type, 0, 0) | batch.index_bits);
 }
+// A string arg of at most kInlineStringBytes: its bytes in the record's
+// `ts` word (kFlagInlineString) and its length as the value, as the
+// library's write_arg puts one; no payload slot.
+JITSCOPE_ALWAYS_INLINE void put_short_string_arg(const SpanBatch& batch, std::uint64_t i,
+                                                 const char* key, std::uint64_t bytes,
+                                                 std::uint64_t length) noexcept {
+  Record& rec = batch.at(batch.tail + (1 + i) * kRecordBytes);
+  rec.ts = bytes;
+  rec.name = key;
+  rec.value.u64 = length;
+  set_record_word(rec, record_word(RecordKind::kArg, ValueType::kString, kFlagInlineString, 0) |
+                           batch.index_bits);
+}
+// The first `n` (at most kInlineStringBytes) bytes at `p` as one word, in
+// memory order, with fixed-size loads (a literal's fold to a constant).
+JITSCOPE_ALWAYS_INLINE std::uint64_t short_string_bits(const char* p, std::size_t n) noexcept {
+  static_assert(kInlineStringBytes == 8 && std::endian::native == std::endian::little);
+  if (n >= 4) {
+    std::uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);  // overlaps `lo` for n < 8: the same bytes
+    return std::uint64_t{lo} | std::uint64_t{hi} << (8 * (n - 4));
+  }
+  std::uint64_t bits = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    bits |= std::uint64_t{static_cast<unsigned char>(p[k])} << (8 * k);
+  }
+  return bits;
+}
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
   batch.published->store(batch.tail + (1 + args) * kRecordBytes, std::memory_order_release);
