@@ -69,6 +69,15 @@ Config other_clock_config(const std::string& stem, std::size_t capacity) {
   return cfg;
 }
 
+// Each X slice's args by its name.
+std::map<std::string, json> x_args_by_name(const json& trace) {
+  std::map<std::string, json> args;
+  for (const json& e : events_with_ph(trace, "X")) {
+    args[e["name"].get<std::string>()] = e.value("args", json::object());
+  }
+  return args;
+}
+
 TEST(InlinePath, ABeginWritesTheRecordTheLibrarysBeginWrites) {
   ScopedSession session(quiet_config("inline_same", 1024));
   ASSERT_TRUE(session.status().ok());
@@ -597,10 +606,7 @@ TEST(InlinePath, ArgsInlineAndThroughTheLibraryAreTheSame) {
     mixed.arg("later", 9);
   }
   session.finish();
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
+  std::map<std::string, json> args = x_args_by_name(load_trace(session.path()));
   ASSERT_EQ(args.size(), 3u);
   json expected = {{"i", -3}, {"u", 7}, {"d", 1.5}, {"b", true}, {"later", 9}};
   EXPECT_EQ(args["scalar"], expected);
@@ -622,10 +628,7 @@ TEST(InlinePath, MacroArgsAreEvaluatedOnlyWithASession) {
   }
   EXPECT_EQ(calls, 2);
   session.finish();
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
+  std::map<std::string, json> args = x_args_by_name(load_trace(session.path()));
   EXPECT_EQ(args["on"], json({{"n", 1}, {"s", "str"}}));
   EXPECT_EQ(args["scalar"], json({{"n", 2}, {"d", 0.25}}));
 }
@@ -653,6 +656,29 @@ TEST(InlinePath, AThrowingMacroArgReachesTheCallerAndRecordsNothing) {
   EXPECT_EQ(names, std::vector<std::string>{"after"});
 }
 
+// In `outer`, with the ring filled to 4 free slots (room for a Begin, one
+// arg and the two Ends, outer's and its own, not for a Begin with its three
+// args), the span `make_three` opens; then the session's X slices' args by
+// name, once its stats say two args were dropped.
+template <class MakeThree>
+std::map<std::string, json> args_of_three_in_four_slots(ScopedSession& session,
+                                                        MakeThree make_three) {
+  {
+    Span outer("outer");
+    while (64 - used_now() > 4) JITSCOPE_INSTANT("fill");
+    const Span three = make_three();
+    EXPECT_TRUE(three.recording());
+  }
+  session.finish();
+  const json trace = load_trace(session.path());
+  const json* st = metadata(trace, "jitscope_stats");
+  EXPECT_NE(st, nullptr);
+  if (st != nullptr) {
+    EXPECT_EQ((*st)["args"]["args_dropped"], 2) << "one of three's args fits, two do not";
+  }
+  return x_args_by_name(trace);
+}
+
 // More scalar args than one inline batch takes (8), and a batch that does
 // not fit the ring while its Begin does: each goes through the library with
 // the values it was given, none lost or moved to another span.
@@ -670,35 +696,20 @@ TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
                        {"a7", 7},
                        {"a8", 8}});
   }
-  {
-    Span outer("outer");
-    // 4 free slots: room for a Begin, one arg and the two Ends (outer's and
-    // its own), not for the Begin with its three args (the batch).
-    while (64 - used_now() > 4) JITSCOPE_INSTANT("fill");
-    Span three("three", {{"x", 1}, {"y", 2}, {"z", 3}});
-    EXPECT_TRUE(three.recording());
-  }
-
-  session.finish();
-  const json trace = load_trace(session.path());
-  const json* st = metadata(trace, "jitscope_stats");
-  ASSERT_NE(st, nullptr);
-  EXPECT_EQ((*st)["args"]["args_dropped"], 2) << "one of three's args fits, two do not";
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(trace, "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
-  EXPECT_EQ(args["nine"], json({{"a0", 0},
-                                {"a1", 1},
-                                {"a2", 2.5},
-                                {"a3", true},
-                                {"a4", 4},
-                                {"a5", -5},
-                                {"a6", 6},
-                                {"a7", 7},
-                                {"a8", 8}}));
-  EXPECT_EQ(args["three"], json({{"x", 1}}));
-  EXPECT_EQ(args["outer"], json::object());
+  const std::map<std::string, json> args = args_of_three_in_four_slots(session, [] {
+    return Span("three", {{"x", 1}, {"y", 2}, {"z", 3}});
+  });
+  EXPECT_EQ(args.at("nine"), json({{"a0", 0},
+                                   {"a1", 1},
+                                   {"a2", 2.5},
+                                   {"a3", true},
+                                   {"a4", 4},
+                                   {"a5", -5},
+                                   {"a6", 6},
+                                   {"a7", 7},
+                                   {"a8", 8}}));
+  EXPECT_EQ(args.at("three"), json({{"x", 1}}));
+  EXPECT_EQ(args.at("outer"), json::object());
 }
 
 // The same batch with short strings among its args: the library writes
@@ -707,22 +718,10 @@ TEST(InlinePath, ArgsBeyondABatchAndABatchThatDoesNotFitKeepEveryValue) {
 TEST(InlinePath, AShortStringBatchThatDoesNotFitKeepsTheArgThatFits) {
   ScopedSession session(quiet_config("inline_string_batch_edge", 64));
   ASSERT_TRUE(session.status().ok());
-  {
-    Span outer("outer");
-    while (64 - used_now() > 4) JITSCOPE_INSTANT("fill");
-    Span three("three", {{"x", "abc"}, {"y", 2}, {"z", "12345678"}});
-    EXPECT_TRUE(three.recording());
-  }
-  session.finish();
-  const json trace = load_trace(session.path());
-  const json* st = metadata(trace, "jitscope_stats");
-  ASSERT_NE(st, nullptr);
-  EXPECT_EQ((*st)["args"]["args_dropped"], 2) << "one of three's args fits, two do not";
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(trace, "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
-  EXPECT_EQ(args["three"], json({{"x", "abc"}}));
+  const std::map<std::string, json> args = args_of_three_in_four_slots(session, [] {
+    return Span("three", {{"x", "abc"}, {"y", 2}, {"z", "12345678"}});
+  });
+  EXPECT_EQ(args.at("three"), json({{"x", "abc"}}));
 }
 
 // An arg for a span with a dropped span below it names it by its place
@@ -750,10 +749,7 @@ TEST(InlinePath, AnArgAboveADroppedSpanReachesItsOwnSpan) {
   const json* st = metadata(trace, "jitscope_stats");
   ASSERT_NE(st, nullptr);
   EXPECT_EQ((*st)["args"]["args_dropped"], 0);
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(trace, "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
+  std::map<std::string, json> args = x_args_by_name(trace);
   ASSERT_EQ(args.size(), 2u) << "a and c; b was dropped";
   EXPECT_EQ(args["c"], json({{"on_c", 1}}));
   EXPECT_EQ(args["a"], json({{"on_a", 2}}));
@@ -784,10 +780,7 @@ TEST(InlinePath, ArgsGivenAtTheBeginAboveADroppedSpanReachTheirOwnSpan) {
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.spans_incomplete, 0u);
   const json trace = load_trace(session.path());
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(trace, "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
+  std::map<std::string, json> args = x_args_by_name(trace);
   ASSERT_EQ(args.size(), 3u) << "a, c and d; b was dropped";
   EXPECT_EQ(args["a"], json::object());
   EXPECT_EQ(args["c"], json({{"on_c", 1}}));
@@ -883,10 +876,7 @@ TEST(InlinePath, ArgsFarAboveADroppedSpanReachTheirOwnSpans) {
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, 1u);
   EXPECT_EQ(stats.spans_incomplete, 0u);
-  std::map<std::string, json> args;
-  for (const json& e : events_with_ph(load_trace(session.path()), "X")) {
-    args[e["name"].get<std::string>()] = e.value("args", json::object());
-  }
+  std::map<std::string, json> args = x_args_by_name(load_trace(session.path()));
   EXPECT_EQ(args.size(), 132u);
   for (const auto& [name, a] : args) {
     const int depth = std::stoi(name.substr(1));

@@ -66,6 +66,22 @@ void record_everything() {
   detail::instant(s, detail::read_clock(s), "marked", {}, instant_args.data(), instant_args.size());
 }
 
+// A finished session's events, from its JSON or protobuf file (whole:
+// a cut or a decode error fails the test).
+std::vector<json> events_of(const std::string& path, bool perfetto) {
+  if (!perfetto) {
+    const json trace = load_trace(path);
+    return {trace.begin(), trace.end()};
+  }
+  pfwire::Reader reader;
+  bool cut = true;
+  reader.read(read_file(path), &cut);
+  EXPECT_FALSE(cut);
+  for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+  const json form = reader.json_form();
+  return {form.begin(), form.end()};
+}
+
 void expect_values(const json& args, std::size_t count, const std::string& where) {
   for (std::size_t i = 0; i < count; ++i) {
     ASSERT_TRUE(args.contains(key_of(i))) << where << " lacks " << key_of(i) << ": " << args;
@@ -83,19 +99,7 @@ TEST(ShortStrings, ReadBackByteForByteInBothForms) {
       ASSERT_TRUE(session.status().ok());
       record_everything();
       session.finish();
-      std::vector<json> events;
-      if (perfetto) {
-        pfwire::Reader reader;
-        bool cut = true;
-        reader.read(read_file(session.path()), &cut);
-        EXPECT_FALSE(cut);
-        for (const std::string& e : reader.errors) ADD_FAILURE() << e;
-        const json form = reader.json_form();
-        events.assign(form.begin(), form.end());
-      } else {
-        const json trace = load_trace(session.path());
-        events.assign(trace.begin(), trace.end());
-      }
+      const std::vector<json> events = events_of(session.path(), perfetto);
       int seen = 0;
       for (const json& e : events) {
         const std::string name = e.value("name", "");
@@ -158,18 +162,7 @@ TEST(ShortStrings, ASpansArgListWithShortStringsReadsBackByteForByte) {
     { Span slots("slots", {{"n", 3}, {"s", "fast"}}); }
     EXPECT_EQ((ring_tail() - before) / detail::kRecordBytes, 4u) << "Begin, two args, End";
     session.finish();
-    std::vector<json> events;
-    if (perfetto) {
-      pfwire::Reader reader;
-      bool cut = true;
-      reader.read(read_file(session.path()), &cut);
-      for (const std::string& e : reader.errors) ADD_FAILURE() << e;
-      const json form = reader.json_form();
-      events.assign(form.begin(), form.end());
-    } else {
-      const json trace = load_trace(session.path());
-      events.assign(trace.begin(), trace.end());
-    }
+    const std::vector<json> events = events_of(session.path(), perfetto);
     std::map<std::string, json> args;
     for (const json& e : events) {
       if (e.value("ph", "") == "X") args[e.value("name", "")] = e.value("args", json::object());
