@@ -220,6 +220,13 @@ TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
     EXPECT_TRUE(ev.failed);
     EXPECT_TRUE(ev.incomplete);
     EXPECT_EQ(ev.compile_id, "2/0");
+    // Other tools' args may use these keys for anything: not strings, they
+    // are left empty and not counted as fields of an unexpected type.
+    const Padded other(R"({"ph":"X","args":{"frame":3,"unit_key":{"a":1}}})");
+    ASSERT_TRUE(decoder.decode(other.ev, &ev, &error)) << error;
+    EXPECT_TRUE(ev.frame.empty());
+    EXPECT_TRUE(ev.unit_key.empty());
+    EXPECT_EQ(decoder.fields_ignored(), 0u);
   }
 }
 

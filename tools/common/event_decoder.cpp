@@ -216,10 +216,13 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
             (ak == "attached" ? out->attached
              : ak == "failed" ? out->failed
                               : out->incomplete) = is_true;
-          } else if (ak == "unit_key") {
-            read_string(av, &out->unit_key);
-          } else if (ak == "frame") {
-            read_string(av, &out->frame);
+          } else if (ak == "unit_key" || ak == "frame") {
+            // Not counted when of another type: other tools' args may use
+            // these keys for anything (the report reads them off unit slices).
+            std::string_view text;
+            if (av.get_string().get(text) == simdjson::SUCCESS) {
+              (ak == "unit_key" ? out->unit_key : out->frame) = text;
+            }
           }
         }
         break;

@@ -262,6 +262,8 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
     CompileRecord& r = state->record;
     UnitRegistry& reg = units();
     std::uint64_t nth = 0;
+    char nth_text[kMaxDecimalDigits];
+    std::size_t nth_size = 0;
     std::vector<std::function<std::string()>> hooks;
     {
       std::lock_guard<std::mutex> lock(reg.mutex);
@@ -273,24 +275,22 @@ void CompileUnit::open(const CompileUnitOptions& options) noexcept {
         state->id = {reg.next_frame, 0};
         reg.frames.emplace(std::string(options.frame), std::make_pair(reg.next_frame++, 1u));
       }
-      r.name = reg.model_name;
       nth = reg.nth_graph++;
+      // The name is model__graphs_nth (this unit's graph pushed below),
+      // built in a string sized once: a short one stays in the string (no
+      // allocation), a long one is allocated once.
+      nth_size = static_cast<std::size_t>(
+          std::to_chars(nth_text, nth_text + sizeof nth_text, nth).ptr - nth_text);
+      std::size_t name_size = reg.model_name.size() + 2 + options.graph.size() + 1 + nth_size;
+      for (const std::string& g : t_graphs) name_size += g.size() + 1;  // and its '_'
+      r.name.reserve(name_size);
+      r.name = reg.model_name;
       if (state->id.attempt > 0) hooks = reg.hooks;  // called outside the lock
       link_live(reg, *state);
     }
     state->self = state;
     t_graphs.emplace_back(options.graph);
     graph_pushed_ = true;
-    // The name is model__graphs_nth, built in place in a string sized
-    // once (a short one stays in the string: no allocation): a unit's open
-    // is on the compiler's path, once per compile.
-    char nth_text[kMaxDecimalDigits];
-    const auto nth_size = static_cast<std::size_t>(
-        std::to_chars(nth_text, nth_text + sizeof nth_text, nth).ptr - nth_text);
-    // "__", the graphs joined by '_' (this unit's is one), '_', nth.
-    std::size_t name_size = r.name.size() + 2 + (t_graphs.size() - 1) + 1 + nth_size;
-    for (const std::string& g : t_graphs) name_size += g.size();
-    r.name.reserve(name_size);
     r.name += "__";
     const std::size_t graphs_at = r.name.size();
     for (const std::string& g : t_graphs) {
