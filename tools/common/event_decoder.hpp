@@ -37,8 +37,10 @@
 // declines, through simdjson On Demand, which is the reference for what
 // both read. EventDecoder(Path::kGeneral) always takes simdjson (tests).
 //
-// Cost (release, callgrind, SDK-written events of ~130 bytes): about 400
-// instructions an event on the fast path, 2,500 through simdjson.
+// Cost (callgrind, SDK-written events of ~130 bytes): about 1,600
+// instructions an event on the fast path, 2,500 through simdjson's stage 1
+// and On Demand walk (docs/performance.md, "a parser for the common event
+// shape").
 #pragma once
 
 #include "trace_reader.hpp"
