@@ -2,7 +2,9 @@
 // 10^8 spans through a 256 KiB window, the process's resident memory read
 // a tenth of the way in and at the end. A byte kept per span would be
 // 90 MB by then; the bound is 2 MiB (allocator and page-cache noise). Under
-// a sanitizer the run is 10^6 spans, a smoke test of the same path.
+// a sanitizer the run is 10^6 spans and the memory is not checked: ASan's
+// quarantine holds freed blocks (the resident size grew 54 to 180 MB) and
+// TSan's shadow grows with the addresses touched.
 #include "sanitizers.hpp"
 #include "trace_support.hpp"
 
@@ -37,6 +39,7 @@ TEST(FlightMemory, ResidentMemoryIsFlatOverAHundredMillionSpans) {
   const SessionStats stats = session.finish();
   EXPECT_EQ(stats.events_dropped, 0u);
   EXPECT_GE(stats.events_written, kSpans);
+  if (kSanitized) return;
   EXPECT_LE(at_end, at_tenth + (std::uint64_t{2} << 20))
       << "resident memory grew from " << at_tenth << " to " << at_end << " bytes over "
       << kSpans - kSpans / 10 << " spans";
