@@ -618,9 +618,9 @@ class Span {
   // its token would then live in memory on the inline path too.
   static detail::SpanToken begin_then_args(std::uint32_t s, std::uint64_t ts, const char* name,
                                            std::initializer_list<Arg> args) noexcept {
-    // Up to kMaxBeginArgs (a string among them): written with the Begin, one
-    // room check (a span with two ints and a short string: 442 -> see
-    // docs/performance.md); more: each after it.
+    // Up to kMaxBeginArgs (a string longer than kInlineStringBytes among
+    // them, or a batch that did not fit): written with the Begin, one room
+    // check; more: each after it.
     if (args.size() <= detail::kMaxBeginArgs) {
       return detail::begin_static_args(s, ts, name, args.begin(), args.size());
     }
