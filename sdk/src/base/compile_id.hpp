@@ -13,10 +13,10 @@ constexpr std::uint64_t pack_compile_id(std::uint32_t frame, std::uint32_t attem
   return static_cast<std::uint64_t>(frame) << 32 | attempt;
 }
 
-// Appends the decimal digits of `n`.
 // The most digits append_decimal writes (a 64-bit value).
 inline constexpr std::size_t kMaxDecimalDigits = 20;
 
+// Appends the decimal digits of `n`.
 inline void append_decimal(std::string& out, std::uint64_t n) {
   char digits[kMaxDecimalDigits];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
