@@ -172,9 +172,10 @@ std::size_t measure_args(ThreadState& t, const Arg* args, std::size_t count, std
 std::size_t write_arg(ThreadState& t, std::size_t at, const Arg& a, std::size_t payload,
                       std::uint8_t flags, std::uint8_t index) noexcept {
   if ((flags & kFlagInlineString) != 0) {
-    std::uint64_t bytes = 0;
-    if (payload != 0) std::memcpy(&bytes, a.str.data(), payload);
-    fill(t.ring.slot(at), bytes, a.key, payload, 0, RecordKind::kArg, a.type, flags, index);
+    // Fixed-size loads: a memcpy call of `payload` bytes into the word
+    // stalled its 8-byte read on store forwarding (perf: half of this).
+    fill(t.ring.slot(at), short_string_bits(a.str.data(), payload), a.key, payload, 0,
+         RecordKind::kArg, a.type, flags, index);
     return at + 1;
   }
   std::uint64_t value = 0;
