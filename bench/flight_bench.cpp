@@ -5,6 +5,7 @@
 // written, against the same measure with no snapshot.
 //
 //   jitscope_flight_bench [--seconds S] [--rate SPANS_PER_S] [--window-mib M]
+//                         [--form json|perfetto]   (default: perfetto)
 //
 // A plain program, not a Google Benchmark case: one long paced run, one
 // table. The session is this process's own (no JITSCOPE_* variables).
@@ -138,7 +139,9 @@ int main(int argc, char** argv) {
   double seconds = 10;
   double rate = 1e6;
   std::uint64_t window_mib = 64;
+  std::string form = "perfetto";
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--form") == 0) form = argv[i + 1];
     if (std::strcmp(argv[i], "--seconds") == 0) seconds = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--rate") == 0) rate = std::atof(argv[i + 1]);
     if (std::strcmp(argv[i], "--window-mib") == 0)
@@ -148,7 +151,12 @@ int main(int argc, char** argv) {
   const char* dir = ::mkdtemp(dir_template);
   if (dir == nullptr) return 1;
   jitscope::Config cfg;
-  cfg.output_path = std::string(dir) + "/trace.json";
+  if (form != "json" && form != "perfetto") {
+    std::fprintf(stderr, "flight_bench: --form is json or perfetto, not %s\n", form.c_str());
+    return 2;
+  }
+  const std::string ext = form == "json" ? ".json" : ".pftrace";
+  cfg.output_path = std::string(dir) + "/trace" + ext;
   cfg.flight_recorder_bytes = window_mib << 20;
   cfg.snapshot_min_interval = std::chrono::milliseconds(0);
   cfg.cupti = jitscope::CuptiMode::kOff;
@@ -177,7 +185,7 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const std::int64_t worst_quiet = producers.worst_begin_ns.exchange(0);
   const std::int64_t worst_quiet_own = producers.worst_unpreempted_ns.exchange(0);
-  const std::string snap = std::string(dir) + "/snap.json";
+  const std::string snap = std::string(dir) + "/snap" + ext;
   const auto s0 = Clock::now();
   (void)jitscope::snapshot(snap);
   while (!exists(snap) && Clock::now() - s0 < std::chrono::seconds(30)) {
@@ -200,8 +208,8 @@ int main(int argc, char** argv) {
   const double growth_per_min =
       rss.size() >= 4 ? static_cast<double>(rss.back() - rss[half]) / half_s * 60.0 : 0;
   const auto [lo, hi] = std::minmax_element(rss.begin() + static_cast<long>(half), rss.end());
-  std::printf("window                      %llu MiB\n",
-              static_cast<unsigned long long>(window_mib));
+  std::printf("window                      %llu MiB, %s form\n",
+              static_cast<unsigned long long>(window_mib), form.c_str());
   std::printf("spans made                  %llu (%.0f/s asked, %d threads), %llu dropped\n",
               static_cast<unsigned long long>(producers.made.load()), rate, kThreads,
               static_cast<unsigned long long>(stats.events_dropped));

@@ -275,9 +275,6 @@ TEST(FlightRecorder, RefusedWithoutAFlightSessionAndSoonerThanTheInterval) {
 }
 
 TEST(FlightRecorder, ConfigsItCannotServeAreRefusedAtStart) {
-  Config pftrace = flight_config("flight_pf");
-  pftrace.output_path += ".pftrace";
-  EXPECT_NE(start(pftrace).message().find("JSON form"), std::string::npos);
   Config capped = flight_config("flight_capped");
   capped.max_trace_bytes = std::uint64_t{1} << 20;
   EXPECT_NE(start(capped).message().find("max_trace_bytes"), std::string::npos);

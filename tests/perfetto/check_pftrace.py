@@ -2,7 +2,7 @@
 """Checks jitscope's Perfetto protobuf traces (.pftrace) against the schema
 and against the contract in docs/perfetto-format.md.
 
-usage: check_pftrace.py [--cut] [--rotated-part] [--compressed] [--proto-dir DIR]
+usage: check_pftrace.py [--cut] [--rotated-part] [--snapshot] [--compressed] [--proto-dir DIR]
                         [--gen-dir DIR] FILE...
 
 For each file:
@@ -27,6 +27,14 @@ For each file:
                 flow may start or end in another part (a rotation can fall
                 between a call's slice and its kernel's). An END without its
                 BEGIN is still a problem.
+--snapshot      a flight recorder's snapshot (docs/flight-recorder.md): the
+                window's parts each start their sequences again, with
+                first_packet_on_sequence as a file's first packet has it
+                (allowed again on a packet that clears the sequence's
+                state); jitscope_stats (written when the session ends) is
+                missing; a flow whose other end went with the window's
+                oldest part may lack it. Every BEGIN must still have its
+                END, and every END its BEGIN.
 
 A compressed packet (compressed_packets: deflate, zstd_compressed_packets:
 zstd; docs/perfetto-format.md) is inflated and its packets are checked in
@@ -265,8 +273,8 @@ def protoc_unknown_fields(proto_dir, data):
 
 
 class Checker:
-    def __init__(self, pb, cut, rotated_part):
-        self.pb, self.cut, self.rotated_part = pb, cut, rotated_part
+    def __init__(self, pb, cut, rotated_part, snapshot=False):
+        self.pb, self.cut, self.rotated_part, self.snapshot = pb, cut, rotated_part, snapshot
         self.problems = []
         self.seqs = {}  # seq id -> its state (see sequence())
         self.tracks = {}  # uuid -> TrackDescriptor (the latest)
@@ -328,7 +336,7 @@ class Checker:
             self.problem(i, seq, f"the first packet of sequence {seq} lacks SEQ_INCREMENTAL_STATE_CLEARED")
         if first and not p.first_packet_on_sequence:
             self.problem(i, seq, f"the first packet of sequence {seq} lacks first_packet_on_sequence")
-        if not first and p.first_packet_on_sequence:
+        if not first and p.first_packet_on_sequence and not (self.snapshot and cleared):
             self.problem(i, seq, "first_packet_on_sequence on a packet that is not its sequence's first")
         if cleared or first:
             # Interned ids and defaults are incremental state: a clear drops them.
@@ -533,7 +541,7 @@ class Checker:
             ends = self.flow_ends.get(f, [])
             if len(starts) > 1:
                 self.problem(starts[1][0], None, f"flow {f} started {len(starts)} times")
-            if not ends and not self.rotated_part and not is_spawn_flow(f):
+            if not ends and not self.rotated_part and not self.snapshot and not is_spawn_flow(f):
                 self.problem(starts[0][0], None, f"flow {f} is never terminated")
             elif ends and starts[0][1] is not None and ends[0][1] is not None and ends[0][1] < starts[0][1]:
                 self.problem(ends[0][0], None, f"flow {f} terminates at {ends[0][1]} ns, before it starts "
@@ -541,16 +549,18 @@ class Checker:
         for f, ends in self.flow_ends.items():
             if len(ends) > 1:
                 self.problem(ends[1][0], None, f"flow {f} terminated {len(ends)} times")
-            if f not in self.flow_starts and not self.rotated_part and not is_spawn_flow(f):
+            if f not in self.flow_starts and not self.rotated_part and not self.snapshot \
+                    and not is_spawn_flow(f):
                 self.problem(ends[0][0], None, f"flow {f} is terminated but never started")
         if 1 not in self.seqs:
             self.problem(None, None, "no packet on sequence 1, the process sequence")
         for name in ("jitscope_session", "jitscope_stats"):
-            if name not in self.metadata and not (name == "jitscope_stats" and (self.cut or self.rotated_part)):
+            if name not in self.metadata and not (
+                    name == "jitscope_stats" and (self.cut or self.rotated_part or self.snapshot)):
                 self.problem(None, None, f"no __metadata instant {name}")
 
 
-def check_file(path, pb, proto_dir, cut, rotated_part, compressed_required=False):
+def check_file(path, pb, proto_dir, cut, rotated_part, compressed_required=False, snapshot=False):
     """Returns (problem lines, summary)."""
     try:
         with open(path, "rb") as f:
@@ -574,7 +584,7 @@ def check_file(path, pb, proto_dir, cut, rotated_part, compressed_required=False
     # protoc decodes the whole packets: all of a good file, the part before
     # the cut or the garbage otherwise (those are reported above); those of
     # a compressed packet in its place.
-    checker = Checker(pb, cut, rotated_part)
+    checker = Checker(pb, cut, rotated_part, snapshot)
     checker.check(packets)
     protoc_error, unknown = protoc_unknown_fields(proto_dir, frame(packets) if compressed else data[:end])
     if protoc_error:
@@ -597,6 +607,7 @@ def main():
     ap.add_argument("files", nargs="+")
     ap.add_argument("--cut", action="store_true", help="a trace cut by a crash or SIGKILL")
     ap.add_argument("--rotated-part", action="store_true", help="a rotated file other than the last")
+    ap.add_argument("--snapshot", action="store_true", help="a flight recorder's snapshot")
     ap.add_argument("--compressed", action="store_true", help="the file must hold compressed packets")
     ap.add_argument("--proto-dir", help=f"the folder of {PROTO} (default: {DEFAULT_PROTO_DIR})")
     ap.add_argument("--gen-dir", help="where protoc writes the Python module (default: a temporary folder)")
@@ -614,7 +625,7 @@ def main():
     for path in args.files:
         try:
             problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
-                                           args.compressed)
+                                           args.compressed, args.snapshot)
         except MissingModule as e:
             print(f"{path}: SKIPPED: {e}")
             return SKIP_MISSING_MODULE

@@ -2,7 +2,7 @@
 # tests/perfetto/README.md). Included from tests/CMakeLists.txt before the
 # suites, so that any of them can hand its .pftrace files to the checker.
 #
-#   jitscope_check_pftrace(<test> <file> [CUT] [ROTATED_PART] [OPTIONAL])
+#   jitscope_check_pftrace(<test> <file> [CUT] [ROTATED_PART] [SNAPSHOT] [OPTIONAL])
 #
 # adds the test `pftrace.<test>.<file name>`, which runs after <test> (a name
 # given to add_test, or a target of jitscope_add_test, whose discovered cases
@@ -10,6 +10,7 @@
 # before <test> runs, so a file the test no longer writes fails the check
 # instead of passing stale. CUT: the file may be cut by a crash (--cut);
 # ROTATED_PART: a rotated file other than the last (--rotated-part);
+# SNAPSHOT: a flight recorder's snapshot (--snapshot);
 # OPTIONAL: a missing file skips the check, for a <test> that skips itself
 # (exit 77) without writing it.
 
@@ -22,8 +23,11 @@ if(NOT EXISTS "${JITSCOPE_PERFETTO_PROTO_DIR}/perfetto_trace.proto")
 endif()
 
 function(jitscope_check_pftrace test file)
-  cmake_parse_arguments(ARG "CUT;ROTATED_PART;COMPRESSED;OPTIONAL" "" "" ${ARGN})
+  cmake_parse_arguments(ARG "CUT;ROTATED_PART;SNAPSHOT;COMPRESSED;OPTIONAL" "" "" ${ARGN})
   set(flags)
+  if(ARG_SNAPSHOT)
+    list(APPEND flags --snapshot)
+  endif()
   if(ARG_CUT)
     list(APPEND flags --cut)
   endif()

@@ -8,7 +8,6 @@
 #include "crash/signal_names.hpp"
 #include "cupti/cupti.hpp"
 
-#include "format/trace_form.hpp"
 
 #include <jitscope/jitscope.hpp>
 
@@ -171,11 +170,6 @@ Status Config::validate() const noexcept {
         return Status::error("flight_recorder_bytes " + std::to_string(flight_recorder_bytes) +
                              " is below the minimum of " + std::to_string(kMinTraceBytes) +
                              " bytes (0 turns the flight recorder off)");
-      }
-      if (detail::writes_perfetto(*this)) {
-        return Status::error(
-            "the flight recorder keeps the JSON form for now: use a .json path (or "
-            "JITSCOPE_FORMAT=json) with flight_recorder_bytes / JITSCOPE_FLIGHT");
       }
       if (max_trace_bytes != 0 || rotate_bytes != 0) {
         return Status::error(

@@ -92,7 +92,13 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
     metrics_ = std::make_unique<FileSink>(metrics_fd, cfg.metrics_path, FileSink::Framing::kLines);
   }
   if (cfg.flight_recorder_bytes != 0) {
-    window_ = std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
+    // The Perfetto form's window goes by the writer's parts: its packets
+    // lean on their sequence's state (set_window_parts).
+    window_ =
+        writes_perfetto(cfg)
+            ? std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
+                                           Framing::kPackets, WindowSink::Chunking::kByPart)
+            : std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
                                            Framing::kTraceEvents);
     request_files_ = std::make_unique<SnapshotRequestFiles>(cfg.output_path, ::getpid());
   }
@@ -161,7 +167,10 @@ void Flusher::start() {
   info.rotate_bytes = config_.rotate_bytes;
   info.perfetto = writes_perfetto(config_);
   if (config_.compression != TraceCompression::kNone) {
-    if (!info.perfetto) {
+    if (window_) {
+      log_line(std::string("compression (") + CompressingSink::name(config_.compression) +
+               ") is for trace files: the flight recorder's snapshots are written uncompressed");
+    } else if (!info.perfetto) {
       log_line("compression is for the Perfetto form (.pftrace, JITSCOPE_FORMAT=perfetto); " +
                config_.output_path + " is JSON and is written uncompressed");
     } else {
@@ -182,6 +191,8 @@ void Flusher::start() {
                                           info);
   // A flight recorder's head goes into each snapshot, never the window.
   if (window_) writer_->keep_names_for_snapshots();
+  if (window_ && info.perfetto)
+    writer_->set_window_parts(window_.get(), window_->part_bytes(), word_);
   // No flusher runs yet: the writer and the sink are this thread's until the
   // thread below starts (which orders these writes before its own).
   if (compress_) compress_->set_plain_head(true);
@@ -258,6 +269,11 @@ void Flusher::run() noexcept {
     if (cupti_.on) writer.set_gpu(&gpu);
     gpu_ = &gpu;
     std::vector<ThreadState*> threads;
+    writer.set_part_threads(&threads);
+    struct Forget {  // the list ends with this scope
+      TraceWriter& w;
+      ~Forget() { w.set_part_threads(nullptr); }
+    } forget{writer};
     for (;;) {
       sleep_until_woken();
       if (config_.crash_handler) crash = crash_requested();
@@ -427,7 +443,9 @@ std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& t
     threads.clear();  // a thread crashed registering: the rings are out of reach
   }
   const std::uint64_t end_ns = crash != nullptr ? crash->monotonic_ns : monotonic_ns();
-  for (ThreadState* t : threads) {
+  // An entry is set to null once its thread is freed: the writer looks at
+  // every thread's open spans when the window starts a part.
+  for (ThreadState*& t : threads) {
     // acquire: pairs with the retiring thread's release; read before
     // draining so that nothing pushed before retirement is missed.
     const bool retired = t->retired.load(std::memory_order_acquire);
@@ -435,7 +453,10 @@ std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& t
     const bool free_it = retired && crash == nullptr;
     if (t->session != word_) {
       // An earlier session's thread state: not ours to write; discard it.
-      if (free_it) registry.remove(t);
+      if (free_it) {
+        registry.remove(t);
+        t = nullptr;
+      }
       continue;
     }
     writer.drain(*t);
@@ -446,7 +467,10 @@ std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& t
     }
     writer.settle(*t);
     if (detach_names && !free_it) writer.detach_static_names(*t);
-    if (free_it) registry.remove(t);
+    if (free_it) {
+      registry.remove(t);
+      t = nullptr;
+    }
   }
   // Also with no thread left to detach: the counters' cache is the writer's.
   if (detach_names) writer.forget_static_names();
@@ -582,7 +606,7 @@ void Flusher::write_snapshot(TraceWriter& writer, const SnapshotRequest& r,
       std::vector<std::string_view> parts{start};
       window_->views(parts);
       parts.emplace_back(open_spans);
-      parts.emplace_back("\n]\n");
+      parts.emplace_back(writer.snapshot_tail());
       std::string why;
       if (!write_whole_file(path, parts, why)) {
         log_line("flight recorder: the snapshot (" + r.trigger + ") was not written: " + why);

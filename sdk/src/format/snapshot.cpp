@@ -1,14 +1,44 @@
 // The flight recorder's snapshots (flush/flusher.cpp): a head that makes
-// the window's events load alone, and the spans open at the snapshot.
+// the window's events load alone, the spans open at the snapshot, and in
+// the Perfetto form the window's parts.
 #include "format/trace_writer.hpp"
 
+#include "base/perfetto_fields.hpp"
 #include "format/json/trace_format.hpp"
+#include "format/perfetto/tracks.hpp"
+#include "sink/window_sink.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace jitscope::detail {
+namespace {
+
+// buf_ swapped out while a writer renders into it what goes elsewhere (a
+// snapshot, a chunk's preamble); back as it was however that ends (out of
+// memory included).
+class BufferAside {
+ public:
+  explicit BufferAside(std::string& buf) : buf_(buf) { kept_.swap(buf_); }
+  ~BufferAside() { buf_.swap(kept_); }
+  BufferAside(const BufferAside&) = delete;
+  BufferAside& operator=(const BufferAside&) = delete;
+
+ private:
+  std::string& buf_;
+  std::string kept_;
+};
+
+}  // namespace
 
 void TraceWriter::append_snapshot_head(std::string& out, std::string_view snapshot_event) {
+  if (pf_) {
+    // Its own sequence 1: the window's first part starts that sequence again.
+    pfw::ProcessSequence seq;
+    append_pf_head(out, 0, seq);
+    if (!seq.transcode(snapshot_event, out)) ++decode_errors_;
+    return;
+  }
   out.append("[\n");
   append_header(out, 0);
   out.append(",\n");
@@ -19,31 +49,116 @@ std::size_t TraceWriter::append_open_spans(std::string& out, ThreadState& t, std
   if (t.consumer == nullptr) return 0;  // never drained: nothing open
   ThreadDecodeState& d = decode_state(t);
   if (d.summary == ~std::size_t{0} || d.depth == 0) return 0;
-  // Rendered into buf_ as the writer renders any X event, then moved out:
-  // these events go to the snapshot only, never to the window.
-  std::string kept;
-  kept.swap(buf_);
-  // buf_ back as it was however this ends (out of memory included).
-  struct Restore {
-    std::string& buf;
-    std::string& kept;
-    ~Restore() { buf.swap(kept); }
-  } restore{buf_, kept};
+  // The innermost span's BEGIN into the window first, as settle() would.
+  if (pf_ && d.pf->begin_pending) pf_flush_begin(d);
+  // Rendered into buf_ as the writer renders any event, then moved out:
+  // these go to the snapshot only, never to the window.
+  const BufferAside aside(buf_);
+  std::size_t ended = 0;
   // Innermost first, as close_open_spans ends them: each outer span ends
   // after its inner ones (the writer's tie rule).
   std::uint64_t floor = end_ns;
   for (std::size_t i = d.depth; i-- > 0;) {
     const ThreadDecodeState::OpenSpan& s = d.stack[i];
     const std::uint64_t end = std::max({floor, s.min_end_ns, s.begin_ns});
-    buf_.append(",\n");
-    write_x_event(span_category(s.flags),
-                  s.static_name != nullptr ? std::string_view(s.static_name)
-                                           : std::string_view(s.dynamic_name),
-                  s.begin_ns, end, d, ArgsText::of(s, /*incomplete=*/true));
     floor = end + 1;
+    if (pf_) {
+      if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;  // not in the window
+      pf_snapshot_end(*d.pf, s, end);
+    } else {
+      buf_.append(",\n");
+      write_x_event(span_category(s.flags),
+                    s.static_name != nullptr ? std::string_view(s.static_name)
+                                             : std::string_view(s.dynamic_name),
+                    s.begin_ns, end, d, ArgsText::of(s, /*incomplete=*/true));
+    }
+    ++ended;
   }
   out.append(buf_);
-  return d.depth;
+  return ended;
+}
+
+void TraceWriter::pf_snapshot_end(ThreadDecodeState::PfSequence& q,
+                                  const ThreadDecodeState::OpenSpan& s, std::uint64_t end_ns) {
+  // On the thread's sequence, without changing its state: its time
+  // absolute (the sequence's clock stays at its last packet), the names its
+  // late args use defined in it (the window may hold those definitions in
+  // a chunk that went), its own annotation inline.
+  const std::uint64_t last_ns = q.last_ns;
+  q.last_ns = std::numeric_limits<std::uint64_t>::max();
+  pf_args_.clear();
+  pf_fixed_args(q, pf_args_, nullptr,
+                s.truncated && (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) == 0,
+                /*incomplete=*/true, /*intern=*/false);
+  const std::string_view late = std::string_view(s.args).substr(s.pf_begin_args);
+  // The definitions go in the packet as pending ones would: swapped in for
+  // it, the live ones back after (none is taken between drains).
+  std::string defs;
+  q.interner.append_annotation_names(late, defs);
+  defs.swap(q.interner.pending);
+  pf_packet(q, end_ns, pf::event::kSliceEnd, {}, nullptr, {}, late, pf_args_);
+  q.interner.settle(false);
+  defs.swap(q.interner.pending);
+  q.last_ns = last_ns;
+}
+
+void TraceWriter::set_window_parts(WindowSink* window, std::size_t part_bytes,
+                                   std::uint32_t session) noexcept {
+  window_parts_ = window;
+  part_bytes_ = part_bytes;
+  part_session_ = session;
+  update_check();
+}
+
+void TraceWriter::next_window_part() {
+  rotate_pending_ = false;
+  flush();  // the part that ends, whole, into its chunk
+  ++part_;
+  file_base_ = base_;
+  std::string preamble;
+  if (part_threads_ != nullptr) {
+    for (ThreadState* t : *part_threads_) {
+      if (t != nullptr && t->session == part_session_ && t->consumer != nullptr) {
+        append_begun_again(preamble, decode_state(*t));
+      }
+    }
+  }
+  window_parts_->start_part(std::move(preamble));
+  append_pf_file_start(buf_, seq1_);
+  update_check();
+}
+
+void TraceWriter::append_begun_again(std::string& out, ThreadDecodeState& d) {
+  if (!d.pf || d.summary == ~std::size_t{0}) return;
+  // The open spans, and the one whose END starts the part (popped just
+  // before, the innermost).
+  std::size_t open = d.depth;
+  if (ending_ != nullptr && d.depth < d.stack.size() && ending_ == &d.stack[d.depth]) ++open;
+  std::size_t first = 0;
+  while (first < open && (d.stack[first].pf_state & 3) != ThreadDecodeState::kPfBegun) ++first;
+  if (first == open) return;
+  ThreadDecodeState::PfSequence& q = *d.pf;
+  const BufferAside aside(buf_);
+  // As pf_start begins them again in a rotated file, into `out`: the
+  // sequence started (every id defined), each span's BEGIN with the args it
+  // had. Its packets in the part start the sequence again (q.part is left).
+  pf_restart_interner(d);
+  const std::uint64_t start = d.stack[first].begin_ns;  // the outermost: the earliest
+  pfw::append_sequence_start(buf_, q.id, q.track, start);
+  q.last_ns = start;
+  if (open > d.depth) d.pf->interner.define_annotation_names(d.stack[d.depth].args);
+  for (std::size_t i = first; i < open; ++i) {
+    ThreadDecodeState::OpenSpan& s = d.stack[i];
+    if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;
+    pf_args_.clear();
+    pf_fixed_args(q, pf_args_, unit_of(s),
+                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
+    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
+    s.pf_part = part_;
+  }
+  q.interner.settle(true);
+  out.append(buf_);
 }
 
 }  // namespace jitscope::detail

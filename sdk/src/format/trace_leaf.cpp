@@ -53,10 +53,24 @@ bool TraceWriter::pf_leaf(ThreadDecodeState& d, const Record* b, std::size_t rec
   // As handle() would: the args as their records come (their keys' ids
   // defined in that order where new), then the BEGIN's parts.
   std::string_view args;
+  char packed[kPlainAnnotationBytes];
   if (records > 2) {
-    leaf_args_.clear();
-    for (std::size_t i = 1; i + 1 < records; ++i) pf_arg(d, leaf_args_, b[i], nullptr);
-    args = leaf_args_;
+    // Integer args (the common ones) straight into a stack buffer; any
+    // other, or too many, through pf_arg (whose ids the first loop has
+    // interned already, in the same order).
+    char* p = packed;
+    for (std::size_t i = 1; i + 1 < records && p != nullptr; ++i) {
+      p = p + kIntAnnotationBytes <= packed + sizeof packed
+              ? put_int_annotation(p, q.interner, b[i])
+              : nullptr;
+    }
+    if (p != nullptr) {
+      args = std::string_view(packed, static_cast<std::size_t>(p - packed));
+    } else {
+      leaf_args_.clear();
+      for (std::size_t i = 1; i + 1 < records; ++i) pf_arg(d, leaf_args_, b[i], nullptr);
+      args = leaf_args_;
+    }
   }
   const std::uint64_t begin_ns = std::max(info_.conversion.to_ns(b[0].ts), d.tie_floor_ns);
   const ThreadDecodeState::OpenSpan* outer = d.innermost();

@@ -24,7 +24,7 @@ bool TraceWriter::commit_slow(bool counted, bool forced) {
     ++(counted ? over_cap_ : other_over_cap_);
     return false;
   }
-  if (!capped_ && rotating_ && !rotate_pending_ && total() - file_base_ >= info_.rotate_bytes) {
+  if (!capped_ && in_parts() && !rotate_pending_ && total() - file_base_ >= part_limit()) {
     rotate_pending_ = true;  // at the next event: this one may be the last of its file
   }
   if (buf_.size() >= kFlushThreshold) {
@@ -45,10 +45,10 @@ void TraceWriter::update_check() noexcept {
     // Over the limit once base_ + buf_.size() > cap_limit_.
     at = std::min<std::uint64_t>(at, cap_limit_ >= base_ ? cap_limit_ - base_ + 1 : 0);
   }
-  if (rotating_ && !rotate_pending_) {
+  if (in_parts() && !rotate_pending_) {
     const std::uint64_t in_file = base_ - file_base_;
-    at = std::min<std::uint64_t>(at,
-                                 info_.rotate_bytes > in_file ? info_.rotate_bytes - in_file : 0);
+    const std::uint64_t limit = part_limit();
+    at = std::min<std::uint64_t>(at, limit > in_file ? limit - in_file : 0);
   }
   check_at_ = static_cast<std::size_t>(at);
 }
@@ -73,6 +73,10 @@ void TraceWriter::enter_capped() noexcept {
 }
 
 void TraceWriter::rotate() {
+  if (window_parts_ != nullptr) {
+    next_window_part();
+    return;
+  }
   rotate_pending_ = false;
   // The next file's head, built aside: under a cap it must fit, with the
   // "]" that closes this file, or the trace ends here instead.
@@ -129,7 +133,13 @@ void TraceWriter::set_cap_limit() noexcept {
 
 void TraceWriter::begin_trace(bool clock_known) {
   clock_known_ = clock_known;
-  if (keep_names_) return;  // a flight recorder: each snapshot gets the head
+  if (keep_names_) {                 // a flight recorder: each snapshot gets the head
+    if (window_parts_ != nullptr) {  // the first part starts sequence 1
+      append_pf_file_start(buf_, seq1_);
+      flush();
+    }
+    return;
+  }
   if (pf_) {
     append_pf_head(buf_, 0, seq1_);
   } else {

@@ -60,6 +60,7 @@ namespace jitscope::detail {
 
 class GpuTrace;
 class JsonWriter;
+class WindowSink;
 
 // The flusher's per-thread decoding state, kept in ThreadState::consumer.
 struct ThreadDecodeState final : ConsumerState {
@@ -191,15 +192,31 @@ class TraceWriter {
   void drain(ThreadState& t);
   // Spans still open on `t`, ending at `end_ns`, with {"incomplete": true}.
   void close_open_spans(ThreadState& t, std::uint64_t end_ns);
-  // Flight recorder (format/snapshot.cpp, JSON form). From now on every
-  // process and thread name written is kept for a snapshot's head.
+  // Flight recorder (format/snapshot.cpp). From now on every process and
+  // thread name written is kept for a snapshot's head.
   void keep_names_for_snapshots() noexcept { keep_names_ = true; }
-  // A snapshot's head: "[", the head a file of this session starts with
-  // (names included), then `snapshot_event` (a metadata event).
+  // The Perfetto form's window (call before begin_trace): written in parts
+  // of `part_bytes`, each a chunk of `window`. A part starts every sequence
+  // again (sequence 1 with a file's first packet, each thread's at its next
+  // packet) and hands the window, as the chunk's preamble, the spans open
+  // then begun again on their sequences: so the chunks from any one on
+  // decode alone, and a snapshot begins each span once. Spans are looked up
+  // on the threads of `session` in `threads` (set_part_threads: the
+  // flusher's list of the cycle, an entry set to null once freed).
+  void set_window_parts(WindowSink* window, std::size_t part_bytes, std::uint32_t session) noexcept;
+  void set_part_threads(const std::vector<ThreadState*>* threads) noexcept {
+    part_threads_ = threads;
+  }
+  // A snapshot's head: the head a file of this session starts with (names
+  // included), then `snapshot_event` (a metadata event); in the JSON form
+  // after "[".
   void append_snapshot_head(std::string& out, std::string_view snapshot_event);
-  // The spans open on `t` now, as X events ending at `end_ns` and marked
-  // incomplete, each preceded by ",\n"; they stay open. Returns how many.
+  // The spans open on `t` now, ending at `end_ns` and marked incomplete;
+  // they stay open. JSON: X events, each preceded by ",\n". Perfetto: END
+  // packets of the spans begun in the window. Returns how many.
   std::size_t append_open_spans(std::string& out, ThreadState& t, std::uint64_t end_ns);
+  // The bytes that end a snapshot after its open spans.
+  std::string_view snapshot_tail() const noexcept { return pf_ ? std::string_view() : "\n]\n"; }
   // The spans `t` has open keep copies of their static names from now on
   // (an image is being unloaded; call after drain()).
   void detach_static_names(ThreadState& t);
@@ -389,6 +406,8 @@ class TraceWriter {
   // Starts d's sequence in this file if it is not yet: its first packet and
   // the BEGINs of its spans still open; `ts` is the event's time.
   void pf_start(ThreadDecodeState& d, std::uint64_t ts);
+  // d's interner started again with its sequence (pf_start, a part's preamble).
+  void pf_restart_interner(ThreadDecodeState& d);
   // A TrackEvent packet on d's sequence at `ts`.
   void pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
                  std::string_view category, const char* static_name, std::string_view name,
@@ -451,6 +470,22 @@ class TraceWriter {
   void update_check() noexcept;  // check_at_ from the limits and base_
   [[gnu::cold]] void enter_capped() noexcept;
   [[gnu::cold]] void rotate();
+  // The window's next part (set_window_parts), in place of rotate().
+  [[gnu::cold]] void next_window_part();
+  // The first packet of a file on sequence 1 (clock snapshot, state
+  // cleared), `seq` started again.
+  void append_pf_file_start(std::string& out, pfw::ProcessSequence& seq);
+  // d's spans begun in the window, begun again on its sequence at the
+  // start of a part, into `out`.
+  void append_begun_again(std::string& out, ThreadDecodeState& d);
+  // A snapshot's END of an open span (append_open_spans), into buf_.
+  void pf_snapshot_end(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s,
+                       std::uint64_t end_ns);
+  // Parts: the file's (rotate_bytes) or the window's.
+  bool in_parts() const noexcept { return rotating_ || window_parts_ != nullptr; }
+  std::uint64_t part_limit() const noexcept {
+    return window_parts_ != nullptr ? part_bytes_ : info_.rotate_bytes;
+  }
   // process_name, jitscope_session, jitscope_clock once known and the
   // remembered names, comma-separated.
   [[gnu::cold]] void append_header(std::string& out, std::uint64_t part);
@@ -504,7 +539,12 @@ class TraceWriter {
   bool capped_ = false;
   bool ended_ = false;
   bool crash_cycle_ = false;
-  std::string head_;  // the next file's head, built aside
+  std::string head_;                    // the next file's head, built aside
+  WindowSink* window_parts_ = nullptr;  // set_window_parts
+  std::size_t part_bytes_ = 0;
+  std::uint32_t part_session_ = 0;
+  const std::vector<ThreadState*>* part_threads_ = nullptr;
+  const ThreadDecodeState::OpenSpan* ending_ = nullptr;  // pf_end's span, popped, during its prefix
   // The protobuf form.
   bool pf_ = false;
   pfw::ProcessSequence seq1_;

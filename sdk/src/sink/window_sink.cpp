@@ -11,13 +11,39 @@ namespace jitscope::detail {
 // events go in steps of about 6 % of the window, and a chunk's slack is
 // small next to it.
 WindowSink::WindowSink(std::size_t capacity, Framing framing) noexcept
+    : WindowSink(capacity, framing, Chunking::kBySize) {}
+
+WindowSink::WindowSink(std::size_t capacity, Framing framing, Chunking chunking) noexcept
     : capacity_(capacity),
       chunk_bytes_(std::clamp(capacity / 16, kMinChunkBytes, kMaxChunkBytes)),
-      framing_(framing) {}
+      framing_(framing),
+      chunking_(chunking) {}
+
+void WindowSink::start_part(std::string&& preamble) noexcept {
+  const std::size_t size = preamble.size();
+  try {
+    start_chunk(std::move(preamble));
+    held_ += size;
+  } catch (...) {
+    // Out of memory: the part goes on in the chunk before; its spans open
+    // at the start are not begun again there (a snapshot may miss them).
+    dropped_ += size;
+    log_unique("the flight recorder's window is out of memory: some events are not kept");
+  }
+  evict();
+}
 
 void WindowSink::write(std::string_view bytes) noexcept {
   try {
-    append(bytes);  // consumes what it keeps
+    if (chunking_ == Chunking::kByPart) {
+      // Whole into the part's chunk: its packets lean on each other.
+      if (chunks_.empty()) start_chunk();
+      chunks_.back().bytes.append(bytes);
+      held_ += bytes.size();
+      bytes = {};
+    } else {
+      append(bytes);  // consumes what it keeps
+    }
   } catch (...) {
     // Out of memory: what was not kept yet is lost; the window goes on.
     dropped_ += bytes.size();
@@ -28,8 +54,8 @@ void WindowSink::write(std::string_view bytes) noexcept {
 
 void WindowSink::append(std::string_view& bytes) {
   while (!bytes.empty()) {
-    if (chunks_.empty() || chunks_.back().size() >= chunk_bytes_) start_chunk();
-    std::string& back = chunks_.back();
+    if (chunks_.empty() || chunks_.back().bytes.size() >= chunk_bytes_) start_chunk();
+    std::string& back = chunks_.back().bytes;
     const std::size_t room = chunk_bytes_ - back.size();
     std::size_t take = bytes.size();
     if (take > room) {
@@ -55,40 +81,48 @@ void WindowSink::append(std::string_view& bytes) {
   }
 }
 
-void WindowSink::start_chunk() {
-  std::string chunk = std::move(spare_);
+void WindowSink::start_chunk(std::string&& preamble) {
+  Chunk chunk{std::move(spare_), std::move(preamble)};
   spare_ = std::string();
-  chunk.clear();
-  chunk.reserve(chunk_bytes_);
+  chunk.bytes.clear();
+  chunk.bytes.reserve(chunk_room());
   chunks_.push_back(std::move(chunk));
 }
 
 void WindowSink::evict() noexcept {
-  while (held_ > capacity_ && !chunks_.empty()) {
-    std::string oldest = std::move(chunks_.front());
+  // By part, the newest chunk is the part being written: it stays.
+  const std::size_t keep = chunking_ == Chunking::kByPart ? 1 : 0;
+  while (held_ > capacity_ && chunks_.size() > keep) {
+    Chunk oldest = std::move(chunks_.front());
     chunks_.pop_front();
-    held_ -= oldest.size();
-    dropped_ += oldest.size();
+    const std::size_t size = oldest.bytes.size() + oldest.preamble.size();
+    held_ -= size;
+    dropped_ += size;
     // A chunk grown past its size by one big piece is freed, not kept.
-    if (oldest.capacity() <= chunk_bytes_ && spare_.capacity() < chunk_bytes_)
-      spare_ = std::move(oldest);
+    if (oldest.bytes.capacity() <= chunk_room() && spare_.capacity() < chunk_room())
+      spare_ = std::move(oldest.bytes);
   }
 }
 
 void WindowSink::views(std::vector<std::string_view>& out) const {
-  for (const std::string& chunk : chunks_) {
-    if (!chunk.empty()) out.emplace_back(chunk);
+  if (!chunks_.empty() && !chunks_.front().preamble.empty()) {
+    out.emplace_back(chunks_.front().preamble);
+  }
+  for (const Chunk& chunk : chunks_) {
+    if (!chunk.bytes.empty()) out.emplace_back(chunk.bytes);
   }
 }
 
 void WindowSink::append_to(std::string& out) const {
+  std::vector<std::string_view> parts;
+  views(parts);
   out.reserve(out.size() + held_);
-  for (const std::string& chunk : chunks_) out.append(chunk);
+  for (const std::string_view part : parts) out.append(part);
 }
 
 std::size_t WindowSink::allocated() const noexcept {
   std::size_t n = spare_.capacity();
-  for (const std::string& chunk : chunks_) n += chunk.capacity();
+  for (const Chunk& chunk : chunks_) n += chunk.bytes.capacity() + chunk.preamble.capacity();
   return n;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace jitscope::detail::pfw {
 
@@ -31,26 +32,37 @@ class Interner {
   // The id of `s` (1, 2, ...), defined in `pending` if new; 0: the table is
   // full, write `s` inline.
   std::uint64_t intern(Kind kind, std::string_view s);
-  // The same for a static name; cached by pointer.
+  // The same for a static name; cached by pointer (a slot of this epoch:
+  // its definition is in `pending` or the file since the last restart).
   std::uint64_t intern_static(Kind kind, const char* s) {
     // Fibonacci hashing: literals lie a few bytes apart, so the low bits
     // alone would put neighbours in one slot.
     const std::uint64_t h = reinterpret_cast<std::uintptr_t>(s) * 0x9e3779b97f4a7c15ull;
     Slot& slot = cache_[kind][h >> (64 - kCacheBits)];
-    if (slot.ptr == s && slot.ptr != nullptr) [[likely]]
+    if (slot.ptr == s && slot.epoch == epoch_ && slot.ptr != nullptr) [[likely]]
       return slot.iid;
     const std::uint64_t iid = intern(kind, s);
-    if (iid != 0) slot = {s, iid};
+    if (iid != 0) slot = {s, iid, epoch_};
     return iid;
   }
   // Static name pointers may name other strings from now on.
   void forget_static() noexcept;
   // A new file (or first use): no id is defined.
   void clear();
-  // A new file for a sequence whose ids are already in use (args encoded
-  // before their packet is written): every id keeps its number and is
-  // defined again by the next packet. Bounded like the tables.
-  void define_all();
+  // The sequence starts again (a new file, or a window's part): every id
+  // keeps its number, none is defined, and each is defined again by the
+  // next packet that uses it. Ids already inside encoded bytes (args
+  // encoded before their packet is written) are defined again by
+  // define_annotation_names.
+  void restart() noexcept;
+  // Defines (once since the restart) the debug annotation names whose ids
+  // `annotations` (TrackEvent debug_annotations fields, encoded) use,
+  // nested entries included.
+  void define_annotation_names(std::string_view annotations);
+  // Appends to `defs` (an InternedData body) the definitions of the names
+  // `annotations` uses, whatever was defined: for a packet outside the
+  // sequence's stream (a snapshot's). Changes nothing here.
+  void append_annotation_names(std::string_view annotations, std::string& defs) const;
 
   // The definitions the packet being built must carry: those made since
   // the last take() (earlier packets of the same commit carry the rest).
@@ -75,7 +87,16 @@ class Interner {
   struct Slot {
     const char* ptr = nullptr;
     std::uint64_t iid = 0;
+    std::uint32_t epoch = 0;
   };
+  // By id - 1: its name (the table's key) and the epoch it was last
+  // defined in.
+  struct Entry {
+    const std::string* name;
+    std::uint32_t epoch;
+  };
+  void mark(Kind kind, std::uint64_t iid);
+  static void append_definition(std::string& out, Kind kind, std::uint64_t iid, std::string_view s);
   struct Hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const noexcept {
@@ -83,9 +104,10 @@ class Interner {
     }
   };
   std::unordered_map<std::string, std::uint64_t, Hash, std::equal_to<>> tables_[3];
+  std::vector<Entry> entries_[3];
+  std::uint32_t epoch_ = 1;
   std::size_t bytes_ = 0;
   std::size_t taken_ = 0;
-  void define(Kind kind, std::uint64_t iid, std::string_view s);
   Slot cache_[3][kCacheSlots];
 };
 

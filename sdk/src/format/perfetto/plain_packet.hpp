@@ -14,6 +14,32 @@ namespace jitscope::detail {
 // The compile id's annotation key: one object, which the interner caches by address.
 inline constexpr const char* kCompileIdKey = "compile_id";
 
+// The commonest arg's annotation: {name_iid, an integer} from an int, uint
+// or bool arg record, its name's id under 128. Writes at most
+// kIntAnnotationBytes at `p` and returns the end; nullptr (nothing
+// written, the name interned) for any other arg.
+inline constexpr std::size_t kIntAnnotationBytes = 15;
+JITSCOPE_ALWAYS_INLINE char* put_int_annotation(char* p, pfw::Interner& interner, const Record& r) {
+  if (r.type != ValueType::kInt && r.type != ValueType::kUint && r.type != ValueType::kBool) {
+    return nullptr;
+  }
+  namespace a = pf::annotation;
+  const std::uint64_t iid =
+      interner.intern_static(pfw::Interner::kAnnotation, r.name != nullptr ? r.name : "?");
+  if (iid == 0 || iid >= 128) return nullptr;
+  const bool uint = r.type == ValueType::kUint && r.value.u64 > std::uint64_t{INT64_MAX};
+  const std::uint64_t v = r.type == ValueType::kBool ? (r.value.u64 != 0 ? 1 : 0) : r.value.u64;
+  *p++ = static_cast<char>(pf::tag(pf::event::kDebugAnnotations, pf::kLengthDelimited));
+  *p++ = static_cast<char>(3 + wire::varint_size(v));
+  *p++ = static_cast<char>(pf::tag(a::kNameIid, pf::kVarint));
+  *p++ = static_cast<char>(iid);
+  *p++ = static_cast<char>(pf::tag(r.type == ValueType::kBool ? a::kBoolValue
+                                   : uint                     ? a::kUintValue
+                                                              : a::kIntValue,
+                                   pf::kVarint));
+  return wire::put_varint(p, v);
+}
+
 // Field order as pf_packet's: timestamp, sequence id, the TrackEvent
 // {type, category, name, annotations}, flags. Every value but the time
 // delta is one byte, and so is every length: a BEGIN's annotations (its

@@ -91,10 +91,14 @@ bool TraceWriter::cold_commit(bool counted, const pfw::Hints& hints) {
   return ok;
 }
 
-void TraceWriter::append_pf_head(std::string& out, std::uint64_t part, pfw::ProcessSequence& seq) {
+void TraceWriter::append_pf_file_start(std::string& out, pfw::ProcessSequence& seq) {
   const std::uint64_t now = monotonic_ns();
   pfw::append_file_start(out, now, clock_ns(CLOCK_BOOTTIME), clock_ns(CLOCK_REALTIME));
   seq.start_file(now);
+}
+
+void TraceWriter::append_pf_head(std::string& out, std::uint64_t part, pfw::ProcessSequence& seq) {
+  append_pf_file_start(out, seq);
   std::string json;
   append_header(json, part);
   if (!seq.transcode(json, out)) ++decode_errors_;
@@ -136,6 +140,18 @@ void TraceWriter::pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& o
   if (incomplete) append_annotation(out, interner, "incomplete", {}, true);
 }
 
+void TraceWriter::pf_restart_interner(ThreadDecodeState& d) {
+  // Ids keep their numbers; those already inside encoded args (spans open,
+  // a BEGIN waiting for its packet, an instant's) are defined again in this
+  // file; any other is defined again where next used. (Every one defined
+  // again took a file's worth of a thread's names at each start: too much
+  // for a window's small parts.)
+  pfw::Interner& interner = d.pf->interner;
+  interner.restart();
+  for (std::size_t i = 0; i < d.depth; ++i) interner.define_annotation_names(d.stack[i].args);
+  interner.define_annotation_names(d.instant.args);
+}
+
 void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
   ThreadDecodeState::PfSequence& q = *d.pf;
   pf_restarted_ = false;
@@ -143,9 +159,7 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
     return;
   pf_restarted_ = true;
   q.part = part_;
-  // Args already encoded (a BEGIN waiting for its packet) hold ids: they
-  // keep their numbers and are defined again in this file.
-  q.interner.define_all();
+  pf_restart_interner(d);
   std::uint64_t start = ts;
   for (std::size_t i = 0; i < d.depth; ++i) {
     if ((d.stack[i].pf_state & 3) == ThreadDecodeState::kPfBegun) {
@@ -155,10 +169,11 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
   }
   pfw::append_sequence_start(buf_, q.id, q.track, start);
   q.last_ns = start;
-  // Spans still open that began in an earlier file begin again here.
+  // Spans still open that began in an earlier file begin again here; in
+  // the window's parts they were, in the part's preamble.
   for (std::size_t i = 0; i < d.depth; ++i) {
     ThreadDecodeState::OpenSpan& s = d.stack[i];
-    if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;
+    if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun || s.pf_part == part_) continue;
     pf_args_.clear();
     pf_fixed_args(q, pf_args_, unit_of(s),
                   (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
@@ -313,7 +328,10 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, s
   }
   ThreadDecodeState::PfSequence& q = *d.pf;
   pf_reserve(false);  // its room is used now
+  // Popped already: a window's part that starts here begins it again too.
+  ending_ = &s;
   event_prefix();
+  ending_ = nullptr;
   if (!pf_plain_end(q, s, end_ns, incomplete)) pf_general_end(d, s, end_ns, incomplete);
   commit_forced();
   q.interner.settle(true);
@@ -328,6 +346,8 @@ void TraceWriter::pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::
   ThreadDecodeState::PfSequence& q = *d.pf;
   const bool again = s.pf_part != part_;  // begun in an earlier file: begin again here
   pf_start(d, again ? s.begin_ns : end_ns);
+  // Popped before its END: not among the open spans pf_start looked at.
+  if (pf_restarted_) q.interner.define_annotation_names(s.args);
   if (again) {
     pf_args_.clear();
     pf_fixed_args(q, pf_args_, unit_of(s),
@@ -393,28 +413,14 @@ void TraceWriter::pf_arg(ThreadDecodeState& d, std::string& out, const Record& r
     }
     return;
   }
-  namespace a = pf::annotation;
-  const char* key = r.name != nullptr ? r.name : "?";
-  const std::uint64_t iid = interner.intern_static(Interner::kAnnotation, key);
-  if (iid != 0 && iid < 128 &&
-      (r.type == ValueType::kInt || r.type == ValueType::kUint || r.type == ValueType::kBool))
-      [[likely]] {
-    // The common arg, in one append: {name_iid, an integer}.
-    const bool uint = r.type == ValueType::kUint && r.value.u64 > std::uint64_t{INT64_MAX};
-    const std::uint64_t v = r.type == ValueType::kBool ? (r.value.u64 != 0 ? 1 : 0) : r.value.u64;
-    char tmp[16];
-    char* p = tmp;
-    *p++ = static_cast<char>(nested(pf::event::kDebugAnnotations));
-    *p++ = static_cast<char>(3 + varint_size(v));
-    *p++ = static_cast<char>(varint(a::kNameIid));
-    *p++ = static_cast<char>(iid);
-    *p++ = static_cast<char>(varint(r.type == ValueType::kBool ? a::kBoolValue
-                                    : uint                     ? a::kUintValue
-                                                               : a::kIntValue));
-    p = put_varint(p, v);
-    out.append(tmp, static_cast<std::size_t>(p - tmp));
+  char tmp[kIntAnnotationBytes];
+  if (const char* end = put_int_annotation(tmp, interner, r)) [[likely]] {
+    out.append(tmp, static_cast<std::size_t>(end - tmp));  // the common arg, in one append
     return;
   }
+  namespace a = pf::annotation;
+  const char* key = r.name != nullptr ? r.name : "?";
+  const std::uint64_t iid = interner.intern_static(Interner::kAnnotation, key);  // cached now
   const std::size_t at = wire::begin_nested(out, nested(pf::event::kDebugAnnotations));
   if (iid != 0) {
     wire::append_varint_field(out, varint(a::kNameIid), iid);
