@@ -7,3 +7,6 @@ set_source_files_properties(crash_child.cpp PROPERTIES COMPILE_OPTIONS "-O0")
 foreach(how segv sigkill)
   jitscope_check_pftrace(crash_test "${CMAKE_CURRENT_BINARY_DIR}/tmp/crash.${how}.pftrace" CUT)
 endforeach()
+# A flight recorder's crash snapshot: whole, every span begun and ended once.
+jitscope_check_pftrace(crash_test "${CMAKE_CURRENT_BINARY_DIR}/tmp/crash.flight-segv.pftrace"
+                       SNAPSHOT)

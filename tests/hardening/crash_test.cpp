@@ -510,5 +510,36 @@ TEST(CrashPerfetto, SigkillLosesOnlyTheLastIntervalAndThePacketsDecode) {
   remove_files(c);
 }
 
+TEST(CrashPerfetto, AFlightRecorderLeavesItsWindowAsASnapshotThatDecodesAlone) {
+  const Crash c = run_child("flight-segv", /*wait=*/true, /*perfetto=*/true);
+  EXPECT_EQ(c.process.signal, SIGSEGV) << c.process.err();
+  EXPECT_TRUE(c.text.empty()) << "a flight recorder writes no trace file";
+  const std::string snapshot = c.trace_path.substr(0, c.trace_path.size() - 8) + ".snapshot." +
+                               std::to_string(c.process.pid) + ".1.pftrace";
+  const std::string text = read_file(snapshot);
+  ASSERT_FALSE(text.empty()) << snapshot;
+  keep_for_checker("flight-segv", text);
+  pfwire::Reader reader;
+  bool cut = true;
+  reader.read(text, &cut);
+  EXPECT_FALSE(cut);
+  for (const std::string& e : reader.errors) ADD_FAILURE() << e;
+  for (const auto& [track, begins] : reader.open) {
+    for (const nlohmann::json& b : begins) ADD_FAILURE() << "a BEGIN never ended: " << b.dump();
+  }
+  const nlohmann::json trace = reader.json_form();
+  const nlohmann::json* snap = metadata(trace, "jitscope_snapshot");
+  ASSERT_NE(snap, nullptr);
+  EXPECT_EQ((*snap)["args"]["trigger"], "crash SIGSEGV");
+  EXPECT_EQ(spans_named(trace, "ended").size(), static_cast<std::size_t>(kEndedSpans));
+  for (const char* open : {"outer", "inner", "worker_open"}) {
+    const auto s = spans_named(trace, open);
+    ASSERT_EQ(s.size(), 1u) << open;
+    EXPECT_EQ(s[0]["args"]["incomplete"], true) << open;
+  }
+  ::unlink(snapshot.c_str());
+  remove_files(c);
+}
+
 }  // namespace
 }  // namespace jitscope::testing

@@ -141,6 +141,58 @@ TEST(WindowSink, APieceBiggerThanAChunkTakesOneOfItsOwnAndOneBiggerThanTheWindow
   EXPECT_LE(window.allocated(), 64 * 1024 + 2 * chunk);
 }
 
+// By part (the Perfetto form): chunks start where the writer says, each
+// with a preamble, and only the oldest chunk's preamble is in views().
+TEST(WindowSink, ByPartKeepsWholePartsAndOnlyTheOldestPartsPreamble) {
+  constexpr std::size_t kCapacity = 64 * 1024;
+  constexpr std::uint64_t kPreamble = 1'000'000;  // preamble packets: kPreamble + part
+  WindowSink window(kCapacity, Framing::kPackets, WindowSink::Chunking::kByPart);
+  std::mt19937 random(11);
+  std::uint64_t next = 0, total = 0;
+  std::uint64_t part = 0;
+  std::size_t in_part = 0;
+  for (int write = 0; write < 3000; ++write) {
+    if (in_part >= window.part_bytes()) {
+      std::string preamble = packet(kPreamble + ++part, 5);
+      total += preamble.size();
+      window.start_part(std::move(preamble));
+      in_part = 0;
+    }
+    std::string bytes;
+    const int pieces = 1 + static_cast<int>(random() % 20);
+    for (int i = 0; i < pieces; ++i) bytes += packet(next++, 20);
+    window.write(bytes);
+    total += bytes.size();
+    in_part += bytes.size();
+    // The newest part stays whole; the oldest go whole.
+    ASSERT_LE(window.held(), kCapacity + window.part_bytes() + bytes.size());
+  }
+  std::string held;
+  window.append_to(held);
+  ASSERT_EQ(held.size(), [&] {
+    std::vector<std::string_view> parts;
+    window.views(parts);
+    std::size_t n = 0;
+    for (std::string_view v : parts) n += v.size();
+    return n;
+  }());
+  const std::vector<std::uint64_t> got = numbers(Framing::kPackets, held);
+  ASSERT_GE(got.size(), 2u);
+  // The oldest chunk's preamble first, and no other.
+  ASSERT_GT(got.front(), kPreamble);
+  const std::uint64_t oldest_part = got.front() - kPreamble;
+  EXPECT_LT(oldest_part, part) << "older parts went";
+  for (std::size_t i = 1; i < got.size(); ++i) ASSERT_LT(got[i], kPreamble) << i;
+  EXPECT_EQ(got.back(), next - 1);
+  for (std::size_t i = 2; i < got.size(); ++i) ASSERT_EQ(got[i], got[i - 1] + 1) << i;
+  // Every byte is held or dropped; preambles of dropped and later chunks
+  // are counted as held or dropped too (held() counts every chunk's).
+  EXPECT_EQ(window.bytes_dropped() + window.held(), total);
+  EXPECT_GE(window.held() + window.part_bytes(), kCapacity) << "the room is used";
+  // Flat: parts that go past their chunk's room grow to their size, not double.
+  EXPECT_LE(window.allocated(), kCapacity + 4 * window.part_bytes());
+}
+
 TEST(WindowSink, AnEmptyWindowHoldsNothing) {
   WindowSink window(8 * 1024, Framing::kPackets);
   std::string held = "kept";

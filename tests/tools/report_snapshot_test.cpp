@@ -23,13 +23,18 @@ bool appears(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
 
-std::string snapshot_of(const Config& cfg, int n) {
-  return cfg.output_path.substr(0, cfg.output_path.size() - 5) + ".snapshot." +
-         std::to_string(::getpid()) + "." + std::to_string(n) + ".json";
+// The trace's extension: the snapshot's form.
+std::string snapshot_of(const Config& cfg, const std::string& ext, int n) {
+  return cfg.output_path.substr(0, cfg.output_path.size() - ext.size()) + ".snapshot." +
+         std::to_string(::getpid()) + "." + std::to_string(n) + ext;
 }
 
-TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
+class ReportSnapshot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
+  const std::string ext = GetParam();
   Config cfg = test_config("report_snapshot");
+  cfg.output_path.replace(cfg.output_path.size() - 5, 5, ext);
   cfg.flight_recorder_bytes = 1 << 20;
   cfg.snapshot_min_interval = std::chrono::milliseconds(0);
   cfg.snapshot_slow_unit = std::chrono::milliseconds(200);  // far from a fast unit, even preempted
@@ -43,11 +48,11 @@ TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
     slow_id = shown.substr(1, shown.size() - 2);
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  const std::string alarm = snapshot_of(cfg, 1);
+  const std::string alarm = snapshot_of(cfg, ext, 1);
   ASSERT_TRUE(appears(alarm));
   { CompileUnit b({.frame = "after"}); }
   ASSERT_TRUE(snapshot().ok());
-  const std::string asked = snapshot_of(cfg, 2);
+  const std::string asked = snapshot_of(cfg, ext, 2);
   ASSERT_TRUE(appears(asked));
   session.finish();
 
@@ -79,6 +84,9 @@ TEST(ReportSnapshot, TheTriggeringUnitComesFirstAndTheHeadNamesIt) {
   EXPECT_EQ(in_order[1]["frame"], "the_slow_one");
   EXPECT_EQ(in_order[2]["frame"], "after");
 }
+
+INSTANTIATE_TEST_SUITE_P(Forms, ReportSnapshot, ::testing::Values(".json", ".pftrace"),
+                         [](const auto& info) { return info.param.substr(1); });
 
 }  // namespace
 }  // namespace jitscope::testing::report

@@ -1,5 +1,7 @@
 #include "report_support.hpp"
 
+#include "flush/perfetto_wire.hpp"
+
 #include "subprocess.hpp"
 #include "trace_support.hpp"
 
@@ -295,6 +297,22 @@ void expect_matches(const json& rep, const Totals& t, std::size_t top_n) {
 }
 
 json load_events(const std::string& path) {
+  if (path.size() > 8 && path.compare(path.size() - 8, 8, ".pftrace") == 0) {
+    // The Perfetto form through the test's own decoder, as the JSON form's events.
+    jitscope::testing::pfwire::Reader reader;
+    reader.read(jitscope::testing::read_file(path));
+    for (const std::string& e : reader.errors) ADD_FAILURE() << path << ": " << e;
+    json events = reader.json_form();
+    // The process's name, as the tools' decoder gives it (the test decoder
+    // keeps it on its track).
+    for (const auto& [uuid, t] : reader.tracks) {
+      if (!t.thread && !t.counter && t.parent == 0 && !t.name.empty()) {
+        events.push_back(
+            {{"ph", "M"}, {"name", "process_name"}, {"pid", t.pid}, {"args", {{"name", t.name}}}});
+      }
+    }
+    return events;
+  }
   json t = jitscope::testing::load_trace(path, /*allow_cut=*/true);
   return t.is_object() ? t["traceEvents"] : t;
 }

@@ -8,7 +8,6 @@
 #include "crash/signal_names.hpp"
 #include "cupti/cupti.hpp"
 
-
 #include <jitscope/jitscope.hpp>
 
 #include <charconv>

@@ -133,9 +133,21 @@ void TraceWriter::set_cap_limit() noexcept {
 
 void TraceWriter::begin_trace(bool clock_known) {
   clock_known_ = clock_known;
-  if (keep_names_) {                 // a flight recorder: each snapshot gets the head
-    if (window_parts_ != nullptr) {  // the first part starts sequence 1
+  if (keep_names_) {  // a flight recorder: each snapshot gets the head
+    if (window_parts_ != nullptr) {
+      // The first part starts sequence 1, which learns the process's name
+      // (its descriptor in every later part carries it).
       append_pf_file_start(buf_, seq1_);
+      std::string json;
+      {
+        JsonWriter w(json);
+        begin_process_metadata(w, "process_name", info_.pid);
+        w.member("name", std::string_view(info_.process_name));
+        w.end_object();
+        w.end_object();
+      }
+      if (!seq1_.transcode(json, buf_)) ++decode_errors_;
+      seq1_.settle(true);
       flush();
     }
     return;

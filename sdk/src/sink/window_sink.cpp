@@ -38,7 +38,16 @@ void WindowSink::write(std::string_view bytes) noexcept {
     if (chunking_ == Chunking::kByPart) {
       // Whole into the part's chunk: its packets lean on each other.
       if (chunks_.empty()) start_chunk();
-      chunks_.back().bytes.append(bytes);
+      std::string& back = chunks_.back().bytes;
+      if (back.size() + bytes.size() > back.capacity()) {
+        // Past its room: grown to the size it needs, not doubled (a
+        // doubled chunk would hold twice its bytes' memory until it goes).
+        std::string grown;
+        grown.reserve(back.size() + bytes.size());
+        grown.append(back);
+        back.swap(grown);
+      }
+      back.append(bytes);
       held_ += bytes.size();
       bytes = {};
     } else {

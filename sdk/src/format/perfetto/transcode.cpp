@@ -230,6 +230,9 @@ void ProcessSequence::ensure_process(std::int64_t pid, std::string& out) {
   append_varint_field(d, varint(pf::track::kUuid), uuid);
   const std::size_t at = begin_nested(d, nested(pf::track::kProcess));
   append_varint_field(d, varint(pf::track::kProcessPid), static_cast<std::uint64_t>(pid));
+  if (const auto it = names_.find(uuid); it != names_.end()) {
+    append_string(d, nested(pf::track::kProcessName), it->second);
+  }
   end_nested(d, at);
   describe(uuid, out, d);
 }
@@ -244,6 +247,9 @@ void ProcessSequence::ensure_thread(std::int64_t pid, std::int64_t tid, std::str
   const std::size_t at = begin_nested(d, nested(pf::track::kThread));
   append_varint_field(d, varint(pf::track::kThreadPid), static_cast<std::uint64_t>(pid));
   append_varint_field(d, varint(pf::track::kThreadTid), static_cast<std::uint64_t>(tid));
+  if (const auto it = names_.find(uuid); it != names_.end()) {
+    append_string(d, nested(pf::track::kThreadName), it->second);
+  }
   end_nested(d, at);
   describe(uuid, out, d);
 }
@@ -291,6 +297,7 @@ bool ProcessSequence::write_event(const Event& e, std::string& out, const Hints&
     append_string(d, nested(process ? pf::track::kProcessName : pf::track::kThreadName), name);
     end_nested(d, at);
     describe(uuid, out, d);
+    names_[uuid].assign(name.data(), name.size());
     return true;
   }
   if (e.ph == "s" || e.ph == "f") return true;  // carried by Hints (flow_ids)

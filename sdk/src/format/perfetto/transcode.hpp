@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -109,6 +110,11 @@ class ProcessSequence {
 
   std::uint64_t file_ns_ = 0;
   std::unordered_set<std::uint64_t> described_;
+  // Process and thread names by track, kept across files: a track described
+  // again in a later file (a flight recorder's part) keeps its name, as a
+  // descriptor without one may read as a rename to nothing. One a thread
+  // that ever had a name, as the writer's names for rotated heads.
+  std::unordered_map<std::uint64_t, std::string> names_;
   std::vector<std::uint64_t> new_described_;  // since the last settle
 };
 
