@@ -164,21 +164,41 @@ def test_flusher_needs_no_gil(out):
     assert sizes[-1] > sizes[0], sizes  # written while the spinning thread ran
 
 
-def test_flight_recorder_snapshot_from_python(out, capfd):
-    path = out("flight.json")
+def merged_alone(trace_path):
+    """One trace through jitscope-merge, as JSON: the .pftrace form read by the tools."""
+    tool = os.environ.get("JSPY_MERGE")
+    if not tool:
+        pytest.skip("jitscope-merge is not built")
+    merged = trace_path + ".json"
+    r = subprocess.run([tool, "-q", "-o", merged, trace_path], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr, r.stderr
+    return load_trace(merged)
+
+
+@pytest.mark.parametrize("ext", [".json", ".pftrace"])
+def test_flight_recorder_snapshot_from_python(out, capfd, ext):
+    path = out("flight" + ext)
     assert jitscope.start(path, flight_recorder_bytes=64 * 1024, snapshot_min_interval_ms=0,
                           overflow="block", cupti="off")
-    for i in range(5000):
+    for i in range(5000 if ext == ".json" else 15000):  # a window's worth of each form and more
         with jitscope.span(f"w{i}"):
             pass
-    snap = out("flight_snap.json")
+    snap = out("flight_snap" + ext)
     assert jitscope.snapshot(snap)
     stats = jitscope.stop()  # writes a snapshot still asked for
     assert stats.snapshots_written == 1
     assert not os.path.exists(path)  # a flight recorder writes no trace file
-    names = [int(s["name"][1:]) for s in spans(load_trace(snap)) if s["name"].startswith("w")]
-    assert names[-1] == 4999 and names[0] > 0
-    assert names == list(range(names[0], 5000))
+    if ext == ".pftrace":
+        trace = merged_alone(snap)  # through jitscope-merge, as JSON
+        last = 14999
+    else:
+        trace = load_trace(snap)
+        last = 4999
+    names = [int(s["name"][1:]) for s in spans(trace) if s["name"].startswith("w")]
+    assert names[-1] == last and names[0] > 0
+    assert names == list(range(names[0], last + 1))
     assert not jitscope.snapshot()  # no session: refused, said once
     assert "snapshot" in capfd.readouterr().err
 

@@ -172,6 +172,14 @@ def _clear_again(pb, ps):
     ps[13].trace_packet_defaults.timestamp_clock_id = 3
 
 
+def _restarted_without_stats(pb, ps):
+    # A flight recorder's snapshot: sequence 1 starts again at the kernel (a
+    # window's part), first_packet_on_sequence with it; no jitscope_stats.
+    del ps[16]
+    _clear_again(pb, ps)
+    ps[13].first_packet_on_sequence = True
+
+
 def _move_descriptor_after_use(pb, ps):
     ps.insert(15, ps.pop(6))  # the counter track's descriptor after its value
 
@@ -192,6 +200,14 @@ def _variants():
         ("rotated_part_open_slice", _drop(12, 16), None, ["--rotated-part"], 0, [r": ok$"]),
         ("rotated_part_end_without_begin", _drop(9, 16), None, ["--rotated-part"], 1,
          [r"packet 11 \(seq 2\): SLICE_END on track 2 without an open SLICE_BEGIN"]),
+        ("snapshot", _restarted_without_stats, None, ["--snapshot"], 0, [r"16 packets, .*: ok$"]),
+        ("snapshot_restart_without_flag", _restarted_without_stats, None, [], 1,
+         [r"packet 13 \(seq 1\): first_packet_on_sequence on a packet that is not its sequence's first"]),
+        ("snapshot_first_packet_flag_without_clear", _set(9, "first_packet_on_sequence", True), None,
+         ["--snapshot"], 1,
+         [r"packet 9 \(seq 2\): first_packet_on_sequence on a packet that is not its sequence's first"]),
+        ("snapshot_open_slice", _drop(12, 16), None, ["--snapshot"], 1,
+         [r"SLICE_BEGIN .* never ended"]),
         ("cut_without_flag", None, cut_mid, [], 1,
          [r"the file ends inside packet 16: \d+ bytes cut"]),
         ("garbage_bytes", None, lambda d, pb: d + b"\xff\xff\xff garbage", [], 1,
