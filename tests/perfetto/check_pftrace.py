@@ -281,6 +281,7 @@ class Checker:
         self.open = {}  # uuid -> stack of [name, begin ts, packet index]
         self.closed = {}  # uuid -> [(begin ts, end ts, name, packet index)]
         self.flow_starts, self.flow_ends = {}, {}  # flow id -> [(packet index, ts)]
+        self.last_clock_snapshot = {}  # (clock ids, seq or None) -> latest MONOTONIC reading
         self.declared_clocks = set()
         self.metadata = set()
         self.slices = 0
@@ -384,6 +385,17 @@ class Checker:
 
     def clock_snapshot(self, i, seq, st, snap):
         clocks = {c.clock_id: c for c in snap.clocks}
+        # Perfetto's trace processor rejects a snapshot whose trace clock
+        # (MONOTONIC here) is earlier than the last one of the same clocks
+        # (sequence-scoped clocks count per sequence).
+        if MONOTONIC in clocks:
+            key = (frozenset(clocks), seq if any(cid >= 64 for cid in clocks) else None)
+            mono = clocks[MONOTONIC].timestamp
+            last = self.last_clock_snapshot.get(key)
+            if last is not None and mono < last:
+                self.problem(i, seq, f"ClockSnapshot at MONOTONIC {mono} ns is earlier than the one "
+                             f"before with the same clocks ({last} ns): a reader rejects it")
+            self.last_clock_snapshot[key] = max(mono, last or 0)
         for cid, c in clocks.items():
             if cid < 64:
                 self.declared_clocks.add(cid)

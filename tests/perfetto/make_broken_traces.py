@@ -180,6 +180,14 @@ def _restarted_without_stats(pb, ps):
     ps[13].first_packet_on_sequence = True
 
 
+def _restarted_back_in_time(pb, ps):
+    # The same, its restart carrying a clock snapshot older than the first.
+    _restarted_without_stats(pb, ps)
+    ps[13].clock_snapshot.CopyFrom(ps[0].clock_snapshot)
+    for c in ps[13].clock_snapshot.clocks:
+        c.timestamp -= 1000
+
+
 def _move_descriptor_after_use(pb, ps):
     ps.insert(15, ps.pop(6))  # the counter track's descriptor after its value
 
@@ -201,6 +209,8 @@ def _variants():
         ("rotated_part_end_without_begin", _drop(9, 16), None, ["--rotated-part"], 1,
          [r"packet 11 \(seq 2\): SLICE_END on track 2 without an open SLICE_BEGIN"]),
         ("snapshot", _restarted_without_stats, None, ["--snapshot"], 0, [r"16 packets, .*: ok$"]),
+        ("snapshot_clock_back_in_time", _restarted_back_in_time, None, ["--snapshot"], 1,
+         [r"packet 13 \(seq 1\): ClockSnapshot at MONOTONIC \d+ ns is earlier than the one before"]),
         ("snapshot_restart_without_flag", _restarted_without_stats, None, [], 1,
          [r"packet 13 \(seq 1\): first_packet_on_sequence on a packet that is not its sequence's first"]),
         ("snapshot_first_packet_flag_without_clear", _set(9, "first_packet_on_sequence", True), None,

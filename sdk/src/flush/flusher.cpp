@@ -603,8 +603,8 @@ void Flusher::write_snapshot(TraceWriter& writer, const SnapshotRequest& r,
       // Written from the window's own chunks: no copy of the window.
       std::string start;
       writer.append_snapshot_head(start, head);
-      std::vector<std::string_view> parts{start};
-      window_->views(parts);
+      std::vector<std::string_view> parts;
+      window_->views_after(start, parts);
       parts.emplace_back(open_spans);
       parts.emplace_back(writer.snapshot_tail());
       std::string why;

@@ -33,10 +33,17 @@ class BufferAside {
 
 void TraceWriter::append_snapshot_head(std::string& out, std::string_view snapshot_event) {
   if (pf_) {
-    // Its own sequence 1: the window's first part starts that sequence again.
+    // No first packet of its own: the window's oldest part's goes before it
+    // (WindowSink::views_after), whose clock snapshot is older than now.
+    // Its own sequence-1 state: every id it uses defined here, and the
+    // window's parts define theirs again.
     pfw::ProcessSequence seq;
-    append_pf_head(out, 0, seq);
-    if (!seq.transcode(snapshot_event, out)) ++decode_errors_;
+    seq.start_file(monotonic_ns());
+    std::string json;
+    append_header(json, 0);
+    json.append(",\n");
+    json.append(snapshot_event);
+    if (!seq.transcode(json, out)) ++decode_errors_;
     return;
   }
   out.append("[\n");
@@ -140,8 +147,9 @@ void TraceWriter::append_begun_again(std::string& out, ThreadDecodeState& d) {
   ThreadDecodeState::PfSequence& q = *d.pf;
   const BufferAside aside(buf_);
   // As pf_start begins them again in a rotated file, into `out`: the
-  // sequence started (every id defined), each span's BEGIN with the args it
-  // had. Its packets in the part start the sequence again (q.part is left).
+  // sequence started (the ids their args use defined), each span's BEGIN
+  // with the args it had. Its packets in the part start the sequence again
+  // (q.part is left).
   pf_restart_interner(d);
   const std::uint64_t start = d.stack[first].begin_ns;  // the outermost: the earliest
   pfw::append_sequence_start(buf_, q.id, q.track, start);
@@ -150,11 +158,7 @@ void TraceWriter::append_begun_again(std::string& out, ThreadDecodeState& d) {
   for (std::size_t i = first; i < open; ++i) {
     ThreadDecodeState::OpenSpan& s = d.stack[i];
     if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;
-    pf_args_.clear();
-    pf_fixed_args(q, pf_args_, unit_of(s),
-                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
-    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
-              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
+    pf_begin_again(q, s);
     s.pf_part = part_;
   }
   q.interner.settle(true);

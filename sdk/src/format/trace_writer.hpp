@@ -209,7 +209,8 @@ class TraceWriter {
   }
   // A snapshot's head: the head a file of this session starts with (names
   // included), then `snapshot_event` (a metadata event); in the JSON form
-  // after "[".
+  // after "[", in the Perfetto form without the file's first packet (the
+  // window's oldest part has it: WindowSink::views_after).
   void append_snapshot_head(std::string& out, std::string_view snapshot_event);
   // The spans open on `t` now, ending at `end_ns` and marked incomplete;
   // they stay open. JSON: X events, each preceded by ",\n". Perfetto: END
@@ -406,6 +407,9 @@ class TraceWriter {
   // Starts d's sequence in this file if it is not yet: its first packet and
   // the BEGINs of its spans still open; `ts` is the event's time.
   void pf_start(ThreadDecodeState& d, std::uint64_t ts);
+  // A span begun in an earlier file or part, begun again: its BEGIN, same
+  // time and BEGIN args, on its sequence in this one.
+  void pf_begin_again(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s);
   // d's interner started again with its sequence (pf_start, a part's preamble).
   void pf_restart_interner(ThreadDecodeState& d);
   // A TrackEvent packet on d's sequence at `ts`.

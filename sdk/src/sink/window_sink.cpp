@@ -1,6 +1,7 @@
 #include "sink/window_sink.hpp"
 
 #include "base/log.hpp"
+#include "base/proto_wire.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -119,6 +120,28 @@ void WindowSink::views(std::vector<std::string_view>& out) const {
   }
   for (const Chunk& chunk : chunks_) {
     if (!chunk.bytes.empty()) out.emplace_back(chunk.bytes);
+  }
+}
+
+void WindowSink::views_after(std::string_view head, std::vector<std::string_view>& out) const {
+  if (chunking_ != Chunking::kByPart || chunks_.empty()) {
+    out.emplace_back(head);
+    views(out);
+    return;
+  }
+  const Chunk& oldest = chunks_.front();
+  const std::size_t first = wire::field_end(oldest.bytes, 0);  // 0: none whole
+  const std::string_view start = std::string_view(oldest.bytes).substr(0, first);
+  out.emplace_back(start);
+  out.emplace_back(head);
+  // Again after the head: it clears sequence 1's state, which the head's
+  // own names took, for the part's packets (same instant: time still runs
+  // forward).
+  out.emplace_back(start);
+  if (!oldest.preamble.empty()) out.emplace_back(oldest.preamble);
+  out.emplace_back(std::string_view(oldest.bytes).substr(first));
+  for (std::size_t i = 1; i < chunks_.size(); ++i) {
+    if (!chunks_[i].bytes.empty()) out.emplace_back(chunks_[i].bytes);
   }
 }
 

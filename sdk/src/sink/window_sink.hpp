@@ -49,6 +49,13 @@ class WindowSink final : public TraceSink {
   void append_to(std::string& out) const;
   // The same, as the window's own bytes (valid until its next write).
   void views(std::vector<std::string_view>& out) const;
+  // A snapshot's parts: `head`, then views(). By part, the oldest chunk's
+  // first packet (its part's first: the clock snapshot of sequence 1,
+  // state cleared) goes before `head`, so that sequence 1's clock snapshots
+  // in the file run forward in time (a reader rejects one that goes back;
+  // `head` carries none of its own), and again after it, clearing the
+  // names `head` defined before the part's packets define theirs.
+  void views_after(std::string_view head, std::vector<std::string_view>& out) const;
   std::size_t held() const noexcept { return held_; }
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t chunk_bytes() const noexcept { return chunk_bytes_; }

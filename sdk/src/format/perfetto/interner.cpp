@@ -4,6 +4,8 @@
 #include "base/proto_wire.hpp"
 #include "base/utf8.hpp"
 
+#include <algorithm>
+
 namespace jitscope::detail::pfw {
 
 std::uint64_t Interner::intern(Kind kind, std::string_view s) {
@@ -14,9 +16,12 @@ std::uint64_t Interner::intern(Kind kind, std::string_view s) {
   }
   if (table.size() >= kMaxEntries || bytes_ + s.size() > kMaxBytes) return 0;
   const std::uint64_t iid = table.size() + 1;
-  entries_[kind].reserve(table.size() + 1);  // no throw past the emplace
+  // Room first, doubling: no throw past the emplace.
+  auto& entries = entries_[kind];
+  if (entries.size() == entries.capacity())
+    entries.reserve(std::max<std::size_t>(16, 2 * entries.size()));
   const auto it = table.emplace(std::string(s), iid).first;
-  entries_[kind].push_back({&it->first, 0});  // a node's key stays put
+  entries.push_back({&it->first, 0});  // a node's key stays put
   bytes_ += s.size();
   mark(kind, iid);
   return iid;

@@ -25,6 +25,13 @@ namespace jitscope::detail::pfw {
 
 class Interner {
  public:
+  // Its entries point into its own tables: moved, never copied.
+  Interner() = default;
+  Interner(const Interner&) = delete;
+  Interner& operator=(const Interner&) = delete;
+  Interner(Interner&&) = default;
+  Interner& operator=(Interner&&) = default;
+
   enum Kind : unsigned { kName = 0, kCategory = 1, kAnnotation = 2 };
   static constexpr std::size_t kMaxEntries = 4096;
   static constexpr std::size_t kMaxBytes = 256 * 1024;

@@ -174,13 +174,18 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
   for (std::size_t i = 0; i < d.depth; ++i) {
     ThreadDecodeState::OpenSpan& s = d.stack[i];
     if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun || s.pf_part == part_) continue;
-    pf_args_.clear();
-    pf_fixed_args(q, pf_args_, unit_of(s),
-                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
-    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
-              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
+    pf_begin_again(q, s);
     s.pf_part = part_;
   }
+}
+
+void TraceWriter::pf_begin_again(ThreadDecodeState::PfSequence& q,
+                                 const ThreadDecodeState::OpenSpan& s) {
+  pf_args_.clear();
+  pf_fixed_args(q, pf_args_, unit_of(s), (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0,
+                false);
+  pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
+            s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
 }
 
 void TraceWriter::pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
@@ -348,13 +353,7 @@ void TraceWriter::pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::
   pf_start(d, again ? s.begin_ns : end_ns);
   // Popped before its END: not among the open spans pf_start looked at.
   if (pf_restarted_) q.interner.define_annotation_names(s.args);
-  if (again) {
-    pf_args_.clear();
-    pf_fixed_args(q, pf_args_, unit_of(s),
-                  (s.pf_state & ThreadDecodeState::kPfTruncatedOnBegin) != 0, false);
-    pf_packet(q, s.begin_ns, pf::event::kSliceBegin, span_category(s.flags), s.static_name,
-              s.dynamic_name, pf_args_, std::string_view(s.args).substr(0, s.pf_begin_args));
-  }
+  if (again) pf_begin_again(q, s);
   // Args that came after the BEGIN go on the END, unless they no longer
   // fit under the cap; then the END is lean: fixed args only, names inline.
   const std::string_view late = std::string_view(s.args).substr(s.pf_begin_args);
