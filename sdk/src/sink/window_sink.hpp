@@ -10,8 +10,8 @@
 // out. Flusher thread only.
 //
 // In parts (the Perfetto form), the writer says where each chunk starts
-// (start_part, at a point where every sequence starts again: a chunk
-// decodes alone), and writes go whole into the newest chunk. Each chunk
+// (start_part, at a point where every sequence starts again: the chunks
+// from any one on decode alone), and writes go whole into the newest chunk. Each chunk
 // carries a preamble: the packets that begin again the spans open at its
 // start. Only the oldest chunk's preamble is part of views(): a span open
 // across chunks is begun once.
