@@ -94,12 +94,10 @@ Flusher::Flusher(const Config& cfg, int fd, int metrics_fd, std::uint32_t word, 
   if (cfg.flight_recorder_bytes != 0) {
     // The Perfetto form's window goes by the writer's parts: its packets
     // lean on their sequence's state (set_window_parts).
-    window_ =
-        writes_perfetto(cfg)
-            ? std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
-                                           Framing::kPackets, WindowSink::Chunking::kByPart)
-            : std::make_unique<WindowSink>(static_cast<std::size_t>(cfg.flight_recorder_bytes),
-                                           Framing::kTraceEvents);
+    const auto window = static_cast<std::size_t>(cfg.flight_recorder_bytes);
+    window_ = writes_perfetto(cfg) ? std::make_unique<WindowSink>(window, Framing::kPackets,
+                                                                  WindowSink::Chunking::kByPart)
+                                   : std::make_unique<WindowSink>(window, Framing::kTraceEvents);
     request_files_ = std::make_unique<SnapshotRequestFiles>(cfg.output_path, ::getpid());
   }
 }

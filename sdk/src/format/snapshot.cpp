@@ -139,8 +139,7 @@ void TraceWriter::append_begun_again(std::string& out, ThreadDecodeState& d) {
   if (!d.pf || d.summary == ~std::size_t{0}) return;
   // The open spans, and the one whose END starts the part (popped just
   // before, the innermost).
-  std::size_t open = d.depth;
-  if (ending_ != nullptr && d.depth < d.stack.size() && ending_ == &d.stack[d.depth]) ++open;
+  const std::size_t open = d.depth + (popped_span(d) != nullptr ? 1 : 0);
   std::size_t first = 0;
   while (first < open && (d.stack[first].pf_state & 3) != ThreadDecodeState::kPfBegun) ++first;
   if (first == open) return;
@@ -150,11 +149,7 @@ void TraceWriter::append_begun_again(std::string& out, ThreadDecodeState& d) {
   // sequence started (the ids their args use defined), each span's BEGIN
   // with the args it had. Its packets in the part start the sequence again
   // (q.part is left).
-  pf_restart_interner(d);
-  const std::uint64_t start = d.stack[first].begin_ns;  // the outermost: the earliest
-  pfw::append_sequence_start(buf_, q.id, q.track, start);
-  q.last_ns = start;
-  if (open > d.depth) d.pf->interner.define_annotation_names(d.stack[d.depth].args);
+  pf_restart_sequence(d, d.stack[first].begin_ns);  // the outermost: the earliest
   for (std::size_t i = first; i < open; ++i) {
     ThreadDecodeState::OpenSpan& s = d.stack[i];
     if ((s.pf_state & 3) != ThreadDecodeState::kPfBegun) continue;

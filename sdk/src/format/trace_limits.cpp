@@ -139,13 +139,7 @@ void TraceWriter::begin_trace(bool clock_known) {
       // (its descriptor in every later part carries it).
       append_pf_file_start(buf_, seq1_);
       std::string json;
-      {
-        JsonWriter w(json);
-        begin_process_metadata(w, "process_name", info_.pid);
-        w.member("name", std::string_view(info_.process_name));
-        w.end_object();
-        w.end_object();
-      }
+      append_process_name(json);
       if (!seq1_.transcode(json, buf_)) ++decode_errors_;
       seq1_.settle(true);
       flush();
@@ -191,14 +185,16 @@ void TraceWriter::append_clock(std::string& out) {
   w.end_object();
 }
 
+void TraceWriter::append_process_name(std::string& out) {
+  JsonWriter w(out);
+  begin_process_metadata(w, "process_name", info_.pid);
+  w.member("name", std::string_view(info_.process_name));
+  w.end_object();
+  w.end_object();
+}
+
 void TraceWriter::append_header(std::string& out, std::uint64_t part) {
-  {
-    JsonWriter w(out);
-    begin_process_metadata(w, "process_name", info_.pid);
-    w.member("name", std::string_view(info_.process_name));
-    w.end_object();
-    w.end_object();
-  }
+  append_process_name(out);
   out.append(",\n");
   JsonWriter w(out);
   begin_process_metadata(w, "jitscope_session", info_.pid);

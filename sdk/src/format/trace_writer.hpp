@@ -410,8 +410,16 @@ class TraceWriter {
   // A span begun in an earlier file or part, begun again: its BEGIN, same
   // time and BEGIN args, on its sequence in this one.
   void pf_begin_again(ThreadDecodeState::PfSequence& q, const ThreadDecodeState::OpenSpan& s);
-  // d's interner started again with its sequence (pf_start, a part's preamble).
-  void pf_restart_interner(ThreadDecodeState& d);
+  // d's sequence started again at `start_ns` (pf_start, a part's
+  // preamble), into buf_: its first packet, the ids inside args already
+  // encoded defined again.
+  void pf_restart_sequence(ThreadDecodeState& d, std::uint64_t start_ns);
+  // The span whose END pf_end is writing, if it is d's: popped already
+  // (d.stack[d.depth]), so not among d's open spans.
+  const ThreadDecodeState::OpenSpan* popped_span(const ThreadDecodeState& d) const noexcept {
+    return ending_ != nullptr && d.depth < d.stack.size() && ending_ == &d.stack[d.depth] ? ending_
+                                                                                          : nullptr;
+  }
   // A TrackEvent packet on d's sequence at `ts`.
   void pf_packet(ThreadDecodeState::PfSequence& q, std::uint64_t ts, std::uint32_t type,
                  std::string_view category, const char* static_name, std::string_view name,
@@ -493,6 +501,8 @@ class TraceWriter {
   // process_name, jitscope_session, jitscope_clock once known and the
   // remembered names, comma-separated.
   [[gnu::cold]] void append_header(std::string& out, std::uint64_t part);
+  // The process_name metadata event.
+  void append_process_name(std::string& out);
   // The jitscope_clock event: how ticks became CLOCK_MONOTONIC ns.
   void append_clock(std::string& out);
   void append_dropped_counter(std::string& out, std::uint64_t total);
@@ -548,7 +558,7 @@ class TraceWriter {
   std::size_t part_bytes_ = 0;
   std::uint32_t part_session_ = 0;
   const std::vector<ThreadState*>* part_threads_ = nullptr;
-  const ThreadDecodeState::OpenSpan* ending_ = nullptr;  // pf_end's span, popped, during its prefix
+  const ThreadDecodeState::OpenSpan* ending_ = nullptr;  // pf_end's span, popped: popped_span
   // The protobuf form.
   bool pf_ = false;
   pfw::ProcessSequence seq1_;

@@ -129,20 +129,13 @@ void WindowSink::views_after(std::string_view head, std::vector<std::string_view
     views(out);
     return;
   }
-  const Chunk& oldest = chunks_.front();
-  const std::size_t first = wire::field_end(oldest.bytes, 0);  // 0: none whole
-  const std::string_view start = std::string_view(oldest.bytes).substr(0, first);
-  out.emplace_back(start);
+  // The oldest part's first packet, then the head; the part then has it
+  // again, clearing sequence 1's state, which the head's own names took,
+  // for the part's packets (same instant: time still runs forward).
+  const std::string_view oldest = chunks_.front().bytes;
+  out.emplace_back(oldest.substr(0, wire::field_end(oldest, 0)));  // 0: none whole
   out.emplace_back(head);
-  // Again after the head: it clears sequence 1's state, which the head's
-  // own names took, for the part's packets (same instant: time still runs
-  // forward).
-  out.emplace_back(start);
-  if (!oldest.preamble.empty()) out.emplace_back(oldest.preamble);
-  out.emplace_back(std::string_view(oldest.bytes).substr(first));
-  for (std::size_t i = 1; i < chunks_.size(); ++i) {
-    if (!chunks_[i].bytes.empty()) out.emplace_back(chunks_[i].bytes);
-  }
+  views(out);
 }
 
 void WindowSink::append_to(std::string& out) const {

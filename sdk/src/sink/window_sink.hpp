@@ -11,9 +11,9 @@
 //
 // In parts (the Perfetto form), the writer says where each chunk starts
 // (start_part, at a point where every sequence starts again: the chunks
-// from any one on decode alone), and writes go whole into the newest chunk. Each chunk
-// carries a preamble: the packets that begin again the spans open at its
-// start. Only the oldest chunk's preamble is part of views(): a span open
+// from any one on decode alone), and writes go whole into the newest
+// chunk. Each chunk carries a preamble: the packets that begin again the
+// spans open at its start. Only the oldest chunk's preamble is part of views(): a span open
 // across chunks is begun once.
 #pragma once
 
@@ -51,16 +51,16 @@ class WindowSink final : public TraceSink {
   void views(std::vector<std::string_view>& out) const;
   // A snapshot's parts: `head`, then views(). By part, the oldest chunk's
   // first packet (its part's first: the clock snapshot of sequence 1,
-  // state cleared) goes before `head`, so that sequence 1's clock snapshots
-  // in the file run forward in time (a reader rejects one that goes back;
-  // `head` carries none of its own), and again after it, clearing the
-  // names `head` defined before the part's packets define theirs.
+  // state cleared) goes before `head` too, so that sequence 1's clock
+  // snapshots in the file run forward in time (a reader rejects one that
+  // goes back; `head` carries none of its own); the part has it again
+  // after, clearing the names `head` defined.
   void views_after(std::string_view head, std::vector<std::string_view>& out) const;
   std::size_t held() const noexcept { return held_; }
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t chunk_bytes() const noexcept { return chunk_bytes_; }
   // kByPart: a part's size, past which the writer starts the next. Its
-  // chunk is allocated with room for the event that takes it past (an
+  // chunk is allocated with room for the event that takes it past (a
   // sixteenth more): a chunk that grew past its room would double.
   std::size_t part_bytes() const noexcept { return chunk_bytes_; }
   // Written and no longer held (gone with the oldest, or never kept).

@@ -140,16 +140,21 @@ void TraceWriter::pf_fixed_args(ThreadDecodeState::PfSequence& q, std::string& o
   if (incomplete) append_annotation(out, interner, "incomplete", {}, true);
 }
 
-void TraceWriter::pf_restart_interner(ThreadDecodeState& d) {
+void TraceWriter::pf_restart_sequence(ThreadDecodeState& d, std::uint64_t start_ns) {
+  ThreadDecodeState::PfSequence& q = *d.pf;
   // Ids keep their numbers; those already inside encoded args (spans open,
-  // a BEGIN waiting for its packet, an instant's) are defined again in this
-  // file; any other is defined again where next used. (Every one defined
-  // again took a file's worth of a thread's names at each start: too much
-  // for a window's small parts.)
-  pfw::Interner& interner = d.pf->interner;
-  interner.restart();
-  for (std::size_t i = 0; i < d.depth; ++i) interner.define_annotation_names(d.stack[i].args);
-  interner.define_annotation_names(d.instant.args);
+  // the one whose END is being written, a BEGIN waiting for its packet, an
+  // instant's) are defined again in this file; any other is defined again
+  // where next used. (Every one defined again took a file's worth of a
+  // thread's names at each start: too much for a window's small parts.)
+  q.interner.restart();
+  for (std::size_t i = 0; i < d.depth; ++i) q.interner.define_annotation_names(d.stack[i].args);
+  if (const ThreadDecodeState::OpenSpan* s = popped_span(d)) {
+    q.interner.define_annotation_names(s->args);
+  }
+  q.interner.define_annotation_names(d.instant.args);
+  pfw::append_sequence_start(buf_, q.id, q.track, start_ns);
+  q.last_ns = start_ns;
 }
 
 void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
@@ -159,7 +164,6 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
     return;
   pf_restarted_ = true;
   q.part = part_;
-  pf_restart_interner(d);
   std::uint64_t start = ts;
   for (std::size_t i = 0; i < d.depth; ++i) {
     if ((d.stack[i].pf_state & 3) == ThreadDecodeState::kPfBegun) {
@@ -167,8 +171,7 @@ void TraceWriter::pf_start(ThreadDecodeState& d, std::uint64_t ts) {
       break;
     }
   }
-  pfw::append_sequence_start(buf_, q.id, q.track, start);
-  q.last_ns = start;
+  pf_restart_sequence(d, start);
   // Spans still open that began in an earlier file begin again here; in
   // the window's parts they were, in the part's preamble.
   for (std::size_t i = 0; i < d.depth; ++i) {
@@ -333,11 +336,12 @@ bool TraceWriter::pf_end(ThreadDecodeState& d, ThreadDecodeState::OpenSpan& s, s
   }
   ThreadDecodeState::PfSequence& q = *d.pf;
   pf_reserve(false);  // its room is used now
-  // Popped already: a window's part that starts here begins it again too.
+  // Popped already (popped_span): a window's part that starts at its END
+  // begins it again too, and a restart defines its args' ids.
   ending_ = &s;
   event_prefix();
-  ending_ = nullptr;
   if (!pf_plain_end(q, s, end_ns, incomplete)) pf_general_end(d, s, end_ns, incomplete);
+  ending_ = nullptr;
   commit_forced();
   q.interner.settle(true);
   s.pf_state = ThreadDecodeState::kPfNotBegun;
@@ -351,8 +355,6 @@ void TraceWriter::pf_general_end(ThreadDecodeState& d, const ThreadDecodeState::
   ThreadDecodeState::PfSequence& q = *d.pf;
   const bool again = s.pf_part != part_;  // begun in an earlier file: begin again here
   pf_start(d, again ? s.begin_ns : end_ns);
-  // Popped before its END: not among the open spans pf_start looked at.
-  if (pf_restarted_) q.interner.define_annotation_names(s.args);
   if (again) pf_begin_again(q, s);
   // Args that came after the BEGIN go on the END, unless they no longer
   // fit under the cap; then the END is lean: fixed args only, names inline.
