@@ -6,6 +6,7 @@
 // which rebuilds the events and checks interning, clocks and pairing; the
 // files named kept_snapshot() are also checked by check_pftrace.py
 // --snapshot (tests/CMakeLists.txt).
+#include "flight/snapshot_load.hpp"
 #include "flush/perfetto_wire.hpp"
 #include "trace_support.hpp"
 
@@ -167,53 +168,23 @@ TEST(FlightPerfetto, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
   cfg.ring_capacity = 16384;
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
-  std::atomic<bool> stop{false};
-  std::vector<std::atomic<std::int64_t>> made(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      Span life("life");  // open on every thread across every part
-      for (std::int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        { JITSCOPE_SPAN_ARGS("load", {"t", t}, {"i", i}); }
-        made[t].store(i + 1, std::memory_order_release);
-      }
-    });
-  }
-  for (auto& m : made) {
-    for (int i = 0; i < 2000 && m.load(std::memory_order_acquire) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  std::vector<std::vector<std::int64_t>> made_at_request;
-  std::vector<std::string> paths;
-  for (int k = 0; k < 3; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    made_at_request.emplace_back();
-    for (auto& m : made) made_at_request.back().push_back(m.load(std::memory_order_acquire));
-    paths.push_back(kept_snapshot("load" + std::to_string(k)));
-    ASSERT_TRUE(snapshot(paths.back()).ok());
-    ASSERT_TRUE(appears(paths.back()));
-  }
-  stop.store(true);
-  for (std::thread& t : threads) t.join();
+  LoadSnapshots run;
+  // "life": open on every thread across every part.
+  snapshots_under_load(
+      kThreads, /*life_span=*/true, [](int k) { return kept_snapshot("load" + std::to_string(k)); },
+      run);
   session.finish();
-  for (std::size_t k = 0; k < paths.size(); ++k) {
-    SCOPED_TRACE(paths[k]);
+  for (std::size_t k = 0; k < run.paths.size(); ++k) {
+    SCOPED_TRACE(run.paths[k]);
     Decoded d;
-    decode(paths[k], d);
+    decode(run.paths[k], d);
     std::vector<std::vector<std::int64_t>> seen(kThreads);
     for (const json& e : d.x("load")) {
       // A span open at the snapshot may not have its args yet: not counted.
       if (!e.contains("args") || !e["args"].contains("i")) continue;
       seen[e["args"]["t"].get<int>()].push_back(e["args"]["i"].get<std::int64_t>());
     }
-    for (int t = 0; t < kThreads; ++t) {
-      ASSERT_FALSE(seen[t].empty()) << "thread " << t << ", " << made_at_request[k][t] << " made";
-      for (std::size_t j = 1; j < seen[t].size(); ++j) {
-        ASSERT_EQ(seen[t][j], seen[t][j - 1] + 1) << "thread " << t << " at " << j;
-      }
-      EXPECT_GE(seen[t].back() + 1, made_at_request[k][t]) << "thread " << t;
-    }
+    expect_each_thread_whole(seen, run.made_at_request[k]);
     EXPECT_EQ(d.x("life").size(), static_cast<std::size_t>(kThreads)) << "one per thread, once";
   }
 }

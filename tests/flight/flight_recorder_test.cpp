@@ -4,6 +4,7 @@
 // alone (head, names, the newest events, the spans open at the snapshot).
 // Each snapshot is parsed strictly (nlohmann::json, with its closing "]").
 // Sessions run under OverflowPolicy::kBlock: no event is lost to a ring.
+#include "flight/snapshot_load.hpp"
 #include "trace_support.hpp"
 
 #include <jitscope/jitscope.h>
@@ -341,53 +342,23 @@ TEST(FlightRecorder, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
   cfg.ring_capacity = 16384;
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
-  std::atomic<bool> stop{false};
-  std::vector<std::atomic<std::int64_t>> made(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (std::int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        { JITSCOPE_SPAN_ARGS("load", {"t", t}, {"i", i}); }
-        made[t].store(i + 1, std::memory_order_release);
-      }
-    });
-  }
-  // Every thread under way first (on a loaded machine one may start late).
-  for (auto& m : made) {
-    for (int i = 0; i < 2000 && m.load(std::memory_order_acquire) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  std::vector<std::vector<std::int64_t>> made_at_request;
-  std::vector<std::string> paths;
-  for (int k = 0; k < 3; ++k) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    made_at_request.emplace_back();
-    for (auto& m : made) made_at_request.back().push_back(m.load(std::memory_order_acquire));
-    paths.push_back(snapshot_file(cfg.output_path, 0) + "." + std::to_string(k) + ".json");
-    ASSERT_TRUE(snapshot(paths.back()).ok());
-    ASSERT_TRUE(appears(paths.back()));
-  }
-  stop.store(true);
-  for (std::thread& t : threads) t.join();
+  LoadSnapshots run;
+  snapshots_under_load(
+      kThreads, /*life_span=*/false,
+      [&](int k) { return snapshot_file(cfg.output_path, 0) + "." + std::to_string(k) + ".json"; },
+      run);
   session.finish();
-  for (std::size_t k = 0; k < paths.size(); ++k) {
-    SCOPED_TRACE(paths[k]);
+  for (std::size_t k = 0; k < run.paths.size(); ++k) {
+    SCOPED_TRACE(run.paths[k]);
     std::vector<std::vector<std::int64_t>> seen(kThreads);
-    const json trace = load_trace(paths[k]);
+    const json trace = load_trace(run.paths[k]);
     for (const json& e : events_with_ph(trace, "X")) {
       // A span open at the snapshot may not have its args yet (its thread
       // waits for room to write them, kBlock): it is marked, not counted.
       if (e.value("name", "") != "load" || !e["args"].contains("i")) continue;
       seen[e["args"]["t"].get<int>()].push_back(e["args"]["i"].get<std::int64_t>());
     }
-    for (int t = 0; t < kThreads; ++t) {
-      ASSERT_FALSE(seen[t].empty()) << "thread " << t << ", " << made_at_request[k][t] << " made";
-      for (std::size_t j = 1; j < seen[t].size(); ++j) {
-        ASSERT_EQ(seen[t][j], seen[t][j - 1] + 1) << "thread " << t << " at " << j;
-      }
-      EXPECT_GE(seen[t].back() + 1, made_at_request[k][t]) << "thread " << t;
-    }
+    expect_each_thread_whole(seen, run.made_at_request[k]);
   }
 }
 
