@@ -421,7 +421,12 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
           s.cupti_timestamps = std::string(v);
       }
     }
-    header_.session = std::move(s);
+    key_.clear();
+    append_id(key_, ev.has_pid, ev.pid);
+    ProcessStats& p = process_stats(key_);
+    p.has_session = true;
+    p.cupti_state = s.cupti_state;
+    if (!header_.session) header_.session = std::move(s);
   } else if (ev.name == "jitscope_snapshot") {
     SnapshotInfo s;
     decoder.arg_string(ev, "trigger", &s.trigger);
@@ -431,10 +436,27 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
     count_arg(decoder, ev, "bytes_dropped_from_window", s.bytes_dropped_from_window);
     header_.snapshot = std::move(s);
   } else if (ev.name == "jitscope_stats") {
-    count_arg(decoder, ev, "events_dropped", header_.events_dropped);
-    count_arg(decoder, ev, "compile_records_dropped", header_.compile_records_dropped);
+    key_.clear();
+    append_id(key_, ev.has_pid, ev.pid);
+    ProcessStats& p = process_stats(key_);
+    count_arg(decoder, ev, "events_dropped", p.events_dropped);
+    count_arg(decoder, ev, "compile_records_dropped", p.compile_records_dropped);
   }
 }
+
+Aggregator::ProcessStats& Aggregator::process_stats(const std::string& key) {
+  for (ProcessStats& p : process_stats_) {
+    if (p.key == key) return p;
+  }
+  process_stats_.push_back({key, false, {}, {}, {}});
+  return process_stats_.back();
+}
+
+namespace {
+void add_to(std::optional<std::int64_t>& sum, const std::optional<std::int64_t>& n) {
+  if (n) sum = sum.value_or(0) + *n;
+}
+}  // namespace
 
 Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::uint64_t events,
                           bool unterminated, std::uint64_t fields_ignored,
@@ -445,6 +467,19 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   Report r;
   r.header = std::move(header_);
   Header& h = r.header;
+  for (const ProcessStats& p : process_stats_) {
+    add_to(h.events_dropped, p.events_dropped);
+    add_to(h.compile_records_dropped, p.compile_records_dropped);
+    if (!p.has_session) continue;
+    ++h.sessions;
+    auto it = std::find_if(h.cupti_states.begin(), h.cupti_states.end(),
+                           [&](const auto& c) { return c.first == p.cupti_state; });
+    if (it == h.cupti_states.end()) {
+      h.cupti_states.emplace_back(p.cupti_state, 1);
+    } else {
+      ++it->second;
+    }
+  }
   h.input = input;
   h.bytes = bytes;
   h.events = events;

@@ -200,6 +200,16 @@ class Aggregator final : private SelfTimeSink {
   std::size_t open_begins_ = 0;  // on all threads' stacks
 
   Header header_;
+  // Per process (pid key): its jitscope_session's CUPTI state and its last
+  // jitscope_stats' drop counts, which finish() sums.
+  struct ProcessStats {
+    std::string key;
+    bool has_session = false;
+    std::string cupti_state;
+    std::optional<std::int64_t> events_dropped, compile_records_dropped;
+  };
+  std::vector<ProcessStats> process_stats_;  // few: one per process that wrote a session
+  ProcessStats& process_stats(const std::string& key);
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values
   std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
   std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0;

@@ -269,6 +269,13 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     } else {
       j.null();
     }
+    // Processes with a jitscope_session (several in a merged trace, whose
+    // first is jitscope_session above), and how many of them per CUPTI state.
+    j.member("jitscope_sessions", h.sessions);
+    j.key("cupti_states");
+    j.begin_object();
+    for (const auto& [state, n] : h.cupti_states) j.member(state, n);
+    j.end_object();
     j.key("snapshot");
     if (h.snapshot) {
       j.begin_object();

@@ -76,6 +76,19 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       if (human && !s.cupti_reason.empty()) cupti += " (" + s.cupti_reason + ")";
       row("cupti", cupti);
       if (!human && !s.cupti_reason.empty()) row("cupti_reason", s.cupti_reason);
+      if (h.sessions > 1) {
+        // A merged trace: the rows above are its first process's.
+        std::string states;
+        for (const auto& [state, n] : h.cupti_states) {
+          if (!states.empty()) states += ", ";
+          states += (state.empty() ? std::string("unknown") : state) + " " + std::to_string(n);
+        }
+        row(human ? "sessions" : "jitscope_sessions",
+            human
+                ? std::to_string(h.sessions) + " processes (jitscope and cupti above: the first's)"
+                : std::to_string(h.sessions));
+        row(human ? "cupti by process" : "cupti_states", states);
+      }
     }
     if (h.snapshot) {
       const SnapshotInfo& snap = *h.snapshot;

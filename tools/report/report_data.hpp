@@ -57,10 +57,16 @@ struct Header {
   std::uint64_t processes = 0, threads = 0;
   std::uint64_t spans = 0;                                          // X slices and B/E pairs
   std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
+  // The first jitscope_session (a merged trace's reference process), and
+  // how many processes wrote one, with the processes per CUPTI state when
+  // there are several (a merged trace: workers often run without CUPTI).
   std::optional<SessionInfo> session;
-  std::optional<SnapshotInfo> snapshot;        // the trace is a flight-recorder snapshot
-  std::optional<std::int64_t> events_dropped;  // jitscope_stats.events_dropped
-  // jitscope_stats.compile_records_dropped (written only when not 0)
+  std::uint64_t sessions = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> cupti_states;  // by first seen
+  std::optional<SnapshotInfo> snapshot;  // the trace is a flight-recorder snapshot
+  // jitscope_stats.events_dropped, summed over the processes (each's last)
+  std::optional<std::int64_t> events_dropped;
+  // jitscope_stats.compile_records_dropped (written only when not 0), likewise
   std::optional<std::int64_t> compile_records_dropped;
   std::vector<std::string> warnings;
 };
