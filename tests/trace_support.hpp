@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,9 +28,14 @@ namespace jitscope::testing {
 // read the old file).
 inline std::string temp_path(const std::string& stem) {
   static std::atomic<int> counter{0};
+  // The start time too: a pid comes back in later runs, and the files the
+  // SDK derives from a path (numbered snapshots, rotations, workers' traces)
+  // would meet an earlier run's, which this unlink does not remove.
+  static const std::string run = std::to_string(
+      std::chrono::system_clock::now().time_since_epoch().count() % 1'000'000'000'000);
   const char* dir = std::getenv("TEST_TMPDIR_FOR_JITSCOPE");
   std::string base = dir != nullptr ? dir : "/tmp";
-  std::string path = base + "/" + stem + "." + std::to_string(::getpid()) + "." +
+  std::string path = base + "/" + stem + "." + std::to_string(::getpid()) + "." + run + "." +
                      std::to_string(counter.fetch_add(1)) + ".json";
   ::unlink(path.c_str());
   return path;

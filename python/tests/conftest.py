@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -19,13 +20,19 @@ def out(request):
     base = os.environ.get("JSPY_TMP") or str(request.getfixturevalue("tmp_path"))
 
     def make(name):
-        stem = f"{request.node.name}.{os.getpid()}.{next(_counter)}.{name}"
+        # The start time too: a pid comes back in later runs, and the files
+        # the SDK derives from a path (numbered snapshots, workers' traces)
+        # would meet an earlier run's.
+        stem = f"{request.node.name}.{os.getpid()}.{_RUN}.{next(_counter)}.{name}"
         path = os.path.join(base, stem)
         if os.path.exists(path):
             os.unlink(path)
         return path
 
     return make
+
+
+_RUN = time.time_ns() % 10**12
 
 
 def load_trace(path, allow_cut=False):
