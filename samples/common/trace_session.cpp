@@ -39,7 +39,8 @@ TraceSession::TraceSession(const std::string& trace, const std::string& metrics,
   cfg.process_name = process_name;
   cfg.overflow = jitscope::OverflowPolicy::kBlock;  // a sample wants every event
   // Without a GPU the sample says so itself: jitscope need not say it again.
-  cfg.cupti = gpu ? jitscope::CuptiMode::kAuto : jitscope::CuptiMode::kOff;
+  // With one, JITSCOPE_CUPTI decides (from_env above; auto when unset).
+  if (!gpu) cfg.cupti = jitscope::CuptiMode::kOff;
   if (jitscope::start(cfg)) {
     trace_ = cfg.output_path;
     metrics_ = cfg.metrics_path;

@@ -3,7 +3,8 @@
 # the GPU-labelled and sample ctest entries, both samples with CUPTI, the
 # report on their traces, a merge of worker processes' traces, and the
 # Python package's GPU test built there for its python3. With "ctest",
-# only the ctest entries. Logs and traces go to $OUT.
+# only the ctest entries; with "bench", bench/nvrtc_jit_overhead.sh with
+# CUPTI on and off. Logs and traces go to $OUT.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -35,6 +36,19 @@ export LD_LIBRARY_PATH="${cudalibs#:}:$home/.gpu/libs"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 for b in build/gpu/tests/gpu_trace_test build/gpu/samples/nvrtc_jit/jitscope_nvrtc_jit build/gpu/samples/mlir_gpu/jitscope_mlir_gpu build/gpu/tools/report/jitscope-report; do
   echo "-- $b"; ldd "$b" | grep -E "not found|jitscope|nvrtc|nvJit|cupti|cuda" ; done
+if [ "${1:-}" = bench ]; then
+  # What jitscope costs nvrtc_jit end to end with a GPU (autotuning and
+  # launches), CUPTI on (the default with a GPU) and off.
+  runs=${2:-21}
+  stamp "nvrtc_jit overhead, compile only (--no-gpu)"
+  bash bench/nvrtc_jit_overhead.sh build/gpu -r "$runs" -w 4 --no-gpu
+  stamp "nvrtc_jit overhead, with the GPU, CUPTI on (auto)"
+  bash bench/nvrtc_jit_overhead.sh build/gpu -r "$runs" -w 4
+  stamp "nvrtc_jit overhead, with the GPU, JITSCOPE_CUPTI=off"
+  JITSCOPE_CUPTI=off bash bench/nvrtc_jit_overhead.sh build/gpu -r "$runs" -w 4
+  stamp done
+  exit 0
+fi
 stamp "ctest: gpu and sample tests (python apart)"
 # gtest_discover_tests' include files of tests not carried: empty.
 grep -rhoE 'include\("[^"]+"\)' build/gpu --include=CTestTestfile.cmake | sed -E 's/include\("(.*)"\)/\1/' |

@@ -16,7 +16,7 @@ if [ ! -f $b/build.ninja ]; then
     -DJITSCOPE_BUILD_SAMPLES=ON -DJITSCOPE_BUILD_TOOLS=ON -DPython3_EXECUTABLE=/usr/bin/python3
 fi
 ninja -C $b gpu_trace_test nvrtc_jit_test mlir_gpu_test jitscope_nvrtc_jit jitscope_mlir_gpu \
-  jitscope-report jitscope-merge jitscope_shared
+  jitscope-report jitscope-merge jitscope_shared jitscope_nvrtc_jit_disabled
 st=/tmp/gpustage; rm -rf $st; mkdir -p $st/$b
 mkdir -p .gpu
 # jitscope_mlir_gpu relinked against LLVM's and MLIR's static libraries: the
@@ -29,7 +29,7 @@ echo "$cmd" | tr ' ' '\n' | grep -E "llvm|MLIR|-o" | head
 (cd $b && eval "$cmd")
 ldd $b/samples/mlir_gpu/jitscope_mlir_gpu.static
 for f in tests/gpu_trace_test tests/samples/nvrtc_jit/nvrtc_jit_test tests/samples/mlir_gpu/mlir_gpu_test \
-         samples/nvrtc_jit/jitscope_nvrtc_jit tools/report/jitscope-report tools/merge/jitscope-merge; do
+         samples/nvrtc_jit/jitscope_nvrtc_jit samples/nvrtc_jit/jitscope_nvrtc_jit_disabled tools/report/jitscope-report tools/merge/jitscope-merge; do
   mkdir -p $st/$b/$(dirname $f); strip -o $st/$b/$f $b/$f
 done
 mkdir -p $st/$b/samples/mlir_gpu; strip -o $st/$b/samples/mlir_gpu/jitscope_mlir_gpu $b/samples/mlir_gpu/jitscope_mlir_gpu.static

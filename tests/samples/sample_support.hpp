@@ -75,12 +75,16 @@ struct Started {
   pid_t pid = -1;
 };
 
+// Extra environment variables for a program: only these of JITSCOPE_*.
+using Env = std::vector<std::pair<std::string, std::string>>;
+
 inline Started start_program(const fs::path& dir, const std::string& tag,
-                             const std::vector<std::string>& argv) {
+                             const std::vector<std::string>& argv, const Env& env = {}) {
   Started s;
   jitscope::testing::SpawnOptions options;
-  // The samples read no JITSCOPE_* variable of ours: make sure none leaks in.
+  // No JITSCOPE_* variable of ours leaks in: a test gives its own in `env`.
   options.drop_env_prefixes = {"JITSCOPE_"};
+  options.env = env;
   options.cwd = dir.string();  // the default cache dir lands here
   s.process = jitscope::testing::spawn(argv, (dir / tag).string(), options);
   s.pid = s.process.pid;
@@ -106,12 +110,12 @@ inline SampleRun run_program(const fs::path& dir, const std::string& tag,
 // The sample `binary` with --trace dir/<tag>.trace.json, --metrics
 // dir/<tag>.metrics.jsonl and `args`.
 inline Started start_sample(const std::string& binary, const fs::path& dir, const std::string& tag,
-                            const std::vector<std::string>& args) {
+                            const std::vector<std::string>& args, const Env& env = {}) {
   const fs::path trace = dir / (tag + ".trace.json"), metrics = dir / (tag + ".metrics.jsonl");
   std::vector<std::string> argv = {binary, "--trace", trace.string(), "--metrics",
                                    metrics.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  Started s = start_program(dir, tag, argv);
+  Started s = start_program(dir, tag, argv, env);
   s.run.trace = trace;
   s.run.metrics = metrics;
   return s;

@@ -21,6 +21,8 @@
 //   Gpu.LoadsAutotunesAndRunsTheWinners     (label gpu; exit 77 without a GPU)
 //       8 kernels loaded inside their units, one winner per family, and with
 //       CUPTI on, the winners' kernel slices carrying compiled_by
+//   Gpu.JitscopeCuptiOffIsHonoured          (label gpu) JITSCOPE_CUPTI=off: no
+//       GPU activity in the trace
 //
 // The other tests pass on a GPU machine too (they accept either the one
 // "skipped" line or a GPU summary) but leave the GPU's work to Gpu.*.
@@ -42,6 +44,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -66,12 +69,14 @@ constexpr const char* kSkippedLine = "load, autotune and run skipped";
 
 fs::path test_dir(const std::string& name) { return sample_support::test_dir("nvrtc_jit_", name); }
 
-Started start_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
-  return sample_support::start_sample(JITSCOPE_NVRTC_JIT, dir, tag, args);
+Started start_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args,
+                     const Env& env = {}) {
+  return sample_support::start_sample(JITSCOPE_NVRTC_JIT, dir, tag, args, env);
 }
 
-SampleRun run_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args) {
-  Started s = start_sample(dir, tag, std::move(args));
+SampleRun run_sample(const fs::path& dir, const std::string& tag, std::vector<std::string> args,
+                     const Env& env = {}) {
+  Started s = start_sample(dir, tag, std::move(args), env);
   return finish(s);
 }
 
@@ -534,19 +539,22 @@ TEST(Errors, KernelThatDoesNotCompileFailsTheRunNotTheProcess) {
 // Skipped (exit 77) when the sample says it has no driver or device, unless
 // JSTEST_GPU_REQUIRE=1 (as in tests/gpu).
 
-TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
-  const fs::path dir = test_dir("gpu");
-  std::vector<std::string> sample_args = {
-      "--kernels", "8", "--workers", "2", "--reps", "5", "--cache-dir", (dir / "cache").string()};
-  SampleRun r = run_sample(dir, "gpu", sample_args);
+// The sample run on the GPU, or nothing when it has none (then, under
+// ctest's entry, the process exits 77 here).
+std::optional<SampleRun> run_on_gpu(const fs::path& dir, std::vector<std::string> sample_args,
+                                    const Env& env = {}) {
+  SampleRun r = run_sample(dir, "gpu", sample_args, env);
   // A GPU that cannot run the default sm_90 cubins is still a GPU: build for
   // the arch the sample names ("... pass --arch sm_80") and run again.
   if (const std::size_t at = r.err.find("pass --arch "); at != std::string::npos) {
     std::string arch = r.err.substr(at + 12);
     arch = arch.substr(0, arch.find_first_not_of("smabcdef_0123456789"));
-    ASSERT_FALSE(arch.empty()) << r.describe();
+    if (arch.empty()) {
+      ADD_FAILURE() << "no arch in the sample's advice\n" << r.describe();
+      return r;
+    }
     sample_args.insert(sample_args.end(), {"--arch", arch});
-    r = run_sample(dir, "gpu", sample_args);
+    r = run_sample(dir, "gpu", sample_args, env);
   }
   if (count_lines_with(r.err, kSkippedLine) > 0 && !require_gpu()) {
     // ctest's entry asks for exit 77 (reported as Skipped); run by hand, a gtest skip.
@@ -555,8 +563,19 @@ TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
       std::fflush(stdout);
       std::_Exit(77);
     }
-    GTEST_SKIP() << r.err;
+    std::printf("skipped: %s", r.err.c_str());
+    return std::nullopt;
   }
+  return r;
+}
+
+TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
+  const fs::path dir = test_dir("gpu");
+  const std::optional<SampleRun> ran = run_on_gpu(
+      dir,
+      {"--kernels", "8", "--workers", "2", "--reps", "5", "--cache-dir", (dir / "cache").string()});
+  if (!ran) GTEST_SKIP() << "no GPU";
+  const SampleRun& r = *ran;
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(count_lines_with(r.out, "  winner "), 4) << "one winner per family\n" << r.describe();
 
@@ -607,6 +626,21 @@ TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
     EXPECT_GT(compiled_launches[str(args(*unit), "compile_id")], 0)
         << kernel << ": no \"record\": \"gpu\" line with compiled_kernels";
   }
+}
+
+// JITSCOPE_CUPTI=off is the user's to give on a GPU machine too: the
+// sample's own setting (off without a GPU) does not override it. Before,
+// the sample set auto whenever it had a GPU, and the variable was ignored.
+TEST(Gpu, JitscopeCuptiOffIsHonoured) {
+  const fs::path dir = test_dir("gpu_cupti_off");
+  const std::optional<SampleRun> ran =
+      run_on_gpu(dir, {"--kernels", "4", "--workers", "2", "--reps", "1", "--no-cache"},
+                 {{"JITSCOPE_CUPTI", "off"}});
+  if (!ran) GTEST_SKIP() << "no GPU";
+  ASSERT_EQ(ran->exit_code, 0) << ran->describe();
+  const json trace = load_trace(ran->trace);
+  EXPECT_EQ(cupti_state(trace), "off");
+  EXPECT_TRUE(slices(trace, "cuda").empty()) << "no GPU activity with CUPTI off";
 }
 
 }  // namespace
