@@ -32,7 +32,7 @@
 // or a session that has since stopped): LLVM's own dispatch of the
 // callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
 // load and a branch. With a session, a pass run is one span (its name kept
-// once per pass, then taken by pointer) with two or three args: about 850
+// once per pass, then taken by pointer) with two or three args: about 740
 // instructions beside LLVM's own 1,600 to call the callbacks. Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -206,13 +207,15 @@ struct CallbackState {
       frame.key = reinterpret_cast<std::uintptr_t>(name.data());
       frame.key2 = name.size();
       if (outermost) frame.phase = detail::begin_column_phase(column);
-      // The args go with the Begin, in one write.
-      const Arg ir("ir", unit.kind);
-      Arg args[4] = {ir, ir, ir, ir};  // Arg has no empty form
-      std::size_t n = 1;
-      if (options.ir_names) args[n++] = Arg("ir_name", view_of(unit.name));
-      if (unit.functions != 0) args[n++] = Arg("functions", unit.functions);
-      if (kind == kAnalysis) args[n++] = Arg("analysis", true);
+      // The args go with the Begin, in one write. Arg has no empty form:
+      // each is made in its slot of raw storage, as it is needed.
+      alignas(Arg) unsigned char storage[4 * sizeof(Arg)];
+      Arg* const args = reinterpret_cast<Arg*>(storage);
+      std::size_t n = 0;
+      ::new (&args[n++]) Arg("ir", unit.kind);
+      if (options.ir_names) ::new (&args[n++]) Arg("ir_name", view_of(unit.name));
+      if (unit.functions != 0) ::new (&args[n++]) Arg("functions", unit.functions);
+      if (kind == kAnalysis) ::new (&args[n++]) Arg("analysis", true);
       // A pass's name is a view into __PRETTY_FUNCTION__, the same for
       // every run of the pass: kept once, the span takes it by pointer.
       const std::uint32_t s = detail::session_word();

@@ -229,12 +229,17 @@ inline bool spans_open_inside(const AdapterFrame& frame) noexcept {
   return frame.span && frame.depth_x8 != 0 && now > frame.depth_x8 && now < kParkedDepth * 8;
 }
 
-// Ends the deferred frames on top of `frames` (innermost first).
-inline void end_deferred_frames(AdapterStacks::Frames& frames) noexcept {
+// Ends the deferred frames on top of `frames` (innermost first). Rare: the
+// check inline at every callback, the work out of line.
+[[gnu::noinline]] inline void end_deferred_frames_now(AdapterStacks::Frames& frames) noexcept {
   while (!frames.empty() && frames.back().end_deferred) {
     if (frames.back().span) frames.back().span->end();
     frames.pop_back();
   }
+}
+JITSCOPE_ALWAYS_INLINE void end_deferred_frames(AdapterStacks::Frames& frames) noexcept {
+  if (!frames.empty() && frames.back().end_deferred) [[unlikely]]
+    end_deferred_frames_now(frames);
 }
 
 // Ends frame `index` and pops it with every frame above it. Those above
