@@ -23,7 +23,7 @@ fi
 # workflow takes no -D, and configuring twice cost CI a configure.
 cmake --preset "$preset" "${python_arg[@]}"
 cmake --build --preset "$preset"
-# The tests' files (about 0.5 GB a run) from runs more than a day old: their
-# names are unique per run (pid and start time), so none is read again.
+# The tests' files (about 0.5 GB a run) from runs more than a day old: most
+# are named per run (pid and start time), the rest each run writes again.
 find "build/$preset/tests" -path '*/tmp/*' -type f -mmin +1440 -delete 2>/dev/null || true
 ctest --preset "$preset"

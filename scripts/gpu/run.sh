@@ -15,8 +15,14 @@ nvidia-smi -L; nvidia-smi --query-gpu=driver_version,name --format=csv,noheader
 uname -r; head -2 /etc/os-release; which g++ gcc cmake ctest python3 zstd xz 2>&1 | head
 root=$(pwd -P)
 home=$(cat .gpu/checkout_path)  # the staging checkout's path, baked into the binaries
-if [ "$root" != "$home" ]; then mkdir -p "$(dirname "$home")" && ln -sfn "$root" "$home"; fi
-cd "$home"
+if [ "$root" != "$home" ]; then
+  if [ -e "$home" ] && [ ! -L "$home" ]; then
+    echo "run.sh: $home exists and is not a link: the staged paths cannot be made" >&2
+    exit 1
+  fi
+  mkdir -p "$(dirname "$home")" && ln -sfnT "$root" "$home" || exit 1
+fi
+cd "$home" || exit 1
 stamp unpack
 python3 - <<'PY'
 import tarfile

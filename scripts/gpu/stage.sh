@@ -27,7 +27,10 @@ cmd=${cmd/\/usr\/lib\/llvm-16\/lib\/libLLVM-16.so.1/}
 cmd=${cmd/-o samples\/mlir_gpu\/jitscope_mlir_gpu/-o samples\/mlir_gpu\/jitscope_mlir_gpu.static}
 echo "$cmd" | tr ' ' '\n' | grep -E "llvm|MLIR|-o" | head
 (cd $b && eval "$cmd")
-ldd $b/samples/mlir_gpu/jitscope_mlir_gpu.static
+if ldd $b/samples/mlir_gpu/jitscope_mlir_gpu.static | grep -q 'libMLIR\|libLLVM'; then
+  echo "stage.sh: jitscope_mlir_gpu.static still links libLLVM or libMLIR (its link line changed?)" >&2
+  exit 1
+fi
 for f in tests/gpu_trace_test tests/samples/nvrtc_jit/nvrtc_jit_test tests/samples/mlir_gpu/mlir_gpu_test \
          samples/nvrtc_jit/jitscope_nvrtc_jit samples/nvrtc_jit/jitscope_nvrtc_jit_disabled tools/report/jitscope-report tools/merge/jitscope-merge; do
   mkdir -p $st/$b/$(dirname $f); strip -o $st/$b/$f $b/$f

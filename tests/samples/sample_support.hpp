@@ -182,10 +182,10 @@ inline std::vector<const json*> slices(const json& trace, const std::string& cat
 }
 
 // The trace's jitscope_session cupti.state ("on", "off", ...; "" if none).
-inline std::string cupti_state(const json& trace) {
+inline std::string cupti_state(const json& trace, const char* field = "state") {
   for (const json& e : trace) {
     if (str(e, "ph") == "M" && str(e, "name") == "jitscope_session") {
-      return str(args(e).value("cupti", json::object()), "state");
+      return str(args(e).value("cupti", json::object()), field);
     }
   }
   return {};

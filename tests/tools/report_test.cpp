@@ -236,9 +236,10 @@ TEST(ReportTotals, DroppedCompileRecordsAreSaid) {
 
 // A merged trace holds a jitscope_session and a jitscope_stats per process:
 // drops are summed over them (each process's last stats), the header's
-// session is the first process's, and the CUPTI states are counted per
-// process. Before, the last process's won: a worker without CUPTI made the
-// whole run say "cupti off", and its 0 hid the parent's drops.
+// session is the first process's, the CUPTI states are counted per process,
+// and processes without stats are counted in a warning. Before, the last
+// process's won: a worker without CUPTI made the whole run say "cupti off",
+// and its 0 hid the parent's drops.
 TEST(ReportTotals, MergedTraceSumsDropsAndCountsSessionsPerProcess) {
   auto session = [](int pid, const char* cupti) {
     return std::string(R"({"ph":"M","name":"jitscope_session","pid":)") + std::to_string(pid) +
@@ -250,19 +251,22 @@ TEST(ReportTotals, MergedTraceSumsDropsAndCountsSessionsPerProcess) {
            R"(,"tid":0,"args":{"events_written":9,"events_dropped":)" + std::to_string(dropped) +
            "}}";
   };
-  const std::string path =
-      trace_of({x_event("work", 0, 1000), session(10, "on"), stats(10, 2),
-                stats(10, 3),  // a later stats of pid 10: its last counts
-                session(20, "off"), stats(20, 4), session(30, "off"), stats(30, 0)},
-               "report_merged_sessions");
+  const std::string path = trace_of({x_event("work", 0, 1000), session(10, "on"), stats(10, 2),
+                                     stats(10, 3),  // a later stats of pid 10: its last counts
+                                     session(20, "off"), stats(20, 4), session(30, "off"),
+                                     stats(30, 0), session(40, "off")},  // pid 40 wrote no stats
+                                    "report_merged_sessions");
   const json rep = report_json({path});
   const json& h = rep["header"];
   EXPECT_EQ(h["events_dropped"], 3 + 4 + 0);
   EXPECT_EQ(h["jitscope_session"]["cupti"]["state"], "on");
-  EXPECT_EQ(h["jitscope_sessions"], 3);
-  EXPECT_EQ(h["cupti_states"], json::parse(R"({"on":1,"off":2})"));
+  EXPECT_EQ(h["jitscope_sessions"], 4);
+  EXPECT_EQ(h["cupti_states"], json::parse(R"({"on":1,"off":3})"));
+  const std::string warnings = h["warnings"].dump();
+  EXPECT_NE(warnings.find("1 of 4 processes wrote no jitscope_stats"), std::string::npos)
+      << warnings;
   const Result text = report({path, "--section", "header"});
-  EXPECT_NE(text.out.find("cupti by process  on 1, off 2"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("cupti by process  on 1, off 3"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("7 events dropped"), std::string::npos) << text.out;
 }
 

@@ -467,15 +467,18 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   Report r;
   r.header = std::move(header_);
   Header& h = r.header;
+  std::uint64_t without_stats = 0;  // sessions whose process wrote no jitscope_stats
   for (const ProcessStats& p : process_stats_) {
+    if (p.has_session && !p.events_dropped) ++without_stats;
     add_to(h.events_dropped, p.events_dropped);
     add_to(h.compile_records_dropped, p.compile_records_dropped);
     if (!p.has_session) continue;
     ++h.sessions;
+    const std::string state = p.cupti_state.empty() ? "unknown" : p.cupti_state;
     auto it = std::find_if(h.cupti_states.begin(), h.cupti_states.end(),
-                           [&](const auto& c) { return c.first == p.cupti_state; });
+                           [&](const auto& c) { return c.first == state; });
     if (it == h.cupti_states.end()) {
-      h.cupti_states.emplace_back(p.cupti_state, 1);
+      h.cupti_states.emplace_back(state, 1);
     } else {
       ++it->second;
     }
@@ -513,6 +516,11 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   if (h.events_dropped && *h.events_dropped > 0) {
     warn(static_cast<std::uint64_t>(*h.events_dropped),
          "events dropped by the jitscope writer (jitscope_stats)");
+  }
+  if (h.sessions > 1 && without_stats > 0) {
+    h.warnings.push_back(std::to_string(without_stats) + " of " + std::to_string(h.sessions) +
+                         " processes wrote no jitscope_stats (cut off before their session "
+                         "stopped?): their dropped events are not counted above");
   }
 
   PidKeys unit_pids;  // distinct pid keys of the rows

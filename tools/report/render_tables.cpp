@@ -81,7 +81,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
         std::string states;
         for (const auto& [state, n] : h.cupti_states) {
           if (!states.empty()) states += ", ";
-          states += (state.empty() ? std::string("unknown") : state) + " " + std::to_string(n);
+          states += state + " " + std::to_string(n);
         }
         row(human ? "sessions" : "jitscope_sessions",
             human

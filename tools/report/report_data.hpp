@@ -57,9 +57,10 @@ struct Header {
   std::uint64_t processes = 0, threads = 0;
   std::uint64_t spans = 0;                                          // X slices and B/E pairs
   std::vector<std::pair<std::string, std::uint64_t>> phase_counts;  // "X" -> n, by ph
-  // The first jitscope_session (a merged trace's reference process), and
-  // how many processes wrote one, with the processes per CUPTI state when
-  // there are several (a merged trace: workers often run without CUPTI).
+  // The first jitscope_session (a merged trace's reference process), how
+  // many processes wrote one, and the processes per CUPTI state ("unknown"
+  // for a session without one); the text forms show the last two only when
+  // there are several sessions (a merged trace: workers often run without CUPTI).
   std::optional<SessionInfo> session;
   std::uint64_t sessions = 0;
   std::vector<std::pair<std::string, std::uint64_t>> cupti_states;  // by first seen

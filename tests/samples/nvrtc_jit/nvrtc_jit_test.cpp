@@ -640,6 +640,8 @@ TEST(Gpu, JitscopeCuptiOffIsHonoured) {
   ASSERT_EQ(ran->exit_code, 0) << ran->describe();
   const json trace = load_trace(ran->trace);
   EXPECT_EQ(cupti_state(trace), "off");
+  // Off because it was asked (auto says "off" too where CUPTI cannot load).
+  EXPECT_EQ(cupti_state(trace, "reason"), "turned off (Config::cupti / JITSCOPE_CUPTI=off)");
   EXPECT_TRUE(slices(trace, "cuda").empty()) << "no GPU activity with CUPTI off";
 }
 

@@ -61,6 +61,16 @@ function buildSummary(page) {
       'version ' + (s.version || '?') + ', clock ' + (s.clock || '?') + ', CUPTI ' +
         (s.cupti.state || '?') + (s.cupti.reason ? ' (' + s.cupti.reason + ')' : ''),
     );
+    if (h.jitscope_sessions > 1) {
+      // A merged trace: the row above is its first process's.
+      add(
+        'sessions',
+        h.jitscope_sessions + ' processes (the session above: the first\'s); CUPTI ' +
+          Object.entries(h.cupti_states)
+            .map(([state, n]) => state + ' ' + n)
+            .join(', '),
+      );
+    }
   }
   add('warnings', String(h.warnings.length));
   sec.appendChild(dl);
