@@ -4,7 +4,8 @@
 # report on their traces, a merge of worker processes' traces, and the
 # Python package's GPU test built there for its python3. With "ctest",
 # only the ctest entries; with "bench", bench/nvrtc_jit_overhead.sh with
-# CUPTI on and off. Logs and traces go to $OUT.
+# CUPTI on and off; with "phases", each run's compile phase and the rest.
+# Logs and traces go to $OUT.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -42,6 +43,26 @@ export LD_LIBRARY_PATH="${cudalibs#:}:$home/.gpu/libs"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 for b in build/gpu/tests/gpu_trace_test build/gpu/samples/nvrtc_jit/jitscope_nvrtc_jit build/gpu/samples/mlir_gpu/jitscope_mlir_gpu build/gpu/tools/report/jitscope-report; do
   echo "-- $b"; ldd "$b" | grep -E "not found|jitscope|nvrtc|nvJit|cupti|cuda" ; done
+if [ "${1:-}" = phases ]; then
+  # Where the instrumented sample's extra time goes with the GPU: each run's
+  # wall, its "compile wall" line, and the rest (load, autotune, run, stop),
+  # alternating with the JITSCOPE_DISABLE twin; CUPTI off.
+  runs=${2:-15}
+  mkdir -p /tmp/ph && cd /tmp/ph
+  for i in $(seq 1 "$runs"); do
+    for b in jitscope_nvrtc_jit jitscope_nvrtc_jit_disabled; do
+      t0=$(date +%s%N)
+      JITSCOPE_CUPTI=off "$home/build/gpu/samples/nvrtc_jit/$b" --kernels 24 --workers 4 --no-cache \
+        --trace t.json --metrics m.jsonl > out.txt 2>&1
+      t1=$(date +%s%N)
+      c=$(awk '/^compile wall:/ {print $3}' out.txt)
+      echo "$b $(( (t1 - t0) / 1000 )) $c"
+    done
+  done | awk '{ wall[$1] = wall[$1] " " $2 / 1000; comp[$1] = comp[$1] " " $3; rest[$1] = rest[$1] " " ($2 / 1000 - $3) }
+    END { for (b in wall) { print b; print "  wall ms:   " wall[b]; print "  compile:   " comp[b]; print "  rest ms:   " rest[b] } }'
+  stamp done
+  exit 0
+fi
 if [ "${1:-}" = bench ]; then
   # What jitscope costs nvrtc_jit end to end with a GPU (autotuning and
   # launches), CUPTI on (the default with a GPU) and off.
