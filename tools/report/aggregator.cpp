@@ -444,12 +444,12 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
   }
 }
 
+// A merged fleet trace has one per process: looked up by hash, not by scan.
 Aggregator::ProcessStats& Aggregator::process_stats(const std::string& key) {
-  for (ProcessStats& p : process_stats_) {
-    if (p.key == key) return p;
-  }
-  process_stats_.push_back({key, false, {}, {}, {}});
-  return process_stats_.back();
+  const auto [it, added] =
+      process_stats_index_.try_emplace(key, static_cast<std::uint32_t>(process_stats_.size()));
+  if (added) process_stats_.push_back({key, false, {}, {}, {}});
+  return process_stats_[it->second];
 }
 
 namespace {

@@ -208,7 +208,8 @@ class Aggregator final : private SelfTimeSink {
     std::string cupti_state;
     std::optional<std::int64_t> events_dropped, compile_records_dropped;
   };
-  std::vector<ProcessStats> process_stats_;  // few: one per process that wrote a session
+  std::vector<ProcessStats> process_stats_;                             // in the order first seen
+  std::unordered_map<std::string, std::uint32_t> process_stats_index_;  // key -> process_stats_
   ProcessStats& process_stats(const std::string& key);
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values
   std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
