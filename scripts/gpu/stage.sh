@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Stages a GPU run for a lent device machine (docs/testing.md, "On a GPU"):
+# Stages a GPU run for a lent device machine (docs/testing.md, "On a GPU
+# machine without this project's build dependencies"):
 # builds build/gpu (release, the GPU-labelled tests, the samples and the
 # tools), then packs what scripts/gpu/run.sh needs into .gpu/ (ignored):
 # payload.tar.xz (stripped binaries, ctest files) and libs/ (small Debian
 # libraries the device's Ubuntu may lack). Carry .gpu and run
-#   bash scripts/gpu/run.sh [ctest]
+#   bash scripts/gpu/run.sh [ctest | bench [runs] | phases [runs]]
 # there. Paths in the binaries and ctest files are this checkout's: run.sh
 # links that path to the device's copy.
 set -euo pipefail
