@@ -139,11 +139,11 @@ std::uint32_t Aggregator::thread_id(const tools::DecodedEvent& ev) {
   return id;
 }
 
-void Aggregator::note_process(const tools::DecodedEvent& ev) {
+std::uint32_t Aggregator::note_process(const tools::DecodedEvent& ev) {
   NumberSlot* slot = nullptr;
   if (!ev.pid.is_string) {
     slot = &processes_by_number_[number_slot(ev.pid.number, 0, 6)];
-    if (slot->id != kNone && slot->pid == ev.pid.number) return;
+    if (slot->id != kNone && slot->pid == ev.pid.number) return slot->id;
   }
   key_.clear();
   append_id(key_, ev.has_pid, ev.pid);
@@ -153,6 +153,7 @@ void Aggregator::note_process(const tools::DecodedEvent& ev) {
     process_names_.emplace_back();
   }
   if (slot != nullptr) *slot = NumberSlot{ev.pid.number, 0, it->second};
+  return it->second;
 }
 
 void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
@@ -161,10 +162,10 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
   } else {
     ++ph_counts_[std::string(ev.ph)];
   }
-  if (ev.has_pid) note_process(ev);
+  const std::uint32_t process = ev.has_pid ? note_process(ev) : kNone;
   const bool meta = ev.ph == "M";
   if (meta) {
-    metadata(ev, decoder);
+    metadata(ev, decoder, process);
     return;
   }
   if (ev.has_ts) {
@@ -396,15 +397,12 @@ void count_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev, cons
 }
 }  // namespace
 
-void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder) {
+void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder,
+                          std::uint32_t process) {
   if (ev.name == "thread_name") {
     if (!ev.arg_name.empty()) threads_[thread_id(ev)].name = std::string(ev.arg_name);
   } else if (ev.name == "process_name") {
-    key_.clear();
-    append_id(key_, ev.has_pid, ev.pid);
-    if (auto it = processes_index_.find(key_); it != processes_index_.end()) {
-      process_names_[it->second] = std::string(ev.arg_name);
-    }
+    if (process != kNone) process_names_[process] = std::string(ev.arg_name);
   } else if (ev.name == "jitscope_session") {
     SessionInfo s;
     decoder.arg_string(ev, "version", &s.version);
@@ -421,9 +419,8 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
           s.cupti_timestamps = std::string(v);
       }
     }
-    key_.clear();
-    append_id(key_, ev.has_pid, ev.pid);
-    ProcessStats& p = process_stats(key_);
+    ProcessStats& p = process_stats(process);
+    if (!p.has_session) session_processes_.push_back(process);
     p.has_session = true;
     p.cupti_state = s.cupti_state;
     if (!header_.session) header_.session = std::move(s);
@@ -436,20 +433,16 @@ void Aggregator::metadata(const tools::DecodedEvent& ev, tools::EventDecoder& de
     count_arg(decoder, ev, "bytes_dropped_from_window", s.bytes_dropped_from_window);
     header_.snapshot = std::move(s);
   } else if (ev.name == "jitscope_stats") {
-    key_.clear();
-    append_id(key_, ev.has_pid, ev.pid);
-    ProcessStats& p = process_stats(key_);
+    ProcessStats& p = process_stats(process);
     count_arg(decoder, ev, "events_dropped", p.events_dropped);
     count_arg(decoder, ev, "compile_records_dropped", p.compile_records_dropped);
   }
 }
 
-// A merged fleet trace has one per process: looked up by hash, not by scan.
-Aggregator::ProcessStats& Aggregator::process_stats(const std::string& key) {
-  const auto [it, added] =
-      process_stats_index_.try_emplace(key, static_cast<std::uint32_t>(process_stats_.size()));
-  if (added) process_stats_.push_back({key, false, {}, {}, {}});
-  return process_stats_[it->second];
+Aggregator::ProcessStats& Aggregator::process_stats(std::uint32_t process) {
+  if (process == kNone) return pidless_stats_;
+  if (process >= process_stats_.size()) process_stats_.resize(process_names_.size());
+  return process_stats_[process];
 }
 
 namespace {
@@ -467,12 +460,17 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   Report r;
   r.header = std::move(header_);
   Header& h = r.header;
-  std::uint64_t without_stats = 0;  // sessions whose process wrote no jitscope_stats
-  for (const ProcessStats& p : process_stats_) {
-    if (p.has_session && !p.events_dropped) ++without_stats;
+  const auto sum_drops = [&h](const ProcessStats& p) {
     add_to(h.events_dropped, p.events_dropped);
     add_to(h.compile_records_dropped, p.compile_records_dropped);
-    if (!p.has_session) continue;
+  };
+  for (const ProcessStats& p : process_stats_) sum_drops(p);
+  sum_drops(pidless_stats_);
+  std::uint64_t without_stats = 0;  // sessions whose process wrote no jitscope_stats
+  for (const std::uint32_t process : session_processes_) {
+    // process_stats() grew the vector past it when its session came.
+    const ProcessStats& p = process == kNone ? pidless_stats_ : process_stats_[process];
+    if (!p.events_dropped) ++without_stats;
     ++h.sessions;
     const std::string state = p.cupti_state.empty() ? "unknown" : p.cupti_state;
     auto it = std::find_if(h.cupti_states.begin(), h.cupti_states.end(),

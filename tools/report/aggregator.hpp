@@ -125,7 +125,7 @@ class Aggregator final : private SelfTimeSink {
   std::uint32_t unit_id(bool has_pid, const Id& pid, std::string_view compile_id);
   std::uint32_t unit_id(std::uint32_t thread, std::string_view compile_id);  // the thread's pid
   std::uint32_t thread_id(const tools::DecodedEvent& ev);
-  void note_process(const tools::DecodedEvent& ev);
+  std::uint32_t note_process(const tools::DecodedEvent& ev);  // its index in process_names_
   // Where a span ran: a host thread, a GPU stream, or a host thread in a
   // CUDA call CUPTI recorded (kept out of the host tables, as GPU work is).
   enum class Side : std::uint8_t { kHost, kGpu, kCudaCall };
@@ -146,7 +146,8 @@ class Aggregator final : private SelfTimeSink {
                   std::string_view compile_id, const tools::DecodedEvent& ev,
                   tools::EventDecoder& decoder, const std::string* begin_reason);
   void crash_instant(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
-  void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
+  // `process`: note_process's index, or kNone for an event without a pid.
+  void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder, std::uint32_t process);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
   // finish(), table by table. `unit_pids` collects the pids of the units and
   // GPU rows (a pid column when there is more than one).
@@ -200,17 +201,18 @@ class Aggregator final : private SelfTimeSink {
   std::size_t open_begins_ = 0;  // on all threads' stacks
 
   Header header_;
-  // Per process (pid key): its jitscope_session's CUPTI state and its last
+  // Per process: its jitscope_session's CUPTI state and its last
   // jitscope_stats' drop counts, which finish() sums.
   struct ProcessStats {
-    std::string key;
     bool has_session = false;
     std::string cupti_state;
     std::optional<std::int64_t> events_dropped, compile_records_dropped;
   };
-  std::vector<ProcessStats> process_stats_;                             // in the order first seen
-  std::unordered_map<std::string, std::uint32_t> process_stats_index_;  // key -> process_stats_
-  ProcessStats& process_stats(const std::string& key);
+  std::vector<ProcessStats> process_stats_;  // by note_process's index, grown as needed
+  ProcessStats pidless_stats_;               // those of events without a pid
+  std::vector<std::uint32_t>
+      session_processes_;  // in the order their sessions came (kNone: pidless)
+  ProcessStats& process_stats(std::uint32_t process);
   std::uint64_t ph_small_[128] = {};                          // one-letter ph values
   std::unordered_map<std::string, std::uint64_t> ph_counts_;  // the others
   std::uint64_t spans_without_ts_ = 0, unmatched_ends_ = 0;
