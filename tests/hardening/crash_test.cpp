@@ -259,13 +259,10 @@ INSTANTIATE_TEST_SUITE_P(
 
 // A flight recorder that crashes leaves its window as a snapshot: the
 // events before the crash, the crash, and the spans it cut.
-TEST(Crash, AFlightRecorderLeavesItsWindowAsASnapshot) {
-  const Crash c = run_child("flight-segv");
-  EXPECT_EQ(c.process.signal, SIGSEGV) << c.process.err();
-  EXPECT_TRUE(c.text.empty()) << "a flight recorder writes no trace file";
-  const std::string snapshot = c.trace_path.substr(0, c.trace_path.size() - 5) + ".snapshot." +
-                               std::to_string(c.process.pid) + ".1.json";
-  const nlohmann::json trace = load_trace(snapshot);  // strict: whole, with its "]"
+// A flight recorder's crash snapshot, in either form (as JSON events): its
+// trigger, the spans that ended, and the ones the crash cut, each once and
+// marked incomplete.
+void expect_crash_snapshot(const nlohmann::json& trace) {
   const nlohmann::json* snap = metadata(trace, "jitscope_snapshot");
   ASSERT_NE(snap, nullptr);
   EXPECT_EQ((*snap)["args"]["trigger"], "crash SIGSEGV");
@@ -275,6 +272,15 @@ TEST(Crash, AFlightRecorderLeavesItsWindowAsASnapshot) {
     ASSERT_EQ(s.size(), 1u) << cut;
     EXPECT_EQ(s[0]["args"]["incomplete"], true) << cut;
   }
+}
+
+TEST(Crash, AFlightRecorderLeavesItsWindowAsASnapshot) {
+  const Crash c = run_child("flight-segv");
+  EXPECT_EQ(c.process.signal, SIGSEGV) << c.process.err();
+  EXPECT_TRUE(c.text.empty()) << "a flight recorder writes no trace file";
+  const std::string snapshot = c.trace_path.substr(0, c.trace_path.size() - 5) + ".snapshot." +
+                               std::to_string(c.process.pid) + ".1.json";
+  expect_crash_snapshot(load_trace(snapshot));  // strict: whole, with its "]"
   EXPECT_NE(c.process.err().find("snapshot (crash SIGSEGV) written to"), std::string::npos)
       << c.process.err();
   ::unlink(snapshot.c_str());
@@ -527,16 +533,7 @@ TEST(CrashPerfetto, AFlightRecorderLeavesItsWindowAsASnapshotThatDecodesAlone) {
   for (const auto& [track, begins] : reader.open) {
     for (const nlohmann::json& b : begins) ADD_FAILURE() << "a BEGIN never ended: " << b.dump();
   }
-  const nlohmann::json trace = reader.json_form();
-  const nlohmann::json* snap = metadata(trace, "jitscope_snapshot");
-  ASSERT_NE(snap, nullptr);
-  EXPECT_EQ((*snap)["args"]["trigger"], "crash SIGSEGV");
-  EXPECT_EQ(spans_named(trace, "ended").size(), static_cast<std::size_t>(kEndedSpans));
-  for (const char* open : {"outer", "inner", "worker_open"}) {
-    const auto s = spans_named(trace, open);
-    ASSERT_EQ(s.size(), 1u) << open;
-    EXPECT_EQ(s[0]["args"]["incomplete"], true) << open;
-  }
+  expect_crash_snapshot(reader.json_form());
   ::unlink(snapshot.c_str());
   remove_files(c);
 }
