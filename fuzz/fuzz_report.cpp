@@ -73,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<Seen> seen;
   std::string error_a;
   tools::TraceReader reader_a;
+  reader_a.set_decoded_fields(true);  // as jitscope-report reads (fuzz_perfetto checks the text)
   const bool ok_a = reader_a.read(
       trace_file.path(),
       [&](const tools::RawEvent& e) {
@@ -95,6 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // 1..61 bytes per read for small inputs; larger ones in at most ~64 reads,
   // so one input never costs thousands of read(2) calls.
   tools::TraceReader reader(size < 2048 ? 1 + size % 61 : size / 64 + size % 61);
+  reader.set_decoded_fields(true);
   tools::EventDecoder decoder;
   tools::DecodedEvent ev;
   std::size_t index = 0;

@@ -57,6 +57,34 @@ EventDecoder::EventDecoder(Path path)
 EventDecoder::~EventDecoder() = default;
 
 bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* error) {
+  if (raw.fields == nullptr) return decode_json(raw, out, error);
+  // The protobuf form's fields, and its args as `{"args":{...}}` (RawEvent::fields).
+  if (raw.json.empty()) {
+    *out = DecodedEvent{};
+    out->offset = raw.offset;
+  } else if (!decode_json(raw, out, error)) {
+    return false;
+  }
+  const DecodedEvent& f = *raw.fields;
+  out->ph = f.ph;
+  out->name = f.name;
+  out->cat = f.cat;
+  out->has_pid = f.has_pid;
+  out->has_tid = f.has_tid;
+  out->pid = f.pid;
+  out->tid = f.tid;
+  out->has_ts = f.has_ts;
+  out->has_dur = f.has_dur;
+  out->ts_ns = f.ts_ns;
+  out->dur_ns = f.dur_ns;
+  out->id = f.id;
+  out->bind_id = f.bind_id;
+  out->bp = f.bp;
+  out->scope = f.scope;
+  return true;
+}
+
+bool EventDecoder::decode_json(const RawEvent& raw, DecodedEvent* out, std::string* error) {
   *out = DecodedEvent{};
   out->offset = raw.offset;
   if (fast_) {

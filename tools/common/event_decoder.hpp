@@ -111,7 +111,9 @@ class EventDecoder {
   EventDecoder& operator=(const EventDecoder&) = delete;
 
   // false with *error = "byte N: event is not valid JSON: <why>" for an event
-  // simdjson rejects (N = the event's offset).
+  // simdjson rejects (N = the event's offset). A RawEvent with fields (the
+  // protobuf form, TraceReader::set_decoded_fields): those, and the args
+  // read from its text as for the JSON form.
   bool decode(const RawEvent& raw, DecodedEvent* out, std::string* error);
 
   // args.<key> of the last decoded event, as its raw JSON token or value
@@ -125,6 +127,7 @@ class EventDecoder {
   std::uint64_t fields_ignored() const noexcept { return fields_ignored_; }
 
  private:
+  bool decode_json(const RawEvent& raw, DecodedEvent* out, std::string* error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::uint64_t fields_ignored_ = 0;

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdio>
+#include <cstring>
 
 namespace jitscope::tools {
 namespace {
@@ -11,6 +12,31 @@ namespace {
 namespace pf = detail::pf;
 using proto::Field;
 using proto::FieldReader;
+
+const std::string kNoName, kNoNameJson = "\"\"";  // an unknown iid's (lookup)
+
+// s as a JSON string. Most args are short plain ASCII ("0/0", a pass
+// name): copied as they are, without the JSON writer's general path
+// (escapes, UTF-8 checks, six bytes of room per byte).
+void append_string(std::string* out, std::string_view s) {
+  if (s.size() <= 64) {
+    bool plain = true;
+    for (const char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      plain &= u >= 0x20 && u < 0x80 && u != '"' && u != '\\';
+    }
+    if (plain) {  // one resize (push_back and append each check the room)
+      const std::size_t at = out->size();
+      out->resize(at + s.size() + 2);
+      char* d = out->data() + at;
+      d[0] = '"';
+      if (!s.empty()) std::memcpy(d + 1, s.data(), s.size());
+      d[s.size() + 1] = '"';
+      return;
+    }
+  }
+  detail::append_json_string(*out, s);
+}
 
 }  // namespace
 
@@ -58,7 +84,16 @@ void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes
     const std::size_t before = added ? 0 : entry(sizeof(Strings::value_type), it->second);
     // A fresh string: its room is its size (assign would keep a longer
     // name's room), so that the count below is what the table holds.
-    std::string(name).swap(it->second);
+    // Annotation names and string values are only ever written as JSON
+    // strings: kept so, escaped once here rather than at every use.
+    if (kind == Table::kArgName || kind == Table::kString) {
+      scratch.clear();
+      detail::append_json_string(scratch, name);
+      check_memory(f.start);
+      std::string(scratch).swap(it->second);
+    } else {
+      std::string(name).swap(it->second);
+    }
     const std::size_t after = entry(sizeof(Strings::value_type), it->second);
     seq.interned_bytes = seq.interned_bytes - before + after;
     interned_bytes = interned_bytes - before + after;
@@ -72,13 +107,17 @@ void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes
   check(r);
 }
 
-const std::string& PerfettoDecoder::State::lookup(const Sequence& seq, Table kind,
-                                                  std::uint64_t iid) {
-  static const std::string kNone;
+const std::string& PerfettoDecoder::State::lookup(Sequence& seq, Table kind, std::uint64_t iid) {
+  Recent& r = seq.recent[static_cast<std::size_t>(kind) * kRecentPerKind + iid % kRecentPerKind];
+  if (r.text != nullptr && r.iid == iid) return *r.text;
   const auto it = seq.interned.find(Iid{iid, kind});
-  if (it != seq.interned.end()) return it->second;
+  if (it != seq.interned.end()) {
+    r.iid = iid;
+    r.text = &it->second;
+    return it->second;
+  }
   ++skips.unknown_iids;
-  return kNone;
+  return kind == Table::kArgName || kind == Table::kString ? kNoNameJson : kNoName;
 }
 
 void PerfettoDecoder::State::append_args(Sequence& seq, std::string* out) {
@@ -108,10 +147,11 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     kDict,
     kArray
   };
+  const std::size_t room_before = out->capacity();
   Kind kind = Kind::kNull;
   std::uint64_t value = 0;
   std::string_view text, name;
-  bool has_name = false;
+  bool has_name = false, name_is_json = false;  // an interned name is kept as a JSON string
   FieldReader r(bytes);
   Field f;
   while (r.next(&f)) {
@@ -119,12 +159,13 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
       case pf::annotation::kNameIid:
         want(f, pf::kVarint, "DebugAnnotation.name_iid");
         name = lookup(seq, Table::kArgName, f.value);
-        has_name = true;
+        has_name = name_is_json = true;
         break;
       case pf::annotation::kName:
         want(f, pf::kLengthDelimited, "DebugAnnotation.name");
         name = f.bytes;
         has_name = true;
+        name_is_json = false;
         break;
       case pf::annotation::kBoolValue:
       case pf::annotation::kUintValue:
@@ -163,7 +204,11 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
   }
   check(r);
   if (named) {
-    detail::append_json_string(*out, has_name ? name : std::string_view());
+    if (name_is_json) {
+      out->append(name);
+    } else {
+      append_string(out, has_name ? name : std::string_view());
+    }
     out->push_back(':');
   }
   switch (kind) {
@@ -172,10 +217,8 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     case Kind::kUint: detail::append_uint(*out, value); break;
     case Kind::kInt: detail::append_int(*out, static_cast<std::int64_t>(value)); break;
     case Kind::kDouble: detail::append_double(*out, std::bit_cast<double>(value)); break;
-    case Kind::kString: detail::append_json_string(*out, text); break;
-    case Kind::kStringIid:
-      detail::append_json_string(*out, lookup(seq, Table::kString, value));
-      break;
+    case Kind::kString: append_string(out, text); break;
+    case Kind::kStringIid: out->append(lookup(seq, Table::kString, value)); break;
     case Kind::kPointer: {
       char buf[24];
       std::snprintf(buf, sizeof buf, "\"0x%llx\"", static_cast<unsigned long long>(value));
@@ -201,7 +244,8 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     }
   }
   check_size(*out, bytes.data(), "an event's args");
-  check_memory(bytes.data());
+  // Only a grown buffer can have passed the bound (all else is counted as it grows).
+  if (out->capacity() != room_before) check_memory(bytes.data());
 }
 
 }  // namespace jitscope::tools

@@ -16,8 +16,8 @@ bool is_sequence_clock(std::uint64_t id) noexcept { return id >= 64 && id < 128;
 }  // namespace
 
 PerfettoDecoder::PerfettoDecoder(std::function<bool(const RawEvent&)> on_event,
-                                 std::size_t max_bytes, std::size_t max_memory)
-    : s_(std::make_unique<State>(std::move(on_event), max_bytes, max_memory)) {}
+                                 std::size_t max_bytes, std::size_t max_memory, Output output)
+    : s_(std::make_unique<State>(std::move(on_event), max_bytes, max_memory, output)) {}
 PerfettoDecoder::~PerfettoDecoder() = default;
 
 bool PerfettoDecoder::packet(std::string_view bytes, std::uint64_t offset, std::string* error) {
@@ -26,7 +26,7 @@ bool PerfettoDecoder::packet(std::string_view bytes, std::uint64_t offset, std::
   s_->packet_end = offset + bytes.size();
   try {
     s_->packet(bytes);
-    s_->settle_buffers();
+    if (!s_->buffers_small()) s_->settle_buffers();
   } catch (const PerfettoBad& b) {
     if (s_->stopped) return false;  // on_event said stop: *error is the callback's
     if (error != nullptr) {
@@ -189,14 +189,22 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
 
 PerfettoDecoder::State::Sequence& PerfettoDecoder::State::sequence(std::uint32_t id,
                                                                    const char* at) {
+  // Packets come in runs of one sequence (a thread's): the last one first.
+  // (Entries are never erased, and a map's rehash keeps their addresses.)
+  if (last_sequence != nullptr && last_sequence_id == id) return *last_sequence;
   const auto it = sequences.find(id);
-  if (it != sequences.end()) return it->second;
+  if (it != sequences.end()) {
+    last_sequence_id = id;
+    return *(last_sequence = &it->second);
+  }
   // No bound on their number: the SDK writes one per thread, and threads
   // come and go in a long-running compiler. Each costs its bytes.
   hold(chunk(sizeof(void*) + sizeof(std::pair<std::uint32_t, Sequence>)), at);
   const std::size_t before = buckets(sequences.bucket_count());
   Sequence& s = sequences[id];
   hold(buckets(sequences.bucket_count()) - before, at);  // a rehash's new bucket array
+  last_sequence_id = id;
+  last_sequence = &s;
   return s;
 }
 
@@ -304,12 +312,18 @@ void PerfettoDecoder::State::clock_snapshot(Sequence& seq, std::string_view byte
 }
 
 PerfettoDecoder::State::Track& PerfettoDecoder::State::track(std::uint64_t uuid, const char* at) {
+  if (last_track != nullptr && last_track_uuid == uuid) return *last_track;  // as sequence()
   const auto it = tracks.find(uuid);
-  if (it != tracks.end()) return it->second;
+  if (it != tracks.end()) {
+    last_track_uuid = uuid;
+    return *(last_track = &it->second);
+  }
   hold(chunk(sizeof(void*) + sizeof(std::pair<std::uint64_t, Track>)), at);
   const std::size_t before = buckets(tracks.bucket_count());
   Track& t = tracks[uuid];
   hold(buckets(tracks.bucket_count()) - before, at);  // a rehash's new bucket array
+  last_track_uuid = uuid;
+  last_track = &t;
   return t;
 }
 
@@ -387,13 +401,16 @@ void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
   if (t.has_named && t.named == named) return;
   t.has_named = true;
   t.named = named;
-  event.assign("{\"ph\":\"M\",\"name\":");
-  event.append(thread ? "\"thread_name\"" : "\"process_name\"");
-  pfjson::append_place(event, t.pid, t.tid);
-  event.append(",\"args\":{\"name\":");
-  detail::append_json_string(event, own_name);
-  event.append("}}");
-  hand_over(bytes.data());
+  scratch.assign("\"name\":");
+  detail::append_json_string(scratch, own_name);
+  Emit e;
+  e.ph = "M";
+  e.name = thread ? "thread_name" : "process_name";
+  e.has_ts = false;
+  e.pid = t.pid;
+  e.tid = t.tid;
+  e.args_a = scratch;
+  emit(e, bytes.data());
 }
 
 PerfettoDecoder::State::Place PerfettoDecoder::State::place(const Track& t) const {

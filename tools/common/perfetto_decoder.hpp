@@ -14,6 +14,13 @@
 //     if (!d.packet(p, o, &error)) fail(error);  // "byte N: <what>", no path
 //   d.finish();                                  // counts the slices left open
 //
+// Output::kFields hands each event over as its fields (RawEvent::fields:
+// the DecodedEvent that EventDecoder would read off the JSON text, args
+// aside) with its args as `{"args":{...}}` text, so that the report neither
+// writes nor parses the rest; an event with a time of 10^18 ns or more (not
+// plain in the text) comes as its JSON text. perfetto_fields_test and
+// fuzz_perfetto hold the two outputs to the same decoded events.
+//
 // Mapping (what docs/tools.md lists for users)
 // - SLICE_BEGIN/SLICE_END on a track: one "X" written at the END (nested
 //   slices end inner-first, as the JSON writer writes them), ts of the BEGIN,
@@ -49,9 +56,9 @@
 //   (TraceReader::kMaxMemoryBytes, 512 MiB), counted in bytes as they grow:
 //   "byte N: reading this trace takes more than 512 MiB of memory (...)".
 //   Counts are not bounded: the SDK writes a sequence per thread, and a
-//   long-running compiler's threads come and go (a sequence with a few
-//   names is about 0.5 KiB, its thread's track 0.3 KiB: some 600,000
-//   threads fit). A track keeps the room of its deepest nesting only while
+//   long-running compiler's threads come and go (70,000 threads as the SDK
+//   writes them take 768 bytes each, their sequences, names and tracks:
+//   some 650,000 threads fit). A track keeps the room of its deepest nesting only while
 //   it is that deep; an ended slice keeps up to 256 bytes of strings for
 //   the next BEGIN.
 // - interned strings, open slices' strings and each event at most
@@ -74,9 +81,13 @@ namespace jitscope::tools {
 
 class PerfettoDecoder {
  public:
+  // How events are handed over: as JSON text, or as their fields with
+  // their args alone as text (RawEvent::fields, for EventDecoder).
+  enum class Output { kJson, kFields };
   explicit PerfettoDecoder(std::function<bool(const RawEvent&)> on_event,
                            std::size_t max_bytes = TraceReader::kMaxEventBytes,
-                           std::size_t max_memory = TraceReader::kMaxMemoryBytes);
+                           std::size_t max_memory = TraceReader::kMaxMemoryBytes,
+                           Output output = Output::kJson);
   ~PerfettoDecoder();
   PerfettoDecoder(const PerfettoDecoder&) = delete;
   PerfettoDecoder& operator=(const PerfettoDecoder&) = delete;

@@ -13,17 +13,6 @@ namespace {
 namespace pf = detail::pf;
 using proto::Field;
 using proto::FieldReader;
-using namespace pfjson;
-
-// `,"args":{a,b}` from two member lists, nothing when both are empty.
-void append_args_object(std::string& out, std::string_view a, std::string_view b) {
-  if (a.empty() && b.empty()) return;
-  out.append(",\"args\":{");
-  out.append(a);
-  if (!a.empty() && !b.empty()) out.push_back(',');
-  out.append(b);
-  out.push_back('}');
-}
 
 }  // namespace
 
@@ -141,8 +130,10 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       }
       OpenSlice& s = t.open[t.depth];
       std::size_t before = heap(s.head);
-      s.head.clear();
-      append_cat_name(s.head, cats, has_cat, name);
+      s.head.assign(has_cat ? std::string_view(cats) : std::string_view());
+      s.head.append(name);
+      s.cat_size = has_cat ? cats.size() : 0;
+      s.has_cat = has_cat;
       refit(s.head, before, at);
       before = heap(s.args);
       s.args.clear();
@@ -165,103 +156,92 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       open_bytes -= s.head.size() + s.args.size();
       scratch.clear();
       append_args(seq, &scratch);
-      event.assign("{\"ph\":\"X\"");
-      event.append(s.head);
-      event.append(",\"ts\":");
-      append_time(event, s.ts);
-      event.append(",\"dur\":");
+      Emit e;
+      e.ph = "X";
+      e.has_cat = s.has_cat;
+      e.cat = std::string_view(s.head).substr(0, s.cat_size);
+      e.name = std::string_view(s.head).substr(s.cat_size);
+      e.ts = s.ts;
       // Both ends are points on one clock; an end before its begin is 0 long.
-      detail::append_us(
-          event, ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0);
-      append_place(event, s.pid, s.tid);
-      append_args_object(event, s.args, scratch);
-      event.push_back('}');
-      trim(t, s);  // s may be gone after it
-      hand_over(bytes.data());
+      e.has_dur = true;
+      e.dur = ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0;
+      e.pid = s.pid;
+      e.tid = s.tid;
+      e.args_a = s.args;
+      e.args_b = scratch;
+      emit(e, bytes.data());  // before trim(): the event's name is s's
+      trim(t, s);             // s may be gone after it
       break;
     }
     case pf::event::kInstant: {
       scratch.clear();
       append_args(seq, &scratch);
+      Emit e;
+      e.name = name;
+      e.ts = ts;
+      e.pid = where.pid;
+      e.tid = where.tid;
+      e.args_a = scratch;
       if (has_cat && cats == pf::kMetadataCategory) {
         // The JSON form's other metadata: {"ph":"M","name":N,"pid":P,"tid":0,"args":{...}}.
-        event.assign("{\"ph\":\"M\",\"name\":");
-        detail::append_json_string(event, name);
-        append_place(event, where.pid, where.tid);
-        event.append(",\"args\":{");
-        event.append(scratch);
-        event.append("}}");
+        e.ph = "M";
+        e.has_ts = false;
+        e.args_always = true;
       } else {
-        event.assign(where.process ? "{\"ph\":\"I\",\"s\":\"p\"" : "{\"ph\":\"I\",\"s\":\"t\"");
-        append_cat_name(event, cats, has_cat, name);
-        event.append(",\"ts\":");
-        append_time(event, ts);
-        append_place(event, where.pid, where.tid);
-        append_args_object(event, scratch, {});
-        event.push_back('}');
+        e.ph = "I";
+        e.scope = where.process ? "p" : "t";
+        e.has_cat = has_cat;
+        e.cat = cats;
       }
-      hand_over(bytes.data());
+      emit(e, bytes.data());
       break;
     }
-    case pf::event::kCounter:
-      event.assign("{\"ph\":\"C\"");
-      append_cat_name(event, cats, has_cat, has_name ? name : std::string_view(t.name));
-      event.append(",\"ts\":");
-      append_time(event, ts);
-      append_place(event, where.pid, where.tid);
-      event.append(",\"args\":{\"value\":");
+    case pf::event::kCounter: {
+      scratch.assign("\"value\":");
       if (has_double) {
-        detail::append_double(event, double_value);
+        detail::append_double(scratch, double_value);
       } else {
-        detail::append_int(event, int_value);
+        detail::append_int(scratch, int_value);
       }
-      event.append("}}");
-      hand_over(bytes.data());
+      Emit e;
+      e.ph = "C";
+      e.has_cat = has_cat;
+      e.cat = cats;
+      e.name = has_name ? name : std::string_view(t.name);
+      e.ts = ts;
+      e.pid = where.pid;
+      e.tid = where.tid;
+      e.args_a = scratch;
+      emit(e, bytes.data());
       break;
+    }
     default: break;  // TYPE_UNSPECIFIED (legacy events), TYPE_STATE: not in the JSON form
   }
   emit_flows(ts, where);
 }
 
 void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
+  if (flows.empty() && terminating.empty()) return;
   for (int end = 0; end < 2; ++end) {
     for (const std::uint64_t id : end == 0 ? flows : terminating) {
-      event.assign(end == 0 ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"");
       // The JSON form's names: an arrow between processes' (a spawn's or a
       // task's, base/spawn_flow.hpp), else a launch's.
       const bool process = detail::is_process_flow(id);
-      event.append(",\"cat\":\"");
-      event.append(process ? detail::kSpawnFlowCategory : std::string_view("gpu"));
-      event.append("\",\"name\":\"");
-      event.append(!process                   ? std::string_view("launch")
-                   : detail::is_task_flow(id) ? detail::kTaskFlowName
-                                              : detail::kSpawnFlowName);
-      event.append("\",\"id\":");
-      detail::append_uint(event, id);
-      event.append(",\"ts\":");
-      append_time(event, ts);
-      append_place(event, where.pid, where.tid);
-      if (end == 1) event.append(",\"bp\":\"e\"");
-      event.push_back('}');
-      hand_over(base);
+      Emit e;
+      e.ph = end == 0 ? "s" : "f";
+      e.has_cat = true;
+      e.cat = process ? detail::kSpawnFlowCategory : std::string_view("gpu");
+      e.name = !process                   ? std::string_view("launch")
+               : detail::is_task_flow(id) ? detail::kTaskFlowName
+                                          : detail::kSpawnFlowName;
+      e.has_id = true;
+      e.id = id;
+      e.ts = ts;
+      e.pid = where.pid;
+      e.tid = where.tid;
+      e.bp_e = end == 1;
+      emit(e, base);
     }
-  }
-}
-
-void PerfettoDecoder::State::hand_over(const char* at) {
-  check_size(event, at, "an event");
-  // Only a grown event can have passed the bound since the last check.
-  if (event.capacity() > event_room) {
-    check_memory(at, kJsonPadding);
-    event_room = event.capacity() + kJsonPadding;
-  }
-  ++events;
-  largest = std::max(largest, event.size());
-  const std::size_t size = event.size();
-  event.append(kJsonPadding, ' ');  // what simdjson may read past the event
-  if (!on_event(RawEvent{std::string_view(event.data(), size), offset})) {
-    stopped = true;
-    bad(at, "");  // unwinds; packet() returns false and keeps the callback's error
   }
 }
 

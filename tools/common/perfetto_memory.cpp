@@ -14,9 +14,6 @@
 namespace jitscope::tools {
 namespace {
 
-// A per-packet buffer keeps its room up to this much between packets.
-constexpr std::size_t kKeptBufferBytes = std::size_t{1} << 20;
-
 // The inflate-work bound: compressed packets may inflate to this much, plus
 // kInflateRatio bytes per byte of the input read so far. Deflate never
 // passes 1032:1, and jitscope's zstd'd traces are nearer 4:1
@@ -50,8 +47,9 @@ std::string PerfettoDecoder::State::size_text(std::size_t bytes) {
 }
 
 std::size_t PerfettoDecoder::State::in_use() const noexcept {
-  return held + outside + inflated + heap(event) + heap(scratch) + heap(cats) + room(annotations) +
-         room(flows) + room(terminating) + room(ids);
+  return held + outside + inflated + heap(event) + heap(scratch) + heap(cats) + heap(fixed_name) +
+         heap(fixed_cat) + heap(numbers) + room(annotations) + room(flows) + room(terminating) +
+         room(ids);
 }
 
 void PerfettoDecoder::State::hold(std::size_t bytes, const char* at) {
@@ -73,7 +71,7 @@ void PerfettoDecoder::State::over_memory(const char* at, std::size_t more) const
 void PerfettoDecoder::State::refit(std::string& s, std::size_t before, const char* at) {
   if (s.capacity() > 2 * s.size() + 64) std::string(s).swap(s);  // a fresh string: its own size
   const std::size_t after = heap(s);
-  if (after >= before) {
+  if (after > before) {
     hold(after - before, at);
   } else {
     drop(before - after);
@@ -100,7 +98,7 @@ void PerfettoDecoder::State::trim(Track& t, OpenSlice& ended) {
 }
 
 void PerfettoDecoder::State::settle_buffers() noexcept {
-  for (std::string* s : {&event, &scratch, &cats}) {
+  for (std::string* s : {&event, &scratch, &cats, &fixed_name, &fixed_cat}) {
     if (heap(*s) > kKeptBufferBytes) std::string().swap(*s);
   }
   event_room = std::min(event_room, event.capacity());

@@ -45,8 +45,9 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
   namespace pf = detail::pf;
   protobuf_ = true;
   const std::string& label = in.label();
-  PerfettoDecoder decoder([&on_event](const RawEvent& e) { return on_event(e); }, max_event_bytes_,
-                          max_memory_);
+  PerfettoDecoder decoder(
+      [&on_event](const RawEvent& e) { return on_event(e); }, max_event_bytes_, max_memory_,
+      decoded_fields_ ? PerfettoDecoder::Output::kFields : PerfettoDecoder::Output::kJson);
   std::vector<char>& buf = buffer_;
   std::size_t pos = 0, end = head.size();
   std::uint64_t base = 0;  // input offset of buf[0]

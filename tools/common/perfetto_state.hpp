@@ -1,9 +1,11 @@
 // PerfettoDecoder's state (perfetto_decoder.hpp), shared by its source
 // files: perfetto_decoder.cpp (packets, sequences, clocks, tracks),
-// perfetto_events.cpp (track events as JSON events) and perfetto_args.cpp
-// (interned data, debug annotations as JSON args).
+// perfetto_events.cpp (track events as events of the JSON form),
+// perfetto_emit.cpp (an event as its JSON text or its fields) and
+// perfetto_args.cpp (interned data, debug annotations as JSON args).
 #pragma once
 
+#include "event_decoder.hpp"
 #include "perfetto_decoder.hpp"
 #include "proto_wire.hpp"
 
@@ -17,37 +19,6 @@
 #include <vector>
 
 namespace jitscope::tools {
-namespace pfjson {  // pieces of the JSON form's events
-
-// ns as µs with three decimals, as the JSON writer writes a time point.
-inline void append_time(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out.push_back('-');
-    detail::append_us(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(ns));
-  } else {
-    detail::append_us(out, static_cast<std::uint64_t>(ns));
-  }
-}
-
-inline void append_place(std::string& out, std::int64_t pid, std::int64_t tid) {
-  out.append(",\"pid\":");
-  detail::append_int(out, pid);
-  out.append(",\"tid\":");
-  detail::append_int(out, tid);
-}
-
-// `,"cat":C,"name":N` (no "cat" when there is no category).
-inline void append_cat_name(std::string& out, std::string_view cat, bool has_cat,
-                            std::string_view name) {
-  if (has_cat) {
-    out.append(",\"cat\":");
-    detail::append_json_string(out, cat);
-  }
-  out.append(",\"name\":");
-  detail::append_json_string(out, name);
-}
-
-}  // namespace pfjson
 
 // A malformed packet: thrown inside the decoder, caught by packet(), which
 // turns it into "byte N: <what>" (`at` points into the packet).
@@ -87,6 +58,8 @@ struct PerfettoDecoder::State {
   };
   // Interned strings, all kinds in one table per sequence (one table costs
   // one bucket array: the SDK's many short-lived threads intern few names).
+  // kArgName and kString entries are kept as JSON strings, quoted and
+  // escaped (only ever written so); names and categories as in the file.
   enum class Table : std::uint8_t { kName, kCategory, kArgName, kString };
   struct Iid {
     std::uint64_t iid;
@@ -99,19 +72,31 @@ struct PerfettoDecoder::State {
     }
   };
   using Strings = std::unordered_map<Iid, std::string, IidHash>;
+  // The last strings looked up, by kind and iid (direct-mapped, 2 of each
+  // kind): most events name the same few. Map nodes never move, and a
+  // redefined iid's string changes in place, so the pointers stay right
+  // until the sequence is reset (which clears them with the table).
+  struct Recent {
+    std::uint64_t iid = 0;
+    const std::string* text = nullptr;
+  };
+  static constexpr std::size_t kRecentPerKind = 2;
   struct Sequence {
     bool valid = false;          // incremental state cleared, and not lost since
     bool has_track = false;      // track_event_defaults.track_uuid
     std::uint32_t clock_id = 0;  // trace_packet_defaults.timestamp_clock_id; 0: the trace clock
     std::uint64_t track = 0;
     Strings interned;
+    Recent recent[4 * kRecentPerKind];
     std::vector<SeqClock> clocks;
     std::size_t interned_bytes = 0;  // the table's entries, overhead included
     std::size_t table = 0;           // its bucket array
   };
   struct OpenSlice {
-    std::string head;  // `,"cat":...,"name":...` as the X will have them
+    std::string head;  // the category (cat_size bytes), then the name, as in the packet
     std::string args;  // the BEGIN's args, members without braces
+    std::size_t cat_size = 0;
+    bool has_cat = false;
     std::int64_t ts = 0;
     std::int64_t pid = 0, tid = 0;
   };
@@ -134,8 +119,26 @@ struct PerfettoDecoder::State {
     std::int64_t pid = 0, tid = 0;
     bool process = false;  // a process track: instants are "s":"p"
   };
+  // One event of the JSON form, before emit() writes it as text or hands
+  // its fields over (Output::kFields). Views into the packet or the state.
+  struct Emit {
+    std::string_view ph;     // "X", "I", "M", "C", "s", "f"
+    std::string_view scope;  // an instant's "p" or "t"
+    bool has_cat = false;
+    std::string_view cat, name;  // as in the packet: escaped or repaired on the way out
+    std::uint64_t id = 0;        // a flow's
+    bool has_id = false;
+    bool has_ts = true, has_dur = false;
+    std::int64_t ts = 0;
+    std::uint64_t dur = 0;
+    std::int64_t pid = 0, tid = 0;
+    bool bp_e = false;                // a flow's end binds to the enclosing slice ("bp":"e")
+    std::string_view args_a, args_b;  // args members as JSON text, without braces
+    bool args_always = false;         // "args":{} even when there are none (metadata)
+  };
 
   std::function<bool(const RawEvent&)> on_event;
+  Output output = Output::kJson;
   std::size_t max_bytes;
   PerfettoSkips skips;
   std::uint64_t events = 0;
@@ -144,6 +147,10 @@ struct PerfettoDecoder::State {
 
   std::unordered_map<std::uint32_t, Sequence, Hash> sequences;
   std::unordered_map<std::uint64_t, Track, Hash> tracks;
+  Sequence* last_sequence = nullptr;  // the last found, with its key (sequence(), track())
+  std::uint32_t last_sequence_id = 0;
+  Track* last_track = nullptr;
+  std::uint64_t last_track_uuid = 0;
   std::uint32_t primary_clock = detail::pf::clock::kBoottime;    // Perfetto's default
   std::vector<std::pair<std::uint32_t, std::int64_t>> snapshot;  // latest absolute one, ns
   std::size_t interned_bytes = 0;
@@ -165,13 +172,16 @@ struct PerfettoDecoder::State {
 
   std::string event;           // the event being written, then its padding
   std::size_t event_room = 0;  // its room when memory was last checked
-  std::string scratch;         // END args, instant args
-  std::string cats;            // the event's categories, ','-joined
+  DecodedEvent fields;         // Output::kFields: the event handed over, beside its args in `event`
+  std::string fixed_name, fixed_cat;  // kFields: a name or category with invalid UTF-8, repaired
+  std::string numbers;                // kFields: a flow's id as text
+  std::string scratch;                // END args, instant args
+  std::string cats;                   // the event's categories, ','-joined
   std::vector<std::string_view> annotations;
   std::vector<std::uint64_t> flows, terminating, ids;
 
-  State(std::function<bool(const RawEvent&)> fn, std::size_t max, std::size_t memory)
-      : on_event(std::move(fn)), max_bytes(max == 0 ? 1 : max), max_memory(memory) {}
+  State(std::function<bool(const RawEvent&)> fn, std::size_t max, std::size_t memory, Output out)
+      : on_event(std::move(fn)), output(out), max_bytes(max == 0 ? 1 : max), max_memory(memory) {}
 
   // perfetto_decoder.cpp
   void packet(std::string_view bytes);
@@ -228,7 +238,17 @@ struct PerfettoDecoder::State {
   // given back beyond what a next BEGIN reuses.
   void trim(Track& t, OpenSlice& ended);
   // After a packet: the per-packet buffers' room past what events need.
+  // A per-packet buffer keeps its room up to kKeptBufferBytes.
+  static constexpr std::size_t kKeptBufferBytes = std::size_t{1} << 20;
   void settle_buffers() noexcept;
+  // Nearly every packet leaves all of them small: one test for all.
+  bool buffers_small() const noexcept {
+    return event.capacity() + scratch.capacity() + cats.capacity() + fixed_name.capacity() +
+               fixed_cat.capacity() + annotations.capacity() * sizeof(std::string_view) +
+               (flows.capacity() + terminating.capacity() + ids.capacity()) *
+                   sizeof(std::uint64_t) <=
+           kKeptBufferBytes;
+  }
   // How far a compressed packet may inflate from here, with `window` bytes
   // more in use meanwhile: the largest-event bound, the inflate-work bound
   // and the memory left; *what names the binding one for the error.
@@ -237,13 +257,17 @@ struct PerfettoDecoder::State {
   // perfetto_events.cpp
   void track_event(Sequence& seq, std::string_view bytes, std::int64_t ts);
   void emit_flows(std::int64_t ts, const Place& where);
-  void hand_over(const char* at);
+  // The event as the JSON form's text, or (kFields) as its fields; then hand_over.
+  void emit(const Emit& e, const char* at);
+  void write_json(const Emit& e);
+  void fill_fields(const Emit& e, const char* at);
+  void hand_over(const char* at, bool with_fields);  // with_fields: `fields` too
 
   // perfetto_args.cpp
   void interned_data(Sequence& seq, std::string_view bytes);
   // Appends each annotation as a JSON member (comma-separated, no braces).
   void append_args(Sequence& seq, std::string* out);
-  const std::string& lookup(const Sequence& seq, Table kind, std::uint64_t iid);
+  const std::string& lookup(Sequence& seq, Table kind, std::uint64_t iid);
   void annotation(Sequence& seq, std::string_view bytes, std::string* out, bool named, int depth);
   // Bounds a string the decoder builds at max_bytes: "<what> larger than 256 MiB".
   void check_size(const std::string& s, const char* at, const char* what) const;
@@ -255,10 +279,14 @@ struct PerfettoDecoder::State {
   }
   // A known field of the wrong wire type is malformed (Perfetto refuses it too).
   static void want(const proto::Field& f, detail::pf::WireType w, const char* what) {
-    if (f.wire != w) {
-      bad(f.start, std::string(what) + " has wire type " + std::to_string(f.wire) + ", expected " +
-                       std::to_string(static_cast<unsigned>(w)));
-    }
+    if (f.wire != w) [[unlikely]]
+      wrong_wire(f, w, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void wrong_wire(const proto::Field& f,
+                                                                detail::pf::WireType w,
+                                                                const char* what) {
+    bad(f.start, std::string(what) + " has wire type " + std::to_string(f.wire) + ", expected " +
+                     std::to_string(static_cast<unsigned>(w)));
   }
   static void check(const proto::FieldReader& r) {
     if (r.failed()) bad(r.error_at(), r.error());

@@ -36,7 +36,10 @@
 //   (perfetto_decoder.hpp has the mapping), handed to on_event like the
 //   JSON form's; on_field is not called; protobuf() says so. A cut last
 //   packet is a repair (cut_event, cut_packet); what it skipped is counted in
-//   repairs().perfetto. Errors are "<path>: byte N: <what>" as below. Its
+//   repairs().perfetto. With set_decoded_fields(true) (jitscope-report) an
+//   event comes as its decoded fields and its args alone (RawEvent::fields),
+//   for EventDecoder, which then gives what the JSON text would have given,
+//   at half the reading CPU. Errors are "<path>: byte N: <what>" as below. Its
 //   memory, read buffer included, is bounded by max_memory() (512 MiB) in
 //   bytes, and inflating compressed packets by the input's size
 //   (perfetto_decoder.hpp, "Bounds").
@@ -88,12 +91,22 @@
 
 namespace jitscope::tools {
 
+struct DecodedEvent;  // event_decoder.hpp
+
 // One element of the trace's event array.
 struct RawEvent {
   std::string_view json;  // the element as written, `{` to `}` (invalid UTF-8 replaced)
   std::uint64_t offset;   // its byte offset in the input
   // json.data() + json.size() is followed by at least kJsonPadding readable
   // bytes (simdjson::SIMDJSON_PADDING), so simdjson may parse it in place.
+
+  // Set only by the protobuf form read with set_decoded_fields(true): the
+  // event's fields other than its args, as EventDecoder would read them off
+  // its JSON text, and `json` is then `{"args":{...}}` with its args alone
+  // (empty when it has none). EventDecoder::decode takes both. Null for the
+  // rare event whose times are not plain (10^18 ns and beyond): its json
+  // is then the whole event, as without the option.
+  const DecodedEvent* fields = nullptr;
 };
 
 // A top-level member of the object form other than "traceEvents".
@@ -165,6 +178,12 @@ class TraceReader {
   static constexpr std::size_t kMaxMemoryBytes = std::size_t{512} << 20;
   void set_max_memory(std::size_t bytes) noexcept { max_memory_ = bytes; }
   std::size_t max_memory() const noexcept { return max_memory_; }
+  // For readers that decode every event with EventDecoder (the report): the
+  // protobuf form hands each event's fields over as decoded (RawEvent::fields)
+  // instead of writing its JSON text to be parsed again, half the reading
+  // CPU of a .pftrace (docs/performance.md). The JSON form is unchanged.
+  // Tools that need an event's text (merge) leave it off.
+  void set_decoded_fields(bool on) noexcept { decoded_fields_ = on; }
 
   // Streams `path` ("-" = stdin). on_event for each element of the events
   // array, in order; returning false stops the read: read() then returns
@@ -198,6 +217,7 @@ class TraceReader {
   std::size_t chunk_size_ = kDefaultChunkSize;
   std::size_t max_event_bytes_ = kMaxEventBytes;
   std::size_t max_memory_ = kMaxMemoryBytes;
+  bool decoded_fields_ = false;
   bool unterminated_ = false;
   bool gzip_ = false;
   bool protobuf_ = false;

@@ -111,6 +111,7 @@ bool read_report(const std::string& trace, const std::string& metrics_path,
   if (!metrics_path.empty() && !report::read_metrics(metrics_path, &metrics, why)) return false;
   report::Aggregator agg(opt);
   tools::TraceReader reader;
+  reader.set_decoded_fields(true);  // every event goes through the decoder below
   tools::EventDecoder decoder;
   tools::DecodedEvent ev;
   const std::string label = trace == "-" ? "<stdin>" : trace;

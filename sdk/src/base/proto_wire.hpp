@@ -106,6 +106,11 @@ inline bool read_varint(const char** p, const char* end, std::uint64_t* out,
                         bool* truncated) noexcept {
   const auto* q = reinterpret_cast<const unsigned char*>(*p);
   const auto* e = reinterpret_cast<const unsigned char*>(end);
+  if (q != e && *q < 0x80) {  // one byte: most tags, lengths and small values
+    *out = *q;
+    *p = reinterpret_cast<const char*>(q + 1);
+    return true;
+  }
   std::uint64_t v = 0;
   for (int shift = 0; shift < 70; shift += 7) {
     if (q == e) {

@@ -1,0 +1,155 @@
+// PerfettoDecoder: an event of the JSON form written as its text, or handed
+// over as its fields with its args alone as text (Output::kFields, for
+// EventDecoder: the same fields, without writing and parsing the rest).
+#include "perfetto_state.hpp"
+
+#include "utf8_repair.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+namespace jitscope::tools {
+namespace {
+
+// ns as µs with three decimals, as the JSON writer writes a time point.
+void append_time(std::string& out, std::int64_t ns) {
+  if (ns < 0) {
+    out.push_back('-');
+    detail::append_us(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(ns));
+  } else {
+    detail::append_us(out, static_cast<std::uint64_t>(ns));
+  }
+}
+
+// Below this many ns a time's text (15 digits of µs and 3 decimals) reads
+// back exactly as the number it was.
+constexpr std::uint64_t kPlainTime = 1'000'000'000'000'000'000;
+
+std::uint64_t magnitude(std::int64_t v) noexcept {
+  return v < 0 ? static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v)
+               : static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+void PerfettoDecoder::State::emit(const Emit& e, const char* at) {
+  // A time past the plain form is left to the JSON text (its field is what
+  // parse_us_to_ns makes of it, or ignored and counted): rare, and exact.
+  const bool plain_times = (!e.has_ts || magnitude(e.ts) < kPlainTime) &&
+                           (!e.has_dur || e.dur < kPlainTime);
+  if (output == Output::kFields && plain_times) {
+    fill_fields(e, at);
+  } else {
+    write_json(e);
+  }
+  hand_over(at, output == Output::kFields && plain_times);
+}
+
+void PerfettoDecoder::State::write_json(const Emit& e) {
+  event.assign("{\"ph\":\"");
+  event.append(e.ph);
+  event.push_back('"');
+  if (!e.scope.empty()) {
+    event.append(",\"s\":\"");
+    event.append(e.scope);
+    event.push_back('"');
+  }
+  if (e.has_cat) {
+    event.append(",\"cat\":");
+    detail::append_json_string(event, e.cat);
+  }
+  event.append(",\"name\":");
+  detail::append_json_string(event, e.name);
+  if (e.has_id) {
+    event.append(",\"id\":");
+    detail::append_uint(event, e.id);
+  }
+  if (e.has_ts) {
+    event.append(",\"ts\":");
+    append_time(event, e.ts);
+  }
+  if (e.has_dur) {
+    event.append(",\"dur\":");
+    detail::append_us(event, e.dur);
+  }
+  event.append(",\"pid\":");
+  detail::append_int(event, e.pid);
+  event.append(",\"tid\":");
+  detail::append_int(event, e.tid);
+  if (e.bp_e) event.append(",\"bp\":\"e\"");
+  if (e.args_always || !e.args_a.empty() || !e.args_b.empty()) {
+    event.append(",\"args\":{");
+    event.append(e.args_a);
+    if (!e.args_a.empty() && !e.args_b.empty()) event.push_back(',');
+    event.append(e.args_b);
+    event.push_back('}');
+  }
+  event.push_back('}');
+}
+
+void PerfettoDecoder::State::fill_fields(const Emit& e, const char* at) {
+  // Each field as EventDecoder reads it off write_json's text: names
+  // unescaped, so as in the packet, but with invalid UTF-8 replaced as the
+  // JSON writer replaces it.
+  bool repaired = false;
+  auto text = [&](std::string_view s, std::string* fixed) {
+    if (is_ascii(s) || simdjson::validate_utf8(s.data(), s.size())) return s;
+    fixed->clear();
+    append_repaired_utf8(s, fixed);
+    repaired = true;
+    return std::string_view(*fixed);
+  };
+  // Every field EventDecoder::decode takes from here is set (those of
+  // args are never: they stay empty).
+  fields.ph = e.ph;
+  fields.scope = e.scope;
+  fields.cat = e.has_cat ? text(e.cat, &fixed_cat) : std::string_view();
+  fields.name = text(e.name, &fixed_name);
+  fields.has_pid = fields.has_tid = true;
+  fields.pid = TraceId{false, e.pid, {}};
+  fields.tid = TraceId{false, e.tid, {}};
+  fields.has_ts = e.has_ts;  // below kPlainTime (emit()): as the text reads back
+  fields.ts_ns = e.has_ts ? e.ts : 0;
+  fields.has_dur = e.has_dur;
+  fields.dur_ns = e.has_dur ? static_cast<std::int64_t>(e.dur) : 0;
+  fields.id = {};
+  if (e.has_id) {
+    numbers.clear();
+    detail::append_uint(numbers, e.id);
+    fields.id = numbers;
+  }
+  fields.bind_id = {};
+  fields.bp = e.bp_e ? std::string_view("e") : std::string_view();
+  if (repaired) check_memory(at);
+  // The args, for EventDecoder to read as it reads the JSON form's.
+  event.clear();
+  if (e.args_always || !e.args_a.empty() || !e.args_b.empty()) {
+    event.append("{\"args\":{");
+    event.append(e.args_a);
+    if (!e.args_a.empty() && !e.args_b.empty()) event.push_back(',');
+    event.append(e.args_b);
+    event.append("}}");
+  }
+}
+
+void PerfettoDecoder::State::hand_over(const char* at, bool with_fields) {
+  check_size(event, at, "an event");
+  // Only a grown event can have passed the bound since the last check.
+  if (event.capacity() > event_room) {
+    check_memory(at, kJsonPadding);
+    event_room = event.capacity() + kJsonPadding;
+  }
+  ++events;
+  largest = std::max(largest, event.size());
+  const std::size_t size = event.size();
+  event.append(kJsonPadding, ' ');  // what simdjson may read past the event
+  RawEvent raw{std::string_view(event.data(), size), offset};
+  if (with_fields) raw.fields = &fields;
+  if (!on_event(raw)) {
+    stopped = true;
+    bad(at, "");  // unwinds; packet() returns false and keeps the callback's error
+  }
+}
+
+}  // namespace jitscope::tools
