@@ -18,9 +18,9 @@ inline std::string decoded_event_text(const tools::DecodedEvent& e) {
                          : std::to_string(t.number);
   };
   std::string s;
-  for (std::string_view v : {e.ph, e.name, e.cat, e.id, e.bind_id, e.bp, e.scope, e.compile_id,
-                             e.arg_name, e.compiled_by, e.compiled_by_id, e.unit_key, e.frame,
-                             e.args_json()}) {
+  for (std::string_view v :
+       {e.ph, e.name, e.cat, e.id, e.bind_id, e.bp, e.scope, e.compile_id, e.arg_name,
+        e.compiled_by, e.compiled_by_id, e.unit_key, e.frame, e.args_json()}) {
     s += std::string(v) + "|";
   }
   s += id(e.has_pid, e.pid) + "|" + id(e.has_tid, e.tid) + "|";

@@ -230,4 +230,28 @@ TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
   }
 }
 
+// The decoder clears the event it decodes into (with memset, not `= {}`):
+// nothing of an event with every field is left after an empty one, on
+// both paths, and after one the fast path declines.
+TEST(FlatEvent, EachDecodeStartsFromAnEmptyEvent) {
+  const Padded full(
+      R"({"ph":"X","cat":"c","name":"n","pid":1,"tid":"t","ts":1.5,"dur":2,"id":3,"bind_id":4,)"
+      R"("bp":"e","s":"p","compile_id":"0/1","args":{"name":"a","compiled_by":"b",)"
+      R"("compiled_by_id":"0/0","correlation":5,"device":0,"stream":1,"grid":2,"bytes":3,)"
+      R"("attached":true,"failed":true,"incomplete":true,"unit_key":"k","frame":"f"}})");
+  const DecodedEvent empty{};
+  for (const char* next : {"{}", R"({ })"}) {  // the fast path's, and simdjson's after a no
+    for (auto path : {EventDecoder::Path::kFastest, EventDecoder::Path::kGeneral}) {
+      EventDecoder decoder(path);
+      DecodedEvent ev;
+      std::string error;
+      ASSERT_TRUE(decoder.decode(full.ev, &ev, &error)) << error;
+      ASSERT_NE(fields(ev, full.ev), fields(empty, full.ev));
+      const Padded p(next);
+      ASSERT_TRUE(decoder.decode(p.ev, &ev, &error)) << error;
+      EXPECT_EQ(fields(ev, p.ev), fields(empty, p.ev)) << next;
+    }
+  }
+}
+
 }  // namespace

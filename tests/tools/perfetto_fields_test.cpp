@@ -143,11 +143,16 @@ Msg at(std::uint32_t seq, std::uint64_t ts, const Msg& event, const Msg* interne
 
 TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
   namespace an = pf::annotation;
-  const std::string bad_utf8 = "n\xE2\x82" "a\xFF\xC0\x80";
+  const std::string bad_utf8 =
+      "n\xE2\x82"
+      "a\xFF\xC0\x80";
   std::vector<Msg> p;
   p.push_back(descriptor(process_track(1, -5, "proc \xF0\x9F")));
-  p.push_back(descriptor(thread_track(2, 1, -5, std::numeric_limits<std::int64_t>::min(), "t\x01")));
-  p.push_back(descriptor(named_track(3, 2, "dom\xC3" "ain")));
+  p.push_back(
+      descriptor(thread_track(2, 1, -5, std::numeric_limits<std::int64_t>::min(), "t\x01")));
+  p.push_back(descriptor(named_track(3, 2,
+                                     "dom\xC3"
+                                     "ain")));
   p.push_back(descriptor(named_track(4, 1, "counter \"c\"", true)));
   p.push_back(absolute_thread(2, 2));
   Msg interned;
@@ -158,32 +163,35 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
   intern(interned, pf::interned::kDebugAnnotationNames, 2, "k\"ey\n");
   intern(interned, pf::interned::kDebugAnnotationStringValues, 1, "v\xFF");
   // Interned names and categories with invalid UTF-8, args of every kind.
-  p.push_back(at(2, 10,
-                 typed(ev::kSliceBegin)
-                     .varint(ev::kNameIid, 1)
-                     .varint(ev::kCategoryIids, 1)
-                     .varint(ev::kCategoryIids, 2)
-                     .msg(ev::kDebugAnnotations, arg_string("failed", "no"))
-                     .msg(ev::kDebugAnnotations, arg_bool("incomplete", true))
-                     .msg(ev::kDebugAnnotations,
-                          Msg().varint(an::kNameIid, 2).varint(an::kStringValueIid, 1))
-                     .msg(ev::kDebugAnnotations, arg_int("correlation", -7))
-                     .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 9).varint(an::kIntValue, 1)),
-                 &interned));
+  p.push_back(at(
+      2, 10,
+      typed(ev::kSliceBegin)
+          .varint(ev::kNameIid, 1)
+          .varint(ev::kCategoryIids, 1)
+          .varint(ev::kCategoryIids, 2)
+          .msg(ev::kDebugAnnotations, arg_string("failed", "no"))
+          .msg(ev::kDebugAnnotations, arg_bool("incomplete", true))
+          .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 2).varint(an::kStringValueIid, 1))
+          .msg(ev::kDebugAnnotations, arg_int("correlation", -7))
+          .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 9).varint(an::kIntValue, 1)),
+      &interned));
   // The END's args after the BEGIN's: a key given twice, the last one counts.
-  p.push_back(at(2, 25,
-                 typed(ev::kSliceEnd)
-                     .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 1).varint(an::kIntValue, 3))
-                     .msg(ev::kDebugAnnotations, arg_bool("failed", true))
-                     .msg(ev::kDebugAnnotations, arg_bool("incomplete", false))));
+  p.push_back(
+      at(2, 25,
+         typed(ev::kSliceEnd)
+             .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 1).varint(an::kIntValue, 3))
+             .msg(ev::kDebugAnnotations, arg_bool("failed", true))
+             .msg(ev::kDebugAnnotations, arg_bool("incomplete", false))));
   // Inline names with escapes and invalid UTF-8; an unknown name iid.
-  p.push_back(at(2, 30, typed(ev::kSliceBegin).bytes(ev::kName, "q\"\\\t\x1f" + bad_utf8)
-                            .bytes(ev::kCategories, bad_utf8)));
+  p.push_back(at(2, 30,
+                 typed(ev::kSliceBegin)
+                     .bytes(ev::kName, "q\"\\\t\x1f" + bad_utf8)
+                     .bytes(ev::kCategories, bad_utf8)));
   p.push_back(at(2, 20, typed(ev::kSliceEnd)));  // ends before it began: 0 long
   p.push_back(at(2, 40, typed(ev::kInstant).varint(ev::kNameIid, 77)));
   // Times at and past 10^18 ns, and a duration past it.
-  for (const std::uint64_t ts : {999'999'999'999'999'999ull, 1'000'000'000'000'000'000ull,
-                                 9'223'372'036'854'775'807ull}) {
+  for (const std::uint64_t ts :
+       {999'999'999'999'999'999ull, 1'000'000'000'000'000'000ull, 9'223'372'036'854'775'807ull}) {
     p.push_back(at(2, ts, typed(ev::kInstant).bytes(ev::kName, "far")));
   }
   p.push_back(at(2, 1, typed(ev::kSliceBegin).bytes(ev::kName, "long")));
@@ -193,10 +201,12 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
                  typed(ev::kInstant).bytes(ev::kName, "min")));
   p.push_back(at(2, static_cast<std::uint64_t>(-1'000'000'000'000'000'001ll),
                  typed(ev::kInstant).bytes(ev::kName, "negative")));
-  p.push_back(at(2, static_cast<std::uint64_t>(-5ll), typed(ev::kSliceBegin).bytes(ev::kName, "neg")));
+  p.push_back(
+      at(2, static_cast<std::uint64_t>(-5ll), typed(ev::kSliceBegin).bytes(ev::kName, "neg")));
   p.push_back(at(2, 7, typed(ev::kSliceEnd)));
   // Counters: an int, a NaN (written null), on a named track and by name.
-  p.push_back(at(1, 50, typed(ev::kCounter).varint(ev::kTrackUuid, 4).varint(ev::kCounterValue, 9)));
+  p.push_back(
+      at(1, 50, typed(ev::kCounter).varint(ev::kTrackUuid, 4).varint(ev::kCounterValue, 9)));
   p.push_back(at(1, 51,
                  typed(ev::kCounter)
                      .varint(ev::kTrackUuid, 4)
@@ -237,7 +247,9 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
   // int), times past the plain form, the flows' ids.
   std::string all;
   for (const std::string& e : d.events) all += e + "\n";
-  EXPECT_NE(all.find("n\xEF\xBF\xBD" "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"), std::string::npos)
+  EXPECT_NE(all.find("n\xEF\xBF\xBD"
+                     "a\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"),
+            std::string::npos)
       << all;
   EXPECT_GE(d.ignored, 1u);
   EXPECT_NE(all.find("|9223372036854775807|"), std::string::npos) << all;

@@ -5,6 +5,9 @@
 
 #include <simdjson.h>
 
+#include <cstring>
+#include <type_traits>
+
 namespace jitscope::tools {
 
 namespace od = simdjson::ondemand;
@@ -50,6 +53,14 @@ std::string_view raw_value(od::value& v, const char* end) noexcept {
   return trim_json_ws(tok);
 }
 
+// DecodedEvent{}, all zero bytes, with a call to memset. GCC's generic
+// tuning expands a constant clear of more than 64 bytes (this one is 360)
+// as `rep stos`, whose start-up was 70 % of decode()'s own time (perf, the
+// report on a .pftrace); glibc's memset takes the size at run time.
+static_assert(std::is_trivially_copyable_v<DecodedEvent>);
+volatile std::size_t event_bytes = sizeof(DecodedEvent);
+void clear(DecodedEvent* e) noexcept { std::memset(static_cast<void*>(e), 0, event_bytes); }
+
 }  // namespace
 
 EventDecoder::EventDecoder(Path path)
@@ -60,7 +71,7 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
   if (raw.fields == nullptr) return decode_json(raw, out, error);
   // The protobuf form's fields, and its args as `{"args":{...}}` (RawEvent::fields).
   if (raw.json.empty()) {
-    *out = DecodedEvent{};
+    clear(out);
     out->offset = raw.offset;
   } else if (!decode_json(raw, out, error)) {
     return false;
@@ -85,11 +96,11 @@ bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* e
 }
 
 bool EventDecoder::decode_json(const RawEvent& raw, DecodedEvent* out, std::string* error) {
-  *out = DecodedEvent{};
+  clear(out);
   out->offset = raw.offset;
   if (fast_) {
     if (decode_flat(raw, out)) return true;
-    *out = DecodedEvent{};
+    clear(out);
     out->offset = raw.offset;
   }
   const char* const end = raw.json.data() + raw.json.size();

@@ -187,11 +187,8 @@ void PerfettoDecoder::State::packet(std::string_view bytes) {
   if (event_at != nullptr) track_event(seq, event, time);
 }
 
-PerfettoDecoder::State::Sequence& PerfettoDecoder::State::sequence(std::uint32_t id,
-                                                                   const char* at) {
-  // Packets come in runs of one sequence (a thread's): the last one first.
-  // (Entries are never erased, and a map's rehash keeps their addresses.)
-  if (last_sequence != nullptr && last_sequence_id == id) return *last_sequence;
+PerfettoDecoder::State::Sequence& PerfettoDecoder::State::find_sequence(std::uint32_t id,
+                                                                        const char* at) {
   const auto it = sequences.find(id);
   if (it != sequences.end()) {
     last_sequence_id = id;
@@ -311,8 +308,8 @@ void PerfettoDecoder::State::clock_snapshot(Sequence& seq, std::string_view byte
   }
 }
 
-PerfettoDecoder::State::Track& PerfettoDecoder::State::track(std::uint64_t uuid, const char* at) {
-  if (last_track != nullptr && last_track_uuid == uuid) return *last_track;  // as sequence()
+PerfettoDecoder::State::Track& PerfettoDecoder::State::find_track(std::uint64_t uuid,
+                                                                  const char* at) {
   const auto it = tracks.find(uuid);
   if (it != tracks.end()) {
     last_track_uuid = uuid;
@@ -403,17 +400,13 @@ void PerfettoDecoder::State::track_descriptor(std::string_view bytes) {
   t.named = named;
   scratch.assign("\"name\":");
   detail::append_json_string(scratch, own_name);
-  Emit e;
-  e.ph = "M";
-  e.name = thread ? "thread_name" : "process_name";
+  Emit e("M", thread ? "thread_name" : "process_name", 0, t.pid, t.tid);
   e.has_ts = false;
-  e.pid = t.pid;
-  e.tid = t.tid;
   e.args_a = scratch;
   emit(e, bytes.data());
 }
 
-PerfettoDecoder::State::Place PerfettoDecoder::State::place(const Track& t) const {
+PerfettoDecoder::State::Place PerfettoDecoder::State::place_by_parents(const Track& t) const {
   const Track* cur = &t;
   for (int hops = 0; hops < 32 && cur != nullptr; ++hops) {
     if (cur->is_thread) return Place{cur->pid, cur->tid, false};

@@ -36,8 +36,8 @@ std::uint64_t magnitude(std::int64_t v) noexcept {
 void PerfettoDecoder::State::emit(const Emit& e, const char* at) {
   // A time past the plain form is left to the JSON text (its field is what
   // parse_us_to_ns makes of it, or ignored and counted): rare, and exact.
-  const bool plain_times = (!e.has_ts || magnitude(e.ts) < kPlainTime) &&
-                           (!e.has_dur || e.dur < kPlainTime);
+  const bool plain_times =
+      (!e.has_ts || magnitude(e.ts) < kPlainTime) && (!e.has_dur || e.dur < kPlainTime);
   if (output == Output::kFields && plain_times) {
     fill_fields(e, at);
   } else {

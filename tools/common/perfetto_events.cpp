@@ -156,17 +156,12 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       open_bytes -= s.head.size() + s.args.size();
       scratch.clear();
       append_args(seq, &scratch);
-      Emit e;
-      e.ph = "X";
+      Emit e("X", std::string_view(s.head).substr(s.cat_size), s.ts, s.pid, s.tid);
       e.has_cat = s.has_cat;
       e.cat = std::string_view(s.head).substr(0, s.cat_size);
-      e.name = std::string_view(s.head).substr(s.cat_size);
-      e.ts = s.ts;
       // Both ends are points on one clock; an end before its begin is 0 long.
       e.has_dur = true;
       e.dur = ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0;
-      e.pid = s.pid;
-      e.tid = s.tid;
       e.args_a = s.args;
       e.args_b = scratch;
       emit(e, bytes.data());  // before trim(): the event's name is s's
@@ -176,19 +171,14 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
     case pf::event::kInstant: {
       scratch.clear();
       append_args(seq, &scratch);
-      Emit e;
-      e.name = name;
-      e.ts = ts;
-      e.pid = where.pid;
-      e.tid = where.tid;
+      const bool metadata = has_cat && cats == pf::kMetadataCategory;
+      Emit e(metadata ? "M" : "I", name, ts, where.pid, where.tid);
       e.args_a = scratch;
-      if (has_cat && cats == pf::kMetadataCategory) {
+      if (metadata) {
         // The JSON form's other metadata: {"ph":"M","name":N,"pid":P,"tid":0,"args":{...}}.
-        e.ph = "M";
         e.has_ts = false;
         e.args_always = true;
       } else {
-        e.ph = "I";
         e.scope = where.process ? "p" : "t";
         e.has_cat = has_cat;
         e.cat = cats;
@@ -203,42 +193,33 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       } else {
         detail::append_int(scratch, int_value);
       }
-      Emit e;
-      e.ph = "C";
+      Emit e("C", has_name ? name : std::string_view(t.name), ts, where.pid, where.tid);
       e.has_cat = has_cat;
       e.cat = cats;
-      e.name = has_name ? name : std::string_view(t.name);
-      e.ts = ts;
-      e.pid = where.pid;
-      e.tid = where.tid;
       e.args_a = scratch;
       emit(e, bytes.data());
       break;
     }
     default: break;  // TYPE_UNSPECIFIED (legacy events), TYPE_STATE: not in the JSON form
   }
-  emit_flows(ts, where);
+  if (!flows.empty() || !terminating.empty()) emit_flows(ts, where);
 }
 
 void PerfettoDecoder::State::emit_flows(std::int64_t ts, const Place& where) {
-  if (flows.empty() && terminating.empty()) return;
   for (int end = 0; end < 2; ++end) {
     for (const std::uint64_t id : end == 0 ? flows : terminating) {
       // The JSON form's names: an arrow between processes' (a spawn's or a
       // task's, base/spawn_flow.hpp), else a launch's.
       const bool process = detail::is_process_flow(id);
-      Emit e;
-      e.ph = end == 0 ? "s" : "f";
+      Emit e(end == 0 ? "s" : "f",
+             !process                   ? std::string_view("launch")
+             : detail::is_task_flow(id) ? detail::kTaskFlowName
+                                        : detail::kSpawnFlowName,
+             ts, where.pid, where.tid);
       e.has_cat = true;
       e.cat = process ? detail::kSpawnFlowCategory : std::string_view("gpu");
-      e.name = !process                   ? std::string_view("launch")
-               : detail::is_task_flow(id) ? detail::kTaskFlowName
-                                          : detail::kSpawnFlowName;
       e.has_id = true;
       e.id = id;
-      e.ts = ts;
-      e.pid = where.pid;
-      e.tid = where.tid;
       e.bp_e = end == 1;
       emit(e, base);
     }
