@@ -15,7 +15,7 @@
 #include <flat_event.hpp>
 #include <trace_reader.hpp>
 
-#include "trace_support.hpp"
+#include "trace_reader_support.hpp"
 
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
@@ -89,26 +89,12 @@ struct Differential {
 
 // The events of a trace the SDK wrote, as the reader hands them over.
 std::vector<std::string> sdk_events(const std::string& stem, jitscope::TraceFormat format) {
-  jitscope::Config cfg = jitscope::testing::test_config(stem);
-  cfg.format = format;
-  EXPECT_TRUE(jitscope::start(cfg).ok());
-  jitscope::set_thread_name("worker \"one\"");
-  {
-    jitscope::CompileUnit unit({.frame = "kernel_7", .key = "k7"});
-    jitscope::Phase phase("lower", {.column = "lower_us"});
-    JITSCOPE_SPAN_ARGS("pass", {"n", std::int64_t{-42}}, {"ratio", 0.125}, {"ok", true},
-                       {"ir", std::string_view("func @main é \"q\"\n")});
-    jitscope::instant("cache_miss", {{"key", std::string_view("abc")}});
-    jitscope::counter("bytes", 123456789);
-    unit.fail("ValueError", "bad \\ shape");
-  }
-  for (int i = 0; i < 20; ++i) JITSCOPE_SPAN("loop");
-  EXPECT_TRUE(jitscope::stop().ok());
+  const std::string path = jitscope::testing::write_sdk_trace(stem, format);
   std::vector<std::string> out;
   jitscope::tools::TraceReader reader;
   std::string error;
   EXPECT_TRUE(reader.read(
-      cfg.output_path,
+      path,
       [&](const RawEvent& e) {
         out.emplace_back(e.json);
         return true;

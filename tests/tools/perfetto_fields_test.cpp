@@ -12,19 +12,15 @@
 // Not covered here: speed (bench/report/units_bench.sh).
 #include "decoded_event_text.hpp"
 #include "perfetto_trace_builder.hpp"
-#include "trace_support.hpp"
+#include "trace_reader_support.hpp"
 
 #include <event_decoder.hpp>
 #include <trace_reader.hpp>
-
-#include <jitscope/compile.hpp>
-#include <jitscope/jitscope.hpp>
 
 #include "base/spawn_flow.hpp"  // sdk/src
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -36,9 +32,7 @@ namespace tools = jitscope::tools;
 namespace ev = pf::event;
 
 std::string write_trace(const std::string& bytes) {
-  const std::string path = jitscope::testing::temp_path("pf_fields");
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
+  return jitscope::testing::write_trace_file(bytes, "pf_fields");
 }
 
 struct Decoded {
@@ -256,27 +250,13 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
   EXPECT_NE(all.find(std::to_string(spawn)), std::string::npos) << all;
 }
 
-// Events the SDK wrote in the protobuf form: spans with typed args, a
-// unit that failed, instants, counters, threads with names.
+// Events the SDK wrote in the protobuf form (write_sdk_trace: spans with
+// typed args and text to escape, a unit that failed, an instant, a counter).
 TEST(PerfettoFields, SdkTracesDecodeAsTheirJsonText) {
-  jitscope::Config cfg = jitscope::testing::test_config("pf_fields_sdk");
-  cfg.format = jitscope::TraceFormat::kPerfetto;
-  ASSERT_TRUE(jitscope::start(cfg).ok());
-  jitscope::set_thread_name("worker \"one\" \xC3\xA9");
-  for (int i = 0; i < 3; ++i) {
-    jitscope::CompileUnit unit({.frame = "kernel_7", .key = "k7"});
-    jitscope::Phase phase("lower", {.column = "lower_us"});
-    JITSCOPE_SPAN_ARGS("pass", {"n", std::int64_t{-42}}, {"ratio", 0.125}, {"ok", true},
-                       {"ir", std::string_view("func @main \xC3\xA9 \"q\"\n")});
-    jitscope::instant("cache_miss", {{"key", std::string_view("abc")}});
-    jitscope::counter("bytes", 123456789);
-    if (i == 1) unit.fail("ValueError", "bad \\ shape");
-  }
-  for (int i = 0; i < 20; ++i) JITSCOPE_SPAN("loop");
-  ASSERT_TRUE(jitscope::stop().ok());
-  const Decoded d = expect_same(cfg.output_path);
+  const Decoded d = expect_same(
+      jitscope::testing::write_sdk_trace("pf_fields_sdk", jitscope::TraceFormat::kPerfetto));
   ASSERT_TRUE(d.ok) << d.error;
-  EXPECT_GE(d.events.size(), 40u);
+  EXPECT_GE(d.events.size(), 30u);
 }
 
 TEST(PerfettoFields, ErrorsAndAStopAreTheSame) {

@@ -39,9 +39,7 @@ namespace tools = jitscope::tools;
 namespace ev = pf::event;
 
 std::string write_trace(const std::string& bytes) {
-  const std::string path = jitscope::testing::temp_path("pftrace");
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
+  return jitscope::testing::write_trace_file(bytes, "pftrace");
 }
 
 std::vector<std::string> jsons(const ReaderOutput& r) {

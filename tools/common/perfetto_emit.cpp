@@ -78,12 +78,9 @@ void PerfettoDecoder::State::write_json(const Emit& e) {
   event.append(",\"tid\":");
   detail::append_int(event, e.tid);
   if (e.bp_e) event.append(",\"bp\":\"e\"");
-  if (e.args_always || !e.args_a.empty() || !e.args_b.empty()) {
-    event.append(",\"args\":{");
-    event.append(e.args_a);
-    if (!e.args_a.empty() && !e.args_b.empty()) event.push_back(',');
-    event.append(e.args_b);
-    event.push_back('}');
+  if (e.has_args()) {
+    event.push_back(',');
+    e.append_args(event);
   }
   event.push_back('}');
 }
@@ -124,12 +121,10 @@ void PerfettoDecoder::State::fill_fields(const Emit& e, const char* at) {
   if (repaired) check_memory(at);
   // The args, for EventDecoder to read as it reads the JSON form's.
   event.clear();
-  if (e.args_always || !e.args_a.empty() || !e.args_b.empty()) {
-    event.append("{\"args\":{");
-    event.append(e.args_a);
-    if (!e.args_a.empty() && !e.args_b.empty()) event.push_back(',');
-    event.append(e.args_b);
-    event.append("}}");
+  if (e.has_args()) {
+    event.push_back('{');
+    e.append_args(event);
+    event.push_back('}');
   }
 }
 

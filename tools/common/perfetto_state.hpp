@@ -139,6 +139,16 @@ struct PerfettoDecoder::State {
     bool has_cat = false, has_id = false, has_ts = true, has_dur = false;
     bool bp_e = false;         // a flow's end binds to the enclosing slice ("bp":"e")
     bool args_always = false;  // "args":{} even when there are none (metadata)
+
+    bool has_args() const noexcept { return args_always || !args_a.empty() || !args_b.empty(); }
+    // `"args":{A,B}`: the BEGIN's members, then the END's (the last of a key counts).
+    void append_args(std::string& out) const {
+      out.append("\"args\":{");
+      out.append(args_a);
+      if (!args_a.empty() && !args_b.empty()) out.push_back(',');
+      out.append(args_b);
+      out.push_back('}');
+    }
   };
 
   std::function<bool(const RawEvent&)> on_event;
