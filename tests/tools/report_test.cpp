@@ -431,7 +431,11 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   // (which units kept their spans), units (the rows) and failed_passes.
   EXPECT_EQ(keys,
             (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "waterfalls",
-                                   "units", "failed_passes", "top_spans", "gpu"}));
+                                   "units", "failed_passes", "top_spans", "gpu", "caches"}));
+  EXPECT_TRUE(all["caches"].empty());  // no cache_lookup in this trace
+  const json caches = report_json({path, "--section", "caches"});
+  EXPECT_EQ(caches.size(), 1u);
+  EXPECT_TRUE(caches.contains("caches"));
 
   const std::string out = temp_path("report_output");
   const Result to_file = report({path, "--output", out, "-f", "json"});

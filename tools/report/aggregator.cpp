@@ -230,6 +230,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
     case 'I':
     case 'i':
       if (ev.cat == "jitscope" && ev.name.substr(0, 7) == "crash: ") crash_instant(ev, decoder);
+      if (ev.name == "cache_lookup" && ev.has_args) cache_lookup(ev, decoder);
       if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
       return;
     case 'C':
@@ -527,6 +528,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   gpu_rows(r, unit_pids);  // before name_rows: it sets r.gpu whole, name_rows adds r.gpu.names
   name_rows(r);
   failed_rows(r);
+  r.caches = caches_.rows();
   r.multi_process_units = unit_pids.size() > 1;
   return r;
 }

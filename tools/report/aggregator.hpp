@@ -36,6 +36,7 @@
 // aggregator_state.hpp.
 #pragma once
 
+#include "cache_lookups.hpp"
 #include "report_data.hpp"
 #include "self_time.hpp"
 
@@ -146,6 +147,8 @@ class Aggregator final : private SelfTimeSink {
                   std::string_view compile_id, const tools::DecodedEvent& ev,
                   tools::EventDecoder& decoder, const std::string* begin_reason);
   void crash_instant(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
+  // CompileUnit::cache_lookup's instant (aggregator_caches.cpp).
+  void cache_lookup(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   // `process`: note_process's index, or kNone for an event without a pid.
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder, std::uint32_t process);
   void on_self(const TimedSpan& span, std::int64_t self_ns) override;
@@ -219,6 +222,7 @@ class Aggregator final : private SelfTimeSink {
   std::uint64_t begins_beyond_ = 0;  // past the open-B bounds (their E's too)
   std::uint64_t end_overflow_ = 0;   // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
+  CacheLookups caches_;
   std::vector<CrashNote> crashes_;                              // the first crash of each process
   std::unordered_map<std::string, std::uint32_t> crash_index_;  // its pid key -> crashes_
   std::vector<FailedSpan> failed_;  // the first Report::kMaxFailedPasses

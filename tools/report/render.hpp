@@ -23,11 +23,12 @@ struct Sections {
   bool units = true;
   bool top_spans = true;
   bool gpu = true;
+  bool caches = true;
 };
 
 // The section names --section accepts (also the JSON keys).
-inline constexpr std::string_view kSectionNames[] = {"header", "compile_times", "phases",
-                                                     "units",  "top_spans",     "gpu"};
+inline constexpr std::string_view kSectionNames[] = {
+    "header", "compile_times", "phases", "units", "top_spans", "gpu", "caches"};
 
 // Receives the report in pieces (about 1 MiB each), in order.
 using Writer = std::function<void(std::string_view)>;

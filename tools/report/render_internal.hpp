@@ -64,6 +64,9 @@ class Emitter {
 // The tables of the sections asked for: times as human_ns and the terminal's
 // wording when `human`, else raw ns and CSV column names (*_ns).
 std::vector<Table> build(const Report& r, const Sections& sec, bool human);
+// The caches section (render_caches.cpp): its tables into `out`, its JSON into `j`.
+void cache_tables(const Report& r, std::vector<Table>& out);
+void json_caches(const Report& r, detail::JsonWriter& j);
 
 // v with `decimals` decimals ("%.*f").
 std::string fixed(double v, int decimals);

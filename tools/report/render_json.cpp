@@ -418,6 +418,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.end_array();
     j.end_object();
   }
+  if (sec.caches) json_caches(r, j);
 }
 
 }  // namespace jitscope::report

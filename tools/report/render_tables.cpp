@@ -377,6 +377,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       out.push_back(std::move(work));
     }
   }
+  if (sec.caches) cache_tables(r, out);
   return out;
 }
 

@@ -4,6 +4,8 @@
 // sat_sub) instead of overflowing: hostile traces cannot cause UB.
 #pragma once
 
+#include "cache_lookups.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -289,6 +291,8 @@ struct Report {
   std::vector<FailedPass> failed_passes;
   std::uint64_t failed_passes_total = 0;
   static constexpr std::size_t kMaxFailedPasses = 10000;
+  // Cache lookups by layer, with their miss reasons (cache_lookups.hpp).
+  std::vector<CacheLayerRow> caches;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
   bool has_metrics = false;

@@ -61,6 +61,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -229,6 +230,14 @@ class JITSCOPE_API GraphNameScope {
 
 // ---- compile units ------------------------------------------------------
 
+// One part of a cache key, by name ("source_hash", "options", "target",
+// "versions"): what jitscope-report compares to say why a lookup missed.
+struct CacheKeyPart {
+  std::string_view name;
+  std::string_view value;
+};
+enum class CacheOutcome : std::uint8_t { kHit, kMiss };
+
 struct CompileUnitOptions {
   // What is compiled (a function, a kernel family). Compiling the same frame
   // again is a recompile: same frame id, next attempt. Empty: a new frame.
@@ -288,6 +297,20 @@ class JITSCOPE_API CompileUnit {
   // Cache traffic for the record: <cache>_hits / _misses and the keys.
   void cache_hit(std::string_view key, std::string_view cache = "cache") noexcept;
   void cache_miss(std::string_view key, std::string_view cache = "cache") noexcept;
+  // A lookup in cache layer `layer` ("fx_graph", "ptx", "disk") with its key
+  // in named parts, and whether it hit. The record counts it as cache_hit /
+  // cache_miss do (the key: the parts as name=value, ';'-joined); the trace
+  // gets an instant "cache_lookup" on this thread (args layer, hit, unit and
+  // key_parts: the parts as a JSON object) from which jitscope-report
+  // explains each miss by the parts that differ from the nearest earlier key
+  // of the layer (docs/caches.md). Parts keep their order; a name given
+  // twice keeps its last value.
+  void cache_lookup(std::string_view layer, std::initializer_list<CacheKeyPart> key,
+                    CacheOutcome outcome) noexcept {
+    cache_lookup(layer, key.begin(), key.size(), outcome);
+  }
+  void cache_lookup(std::string_view layer, const CacheKeyPart* key, std::size_t parts,
+                    CacheOutcome outcome) noexcept;
 
   // Writes `content` (text or bytes) now, as a file of the session's
   // artifacts folder (Config::artifacts_dir): <compile id>/<kind>.<extension>

@@ -4,6 +4,7 @@
 #include "base/boundary.hpp"
 #include "base/compile_id.hpp"
 #include "base/immortal.hpp"
+#include "base/json_writer.hpp"
 #include "base/log.hpp"
 #include "clock/clock.hpp"
 #include "compile/artifacts.hpp"
@@ -469,6 +470,39 @@ void CompileUnit::cache_hit(std::string_view key, std::string_view cache) noexce
 }
 void CompileUnit::cache_miss(std::string_view key, std::string_view cache) noexcept {
   cache_event(state_.get(), key, cache, false);
+}
+
+void CompileUnit::cache_lookup(std::string_view layer, const CacheKeyPart* key, std::size_t parts,
+                               CacheOutcome outcome) noexcept {
+  UnitState* state = state_.get();
+  if (state == nullptr) return;
+  const bool hit = outcome == CacheOutcome::kHit;
+  std::string text;  // the record's key: name=value;...
+  std::string json;  // the trace's key_parts: {"name":"value",...}
+  if (!guarded("describing a cache key", [&] {
+        JsonWriter w(json);
+        w.begin_object();
+        for (std::size_t i = 0; i < parts; ++i) {
+          if (i > 0) text.push_back(';');
+          text.append(key[i].name);
+          text.push_back('=');
+          text.append(key[i].value);
+          w.key(key[i].name);
+          w.value(key[i].value);
+        }
+        w.end_object();
+      })) {
+    return;
+  }
+  cache_event(state, text, layer, hit);
+  if (!active()) return;
+  guarded("recording a cache lookup", [&] {
+    const std::string unit = state->id.str();
+    instant("cache_lookup", {{"layer", layer.empty() ? std::string_view("cache") : layer},
+                             {"hit", hit},
+                             {"unit", std::string_view(unit)},
+                             {"key_parts", std::string_view(json)}});
+  });
 }
 
 Status CompileUnit::set(std::string_view key, const FieldValue& value, bool overwrite) noexcept {

@@ -54,6 +54,11 @@ inline void CompileUnit::cache_hit(std::string_view key, std::string_view cache)
 inline void CompileUnit::cache_miss(std::string_view key, std::string_view cache) noexcept {
   static_cast<void>(key), static_cast<void>(cache);
 }
+inline void CompileUnit::cache_lookup(std::string_view layer, const CacheKeyPart* key,
+                                      std::size_t parts, CacheOutcome outcome) noexcept {
+  static_cast<void>(layer), static_cast<void>(key), static_cast<void>(parts),
+      static_cast<void>(outcome);
+}
 inline Status CompileUnit::set(std::string_view key, const FieldValue& value,
                                bool overwrite) noexcept {
   static_cast<void>(key), static_cast<void>(value), static_cast<void>(overwrite);

@@ -1,0 +1,179 @@
+// Why a cache missed (issue 40): CompileUnit::cache_lookup in a real session,
+// and jitscope-report's caches section read back as JSON, in both trace
+// forms. The expected reasons are worked out here from the scripted keys
+// (which parts changed against which earlier key), not by the code under
+// test; CacheLookups is also driven directly for its nearest-key rules.
+// Not covered: the HTML page (no caches section there yet).
+#include "report_support.hpp"
+#include "trace_support.hpp"
+
+#include <cache_lookups.hpp>
+
+#include <jitscope/compile.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace jitscope::testing::report {
+namespace {
+
+// One scripted lookup: its layer, key and outcome, and the miss reason a
+// reader of the script gives it.
+struct Lookup {
+  std::string layer;
+  std::vector<std::pair<std::string, std::string>> key;
+  bool hit;
+  std::string reason;  // for a miss
+};
+
+// The script: a first entry, a one-part change, a two-part change, a new
+// layer, a hit on a known key, a miss on a known key, a part added, and the
+// nearest key being the older of two.
+std::vector<Lookup> script() {
+  using K = std::vector<std::pair<std::string, std::string>>;
+  const K base = {{"source", "s1"}, {"options", "-O2"}, {"target", "sm_80"}};
+  return {
+      {"ptx", base, false, "new layer"},
+      {"ptx", {{"source", "s1"}, {"options", "-O3"}, {"target", "sm_80"}}, false, "options"},
+      {"ptx", {{"source", "s2"}, {"options", "-O3"}, {"target", "sm_90"}}, false,
+       "source + target"},
+      {"cubin", base, false, "new layer"},
+      {"ptx", base, true, ""},
+      {"ptx", base, false, "same key"},
+      // Nearest: base (one part away: versions, which it lacks).
+      {"ptx", {{"source", "s1"}, {"options", "-O2"}, {"target", "sm_80"}, {"versions", "12.8"}},
+       false, "versions"},
+      // Nearest: the s2 key (one part away); the -O3 one is two away, base three.
+      {"ptx", {{"source", "s2"}, {"options", "-O3"}, {"target", "sm_75"}}, false, "target"},
+  };
+}
+
+void run_script(const std::string& path, TraceFormat format) {
+  reset_compile_state();
+  Config cfg = test_config(path);
+  cfg.output_path = path;
+  cfg.format = format;
+  ScopedSession session(cfg);
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  int i = 0;
+  for (const Lookup& l : script()) {
+    CompileUnit unit({.frame = "k" + std::to_string(i++)});
+    std::vector<CacheKeyPart> parts;
+    for (const auto& [n, v] : l.key) parts.push_back({n, v});
+    unit.cache_lookup(l.layer, parts.data(), parts.size(),
+                      l.hit ? CacheOutcome::kHit : CacheOutcome::kMiss);
+  }
+}
+
+// The expected per-layer figures, from the script alone.
+struct LayerFigures {
+  int lookups = 0, hits = 0, misses = 0;
+  std::map<std::string, int> reasons;
+  std::map<std::string, int> parts;
+};
+std::map<std::string, LayerFigures> expected() {
+  std::map<std::string, LayerFigures> out;
+  for (const Lookup& l : script()) {
+    LayerFigures& f = out[l.layer];
+    ++f.lookups;
+    if (l.hit) {
+      ++f.hits;
+      continue;
+    }
+    ++f.misses;
+    ++f.reasons[l.reason];
+    if (l.reason == "new layer" || l.reason == "same key") continue;
+    for (std::size_t at = 0, plus; at <= l.reason.size(); at = plus + 3) {
+      plus = l.reason.find(" + ", at);
+      if (plus == std::string::npos) plus = l.reason.size();
+      ++f.parts[l.reason.substr(at, plus - at)];
+    }
+  }
+  return out;
+}
+
+TEST(ReportCaches, MissesAreExplainedByTheKeyPartsThatDiffer) {
+  for (const TraceFormat format : {TraceFormat::kJson, TraceFormat::kPerfetto}) {
+    SCOPED_TRACE(format == TraceFormat::kJson ? "json" : "perfetto");
+    const std::string trace =
+        temp_path(format == TraceFormat::kJson ? "caches.json" : "caches.pftrace");
+    run_script(trace, format);
+    const json rep = report_json({trace, "--section", "caches"});
+    ASSERT_TRUE(rep.contains("caches")) << rep.dump();
+    const auto want = expected();
+    ASSERT_EQ(rep["caches"].size(), want.size()) << rep.dump(1);
+    for (const json& layer : rep["caches"]) {
+      const std::string name = layer["layer"];
+      ASSERT_TRUE(want.count(name)) << name;
+      const LayerFigures& f = want.at(name);
+      EXPECT_EQ(layer["lookups"], f.lookups) << name;
+      EXPECT_EQ(layer["hits"], f.hits) << name;
+      EXPECT_EQ(layer["misses"], f.misses) << name;
+      std::map<std::string, int> reasons, parts;
+      for (const json& r : layer["reasons"]) reasons[r["reason"]] = r["misses"];
+      for (const json& p : layer["parts"]) parts[p["part"]] = p["misses"];
+      EXPECT_EQ(reasons, f.reasons) << layer.dump(1);
+      EXPECT_EQ(parts, f.parts) << layer.dump(1);
+    }
+    // The first miss on options: its unit, and what the part was and is.
+    for (const json& r : rep["caches"][1]["reasons"]) {  // "ptx" (layers by name)
+      if (r["reason"] != "options") continue;
+      EXPECT_EQ(r["first_unit"], "1/0");
+      ASSERT_EQ(r["first_changes"].size(), 1u);
+      EXPECT_EQ(r["first_changes"][0]["part"], "options");
+      EXPECT_EQ(r["first_changes"][0]["was"], "-O2");
+      EXPECT_EQ(r["first_changes"][0]["now"], "-O3");
+    }
+    // The terminal's tables say the same.
+    const Result text = report({trace, "--section", "caches"});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("source + target"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("options: -O2 → -O3"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("versions: (none) → 12.8"), std::string::npos) << text.out;
+  }
+}
+
+TEST(ReportCaches, NearestKeyRules) {
+  using jitscope::report::CacheKeyPart;
+  using jitscope::report::CacheLookups;
+  auto key = [](std::vector<std::pair<std::string, std::string>> parts) {
+    std::vector<CacheKeyPart> k;
+    for (auto& [n, v] : parts) k.push_back({n, v});
+    return k;
+  };
+  CacheLookups c;
+  c.add("l", key({{"a", "1"}, {"b", "1"}}), false, "0/0");
+  // The same key in another order, with a name given twice (the last counts): a hit.
+  c.add("l", key({{"b", "9"}, {"a", "1"}, {"b", "1"}}), true, "1/0");
+  // A part removed, against the only key.
+  c.add("l", key({{"a", "1"}}), false, "2/0");
+  const auto rows = c.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].lookups, 3u);
+  EXPECT_EQ(rows[0].hits, 1u);
+  ASSERT_EQ(rows[0].reasons.size(), 2u);
+  EXPECT_EQ(rows[0].reasons[0].reason, "b");  // 1 miss each: by name
+  EXPECT_EQ(rows[0].reasons[1].reason, "new layer");
+  ASSERT_EQ(rows[0].reasons[0].example.size(), 1u);
+  EXPECT_TRUE(rows[0].reasons[0].example[0].had);
+  EXPECT_FALSE(rows[0].reasons[0].example[0].has);
+  EXPECT_EQ(rows[0].reasons[0].example[0].was, "1");
+
+  // Past kMaxKeys distinct keys the one used longest ago is forgotten: a
+  // miss on it is then explained against the nearest key still kept.
+  CacheLookups many;
+  for (std::size_t i = 0; i <= CacheLookups::kMaxKeys; ++i) {
+    many.add("l", key({{"n", std::to_string(i)}, {"x", "0"}}), false, "");
+  }
+  many.add("l", key({{"n", "0"}, {"x", "0"}}), false, "");  // forgotten: not "same key"
+  const auto r = many.rows();
+  EXPECT_EQ(r[0].keys_forgotten, 2u);  // n=0, then n=1 to make room for n=0 again
+  std::map<std::string, std::uint64_t> reasons;
+  for (const auto& m : r[0].reasons) reasons[m.reason] = m.misses;
+  EXPECT_EQ(reasons, (std::map<std::string, std::uint64_t>{
+                         {"new layer", 1}, {"n", CacheLookups::kMaxKeys + 1}}));
+}
+
+}  // namespace
+}  // namespace jitscope::testing::report

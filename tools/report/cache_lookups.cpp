@@ -1,0 +1,169 @@
+#include "cache_lookups.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace jitscope::report {
+namespace {
+
+std::uint64_t text_hash(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
+
+std::string cut(const std::string& s) {
+  if (s.size() <= CacheLookups::kMaxExampleBytes) return s;
+  std::size_t n = CacheLookups::kMaxExampleBytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
+  return s.substr(0, n) + "…";
+}
+
+// The parts of `a` and `b` (each sorted by name) that differ, by name;
+// stops counting past `limit`.
+template <typename Fn>
+std::size_t diff(const std::vector<CacheKeyPart>& a, const std::vector<std::uint64_t>& ah,
+                 const std::vector<CacheKeyPart>& b, const std::vector<std::uint64_t>& bh,
+                 std::size_t limit, Fn&& on_diff) {
+  std::size_t i = 0, j = 0, n = 0;
+  while ((i < a.size() || j < b.size()) && n <= limit) {
+    int order;
+    if (i == a.size()) {
+      order = 1;
+    } else if (j == b.size()) {
+      order = -1;
+    } else {
+      order = a[i].name.compare(b[j].name);
+    }
+    if (order == 0) {
+      if (ah[i] != bh[j] || a[i].value != b[j].value) {
+        ++n;
+        on_diff(&a[i], &b[j]);
+      }
+      ++i, ++j;
+    } else if (order < 0) {
+      ++n;
+      on_diff(&a[i++], static_cast<const CacheKeyPart*>(nullptr));
+    } else {
+      ++n;
+      on_diff(static_cast<const CacheKeyPart*>(nullptr), &b[j++]);
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+CacheLookups::Key CacheLookups::make_key(std::vector<CacheKeyPart> parts) {
+  // By name; a name given twice keeps its last value.
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const CacheKeyPart& x, const CacheKeyPart& y) { return x.name < y.name; });
+  Key k;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i + 1 < parts.size() && parts[i + 1].name == parts[i].name) continue;
+    k.parts.push_back(std::move(parts[i]));
+  }
+  k.hash = 0x9e3779b97f4a7c15ull;
+  for (const CacheKeyPart& p : k.parts) {
+    const std::uint64_t h = text_hash(p.value) * 0x100000001b3ull ^ text_hash(p.name);
+    k.hashes.push_back(h);
+    k.hash = (k.hash ^ h) * 0xff51afd7ed558ccdull;
+  }
+  return k;
+}
+
+void CacheLookups::add(std::string_view layer_name, std::vector<CacheKeyPart> parts, bool hit,
+                       std::string_view unit) {
+  Layer& layer = layers_[std::string(layer_name)];
+  Key key = make_key(std::move(parts));
+  ++layer.lookups;
+  if (hit) {
+    ++layer.hits;
+  } else {
+    ++layer.misses;
+    explain_miss(layer, key, unit);
+  }
+  remember(layer, std::move(key));
+}
+
+void CacheLookups::explain_miss(Layer& layer, const Key& key, std::string_view unit) {
+  std::string reason;
+  const Key* nearest = nullptr;
+  std::size_t best = static_cast<std::size_t>(-1);
+  for (const Key& k : layer.keys) {
+    const std::size_t d = diff(k.parts, k.hashes, key.parts, key.hashes, best, [](const CacheKeyPart*, const CacheKeyPart*) {});
+    if (d < best || (d == best && nearest != nullptr && k.last_use > nearest->last_use)) {
+      best = d;
+      nearest = &k;
+    }
+  }
+  std::vector<CacheMissReason::Change> changes;
+  if (nearest == nullptr) {
+    reason = "new layer";
+  } else if (best == 0) {
+    reason = "same key";
+  } else {
+    diff(nearest->parts, nearest->hashes, key.parts, key.hashes, best,
+         [&](const CacheKeyPart* was, const CacheKeyPart* now) {
+           CacheMissReason::Change c;
+           c.part = was != nullptr ? was->name : now->name;
+           c.had = was != nullptr;
+           c.has = now != nullptr;
+           if (c.had) c.was = cut(was->value);
+           if (c.has) c.now = cut(now->value);
+           if (!reason.empty()) reason += " + ";
+           reason += c.part;
+           ++layer.parts[c.part];
+           changes.push_back(std::move(c));
+         });
+  }
+  CacheMissReason& r = layer.reasons[reason];
+  if (r.misses++ == 0) {
+    r.reason = reason;
+    r.example_unit = std::string(unit);
+    r.example = std::move(changes);
+  }
+}
+
+void CacheLookups::remember(Layer& layer, Key key) {
+  key.last_use = ++clock_;
+  for (Key& k : layer.keys) {
+    if (k.hash == key.hash && k.parts.size() == key.parts.size() &&
+        diff(k.parts, k.hashes, key.parts, key.hashes, 0, [](const CacheKeyPart*, const CacheKeyPart*) {}) == 0) {
+      k.last_use = key.last_use;
+      return;
+    }
+  }
+  if (layer.keys.size() < kMaxKeys) {
+    layer.keys.push_back(std::move(key));
+    return;
+  }
+  // The key used longest ago makes room.
+  auto oldest = std::min_element(layer.keys.begin(), layer.keys.end(),
+                                 [](const Key& a, const Key& b) { return a.last_use < b.last_use; });
+  *oldest = std::move(key);
+  ++layer.forgotten;
+}
+
+std::vector<CacheLayerRow> CacheLookups::rows() const {
+  std::vector<CacheLayerRow> out;
+  for (const auto& [name, l] : layers_) {
+    CacheLayerRow row;
+    row.layer = name;
+    row.lookups = l.lookups;
+    row.hits = l.hits;
+    row.misses = l.misses;
+    row.keys_forgotten = l.forgotten;
+    for (const auto& [reason, r] : l.reasons) row.reasons.push_back(r);
+    std::sort(row.reasons.begin(), row.reasons.end(),
+              [](const CacheMissReason& a, const CacheMissReason& b) {
+                return a.misses != b.misses ? a.misses > b.misses : a.reason < b.reason;
+              });
+    row.parts.assign(l.parts.begin(), l.parts.end());
+    std::sort(row.parts.begin(), row.parts.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    out.push_back(std::move(row));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const CacheLayerRow& a, const CacheLayerRow& b) { return a.layer < b.layer; });
+  return out;
+}
+
+}  // namespace jitscope::report
