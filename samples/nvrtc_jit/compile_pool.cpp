@@ -75,14 +75,31 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
       hash = DiskCache::key_hash(key);
       found = s.cache->load(k.name, key, &cached);
     }
-    if (found == DiskCache::Lookup::kHit) {
-      unit.cache_hit(hash, "disk_cache");
-      out.cache_hit = true;
+    out.cache_hit = found == DiskCache::Lookup::kHit;
+    out.cache_miss = !out.cache_hit;
+    // The key's parts by name, so that jitscope-report can say which part
+    // made a lookup miss (docs/caches.md).
+    std::string options;
+    for (const std::string& o : s.toolchain->nvrtc_options)
+      options += (options.empty() ? "" : " ") + o;
+    for (const std::string& o : s.toolchain->link_options) options += " " + o;
+    const std::string toolchain =
+        "nvrtc " + s.toolchain->nvrtc_version + ", nvjitlink " + s.toolchain->nvjitlink_version;
+    const std::string family = k.name.size() > k.variant.size()
+                                   ? k.name.substr(0, k.name.size() - k.variant.size() - 1)
+                                   : k.name;
+    const std::string source_hash = DiskCache::key_hash(source);
+    unit.cache_lookup("disk_cache",
+                      {{"toolchain", toolchain},
+                       {"arch", s.toolchain->arch},
+                       {"options", options},
+                       {"kernel", family},
+                       {"config", k.variant},
+                       {"source", source_hash}},
+                      out.cache_hit ? jitscope::CacheOutcome::kHit : jitscope::CacheOutcome::kMiss);
+    if (out.cache_hit) {
       out.cubin = std::move(cached.cubin);
       out.ltoir_bytes = cached.ltoir_bytes;
-    } else {
-      unit.cache_miss(hash, "disk_cache");
-      out.cache_miss = true;
     }
     record("cache", out.cache_hit ? "hit" : "miss");
     record("cache_key", hash);
