@@ -47,10 +47,11 @@ struct Decoded {
 
 // `path` read and decoded as jitscope-report does (fields) or through the
 // JSON text; `stop_after` > 0 stops the read at that event.
-Decoded decode(const std::string& path, bool fields, std::size_t chunk,
-               std::size_t stop_after = 0) {
+Decoded decode(const std::string& path, bool fields, std::size_t chunk, std::size_t stop_after = 0,
+               std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
   tools::TraceReader reader(chunk);
   reader.set_decoded_fields(fields);
+  reader.set_max_event_bytes(max_bytes);
   tools::EventDecoder decoder;
   tools::DecodedEvent ev;
   Decoded d;
@@ -82,9 +83,10 @@ Decoded decode(const std::string& path, bool fields, std::size_t chunk,
 // past 10^18 ns come as their JSON text).
 Decoded expect_same(const std::string& path,
                     std::size_t chunk = tools::TraceReader::kDefaultChunkSize,
-                    bool all_fields = true) {
-  const Decoded text = decode(path, false, chunk);
-  const Decoded direct = decode(path, true, chunk);
+                    bool all_fields = true,
+                    std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
+  const Decoded text = decode(path, false, chunk, 0, max_bytes);
+  const Decoded direct = decode(path, true, chunk, 0, max_bytes);
   EXPECT_EQ(direct.ok, text.ok);
   EXPECT_EQ(direct.error, text.error);
   EXPECT_EQ(direct.ignored, text.ignored);
@@ -257,6 +259,31 @@ TEST(PerfettoFields, SdkTracesDecodeAsTheirJsonText) {
       jitscope::testing::write_sdk_trace("pf_fields_sdk", jitscope::TraceFormat::kPerfetto));
   ASSERT_TRUE(d.ok) << d.error;
   EXPECT_GE(d.events.size(), 30u);
+}
+
+// The size bound on an event is its JSON text's: a name of control bytes
+// (6 bytes each as text) passes it in the text long before the packet
+// does. Each length around the bound gives the same events and error.
+TEST(PerfettoFields, TheEventSizeBoundGivesTheSameError) {
+  constexpr std::size_t kBound = 400;
+  std::size_t refused = 0;
+  for (std::size_t n = 0; n < 90; ++n) {
+    SCOPED_TRACE(n);
+    const std::string name(n, '\x01');
+    const std::vector<Msg> p = {descriptor(thread_track(2, 1, 5, 6, "t")), absolute_thread(2, 2),
+                                at(2, 10, typed(ev::kInstant).bytes(ev::kName, name)),
+                                at(2, 20, typed(ev::kSliceBegin).bytes(ev::kName, "after")),
+                                at(2, 30, typed(ev::kSliceEnd))};
+    const Decoded d =
+        expect_same(write_trace(trace(p)), tools::TraceReader::kDefaultChunkSize, false, kBound);
+    if (!d.ok) {
+      ++refused;
+      EXPECT_NE(d.error.find("an event larger than 400 bytes"), std::string::npos) << d.error;
+    }
+  }
+  // Some lengths pass the bound and some do not (about 52 bytes and up).
+  EXPECT_GT(refused, 10u);
+  EXPECT_LT(refused, 80u);
 }
 
 TEST(PerfettoFields, ErrorsAndAStopAreTheSame) {

@@ -36,14 +36,18 @@ std::vector<Lookup> script() {
   return {
       {"ptx", base, false, "new layer"},
       {"ptx", {{"source", "s1"}, {"options", "-O3"}, {"target", "sm_80"}}, false, "options"},
-      {"ptx", {{"source", "s2"}, {"options", "-O3"}, {"target", "sm_90"}}, false,
+      {"ptx",
+       {{"source", "s2"}, {"options", "-O3"}, {"target", "sm_90"}},
+       false,
        "source + target"},
       {"cubin", base, false, "new layer"},
       {"ptx", base, true, ""},
       {"ptx", base, false, "same key"},
       // Nearest: base (one part away: versions, which it lacks).
-      {"ptx", {{"source", "s1"}, {"options", "-O2"}, {"target", "sm_80"}, {"versions", "12.8"}},
-       false, "versions"},
+      {"ptx",
+       {{"source", "s1"}, {"options", "-O2"}, {"target", "sm_80"}, {"versions", "12.8"}},
+       false,
+       "versions"},
       // Nearest: the s2 key (one part away); the -O3 one is two away, base three.
       {"ptx", {{"source", "s2"}, {"options", "-O3"}, {"target", "sm_75"}}, false, "target"},
   };
@@ -143,11 +147,11 @@ TEST(ReportCaches, NearestKeyRules) {
     return k;
   };
   CacheLookups c;
-  c.add("l", key({{"a", "1"}, {"b", "1"}}), false, "0/0");
+  c.add("l", key({{"a", "1"}, {"b", "1"}}), false, "0/0", 1);
   // The same key in another order, with a name given twice (the last counts): a hit.
-  c.add("l", key({{"b", "9"}, {"a", "1"}, {"b", "1"}}), true, "1/0");
+  c.add("l", key({{"b", "9"}, {"a", "1"}, {"b", "1"}}), true, "1/0", 2);
   // A part removed, against the only key.
-  c.add("l", key({{"a", "1"}}), false, "2/0");
+  c.add("l", key({{"a", "1"}}), false, "2/0", 3);
   const auto rows = c.rows();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].lookups, 3u);
@@ -164,15 +168,71 @@ TEST(ReportCaches, NearestKeyRules) {
   // miss on it is then explained against the nearest key still kept.
   CacheLookups many;
   for (std::size_t i = 0; i <= CacheLookups::kMaxKeys; ++i) {
-    many.add("l", key({{"n", std::to_string(i)}, {"x", "0"}}), false, "");
+    many.add("l", key({{"n", std::to_string(i)}, {"x", "0"}}), false, "",
+             static_cast<std::int64_t>(i));
   }
-  many.add("l", key({{"n", "0"}, {"x", "0"}}), false, "");  // forgotten: not "same key"
+  many.add("l", key({{"n", "0"}, {"x", "0"}}), false, "", 10000);  // forgotten: not "same key"
   const auto r = many.rows();
   EXPECT_EQ(r[0].keys_forgotten, 2u);  // n=0, then n=1 to make room for n=0 again
   std::map<std::string, std::uint64_t> reasons;
   for (const auto& m : r[0].reasons) reasons[m.reason] = m.misses;
-  EXPECT_EQ(reasons, (std::map<std::string, std::uint64_t>{
-                         {"new layer", 1}, {"n", CacheLookups::kMaxKeys + 1}}));
+  EXPECT_EQ(reasons, (std::map<std::string, std::uint64_t>{{"new layer", 1},
+                                                           {"n", CacheLookups::kMaxKeys + 1}}));
+
+  // The key used longest ago goes, not the one stored first: a hit on key 0
+  // keeps it, so a miss on it again is "same key".
+  CacheLookups lru;
+  std::int64_t ts = 0;
+  for (std::size_t i = 0; i < CacheLookups::kMaxKeys; ++i) {
+    lru.add("l", key({{"n", std::to_string(i)}}), false, "", ts++);
+  }
+  lru.add("l", key({{"n", "0"}}), true, "", ts++);
+  lru.add("l", key({{"n", "new"}}), false, "", ts++);  // key 1 makes room
+  lru.add("l", key({{"n", "0"}}), false, "", ts++);
+  lru.add("l", key({{"n", "1"}}), false, "", ts++);
+  std::map<std::string, std::uint64_t> lru_reasons;
+  const auto lru_rows = lru.rows();
+  for (const auto& m : lru_rows[0].reasons) lru_reasons[m.reason] = m.misses;
+  EXPECT_EQ(lru_reasons,
+            (std::map<std::string, std::uint64_t>{
+                {"new layer", 1}, {"n", CacheLookups::kMaxKeys + 1}, {"same key", 1}}));
+}
+
+// Equally near keys: the one looked up last is the nearest, whatever order
+// the trace holds the lookups in (time order, not file order); a key that
+// could not be read is counted and said.
+TEST(ReportCaches, TheNearestIsTheLatestInTime) {
+  using jitscope::report::CacheKeyPart;
+  using jitscope::report::CacheLookups;
+  CacheLookups c;
+  // Added out of time order, as a trace holds two threads' events.
+  c.add("l", {{"a", "2"}, {"b", "1"}}, false, "late", 30);   // 2nd in time: vs t=10, 'a'
+  c.add("l", {{"a", "2"}, {"b", "2"}}, false, "last", 40);   // 'a' from t=20 or 'b' from t=30: t=30
+  c.add("l", {{"a", "1"}, {"b", "1"}}, false, "first", 10);  // new layer
+  c.add("l", {{"a", "1"}, {"b", "2"}}, false, "mid", 20);    // 'b' from t=10
+  c.add("l", {}, false, "cut", 50, false);
+  const auto rows = c.rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].lookups, 5u);
+  EXPECT_EQ(rows[0].misses, 5u);
+  std::map<std::string, std::string> first_unit;
+  std::map<std::string, std::uint64_t> misses;
+  for (const auto& m : rows[0].reasons) {
+    first_unit[m.reason] = m.example_unit;
+    misses[m.reason] = m.misses;
+  }
+  EXPECT_EQ(misses, (std::map<std::string, std::uint64_t>{
+                        {"new layer", 1}, {"a", 1}, {"b", 2}, {"unreadable key", 1}}));
+  EXPECT_EQ(first_unit["new layer"], "first");
+  EXPECT_EQ(first_unit["b"], "mid");
+  EXPECT_EQ(first_unit["a"], "late");
+  // t=40 {a=2,b=2}: one part from t=20 ({a=1,b=2}: 'a') and from t=30
+  // ({a=2,b=1}: 'b'); the later, t=30, gives 'b'.
+  for (const auto& m : rows[0].reasons) {
+    if (m.reason != "b") continue;
+    ASSERT_EQ(m.example.size(), 1u);
+    EXPECT_EQ(m.example[0].was, "1");  // mid's, against first
+  }
 }
 
 }  // namespace

@@ -17,9 +17,13 @@
 // Output::kFields hands each event over as its fields (RawEvent::fields:
 // the DecodedEvent that EventDecoder would read off the JSON text, args
 // aside) with its args as `{"args":{...}}` text, so that the report neither
-// writes nor parses the rest; an event with a time of 10^18 ns or more (not
-// plain in the text) comes as its JSON text. perfetto_fields_test and
-// fuzz_perfetto hold the two outputs to the same decoded events.
+// writes nor parses the rest. An event with a time of 10^18 ns or more (not
+// plain in the text), or whose text could pass max_bytes, comes as its JSON
+// text. perfetto_fields_test and fuzz_perfetto hold the two outputs to the
+// same decoded events and errors. One difference is left: the event buffer
+// is smaller with kFields (its args alone), so a trace within a few hundred
+// bytes of max_memory may be read with kFields and refused with kJson; and
+// largest_event() is then the largest args text.
 //
 // Mapping (what docs/tools.md lists for users)
 // - SLICE_BEGIN/SLICE_END on a track: one "X" written at the END (nested
@@ -63,6 +67,8 @@
 //   the next BEGIN.
 // - interned strings, open slices' strings and each event at most
 //   max_bytes (the reader's max_event_bytes); annotations nested 64 deep.
+//   Interned arg names and string values count as the JSON strings they are
+//   kept as (escaped: up to 6 bytes a byte).
 // - inflating: a compressed packet to at most max_bytes; all of them
 //   together to 64 MiB plus 1024 bytes per byte of input read so far
 //   (deflate's own limit is 1032:1; a zstd frame of runs passes 30000:1,

@@ -26,6 +26,10 @@ void append_time(std::string& out, std::int64_t ns) {
 // back exactly as the number it was.
 constexpr std::uint64_t kPlainTime = 1'000'000'000'000'000'000;
 
+// An event's JSON text beyond its names and args: the keys, the numbers
+// (24 bytes each at most), the punctuation. More than write_json writes.
+constexpr std::size_t kMostFixedText = 256;
+
 std::uint64_t magnitude(std::int64_t v) noexcept {
   return v < 0 ? static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v)
                : static_cast<std::uint64_t>(v);
@@ -34,16 +38,23 @@ std::uint64_t magnitude(std::int64_t v) noexcept {
 }  // namespace
 
 void PerfettoDecoder::State::emit(const Emit& e, const char* at) {
-  // A time past the plain form is left to the JSON text (its field is what
-  // parse_us_to_ns makes of it, or ignored and counted): rare, and exact.
+  // Left to the JSON text, rare and then exact: a time past the plain form
+  // (its field is what parse_us_to_ns makes of it, or ignored and counted),
+  // and an event whose text might pass the size bound (max_bytes: the
+  // names escaped take at most 6 bytes a byte), so that both outputs end a
+  // trace with the same error.
   const bool plain_times =
       (!e.has_ts || magnitude(e.ts) < kPlainTime) && (!e.has_dur || e.dur < kPlainTime);
-  if (output == Output::kFields && plain_times) {
+  const std::size_t most_text = kMostFixedText +
+                                6 * (e.name.size() + e.cat.size() + e.scope.size()) +
+                                e.args_a.size() + e.args_b.size();
+  const bool fields_out = output == Output::kFields && plain_times && most_text <= max_bytes;
+  if (fields_out) {
     fill_fields(e, at);
   } else {
     write_json(e);
   }
-  hand_over(at, output == Output::kFields && plain_times);
+  hand_over(at, fields_out);
 }
 
 void PerfettoDecoder::State::write_json(const Emit& e) {

@@ -13,14 +13,15 @@ void Aggregator::cache_lookup(const tools::DecodedEvent& ev, tools::EventDecoder
     return;  // another tool's instant of that name
   }
   if (!decoder.arg_string(ev, "unit", &unit) && ev.has_compile_id) unit = ev.compile_id;
-  // key_parts: a JSON object of the parts, as text (an arg's value is a scalar).
-  simdjson::dom::parser parser;
+  // key_parts: a JSON object of the parts, as text (an arg's value is a
+  // scalar). Not one: a key cut short (past the ring's payload limit).
+  thread_local simdjson::dom::parser parser;
   simdjson::dom::object object;
-  if (parser.parse(simdjson::padded_string(parts_json)).get_object().get(object) !=
-      simdjson::SUCCESS) {
+  std::vector<CacheKeyPart> key;
+  if (parser.parse(parts_json).get_object().get(object) != simdjson::SUCCESS) {
+    caches_.add(layer, {}, hit == "true", unit, ev.ts_ns, false);
     return;
   }
-  std::vector<CacheKeyPart> key;
   for (const auto field : object) {
     CacheKeyPart p;
     p.name = std::string(field.key);
@@ -32,7 +33,7 @@ void Aggregator::cache_lookup(const tools::DecodedEvent& ev, tools::EventDecoder
     }
     key.push_back(std::move(p));
   }
-  caches_.add(layer, std::move(key), hit == "true", unit);
+  caches_.add(layer, std::move(key), hit == "true", unit, ev.ts_ns);
 }
 
 }  // namespace jitscope::report

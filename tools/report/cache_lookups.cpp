@@ -68,17 +68,28 @@ CacheLookups::Key CacheLookups::make_key(std::vector<CacheKeyPart> parts) {
   return k;
 }
 
-void CacheLookups::add(std::string_view layer_name, std::vector<CacheKeyPart> parts, bool hit,
-                       std::string_view unit) {
-  Layer& layer = layers_[std::string(layer_name)];
-  Key key = make_key(std::move(parts));
+void CacheLookups::add(std::string_view layer, std::vector<CacheKeyPart> key, bool hit,
+                       std::string_view unit, std::int64_t ts_ns, bool readable) {
+  lookups_.push_back(
+      Lookup{ts_ns, std::string(layer), std::string(unit), std::move(key), hit, readable});
+}
+
+void CacheLookups::take(Lookup& lookup) {
+  Layer& layer = layers_[lookup.layer];
   ++layer.lookups;
-  if (hit) {
-    ++layer.hits;
-  } else {
-    ++layer.misses;
-    explain_miss(layer, key, unit);
+  lookup.hit ? ++layer.hits : ++layer.misses;
+  if (!lookup.readable) {
+    if (!lookup.hit) {
+      CacheMissReason& r = layer.reasons["unreadable key"];
+      if (r.misses++ == 0) {
+        r.reason = "unreadable key";
+        r.example_unit = lookup.unit;
+      }
+    }
+    return;
   }
+  Key key = make_key(std::move(lookup.key));
+  if (!lookup.hit) explain_miss(layer, key, lookup.unit);
   remember(layer, std::move(key));
 }
 
@@ -87,7 +98,8 @@ void CacheLookups::explain_miss(Layer& layer, const Key& key, std::string_view u
   const Key* nearest = nullptr;
   std::size_t best = static_cast<std::size_t>(-1);
   for (const Key& k : layer.keys) {
-    const std::size_t d = diff(k.parts, k.hashes, key.parts, key.hashes, best, [](const CacheKeyPart*, const CacheKeyPart*) {});
+    const std::size_t d = diff(k.parts, k.hashes, key.parts, key.hashes, best,
+                               [](const CacheKeyPart*, const CacheKeyPart*) {});
     if (d < best || (d == best && nearest != nullptr && k.last_use > nearest->last_use)) {
       best = d;
       nearest = &k;
@@ -125,7 +137,8 @@ void CacheLookups::remember(Layer& layer, Key key) {
   key.last_use = ++clock_;
   for (Key& k : layer.keys) {
     if (k.hash == key.hash && k.parts.size() == key.parts.size() &&
-        diff(k.parts, k.hashes, key.parts, key.hashes, 0, [](const CacheKeyPart*, const CacheKeyPart*) {}) == 0) {
+        diff(k.parts, k.hashes, key.parts, key.hashes, 0,
+             [](const CacheKeyPart*, const CacheKeyPart*) {}) == 0) {
       k.last_use = key.last_use;
       return;
     }
@@ -135,13 +148,18 @@ void CacheLookups::remember(Layer& layer, Key key) {
     return;
   }
   // The key used longest ago makes room.
-  auto oldest = std::min_element(layer.keys.begin(), layer.keys.end(),
-                                 [](const Key& a, const Key& b) { return a.last_use < b.last_use; });
+  auto oldest =
+      std::min_element(layer.keys.begin(), layer.keys.end(),
+                       [](const Key& a, const Key& b) { return a.last_use < b.last_use; });
   *oldest = std::move(key);
   ++layer.forgotten;
 }
 
-std::vector<CacheLayerRow> CacheLookups::rows() const {
+std::vector<CacheLayerRow> CacheLookups::rows() {
+  std::stable_sort(lookups_.begin(), lookups_.end(),
+                   [](const Lookup& a, const Lookup& b) { return a.ts < b.ts; });
+  for (Lookup& l : lookups_) take(l);
+  std::vector<Lookup>().swap(lookups_);
   std::vector<CacheLayerRow> out;
   for (const auto& [name, l] : layers_) {
     CacheLayerRow row;

@@ -43,8 +43,8 @@ void cache_tables(const Report& r, std::vector<Table>& out) {
       reasons += visible(l.reasons[i].reason) + " " + std::to_string(l.reasons[i].misses);
     }
     if (l.reasons.size() > 3) reasons += ", …";
-    const double rate = l.lookups == 0 ? 0 : 100.0 * static_cast<double>(l.hits) /
-                                                 static_cast<double>(l.lookups);
+    const double rate =
+        l.lookups == 0 ? 0 : 100.0 * static_cast<double>(l.hits) / static_cast<double>(l.lookups);
     layers.rows.push_back({visible(l.layer), std::to_string(l.lookups), std::to_string(l.hits),
                            std::to_string(l.misses), fixed(rate, 1) + "%", reasons});
     if (l.keys_forgotten > 0) {

@@ -303,8 +303,8 @@ class JITSCOPE_API CompileUnit {
   // gets an instant "cache_lookup" on this thread (args layer, hit, unit and
   // key_parts: the parts as a JSON object) from which jitscope-report
   // explains each miss by the parts that differ from the nearest earlier key
-  // of the layer (docs/caches.md). Parts keep their order; a name given
-  // twice keeps its last value.
+  // of the layer (docs/caches.md). Parts keep their order; the report takes
+  // a name given twice at its last value.
   void cache_lookup(std::string_view layer, std::initializer_list<CacheKeyPart> key,
                     CacheOutcome outcome) noexcept {
     cache_lookup(layer, key.begin(), key.size(), outcome);
