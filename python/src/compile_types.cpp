@@ -8,9 +8,11 @@
 
 #include <jitscope/compile.hpp>
 
+#include <deque>
 #include <new>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace jitscope::python {
 namespace {
@@ -256,6 +258,43 @@ PyObject* unit_cache_miss(PyObject* obj, PyObject* const* args, Py_ssize_t nargs
   return unit_cache(obj, args, nargs, false);
 }
 
+// unit.cache_lookup(layer, {"source": h, "options": o}, hit): the key's
+// parts by name (values of any type as their str()), for the report's
+// miss reasons (docs/caches.md).
+PyObject* unit_cache_lookup(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
+  constexpr const char* kUsage = "unit.cache_lookup(layer: str, key: dict[str, object], hit: bool)";
+  if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyDict_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError, kUsage);
+    return nullptr;
+  }
+  const int hit = PyObject_IsTrue(args[2]);
+  if (hit < 0) return nullptr;
+  std::string layer_text;
+  const std::string_view layer = utf8_of(args[0], layer_text);
+  const Py_ssize_t n = PyDict_Size(args[1]);
+  // The parts' text lives here: each a str's own UTF-8 or its scratch copy
+  // (a deque: references stay valid as it grows).
+  std::deque<std::string> scratch;
+  std::vector<jitscope::CacheKeyPart> parts;
+  parts.reserve(static_cast<std::size_t>(n));
+  PyObject* name = nullptr;
+  PyObject* value = nullptr;
+  for (Py_ssize_t pos = 0; PyDict_Next(args[1], &pos, &name, &value);) {
+    if (!PyUnicode_Check(name)) {
+      PyErr_SetString(PyExc_TypeError, "unit.cache_lookup: the key's part names must be str");
+      return nullptr;
+    }
+    const std::string_view n_text = utf8_of(name, scratch.emplace_back());
+    const std::string_view v_text = utf8_of(value, scratch.emplace_back());
+    parts.push_back({n_text, v_text});
+  }
+  if (jitscope::CompileUnit* unit = open_unit(as_unit(obj))) {
+    unit->cache_lookup(layer, parts.data(), parts.size(),
+                       hit != 0 ? jitscope::CacheOutcome::kHit : jitscope::CacheOutcome::kMiss);
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject* unit_fail(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   std::string a, b;
   std::string_view type, reason;
@@ -389,6 +428,9 @@ PyMethodDef g_unit_methods[] = {
     {"close", unit_close_method, METH_NOARGS, "Closes the unit (idempotent), on its thread."},
     {"cache_hit", fast(unit_cache_hit), METH_FASTCALL, "cache_hit(layer, key)"},
     {"cache_miss", fast(unit_cache_miss), METH_FASTCALL, "cache_miss(layer, key)"},
+    {"cache_lookup", fast(unit_cache_lookup), METH_FASTCALL,
+     "cache_lookup(layer, key: dict of the key's parts by name, hit): for the report's miss "
+     "reasons"},
     {"fail", fast(unit_fail), METH_FASTCALL, "fail(type, reason): marks the compile failed."},
     {"set", fast(unit_set), METH_FASTCALL, "set(key, value): a field of the unit's record."},
     {"increment", fast(unit_increment), METH_FASTCALL, "increment(key, by=1)"},

@@ -27,6 +27,7 @@ def twin_calls():
             pass
         unit.cache_hit("L1", "a")
         unit.cache_miss("disk", "b")
+        unit.cache_lookup("ptx", {"source": "s1", "options": "-O3", "n": 4}, False)
         unit.set("n", 3)
         unit.set("ratio", 0.5)
         unit.set("flag", True)

@@ -2,6 +2,7 @@
 JITSCOPE_TRACE, interpreter exit with live threads, SIGKILL, both formats,
 and a flusher that never needs the GIL."""
 
+import json
 import os
 import signal
 import subprocess
@@ -141,6 +142,37 @@ def test_both_formats_hold_the_same_spans(out, name):
         r = subprocess.run([report, path, "--format", "json"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert "fmt_span" in r.stdout
+
+
+def test_cache_lookups_from_python_explain_their_misses(out):
+    report = os.environ.get("JSPY_REPORT")
+    if not report:
+        pytest.skip("JSPY_REPORT is not set (the ctest entry sets it)")
+    path = out("caches.json")
+    assert jitscope.start(path)
+    ids = []
+    for i, opt in enumerate(["-O2", "-O3"]):
+        with jitscope.compile_unit(f"k{i}") as unit:
+            # Values of any type go as their str().
+            unit.cache_lookup("ptx", {"source": "s", "options": opt, "warps": 4}, False)
+            ids.append(unit.compile_id)
+    with jitscope.compile_unit("k2") as unit:
+        unit.cache_lookup("ptx", {"source": "s", "options": "-O3", "warps": 4}, True)
+        with pytest.raises(TypeError):
+            unit.cache_lookup("ptx", {1: "x"}, True)
+        with pytest.raises(TypeError):
+            unit.cache_lookup("ptx", "source=s", True)
+    jitscope.stop()
+    r = subprocess.run([report, path, "--format", "json", "--section", "caches"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    [layer] = json.loads(r.stdout)["caches"]
+    assert (layer["layer"], layer["lookups"], layer["hits"], layer["misses"]) == ("ptx", 3, 1, 2)
+    reasons = {x["reason"]: x for x in layer["reasons"]}
+    assert set(reasons) == {"new layer", "options"}
+    assert reasons["new layer"]["first_unit"] == ids[0]
+    assert reasons["options"]["first_unit"] == ids[1]
+    assert reasons["options"]["first_changes"] == [{"part": "options", "was": "-O2", "now": "-O3"}]
 
 
 def test_flusher_needs_no_gil(out):

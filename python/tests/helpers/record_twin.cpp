@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     { jitscope::Phase event("codegen", jitscope::PhaseOptions{.compile_event = true}); }
     unit.cache_hit("a", "L1");
     unit.cache_miss("b", "disk");
+    unit.cache_lookup("ptx", {{"source", "s1"}, {"options", "-O3"}, {"n", "4"}},
+                      jitscope::CacheOutcome::kMiss);
     (void)unit.set("n", 3);
     (void)unit.set("ratio", 0.5);
     (void)unit.set("flag", true);
