@@ -13,6 +13,8 @@
 #include "fail_allocation.hpp"
 #include "trace_support.hpp"
 
+#include "crash/crash_handler.hpp"  // sdk/src: wake_flusher
+
 #include <jitscope/compile.h>
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
@@ -433,6 +435,35 @@ TEST(CuptiCollector, RecordsInAnyOrderAreJoined) {
   EXPECT_EQ(slices_named(session.trace(), "cudaLaunchKernel")[0]["args"]["external_id"], 555);
   EXPECT_EQ(check_flows(session.trace()), 2u);
   EXPECT_EQ(session.cupti_stats()["external_correlations"], 1);
+}
+
+// A kernel waits for its API record about half a second by the clock, not
+// a number of flusher cycles: a flusher woken early (snapshots, EINTR)
+// runs cycles faster than its interval. Woken 300 times in 30 ms, it wrote
+// the kernel without its API record, and so without its launch arrow.
+TEST(CuptiCollector, AFlusherWokenEarlyStillWaitsForTheApiRecord) {
+  GpuSession session("cupti_early_wakes");
+  const std::uint64_t t = monotonic_ns();
+  {
+    JITSCOPE_SPAN("step");
+    launch_kernel(30, fake_function(0x9100));
+  }
+  ActivityBuffer first;
+  first.kernel(30, t + 2000, t + 2500, 5, "waiting_kernel");
+  first.consume();
+  for (int i = 0; i < 300; ++i) {  // more than the grace's 100 cycles at 5 ms
+    detail::wake_flusher();
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ActivityBuffer second;
+  second.api(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 30, t + 10, t + 90,
+             static_cast<std::uint32_t>(os_tid()));
+  second.consume();
+  const SessionStats stats = session.finish();
+  EXPECT_EQ(stats.gpu_events, 1u);
+  EXPECT_EQ(stats.gpu_unattributed, 0u);
+  EXPECT_EQ(stats.gpu_flows, 1u);
+  EXPECT_EQ(check_flows(session.trace()), 1u);
 }
 
 TEST(CuptiCollector, RecordsWhoseCallNeverComesAreKeptAndCounted) {

@@ -262,6 +262,7 @@ void Flusher::run() noexcept {
     const auto interval = static_cast<std::uint64_t>(config_.flush_interval.count());
     GpuTrace gpu(
         info.pid, cupti_.clock, info.start_monotonic_ns,
+        std::max<std::uint64_t>(interval, 1) * 1'000'000,
         static_cast<std::uint32_t>(std::max<std::uint64_t>(2, (500 + interval - 1) / interval)));
     gpu.set_flusher_tid(own_tid);
     if (cupti_.on) writer.set_gpu(&gpu);
@@ -474,7 +475,7 @@ std::size_t Flusher::drain_all(TraceWriter& writer, std::vector<ThreadState*>& t
   if (detach_names) writer.forget_static_names();
   if (cupti_.on) {
     gpu_->add(gpu_batch_);
-    gpu_->write(writer, final);
+    gpu_->write(writer, final, end_ns);
     if (final) gpu_->unit_metric_lines(gpu_lines_);
   }
   {

@@ -34,11 +34,13 @@ std::int64_t GpuTrace::device_pid(std::uint32_t device, int host_pid) noexcept {
 }
 
 GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
-                   std::uint32_t grace_cycles)
+                   std::uint64_t cycle_ns, std::uint32_t grace_cycles)
     : pid_(host_pid),
       clock_(clock),
       session_start_ns_(session_start_ns),
-      grace_(std::max<std::uint32_t>(grace_cycles, 1)) {}
+      cycle_ns_(std::max<std::uint64_t>(cycle_ns, 1)),
+      grace_(std::max<std::uint32_t>(grace_cycles, 1)),
+      next_expiry_(grace_) {}
 
 void GpuTrace::on_call(std::uint32_t correlation, GpuCall call) {
   if (correlation == 0) return;
@@ -51,7 +53,11 @@ void GpuTrace::add(std::vector<GpuActivity>& batch) {
   batch.clear();
 }
 
-void GpuTrace::write(TraceWriter& writer, bool final) {
+void GpuTrace::write(TraceWriter& writer, bool final, std::uint64_t now_ns) {
+  // The cycle by the clock: records that came since the last write carry
+  // its cycle, so they wait at least grace - 1 whole intervals.
+  if (now_ns > session_start_ns_)
+    cycle_ = std::max(cycle_, (now_ns - session_start_ns_) / cycle_ns_);
   // External ids first: they only annotate, and CUPTI may deliver one after
   // the records it annotates.
   std::erase_if(pending_, [this](const Pending& p) {
@@ -72,14 +78,14 @@ void GpuTrace::write(TraceWriter& writer, bool final) {
     }
     pending_.swap(waiting);
   }
-  ++cycle_;
   if (final) {
     for (auto& [correlation, api] : apis_) release_held(writer, api);
     calls_.clear();
     apis_.clear();
     external_.clear();
-  } else if (cycle_ % grace_ == 0) {
+  } else if (cycle_ >= next_expiry_) {
     expire(writer, cycle_);
+    next_expiry_ = cycle_ + grace_;
   }
 }
 

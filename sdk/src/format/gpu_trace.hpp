@@ -4,9 +4,11 @@
 // into the trace, plus per-compile-unit GPU metrics. Flusher thread only.
 //
 // Records come in any order: a kernel before its API record, an external
-// correlation after both. What is incomplete waits `grace` flusher cycles,
-// then is written with what is known (a GPU record without its call is
-// written with "unattributed": true and counted).
+// correlation after both. What is incomplete waits `grace` cycles of the
+// flush interval, counted on the clock (a flusher woken early runs more
+// cycles than that, and must not cut the wait short), then is written with
+// what is known (a GPU record without its call is written with
+// "unattributed": true and counted).
 #pragma once
 
 #include "cupti/cupti.hpp"
@@ -57,8 +59,9 @@ class GpuTrace {
  public:
   // `session_start_ns`: CLOCK_MONOTONIC; records that ended before are not
   // this session's (CUPTI held them since an earlier one) and are counted.
+  // `cycle_ns`: the flush interval; waits and expiry are counted in these.
   GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
-           std::uint32_t grace_cycles);
+           std::uint64_t cycle_ns, std::uint32_t grace_cycles);
 
   // The flusher thread's OS tid: CUPTI overhead reported on it goes on a
   // track named "jitscope flusher" (on an H100 CUPTI reported its buffer
@@ -67,9 +70,9 @@ class GpuTrace {
   void on_call(std::uint32_t correlation, GpuCall call);
   // Takes the batch's records (leaves it empty).
   void add(std::vector<GpuActivity>& batch);
-  // One flusher cycle: writes what is complete, and what has waited long
-  // enough; `final`: everything.
-  void write(TraceWriter& writer, bool final);
+  // A flusher cycle at `now_ns` (CLOCK_MONOTONIC): writes what is complete,
+  // and what has waited long enough; `final`: everything.
+  void write(TraceWriter& writer, bool final, std::uint64_t now_ns);
 
   // `"cupti":{...}` members for the stats event.
   void write_stats(JsonWriter& w, const CuptiSessionState& state,
@@ -144,8 +147,10 @@ class GpuTrace {
   int flusher_tid_ = 0;
   GpuClock clock_;
   std::uint64_t session_start_ns_;
+  std::uint64_t cycle_ns_;
   std::uint32_t grace_;
-  std::uint64_t cycle_ = 0;
+  std::uint64_t cycle_ = 0;        // intervals since the session started, at the last write
+  std::uint64_t next_expiry_ = 0;  // the cycle of the next expire()
   std::unordered_map<std::uint32_t, StoredCall> calls_;
   std::unordered_map<std::uint32_t, Api> apis_;
   std::unordered_map<std::uint32_t, std::uint64_t> external_;  // correlation -> external id
