@@ -39,6 +39,7 @@ GpuTrace::GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_st
       clock_(clock),
       session_start_ns_(session_start_ns),
       cycle_ns_(std::max<std::uint64_t>(cycle_ns, 1)),
+      last_cycle_ns_(session_start_ns),
       grace_(std::max<std::uint32_t>(grace_cycles, 1)),
       next_expiry_(grace_) {}
 
@@ -54,10 +55,13 @@ void GpuTrace::add(std::vector<GpuActivity>& batch) {
 }
 
 void GpuTrace::write(TraceWriter& writer, bool final, std::uint64_t now_ns) {
-  // The cycle by the clock: records that came since the last write carry
-  // its cycle, so they wait at least grace - 1 whole intervals.
-  if (now_ns > session_start_ns_)
-    cycle_ = std::max(cycle_, (now_ns - session_start_ns_) / cycle_ns_);
+  // The cycle moves on once per write and at most once per interval: a
+  // wait of `grace` cycles is that many writes (a flusher behind its
+  // interval) and that many intervals (one woken early), whichever is longer.
+  if (now_ns >= last_cycle_ns_ + cycle_ns_) {
+    ++cycle_;
+    last_cycle_ns_ = now_ns;
+  }
   // External ids first: they only annotate, and CUPTI may deliver one after
   // the records it annotates.
   std::erase_if(pending_, [this](const Pending& p) {

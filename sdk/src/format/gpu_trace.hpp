@@ -4,10 +4,11 @@
 // into the trace, plus per-compile-unit GPU metrics. Flusher thread only.
 //
 // Records come in any order: a kernel before its API record, an external
-// correlation after both. What is incomplete waits `grace` cycles of the
-// flush interval, counted on the clock (a flusher woken early runs more
-// cycles than that, and must not cut the wait short), then is written with
-// what is known (a GPU record without its call is written with
+// correlation after both. What is incomplete waits `grace` cycles, each a
+// flusher cycle at least one flush interval after the last (a flusher
+// woken early runs cycles faster, and must not cut the wait short; one
+// behind its interval waits as many cycles as before), then is written
+// with what is known (a GPU record without its call is written with
 // "unattributed": true and counted).
 #pragma once
 
@@ -59,7 +60,8 @@ class GpuTrace {
  public:
   // `session_start_ns`: CLOCK_MONOTONIC; records that ended before are not
   // this session's (CUPTI held them since an earlier one) and are counted.
-  // `cycle_ns`: the flush interval; waits and expiry are counted in these.
+  // `cycle_ns`: the flush interval; waits and expiry count cycles at least
+  // this far apart.
   GpuTrace(int host_pid, const GpuClock& clock, std::uint64_t session_start_ns,
            std::uint64_t cycle_ns, std::uint32_t grace_cycles);
 
@@ -148,8 +150,9 @@ class GpuTrace {
   GpuClock clock_;
   std::uint64_t session_start_ns_;
   std::uint64_t cycle_ns_;
+  std::uint64_t last_cycle_ns_;  // when cycle_ last moved on
   std::uint32_t grace_;
-  std::uint64_t cycle_ = 0;        // intervals since the session started, at the last write
+  std::uint64_t cycle_ = 0;        // writes at least an interval apart
   std::uint64_t next_expiry_ = 0;  // the cycle of the next expire()
   std::unordered_map<std::uint32_t, StoredCall> calls_;
   std::unordered_map<std::uint32_t, Api> apis_;
