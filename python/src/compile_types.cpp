@@ -271,15 +271,24 @@ PyObject* unit_cache_lookup(PyObject* obj, PyObject* const* args, Py_ssize_t nar
   if (hit < 0) return nullptr;
   std::string layer_text;
   const std::string_view layer = utf8_of(args[0], layer_text);
-  const Py_ssize_t n = PyDict_Size(args[1]);
+  // The items as a list of its own: a value's str() runs Python code, which
+  // may change the dict, and the list keeps every name and value alive.
+  PyObject* items = PyDict_Items(args[1]);
+  if (items == nullptr) return nullptr;
+  struct Release {
+    PyObject* o;
+    ~Release() { Py_DECREF(o); }
+  } release{items};
+  const Py_ssize_t n = PyList_GET_SIZE(items);
   // The parts' text lives here: each a str's own UTF-8 or its scratch copy
   // (a deque: references stay valid as it grows).
   std::deque<std::string> scratch;
   std::vector<jitscope::CacheKeyPart> parts;
   parts.reserve(static_cast<std::size_t>(n));
-  PyObject* name = nullptr;
-  PyObject* value = nullptr;
-  for (Py_ssize_t pos = 0; PyDict_Next(args[1], &pos, &name, &value);) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PyList_GET_ITEM(items, i);  // a (name, value) tuple
+    PyObject* name = PyTuple_GET_ITEM(item, 0);
+    PyObject* value = PyTuple_GET_ITEM(item, 1);
     if (!PyUnicode_Check(name)) {
       PyErr_SetString(PyExc_TypeError, "unit.cache_lookup: the key's part names must be str");
       return nullptr;
