@@ -37,6 +37,9 @@ TEST(CCompileApi, AJitsHooksInCRecordUnitsPhasesAndWorkers) {
     EXPECT_EQ(r["arch"], "sm_90");
     EXPECT_EQ(r["fast_math"], true);  // a JSON bool, as CompileUnit::set(key, true)
     EXPECT_EQ(r["caches"]["cache"]["misses"], 1) << r.dump();
+    EXPECT_EQ(r["caches"]["cache"]["hits"], 1) << r.dump();
+    EXPECT_EQ(r["caches"]["ptx"]["misses"], 1) << r.dump();
+    EXPECT_EQ(r["caches"]["ptx"]["miss_keys"], json::array({"source=s1;options="})) << r.dump();
     ASSERT_EQ(r["artifacts"].size(), 1u) << r.dump();
     EXPECT_EQ(read_file(r["artifacts"][0]["path"]), ".version 7.8");
     EXPECT_GE(r["c_codegen_us"].get<long>(), 2000);

@@ -50,6 +50,11 @@ static int on_compile_done(hook_state* s) {
   if (strstr(jitscope_last_error(), "compile_id") == NULL) return 25;
   if (jitscope_unit_set_string(s->unit, "arch", NULL) == 0) return 26;
   jitscope_unit_cache_miss(s->unit, "k0", NULL);
+  {
+    const jitscope_cache_key_part key[] = {{"source", "s1"}, {"options", NULL}};
+    jitscope_unit_cache_lookup(s->unit, "ptx", key, 2, 0);
+    jitscope_unit_cache_lookup(s->unit, NULL, NULL, 5, 1); /* no parts: an empty key */
+  }
   if (jitscope_unit_artifact(s->unit, "ptx", ".version 7.8", 12, "ptx") != 0) return 27;
   if (jitscope_unit_artifact(s->unit, "ptx", NULL, 3, NULL) == 0) return 28;
   jitscope_unit_close(s->unit);

@@ -65,6 +65,7 @@ int c_api_failures(void) {
     jitscope_unit_fail(unit, "t", "r");
     jitscope_unit_cache_hit(unit, "k", NULL);
     jitscope_unit_cache_miss(unit, "k", NULL);
+    jitscope_unit_cache_lookup(unit, "l", NULL, 0, 1);
     jitscope_attachment_detach(jitscope_unit_attach(unit));
     jitscope_load_end(jitscope_load_begin(jitscope_unit_ref_get(unit)));
     jitscope_unit_ref_free(jitscope_unit_ref_get(unit));

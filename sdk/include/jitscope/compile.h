@@ -54,6 +54,12 @@ typedef struct jitscope_unit_options {
 #define JITSCOPE_PHASE_COMPILE_EVENT 1u /* listed in the unit record's compile_events */
 #define JITSCOPE_PHASE_EXCLUSIVE 2u     /* its column gets self time (PhaseOptions::exclusive) */
 
+/* One part of a cache key, by name (NULL name or value: ""). */
+typedef struct jitscope_cache_key_part {
+  const char* name;
+  const char* value;
+} jitscope_cache_key_part;
+
 #if defined(JITSCOPE_DISABLE)
 #include <jitscope/detail/disabled_compile_c_api.h>
 #else
@@ -70,6 +76,12 @@ JITSCOPE_API void jitscope_unit_fail(jitscope_unit* unit, const char* type, cons
 /* cache NULL: "cache". */
 JITSCOPE_API void jitscope_unit_cache_hit(jitscope_unit* unit, const char* key, const char* cache);
 JITSCOPE_API void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key, const char* cache);
+/* A lookup in cache layer `layer` (NULL: "cache") with its key in `count`
+ * named parts; `hit` nonzero for a hit: CompileUnit::cache_lookup, whose
+ * misses jitscope-report explains by the parts that differ (docs/caches.md). */
+JITSCOPE_API void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
+                                             const jitscope_cache_key_part* parts, size_t count,
+                                             int hit);
 /* Metric-level data on the unit's record; keys ending in "_us" are columns. */
 JITSCOPE_API int jitscope_unit_set_int(jitscope_unit* unit, const char* key, long long value);
 JITSCOPE_API int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <vector>
 
 // The objects behind the C handles (api/c_handles.hpp: the handles are
 // tokens, never these addresses). Each C call on one object holds its mutex:
@@ -177,6 +178,22 @@ void jitscope_unit_cache_hit(jitscope_unit* unit, const char* key, const char* c
 void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key, const char* cache) {
   on_unit(unit, "jitscope_unit_cache_miss", [&](jitscope::CompileUnit& u) {
     u.cache_miss(text(key), cache != nullptr ? cache : "cache");
+  });
+}
+
+void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
+                                const jitscope_cache_key_part* parts, size_t count, int hit) {
+  on_unit(unit, "jitscope_unit_cache_lookup", [&](jitscope::CompileUnit& u) {
+    jitscope::detail::guarded("recording a cache lookup", [&] {
+      std::vector<jitscope::CacheKeyPart> key;
+      if (parts != nullptr) {
+        key.reserve(count);
+        for (size_t i = 0; i < count; ++i)
+          key.push_back({text(parts[i].name), text(parts[i].value)});
+      }
+      u.cache_lookup(layer != nullptr ? layer : "cache", key.data(), key.size(),
+                     hit != 0 ? jitscope::CacheOutcome::kHit : jitscope::CacheOutcome::kMiss);
+    });
   });
 }
 

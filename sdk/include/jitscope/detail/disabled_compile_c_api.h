@@ -44,6 +44,15 @@ static inline void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key
   (void)key;
   (void)cache;
 }
+static inline void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
+                                              const jitscope_cache_key_part* parts, size_t count,
+                                              int hit) {
+  (void)unit;
+  (void)layer;
+  (void)parts;
+  (void)count;
+  (void)hit;
+}
 static inline int jitscope_unit_set_int(jitscope_unit* unit, const char* key, long long value) {
   (void)unit;
   (void)key;
