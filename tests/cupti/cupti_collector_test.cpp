@@ -437,10 +437,11 @@ TEST(CuptiCollector, RecordsInAnyOrderAreJoined) {
   EXPECT_EQ(session.cupti_stats()["external_correlations"], 1);
 }
 
-// A kernel waits for its API record about half a second by the clock, not
-// a number of flusher cycles: a flusher woken early (snapshots, EINTR)
-// runs cycles faster than its interval. Woken 300 times in 30 ms, it wrote
-// the kernel without its API record, and so without its launch arrow.
+// A kernel waits for its API record a grace of cycles that are each at
+// least a flush interval apart: a flusher woken early (snapshots, EINTR)
+// runs cycles faster than its interval. When every write was a cycle, 300
+// wakes in 30 ms had it write the kernel without its API record, and so
+// without its launch arrow.
 TEST(CuptiCollector, AFlusherWokenEarlyStillWaitsForTheApiRecord) {
   GpuSession session("cupti_early_wakes");
   const std::uint64_t t = monotonic_ns();

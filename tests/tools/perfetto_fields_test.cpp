@@ -122,19 +122,14 @@ TEST(PerfettoFields, ACutTraceDecodesTheSameAtEveryByte) {
   }
 }
 
-// A thread sequence with absolute times (no incremental clock).
+// A thread sequence with absolute times (no incremental clock), for
+// event_at.
 Msg absolute_thread(std::uint32_t seq, std::uint64_t track) {
   return on_sequence(seq)
       .varint(pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared)
       .msg(pf::packet::kTracePacketDefaults,
            Msg().msg(pf::defaults::kTrackEventDefaults,
                      Msg().varint(pf::defaults::kTrackUuid, track)));
-}
-
-Msg at(std::uint32_t seq, std::uint64_t ts, const Msg& event, const Msg* interned = nullptr) {
-  Msg p = on_sequence(seq).varint(pf::packet::kTimestamp, ts);
-  if (interned != nullptr) p.msg(pf::packet::kInternedData, *interned);
-  return p.msg(pf::packet::kTrackEvent, event);
 }
 
 TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
@@ -159,7 +154,7 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
   intern(interned, pf::interned::kDebugAnnotationNames, 2, "k\"ey\n");
   intern(interned, pf::interned::kDebugAnnotationStringValues, 1, "v\xFF");
   // Interned names and categories with invalid UTF-8, args of every kind.
-  p.push_back(at(
+  p.push_back(event_at(
       2, 10,
       typed(ev::kSliceBegin)
           .varint(ev::kNameIid, 1)
@@ -172,66 +167,69 @@ TEST(PerfettoFields, EdgeCasesDecodeAsTheirJsonText) {
           .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 9).varint(an::kIntValue, 1)),
       &interned));
   // The END's args after the BEGIN's: a key given twice, the last one counts.
-  p.push_back(
-      at(2, 25,
-         typed(ev::kSliceEnd)
-             .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 1).varint(an::kIntValue, 3))
-             .msg(ev::kDebugAnnotations, arg_bool("failed", true))
-             .msg(ev::kDebugAnnotations, arg_bool("incomplete", false))));
+  p.push_back(event_at(
+      2, 25,
+      typed(ev::kSliceEnd)
+          .msg(ev::kDebugAnnotations, Msg().varint(an::kNameIid, 1).varint(an::kIntValue, 3))
+          .msg(ev::kDebugAnnotations, arg_bool("failed", true))
+          .msg(ev::kDebugAnnotations, arg_bool("incomplete", false))));
   // Inline names with escapes and invalid UTF-8; an unknown name iid.
-  p.push_back(at(2, 30,
-                 typed(ev::kSliceBegin)
-                     .bytes(ev::kName, "q\"\\\t\x1f" + bad_utf8)
-                     .bytes(ev::kCategories, bad_utf8)));
-  p.push_back(at(2, 20, typed(ev::kSliceEnd)));  // ends before it began: 0 long
-  p.push_back(at(2, 40, typed(ev::kInstant).varint(ev::kNameIid, 77)));
+  p.push_back(event_at(2, 30,
+                       typed(ev::kSliceBegin)
+                           .bytes(ev::kName, "q\"\\\t\x1f" + bad_utf8)
+                           .bytes(ev::kCategories, bad_utf8)));
+  p.push_back(event_at(2, 20, typed(ev::kSliceEnd)));  // ends before it began: 0 long
+  p.push_back(event_at(2, 40, typed(ev::kInstant).varint(ev::kNameIid, 77)));
   // Times at and past 10^18 ns, and a duration past it.
   for (const std::uint64_t ts :
        {999'999'999'999'999'999ull, 1'000'000'000'000'000'000ull, 9'223'372'036'854'775'807ull}) {
-    p.push_back(at(2, ts, typed(ev::kInstant).bytes(ev::kName, "far")));
+    p.push_back(event_at(2, ts, typed(ev::kInstant).bytes(ev::kName, "far")));
   }
-  p.push_back(at(2, 1, typed(ev::kSliceBegin).bytes(ev::kName, "long")));
-  p.push_back(at(2, 9'223'372'036'854'775'807ull, typed(ev::kSliceEnd)));
+  p.push_back(event_at(2, 1, typed(ev::kSliceBegin).bytes(ev::kName, "long")));
+  p.push_back(event_at(2, 9'223'372'036'854'775'807ull, typed(ev::kSliceEnd)));
   // Times below zero: ts is read as int64.
-  p.push_back(at(2, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::min()),
-                 typed(ev::kInstant).bytes(ev::kName, "min")));
-  p.push_back(at(2, static_cast<std::uint64_t>(-1'000'000'000'000'000'001ll),
-                 typed(ev::kInstant).bytes(ev::kName, "negative")));
-  p.push_back(
-      at(2, static_cast<std::uint64_t>(-5ll), typed(ev::kSliceBegin).bytes(ev::kName, "neg")));
-  p.push_back(at(2, 7, typed(ev::kSliceEnd)));
+  p.push_back(event_at(2, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::min()),
+                       typed(ev::kInstant).bytes(ev::kName, "min")));
+  p.push_back(event_at(2, static_cast<std::uint64_t>(-1'000'000'000'000'000'001ll),
+                       typed(ev::kInstant).bytes(ev::kName, "negative")));
+  p.push_back(event_at(2, static_cast<std::uint64_t>(-5ll),
+                       typed(ev::kSliceBegin).bytes(ev::kName, "neg")));
+  p.push_back(event_at(2, 7, typed(ev::kSliceEnd)));
   // Counters: an int, a NaN (written null), on a named track and by name.
   p.push_back(
-      at(1, 50, typed(ev::kCounter).varint(ev::kTrackUuid, 4).varint(ev::kCounterValue, 9)));
-  p.push_back(at(1, 51,
-                 typed(ev::kCounter)
-                     .varint(ev::kTrackUuid, 4)
-                     .bytes(ev::kName, "by name")
-                     .dbl(ev::kDoubleCounterValue, std::numeric_limits<double>::quiet_NaN())));
+      event_at(1, 50, typed(ev::kCounter).varint(ev::kTrackUuid, 4).varint(ev::kCounterValue, 9)));
+  p.push_back(
+      event_at(1, 51,
+               typed(ev::kCounter)
+                   .varint(ev::kTrackUuid, 4)
+                   .bytes(ev::kName, "by name")
+                   .dbl(ev::kDoubleCounterValue, std::numeric_limits<double>::quiet_NaN())));
   // A slice on the named track: its name is the category.
-  p.push_back(at(2, 60, typed(ev::kSliceBegin).varint(ev::kTrackUuid, 3).bytes(ev::kName, "r")));
-  p.push_back(at(2, 61, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 3)));
+  p.push_back(
+      event_at(2, 60, typed(ev::kSliceBegin).varint(ev::kTrackUuid, 3).bytes(ev::kName, "r")));
+  p.push_back(event_at(2, 61, typed(ev::kSliceEnd).varint(ev::kTrackUuid, 3)));
   // Metadata with nested args; an instant on the process.
-  p.push_back(at(1, 70,
-                 typed(ev::kInstant)
-                     .varint(ev::kTrackUuid, 1)
-                     .bytes(ev::kCategories, pf::kMetadataCategory)
-                     .bytes(ev::kName, "jitscope_session")
-                     .msg(ev::kDebugAnnotations,
-                          arg_dict("cupti", {arg_string("state", "off"), arg_double("x", 0.5)}))));
-  p.push_back(at(1, 71, typed(ev::kInstant).varint(ev::kTrackUuid, 1).bytes(ev::kName, "p")));
+  p.push_back(
+      event_at(1, 70,
+               typed(ev::kInstant)
+                   .varint(ev::kTrackUuid, 1)
+                   .bytes(ev::kCategories, pf::kMetadataCategory)
+                   .bytes(ev::kName, "jitscope_session")
+                   .msg(ev::kDebugAnnotations,
+                        arg_dict("cupti", {arg_string("state", "off"), arg_double("x", 0.5)}))));
+  p.push_back(event_at(1, 71, typed(ev::kInstant).varint(ev::kTrackUuid, 1).bytes(ev::kName, "p")));
   // Launch, spawn and task flows, begun and ended.
   namespace flow = jitscope::detail;
   const std::uint64_t spawn = flow::kSpawnFlowLow | 12345;
   const std::uint64_t task = flow::kTaskFlowLow | 678;
   ASSERT_TRUE(flow::is_process_flow(spawn) && flow::is_task_flow(task));
-  p.push_back(at(2, 80,
-                 typed(ev::kInstant)
-                     .bytes(ev::kName, "flows")
-                     .fixed64(ev::kFlowIds, 5)
-                     .fixed64(ev::kFlowIds, spawn)
-                     .fixed64(ev::kTerminatingFlowIds, task)
-                     .fixed64(ev::kTerminatingFlowIds, ~0ull)));
+  p.push_back(event_at(2, 80,
+                       typed(ev::kInstant)
+                           .bytes(ev::kName, "flows")
+                           .fixed64(ev::kFlowIds, 5)
+                           .fixed64(ev::kFlowIds, spawn)
+                           .fixed64(ev::kTerminatingFlowIds, task)
+                           .fixed64(ev::kTerminatingFlowIds, ~0ull)));
   const Decoded d =
       expect_same(write_trace(trace(p)), tools::TraceReader::kDefaultChunkSize, false);
   ASSERT_TRUE(d.ok) << d.error;
@@ -271,9 +269,9 @@ TEST(PerfettoFields, TheEventSizeBoundGivesTheSameError) {
     SCOPED_TRACE(n);
     const std::string name(n, '\x01');
     const std::vector<Msg> p = {descriptor(thread_track(2, 1, 5, 6, "t")), absolute_thread(2, 2),
-                                at(2, 10, typed(ev::kInstant).bytes(ev::kName, name)),
-                                at(2, 20, typed(ev::kSliceBegin).bytes(ev::kName, "after")),
-                                at(2, 30, typed(ev::kSliceEnd))};
+                                event_at(2, 10, typed(ev::kInstant).bytes(ev::kName, name)),
+                                event_at(2, 20, typed(ev::kSliceBegin).bytes(ev::kName, "after")),
+                                event_at(2, 30, typed(ev::kSliceEnd))};
     const Decoded d =
         expect_same(write_trace(trace(p)), tools::TraceReader::kDefaultChunkSize, false, kBound);
     if (!d.ok) {
@@ -293,7 +291,7 @@ TEST(PerfettoFields, ErrorsAndAStopAreTheSame) {
   std::string broken = bytes;
   const std::vector<Step> first_half(steps.begin(), steps.begin() + steps.size() / 2);
   broken.insert(trace_of(first_half).size(),
-                trace({at(2, 1, typed(ev::kSliceBegin).varint(ev::kName, 3))}));
+                trace({event_at(2, 1, typed(ev::kSliceBegin).varint(ev::kName, 3))}));
   const Decoded e = expect_same(write_trace(broken));
   EXPECT_FALSE(e.ok);
   EXPECT_NE(e.error.find(": byte "), std::string::npos) << e.error;

@@ -12,14 +12,15 @@
 namespace jitscope::tools {
 namespace {
 
+std::uint64_t magnitude(std::int64_t v) noexcept {
+  return v < 0 ? static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v)
+               : static_cast<std::uint64_t>(v);
+}
+
 // ns as µs with three decimals, as the JSON writer writes a time point.
 void append_time(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out.push_back('-');
-    detail::append_us(out, static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(ns));
-  } else {
-    detail::append_us(out, static_cast<std::uint64_t>(ns));
-  }
+  if (ns < 0) out.push_back('-');
+  detail::append_us(out, magnitude(ns));
 }
 
 // Below this many ns a time's text (15 digits of µs and 3 decimals) reads
@@ -29,11 +30,6 @@ constexpr std::uint64_t kPlainTime = 1'000'000'000'000'000'000;
 // An event's JSON text beyond its names and args: the keys, the numbers
 // (24 bytes each at most), the punctuation. More than write_json writes.
 constexpr std::size_t kMostFixedText = 256;
-
-std::uint64_t magnitude(std::int64_t v) noexcept {
-  return v < 0 ? static_cast<std::uint64_t>(0) - static_cast<std::uint64_t>(v)
-               : static_cast<std::uint64_t>(v);
-}
 
 }  // namespace
 

@@ -478,25 +478,27 @@ void CompileUnit::cache_lookup(std::string_view layer, const CacheKeyPart* key, 
   if (state == nullptr) return;
   const bool hit = outcome == CacheOutcome::kHit;
   std::string text;  // the record's key: name=value;...
-  std::string json;  // the trace's key_parts: {"name":"value",...}
   if (!guarded("describing a cache key", [&] {
-        JsonWriter w(json);
-        w.begin_object();
         for (std::size_t i = 0; i < parts; ++i) {
           if (i > 0) text.push_back(';');
           text.append(key[i].name);
           text.push_back('=');
           text.append(key[i].value);
-          w.key(key[i].name);
-          w.value(key[i].value);
         }
-        w.end_object();
       })) {
     return;
   }
   cache_event(state, text, layer, hit);
-  if (!active()) return;
+  if (!active()) return;  // the trace's form of the key only with a session
   guarded("recording a cache lookup", [&] {
+    std::string json;  // key_parts: {"name":"value",...}
+    JsonWriter w(json);
+    w.begin_object();
+    for (std::size_t i = 0; i < parts; ++i) {
+      w.key(key[i].name);
+      w.value(key[i].value);
+    }
+    w.end_object();
     const std::string unit = state->id.str();
     instant("cache_lookup", {{"layer", layer.empty() ? std::string_view("cache") : layer},
                              {"hit", hit},
