@@ -4,6 +4,14 @@
 // inside a flight-recorder session the caller started; the threads are
 // joined before it returns. A test then reads each snapshot its way and
 // hands the i it found per thread to expect_each_thread_whole.
+//
+// Every thread records a span after the request is announced and then
+// holds until the request is made: the window keeps the newest events, so
+// a thread the scheduler left waiting while the others filled the window
+// would be absent from a snapshot rightly (CI saw one, 2026-12-01). Held,
+// the newest span of each thread is among the last few made before the
+// request. The threads go on as soon as it is made, while the flusher
+// drains and writes.
 #pragma once
 
 #include <jitscope/jitscope.hpp>
@@ -32,15 +40,27 @@ inline void snapshots_under_load(int threads, bool life_span,
                                  const std::function<std::string(int)>& path_of,
                                  LoadSnapshots& out) {
   std::atomic<bool> stop{false};
-  std::vector<std::atomic<std::int64_t>> made(static_cast<std::size_t>(threads));
+  const auto count = static_cast<std::size_t>(threads);
+  std::vector<std::atomic<std::int64_t>> made(count);
+  // Request k is announced as hold == k + 1; a thread acks it (acked[t] ==
+  // k + 1) after a span begun once it saw it, and waits until released == k + 1.
+  std::atomic<int> hold{0}, released{0};
+  std::vector<std::atomic<int>> acked(count);
   std::vector<std::thread> running;
   for (int t = 0; t < threads; ++t) {
     running.emplace_back([&, t] {
       std::optional<Span> life;
       if (life_span) life.emplace("life");
+      auto& mine = acked[static_cast<std::size_t>(t)];
       for (std::int64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        const int k = hold.load(std::memory_order_acquire);  // before the span it acks with
         { JITSCOPE_SPAN_ARGS("load", {"t", t}, {"i", i}); }
         made[static_cast<std::size_t>(t)].store(i + 1, std::memory_order_release);
+        if (k == mine.load(std::memory_order_relaxed)) continue;
+        mine.store(k, std::memory_order_release);
+        while (released.load(std::memory_order_acquire) < k && !stop.load()) {
+          std::this_thread::yield();
+        }
       }
     });
   }
@@ -52,10 +72,18 @@ inline void snapshots_under_load(int threads, bool life_span,
   }
   for (int k = 0; k < 3; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    hold.store(k + 1, std::memory_order_release);
+    for (auto& a : acked) {
+      for (int i = 0; i < 4000 && a.load(std::memory_order_acquire) != k + 1; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      EXPECT_EQ(a.load(), k + 1) << "a thread did not reach request " << k << " in 4 s";
+    }
     out.made_at_request.emplace_back();
     for (auto& m : made) out.made_at_request.back().push_back(m.load(std::memory_order_acquire));
     out.paths.push_back(path_of(k));
     EXPECT_TRUE(snapshot(out.paths.back()).ok());
+    released.store(k + 1, std::memory_order_release);
     for (int i = 0; i < 2000 && ::access(out.paths.back().c_str(), F_OK) != 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
