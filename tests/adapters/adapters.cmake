@@ -3,6 +3,8 @@
 if(TARGET jitscope_llvm)
   jitscope_add_test(llvm_adapter_test SOURCES adapters/llvm_adapter_test.cpp LABELS adapters
                     LIBS jitscope_llvm)
+  jitscope_add_test(llvm_adapter_args_test SOURCES adapters/llvm_adapter_args_test.cpp
+                    LABELS adapters LIBS jitscope_llvm)
 endif()
 if(TARGET jitscope_mlir)
   jitscope_add_test(mlir_adapter_test SOURCES adapters/mlir_adapter_test.cpp LABELS adapters

@@ -32,8 +32,9 @@
 // or a session that has since stopped): LLVM's own dispatch of the
 // callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
 // load and a branch. With a session, a pass run is one span (its name kept
-// once per pass, then taken by pointer) with two or three args: about 740
-// instructions beside LLVM's own 1,600 to call the callbacks. Nothing here
+// once per pass, then taken by pointer) with two or three args written with
+// its Begin: about 400 instructions beside LLVM's own 1,600 to call the
+// callbacks. Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
 //
@@ -158,12 +159,12 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
 
 // The IR unit a callback got, as the trace shows it.
 struct IrUnit {
-  const char* kind = "unknown";
+  std::string_view kind = "unknown";
   ::llvm::StringRef name;
   std::uint64_t functions = 0;  // an SCC's size
 };
 
-inline IrUnit describe_ir(const ::llvm::Any& ir) noexcept {
+JITSCOPE_ALWAYS_INLINE IrUnit describe_ir(const ::llvm::Any& ir) noexcept {
   IrUnit unit;
   if (const auto* f = ::llvm::any_cast<const ::llvm::Function*>(&ir)) {
     unit.kind = "function";
@@ -194,43 +195,89 @@ struct CallbackState {
 
   // A pass or analysis begins: its span goes on this thread's stack.
   void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
-    if (!::jitscope::active()) return;
-    const bool ok = detail::adapter_guarded([&] {
-      const IrUnit unit = describe_ir(ir);
-      detail::AdapterStacks::Frames& frames = detail::this_thread_adapter_stacks().get(id);
-      detail::end_deferred_frames(frames);  // when the tail after-callback did not run
-      const bool outermost = frames.empty();
-      // Made in place (a frame moved in cost its members' moves); nothing
-      // below throws, so a frame pushed is a frame begun.
-      detail::AdapterFrame& frame = frames.emplace_back();
-      frame.kind = kind;
-      frame.key = reinterpret_cast<std::uintptr_t>(name.data());
-      frame.key2 = name.size();
-      if (outermost) frame.phase = detail::begin_column_phase(column);
-      // The args go with the Begin, in one write. Arg has no empty form:
-      // each is made in its slot of raw storage, as it is needed.
-      alignas(Arg) unsigned char storage[4 * sizeof(Arg)];
-      Arg* const args = reinterpret_cast<Arg*>(storage);
-      std::size_t n = 0;
-      ::new (&args[n++]) Arg("ir", unit.kind);
-      if (options.ir_names) ::new (&args[n++]) Arg("ir_name", view_of(unit.name));
-      if (unit.functions != 0) ::new (&args[n++]) Arg("functions", unit.functions);
-      if (kind == kAnalysis) ::new (&args[n++]) Arg("analysis", true);
-      // A pass's name is a view into __PRETTY_FUNCTION__, the same for
-      // every run of the pass: kept once, the span takes it by pointer.
-      const std::uint32_t s = detail::session_word();
-      if (const char* kept = s != 0 ? detail::kept_name(view_of(name)) : nullptr) {
-        frame.span.emplace(detail::kAdoptToken,
-                           detail::begin_static_args(s, detail::read_clock(s), kept, args, n));
-      } else {
-        frame.span.emplace(view_of(name), std::span<const Arg>(args, n));
+    const std::uint32_t s = detail::session_word();
+    if (s == 0) return;
+    detail::AdapterStacks& stacks = detail::this_thread_adapter_stacks();
+    detail::AdapterStacks::Frames* frames = stacks.find(id);
+    // Room for the frame first: with it, nothing below allocates or throws,
+    // and the run needs no guard (an exception handler's frame took about
+    // 25 instructions a run).
+    if (frames == nullptr || frames->size() == frames->capacity()) [[unlikely]] {
+      const bool grown = detail::adapter_guarded([&] {
+        frames = &stacks.get(id);
+        frames->reserve(frames->capacity() < 8 ? 8 : 2 * frames->capacity());
+      });
+      if (!grown) {
+        dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
+        return;
       }
-      frame.depth_x8 = detail::open_spans_x8();
-    });
-    if (!ok) {
-      dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
+    }
+    const IrUnit unit = describe_ir(ir);
+    detail::end_deferred_frames(*frames);  // when the tail after-callback did not run
+    const bool outermost = frames->empty();
+    // Made in place (a frame moved in cost its members' moves).
+    detail::AdapterFrame& frame = frames->emplace_back();
+    frame.kind = kind;
+    frame.key = reinterpret_cast<std::uintptr_t>(name.data());
+    frame.key2 = name.size();
+    if (outermost) frame.phase = detail::begin_column_phase(column);
+    // A pass's name is a view into __PRETTY_FUNCTION__, the same for
+    // every run of the pass: kept once, the span takes it by pointer.
+    const char* kept = detail::kept_name(view_of(name));
+    detail::SpanToken token;
+    if (kept != nullptr && begin_inline(s, kept, kind, unit, token)) [[likely]] {
+      frame.span.emplace(detail::kAdoptToken, token);
     } else {
-      (kind == kPass ? passes : analyses).fetch_add(1, std::memory_order_relaxed);
+      begin_general(s, kept, kind, name, unit, frame.span);
+    }
+    frame.depth_x8 = detail::open_spans_x8();
+    (kind == kPass ? passes : analyses).fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The pass run's Begin and its args in one inline write, where the
+  // library's general path took about 290 instructions. False: nothing
+  // written (no room, the inline path's gate closed, an IR unit's name
+  // over 128 bytes).
+  JITSCOPE_ALWAYS_INLINE bool begin_inline(std::uint32_t s, const char* kept, Kind kind,
+                                           const IrUnit& unit,
+                                           detail::SpanToken& token) const noexcept {
+    const std::size_t name_bytes = options.ir_names ? unit.name.size() : 0;
+    if (name_bytes > detail::kInlineNameBytes) [[unlikely]]
+      return false;
+    const std::uint64_t slots = detail::string_arg_slots(unit.kind.size()) +
+                                (options.ir_names ? detail::string_arg_slots(name_bytes) : 0) +
+                                (unit.functions != 0 ? 1 : 0) + (kind == kAnalysis ? 1 : 0);
+    detail::SpanBatch batch;
+    if (!detail::begin_span_batch(s, kept, slots, token, batch)) [[unlikely]]
+      return false;
+    std::uint64_t at = detail::put_string_arg(batch, 0, "ir", unit.kind);
+    if (options.ir_names) at += detail::put_string_arg(batch, at, "ir_name", view_of(unit.name));
+    if (unit.functions != 0) {
+      detail::put_scalar_arg(batch, at++, "functions", detail::ValueType::kUint, unit.functions);
+    }
+    if (kind == kAnalysis)
+      detail::put_scalar_arg(batch, at++, "analysis", detail::ValueType::kBool, 1);
+    detail::commit_batch(batch, slots);
+    return true;
+  }
+
+  // The same through the library (which clamps a long name and counts a
+  // dropped span), by the kept name or, not kept, a copied one.
+  void begin_general(std::uint32_t s, const char* kept, Kind kind, ::llvm::StringRef name,
+                     const IrUnit& unit, std::optional<Span>& span) const noexcept {
+    // Arg has no empty form: each is made in its slot of raw storage.
+    alignas(Arg) unsigned char storage[4 * sizeof(Arg)];
+    Arg* const args = reinterpret_cast<Arg*>(storage);
+    std::size_t n = 0;
+    ::new (&args[n++]) Arg("ir", unit.kind);
+    if (options.ir_names) ::new (&args[n++]) Arg("ir_name", view_of(unit.name));
+    if (unit.functions != 0) ::new (&args[n++]) Arg("functions", unit.functions);
+    if (kind == kAnalysis) ::new (&args[n++]) Arg("analysis", true);
+    if (kept != nullptr) {
+      span.emplace(detail::kAdoptToken,
+                   detail::begin_static_args(s, detail::read_clock(s), kept, args, n));
+    } else {
+      span.emplace(view_of(name), std::span<const Arg>(args, n));
     }
   }
 
@@ -240,27 +287,50 @@ struct CallbackState {
   // it open until end_deferred, at the back of the lists ("Order").
   void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
     detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
-    if (frames != nullptr) detail::end_deferred_frames(*frames);
-    const std::ptrdiff_t at =
-        frames == nullptr
-            ? -1
-            : detail::find_frame(*frames, kind, reinterpret_cast<std::uintptr_t>(name.data()),
-                                 name.size());
+    if (frames == nullptr) {  // no run begun on this thread (or none with a session)
+      if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    const auto key = reinterpret_cast<std::uintptr_t>(name.data());
+    // Almost always: the innermost run ends, nothing deferred, no host span
+    // open inside it. Without the general path's search and its sizes (a
+    // vector of 96-byte frames divides to count them).
+    if (!frames->empty() && !invalidated) [[likely]] {
+      detail::AdapterFrame& top = frames->back();
+      if (top.matches(kind, key, name.size()) && !top.end_deferred &&
+          !(tail_registered.load(std::memory_order_relaxed) && detail::spans_open_inside(top)))
+          [[likely]] {
+        if (top.span) top.span->end();
+        frames->pop_back();
+        return;
+      }
+    }
+    end_general(*frames, kind, key, name.size(), invalidated);
+  }
+
+  // end()'s general path: deferred frames above, a run that is not the
+  // innermost (those inside it end with it), an invalidated IR unit, or a
+  // host span open inside the run (its end deferred).
+  [[gnu::noinline]] void end_general(detail::AdapterStacks::Frames& frames, Kind kind,
+                                     std::uintptr_t key, std::size_t key2,
+                                     bool invalidated) noexcept {
+    detail::end_deferred_frames(frames);
+    const std::ptrdiff_t at = detail::find_frame(frames, kind, key, key2);
     if (at < 0) {
       if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    detail::AdapterFrame& frame = (*frames)[static_cast<std::size_t>(at)];
+    detail::AdapterFrame& frame = frames[static_cast<std::size_t>(at)];
     if (invalidated && frame.span) {
       frame.span->arg("ir_invalidated", true);
       this->invalidated.fetch_add(1, std::memory_order_relaxed);
     }
     if (tail_registered.load(std::memory_order_relaxed) &&
-        static_cast<std::size_t>(at) + 1 == frames->size() && detail::spans_open_inside(frame)) {
+        static_cast<std::size_t>(at) + 1 == frames.size() && detail::spans_open_inside(frame)) {
       frame.end_deferred = true;
       return;
     }
-    detail::end_frames_from(*frames, static_cast<std::size_t>(at));
+    detail::end_frames_from(frames, static_cast<std::size_t>(at));
   }
 
   // The after-callbacks at the back of LLVM's lists: the spans end() left

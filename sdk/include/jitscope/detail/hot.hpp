@@ -378,6 +378,16 @@ JITSCOPE_ALWAYS_INLINE void copy_last_slot(char* dst, const char* src, std::size
   }
 }
 
+// Copies `len` bytes into the slots from ring position `at`, slot by slot:
+// the payload may wrap at the ring's end.
+JITSCOPE_ALWAYS_INLINE void put_payload(const SpanBatch& batch, std::uint64_t at, const char* src,
+                                        std::size_t len) noexcept {
+  for (; len > kRecordBytes; len -= kRecordBytes, src += kRecordBytes, at += kRecordBytes) {
+    std::memcpy(static_cast<void*>(&batch.at(at)), src, kRecordBytes);
+  }
+  copy_last_slot(reinterpret_cast<char*>(&batch.at(at)), src, len);
+}
+
 // Dynamic names up to this long take the inline path: their bytes fill the
 // slots after the Begin, as the library writes them. Longer ones (and any
 // above the ring's payload limit, which is at least 1 KiB) go through the
@@ -398,16 +408,30 @@ JITSCOPE_ALWAYS_INLINE bool begin_dynamic_batch(std::uint32_t session, std::stri
                                            0, static_cast<std::uint32_t>(len)))) [[unlikely]] {
     return false;
   }
-  // Slot by slot: the payload may wrap at the ring's end.
-  const char* src = name.data();
-  std::uint64_t at = batch.tail + kRecordBytes;
-  std::size_t left = len;
-  for (; left > kRecordBytes; left -= kRecordBytes, src += kRecordBytes, at += kRecordBytes) {
-    std::memcpy(static_cast<void*>(&batch.at(at)), src, kRecordBytes);
-  }
-  copy_last_slot(reinterpret_cast<char*>(&batch.at(at)), src, left);
+  put_payload(batch, batch.tail + kRecordBytes, name.data(), len);
   commit_batch(batch, slots);
   return true;
+}
+
+// The slots a string arg of `len` bytes takes after a Begin: its bytes in
+// its record up to kInlineStringBytes, in the slots after it beyond (as the
+// library's write_arg puts them).
+constexpr std::uint64_t string_arg_slots(std::size_t len) noexcept {
+  return 1 + (len > kInlineStringBytes ? payload_slots(len) : 0);
+}
+// A string arg of up to kInlineNameBytes (the caller checks) in the batch,
+// `at` slots after its Begin; returns the slots it took (string_arg_slots).
+JITSCOPE_ALWAYS_INLINE std::uint64_t put_string_arg(const SpanBatch& batch, std::uint64_t at,
+                                                    const char* key,
+                                                    std::string_view text) noexcept {
+  const std::size_t len = text.size();
+  if (len <= kInlineStringBytes) {
+    put_short_string_arg(batch, at, key, short_string_bits(text.data(), len), len);
+    return 1;
+  }
+  put_scalar_arg(batch, at, key, ValueType::kString, len);  // the length as its value
+  put_payload(batch, batch.tail + (2 + at) * kRecordBytes, text.data(), len);
+  return string_arg_slots(len);
 }
 
 // A span with a static name: a batch without args.
