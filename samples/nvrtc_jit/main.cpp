@@ -73,7 +73,7 @@ Tally tally(const std::vector<BuiltKernel>& built) {
 // A worker process (--worker-process i --of n): compile kernels i, i+n, ...
 // into the cache, with a session of its own. Prints only errors.
 int run_worker_process(const Options& o) {
-  const Toolchain tc = make_toolchain(o.arch);
+  const Toolchain tc = make_toolchain(o.arch, o.nvrtc_extra);
   DiskCache cache(absolute(o.cache_dir));
   TraceSession session(o.trace, o.metrics, "nvrtc_jit worker " + std::to_string(o.worker_index),
                        /*gpu=*/false);
@@ -100,7 +100,7 @@ int run_worker_process(const Options& o) {
 }
 
 int run(const Options& o) {
-  const Toolchain tc = make_toolchain(o.arch);
+  const Toolchain tc = make_toolchain(o.arch, o.nvrtc_extra);
   DiskCache cache(absolute(o.cache_dir));
   Gpu gpu;
   std::string no_gpu = o.no_gpu ? "--no-gpu" : open_gpu(o.arch, &gpu);

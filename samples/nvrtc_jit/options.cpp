@@ -55,6 +55,10 @@ int parse_options(int argc, char** argv, Options* out) {
       ->capture_default_str();
   app.add_flag("--no-gpu", o.no_gpu, "compile only, even when a GPU is present");
   app.add_flag("-q,--quiet", o.quiet, "no summary on stdout");
+  app.add_option("--nvrtc-option", o.nvrtc_extra,
+                 "one more NVRTC option (repeat it for more): part of the cache key, so "
+                 "changing it misses the cache, and the report says why (docs/caches.md)")
+      ->allow_extra_args(false);
   app.add_option("--inject-compile-error", o.inject_error,
                  "give this kernel's source a compile error (to see a failing kernel)");
   // Hidden (empty group): how a parent starts its worker processes.
@@ -96,6 +100,7 @@ std::vector<std::string> worker_arguments(const Options& o) {
                                    "--arch",      o.arch,
                                    "--cache-dir", o.cache_dir,
                                    "--quiet"};
+  for (const std::string& extra : o.nvrtc_extra) args.push_back("--nvrtc-option=" + extra);
   if (!o.inject_error.empty()) {
     args.push_back("--inject-compile-error");
     args.push_back(o.inject_error);

@@ -19,7 +19,8 @@ struct Options {
   int reps = 20;                                    // timed launches per variant when autotuning
   bool no_gpu = false;                              // compile only, even with a GPU
   bool quiet = false;
-  std::string inject_error;  // a kernel whose source gets a compile error (tests)
+  std::string inject_error;              // a kernel whose source gets a compile error (tests)
+  std::vector<std::string> nvrtc_extra;  // NVRTC options after the sample's own
   // Hidden: set by the parent on its worker processes.
   int worker_index = -1;  // >= 0: this is worker process `worker_index` of `worker_count`
   int worker_count = 0;

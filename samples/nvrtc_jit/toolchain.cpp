@@ -99,13 +99,14 @@ std::string check_arch(const std::string& arch) {
   return {};
 }
 
-Toolchain make_toolchain(const std::string& arch) {
+Toolchain make_toolchain(const std::string& arch, const std::vector<std::string>& extra) {
   Toolchain tc;
   tc.arch = arch;
   const std::string virtual_arch = "compute_" + arch.substr(3);
   // -dlto: LTO-IR instead of PTX, so nvJitLink optimizes at link time.
   tc.nvrtc_options = {"--gpu-architecture=" + virtual_arch, "-dlto", "--std=c++17",
                       "--extra-device-vectorization"};
+  tc.nvrtc_options.insert(tc.nvrtc_options.end(), extra.begin(), extra.end());
   tc.link_options = {"-lto", "-arch=" + arch, "-O3"};
   int major = 0, minor = 0;
   tc.nvrtc_version = nvrtcVersion(&major, &minor) == NVRTC_SUCCESS

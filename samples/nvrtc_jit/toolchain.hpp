@@ -22,8 +22,9 @@ struct Toolchain {
 // else why not (listing the architectures it supports).
 std::string check_arch(const std::string& arch);
 
-// The toolchain for `arch` (already checked), with both libraries' versions.
-Toolchain make_toolchain(const std::string& arch);
+// The toolchain for `arch` (already checked), with both libraries' versions;
+// `extra` NVRTC options go after the sample's own.
+Toolchain make_toolchain(const std::string& arch, const std::vector<std::string>& extra = {});
 
 struct BuildOutput {
   bool ok = false;

@@ -16,6 +16,9 @@
 // with the longest slice first and ascending the shortest (over all pages,
 // not only the first), with every page in order; no request but
 // file:/data:/blob:, no console error, no page error, no failed request.
+// #caches-table holds the one layer with gen_units' lookups, hits and
+// misses, and #cache-misses-table its misses per reason and each reason's
+// first change (gen_units.mjs expectedCaches).
 // Not checked: load time (bench/report/html_bench.sh measures it).
 //
 // exit 0: pass; 1: a check failed; 2: usage or the browser could not start.
@@ -36,7 +39,7 @@ import {
   unitsFromTrace,
   waits,
 } from "./browser.mjs";
-import { kBuiltinColumns } from "./gen_units.mjs";
+import { expectedCaches, kBuiltinColumns } from "./gen_units.mjs";
 
 const kPageRows = 100;
 
@@ -187,6 +190,33 @@ async function checkLargeInto(browser, opts, f) {
   const asc = await unitRows(page);
   f.check(asc.length > 0 && asc[0].wall === minWall, `sorted ascending, the first row is ${asc[0]?.id} (${asc[0]?.wall} ns); the shortest unit lasts ${minWall} ns`);
   f.check(monotonic(asc.map((r) => r.wall), "ascending"), "sorted ascending, the first page is not in order");
+
+  // ---- caches: each layer's lookups, and why it missed ----
+  const want = expectedCaches(n);
+  const layers = await page.$$eval("#caches-table tbody tr", (trs) => trs.map((tr) => ({
+    layer: tr.dataset.layer,
+    lookups: tr.querySelector("td.lookups")?.textContent.trim(),
+    hits: tr.querySelector("td.hits")?.textContent.trim(),
+    misses: tr.querySelector("td.misses")?.textContent.trim(),
+  }))).catch(() => []);
+  if (f.check(layers.length === 1 && layers[0].layer === want.layer,
+              `#caches-table has ${layers.length} rows (${layers.map((l) => l.layer).join(", ")}), want one, of layer ${want.layer}`)) {
+    for (const k of ["lookups", "hits", "misses"]) {
+      f.check(layers[0][k] === String(want[k]), `#caches-table td.${k} is ${JSON.stringify(layers[0][k])}, want ${want[k]}`);
+    }
+  }
+  const reasons = await page.$$eval("#cache-misses-table tbody tr", (trs) => trs.map((tr) => ({
+    reason: tr.dataset.reason,
+    misses: tr.querySelector("td.misses")?.textContent.trim(),
+    change: tr.querySelector("td.change")?.textContent.trim(),
+  }))).catch(() => []);
+  const canon = (o) => JSON.stringify(Object.keys(o).sort().map((k) => [k, String(o[k])]));
+  const got = Object.fromEntries(reasons.map((r) => [r.reason, r.misses]));
+  f.check(canon(got) === canon(want.reasons), `#cache-misses-table: misses per reason ${canon(got)}, want ${canon(want.reasons)}`);
+  for (const [reason, text] of Object.entries(want.firstChange)) {
+    const row = reasons.find((r) => r.reason === reason);
+    f.check(row?.change === text, `the ${reason} miss row's td.change is ${JSON.stringify(row?.change)}, want ${JSON.stringify(text)}`);
+  }
 
   if (opts.screenshot) {
     await page.screenshot({ path: opts.screenshot });

@@ -11,13 +11,34 @@
 // recompile_reason); every 37th (i % 37 == 5) fails. Every third (i % 3 == 1)
 // also has metrics columns named like Object.prototype's members
 // (kBuiltinColumns: constructor_us, toString_us, __proto___us), which the
-// others lack. Deterministic for a seed.
+// others lack. Each unit looks its kernel up in the cache layer "kernel"
+// (CompileUnit::cache_lookup's instant) by {source: graph_<frame>, options}:
+// a miss, with -O3 where it recompiles and -O2 otherwise, and every 4th
+// (i % 4 == 2) looks it up again and hits (expectedCaches). Deterministic
+// for a seed.
 import fs from "node:fs";
 import path from "node:path";
 
 // Metrics columns named like members every JS object inherits: the page
 // must show them as columns, and nothing (never "NaN s") for a unit without.
 export const kBuiltinColumns = ["constructor", "toString", "__proto__"];
+
+// What the report's caches section must say of genUnits(n)'s lookups, by
+// their construction: unit 0's miss is the layer's first; a recompile's
+// key differs from its frame's first key in `options` alone, any other
+// unit's from the previous frame's first key in `source` alone (the
+// nearest earlier keys: every other earlier key differs in more).
+export function expectedCaches(n) {
+  let hits = 0;
+  let recompiles = 0;
+  for (let i = 0; i < n; ++i) {
+    if (i % 4 === 2) ++hits;
+    if (i % 10 === 9) ++recompiles;
+  }
+  const reasons = { "new layer": 1, options: recompiles, source: n - 1 - recompiles };
+  return { layer: "kernel", lookups: n + hits, hits, misses: n, reasons,
+           firstChange: { options: "options: -O2 → -O3", source: "source: graph_0 → graph_1" } };
+}
 
 export function genUnits(dir, n, seed = 1) {
   fs.mkdirSync(dir, { recursive: true });
@@ -68,6 +89,13 @@ export function genUnits(dir, n, seed = 1) {
     x("compile_event", "codegen", begin + 40_000 + parse + passes, codegen);
     x("phase", "compile_graph", begin + 10_000, inner);
     x("compile_unit", `[${id}] ${name}`, begin, wall, { compile_id: id, duration_us: Math.floor(inner / 1000) });
+    const lookup = (at, hit) => buf.push(JSON.stringify({
+      ph: "I", s: "t", name: "cache_lookup", ts: Number(us(at)), pid, tid,
+      args: { compile_id: id, layer: "kernel", hit, unit: id,
+              key_parts: JSON.stringify({ source: `graph_${frame}`, options: recompile ? "-O3" : "-O2" }) },
+    }));
+    lookup(begin + 15_000, false);
+    if (i % 4 === 2) lookup(begin + 16_000, true);
     const rec = {
       compile_id: id,
       frame_id: frame,

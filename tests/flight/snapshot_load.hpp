@@ -58,8 +58,14 @@ inline void snapshots_under_load(int threads, bool life_span,
         made[static_cast<std::size_t>(t)].store(i + 1, std::memory_order_release);
         if (k == mine.load(std::memory_order_relaxed)) continue;
         mine.store(k, std::memory_order_release);
-        while (released.load(std::memory_order_acquire) < k && !stop.load()) {
-          std::this_thread::yield();
+        // Held threads sleep after a few turns: on 2 cores their spinning
+        // would hold back the thread still to ack, and the flusher.
+        for (int spin = 0; released.load(std::memory_order_acquire) < k && !stop.load(); ++spin) {
+          if (spin < 16) {
+            std::this_thread::yield();
+          } else {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+          }
         }
       }
     });

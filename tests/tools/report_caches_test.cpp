@@ -235,5 +235,50 @@ TEST(ReportCaches, TheNearestIsTheLatestInTime) {
   }
 }
 
+// Long values that differ late (an option appended to a long command line)
+// are shown from a little before their first difference, so that the cut
+// at kMaxExampleBytes keeps it; short ones whole; a value too long for the
+// cut either way ends in "…", never inside a character.
+TEST(ReportCaches, ALongValuesExampleShowsWhereItDiffers) {
+  using jitscope::report::CacheLookups;
+  const std::string base =
+      "--gpu-architecture=compute_90 -dlto --std=c++17 "
+      "--extra-device-vectorization --use_fast_math";
+  const std::string tail = " -lto -arch=sm_90 -O3";
+  const std::string was = base + tail;
+  const std::string now = base + " -lineinfo" + tail;
+  // 16 bytes of context before the first differing byte: both go on with
+  // " -l" ("-lto", "-lineinfo"), so it is at base.size() + 3.
+  const std::size_t from = base.size() + 3 - 16;
+  CacheLookups c;
+  c.add("l", {{"options", was}}, false, "0/0", 1);
+  c.add("l", {{"options", now}}, false, "1/0", 2);
+  c.add("l", {{"options", "-O2"}}, false, "2/0", 3);
+  c.add("l", {{"options", "-O3"}}, false, "3/0", 4);
+  // 100 bytes each, the first differing: cut from the start, at 80 bytes,
+  // backed off to a character's start ("é" is 2 bytes, at 79 and 80).
+  const std::string long_a = std::string(79, 'a') + "\xC3\xA9" + std::string(19, 'x');
+  const std::string long_b = std::string(79, 'b') + "\xC3\xA9" + std::string(19, 'x');
+  c.add("m", {{"p", long_a}}, false, "4/0", 5);
+  c.add("m", {{"p", long_b}}, false, "5/0", 6);
+  auto rows = c.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  if (rows[0].layer != "l") std::swap(rows[0], rows[1]);
+  ASSERT_EQ(rows[0].reasons.size(), 2u);
+  const auto& options = rows[0].reasons[0];
+  ASSERT_EQ(options.reason, "options");
+  EXPECT_EQ(options.misses, 3u);
+  ASSERT_EQ(options.example.size(), 1u);  // the first miss's: `now` against `was`
+  EXPECT_EQ(options.example[0].was, "…" + was.substr(from));
+  EXPECT_EQ(options.example[0].now, "…" + now.substr(from));
+  EXPECT_NE(options.example[0].now.find("-lineinfo"), std::string::npos);
+  ASSERT_EQ(rows[1].reasons.size(), 2u);  // "new layer" and "p", a miss each: by name
+  const auto& long_values = rows[1].reasons[1];
+  ASSERT_EQ(long_values.reason, "p");
+  ASSERT_EQ(long_values.example.size(), 1u);
+  EXPECT_EQ(long_values.example[0].was, std::string(79, 'a') + "…");
+  EXPECT_EQ(long_values.example[0].now, std::string(79, 'b') + "…");
+}
+
 }  // namespace
 }  // namespace jitscope::testing::report

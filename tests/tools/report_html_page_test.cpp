@@ -142,6 +142,36 @@ TEST(HtmlReport, SectionOptionChoosesSectionsAndData) {
   EXPECT_FALSE(data.contains("gpu"));
 }
 
+// The caches section: on the page (with its nav link and tables) only when
+// the trace has cache lookups, and then only with the caches section chosen.
+TEST(HtmlReport, TheCachesSectionOnlyWithLookups) {
+  const std::string unit =
+      R"({"ph":"X","cat":"compile_unit","name":"[0/0] g","pid":1,"tid":1,"ts":0,)"
+      R"("dur":10,"args":{"compile_id":"0/0"}})";
+  const std::string lookup =
+      R"({"ph":"i","s":"t","name":"cache_lookup","pid":1,"tid":1,"ts":1,"args":{)"
+      R"("compile_id":"0/0","layer":"ptx","hit":false,"unit":"0/0",)"
+      R"("key_parts":"{\"source\":\"a\"}"}})";
+  const std::string without = write_temp("html_nocache", "[" + unit + "]");
+  const std::string with = write_temp("html_cache", "[" + unit + "," + lookup + "]");
+  const std::string plain = html_report({without}, temp_path("html_nocache") + ".html");
+  EXPECT_EQ(plain.find("id=\"caches\""), std::string::npos);
+  EXPECT_EQ(plain.find("href=\"#caches\""), std::string::npos);
+  const std::string page = html_report({with}, temp_path("html_cache") + ".html");
+  for (const char* id :
+       {"<section id=\"caches\">", "<a href=\"#caches\">", "<table id=\"caches-table\"",
+        "<table id=\"cache-misses-table\"", "<div id=\"cache-misses-pager\""}) {
+    EXPECT_NE(page.find(id), std::string::npos) << id;
+  }
+  const json data = page_data(page);
+  ASSERT_EQ(data["caches"].size(), 1u);
+  EXPECT_EQ(data["caches"][0]["layer"], "ptx");
+  EXPECT_EQ(data["caches"][0]["misses"], 1);
+  const std::string units_only =
+      html_report({with, "--section", "units"}, temp_path("html_cache_units") + ".html");
+  EXPECT_EQ(units_only.find("id=\"caches\""), std::string::npos);
+}
+
 TEST(HtmlReport, BaselineAddsTheComparison) {
   auto unit_trace = [](const char* stem, long long parse_ns) {
     return write_temp(stem, "[" + x_event("parse", 0, parse_ns) + "," +

@@ -8,11 +8,34 @@ namespace {
 
 std::uint64_t text_hash(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
 
-std::string cut(const std::string& s) {
-  if (s.size() <= CacheLookups::kMaxExampleBytes) return s;
+bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// `s` from byte `from` (after an elided start: "…"), cut at
+// kMaxExampleBytes (then "…"), never inside a character.
+std::string cut(const std::string& s, std::size_t from = 0) {
+  from = std::min(from, s.size());
+  while (from > 0 && from < s.size() && continuation(s[from])) --from;
+  std::string out = from > 0 ? "…" : "";
+  if (s.size() - from <= CacheLookups::kMaxExampleBytes) return out + s.substr(from);
   std::size_t n = CacheLookups::kMaxExampleBytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
-  return s.substr(0, n) + "…";
+  while (n > 0 && continuation(s[from + n])) --n;
+  return out + s.substr(from, n) + "…";
+}
+
+// Where an example of two long values starts: a little before their first
+// differing byte, so that the cut shows the difference. Option strings and
+// paths share long beginnings: cut from their start, "-O2 → -O3" at byte
+// 100 of both was past the cut, and the two looked the same.
+std::size_t example_start(const std::string& was, const std::string& now) {
+  constexpr std::size_t kContext = 16;  // bytes shown before the difference
+  if (was.size() <= CacheLookups::kMaxExampleBytes &&
+      now.size() <= CacheLookups::kMaxExampleBytes) {
+    return 0;
+  }
+  const std::size_t shorter = std::min(was.size(), now.size());
+  std::size_t common = 0;
+  while (common < shorter && was[common] == now[common]) ++common;
+  return common > kContext ? common - kContext : 0;
 }
 
 // The parts of `a` and `b` (each sorted by name) that differ, by name;
@@ -117,8 +140,9 @@ void CacheLookups::explain_miss(Layer& layer, const Key& key, std::string_view u
            c.part = was != nullptr ? was->name : now->name;
            c.had = was != nullptr;
            c.has = now != nullptr;
-           if (c.had) c.was = cut(was->value);
-           if (c.has) c.now = cut(now->value);
+           const std::size_t from = c.had && c.has ? example_start(was->value, now->value) : 0;
+           if (c.had) c.was = cut(was->value, from);
+           if (c.has) c.now = cut(now->value, from);
            if (!reason.empty()) reason += " + ";
            reason += c.part;
            ++layer.parts[c.part];

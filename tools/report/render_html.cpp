@@ -56,6 +56,7 @@ void pager(std::string& o, const char* id) {
 
 struct PageSections {
   bool summary, compare, units, compile_times, gpu, top_spans;
+  bool caches;  // only with lookups: most traces have none
 };
 
 void skeleton(std::string& o, const PageSections& s) {
@@ -66,7 +67,8 @@ void skeleton(std::string& o, const PageSections& s) {
       {s.units, "<a href=\"#units\">Compile units</a><a href=\"#timeline\">Timeline</a>"},
       {s.compile_times, "<a href=\"#compile-times\">Compile times</a>"},
       {s.gpu, "<a href=\"#gpu\">GPU</a>"},
-      {s.top_spans, "<a href=\"#top-spans\">Slowest spans</a>"}};
+      {s.top_spans, "<a href=\"#top-spans\">Slowest spans</a>"},
+      {s.caches, "<a href=\"#caches\">Caches</a>"}};
   for (const auto& [on, link] : links) {
     if (on) o += link;
   }
@@ -119,6 +121,16 @@ void skeleton(std::string& o, const PageSections& s) {
     section_open(o, "top-spans", "Slowest spans");
     o += "<table id=\"top-spans-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
          "</section>\n";
+  }
+  if (s.caches) {
+    section_open(o, "caches", "Caches (lookups per layer, and why each missed)");
+    o += "<p id=\"caches-note\" class=\"note\"></p>\n"
+         "<table id=\"caches-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
+         "<h3 id=\"cache-misses\">Why each layer missed: the key parts that differ from the "
+         "nearest earlier key of the layer</h3>\n";
+    pager(o, "cache-misses-pager");
+    o += "<table id=\"cache-misses-table\" class=\"data\"><thead></thead><tbody></tbody>"
+         "</table>\n</section>\n";
   }
   o += "</main>\n";
 }
@@ -190,9 +202,13 @@ std::string artifact_href(const std::string& path, const std::string& base) {
 
 void write_html(const Report& r, const Sections& sec, const Comparison* comparison,
                 const CompareSections* compare_sections, const HtmlOptions& opt, Emitter& em) {
-  const PageSections page{sec.header, comparison != nullptr,
-                          sec.units,  sec.compile_times || sec.phases,
-                          sec.gpu,    sec.top_spans};
+  const PageSections page{sec.header,
+                          comparison != nullptr,
+                          sec.units,
+                          sec.compile_times || sec.phases,
+                          sec.gpu,
+                          sec.top_spans,
+                          sec.caches && !r.caches.empty()};
   std::string& o = em.buf();
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

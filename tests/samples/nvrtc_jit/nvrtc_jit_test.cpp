@@ -270,6 +270,56 @@ TEST_F(Compile, SecondRunHitsTheCache) {
   EXPECT_EQ(misses, 0);
 }
 
+// The disk cache's lookups in a trace (CompileUnit::cache_lookup's
+// instants), by kernel and config: each key's parts, and whether it hit.
+struct Lookup {
+  json parts;
+  bool hit = false;
+};
+std::map<std::string, Lookup> disk_lookups(const json& trace) {
+  std::map<std::string, Lookup> out;
+  for (const json& e : trace) {
+    if ((str(e, "ph") != "I" && str(e, "ph") != "i") || str(e, "name") != "cache_lookup") continue;
+    if (str(args(e), "layer") != "disk_cache") continue;
+    const json parts = json::parse(str(args(e), "key_parts"));
+    out[str(parts, "kernel") + "/" + str(parts, "config")] = {parts, args(e).value("hit", false)};
+  }
+  return out;
+}
+
+// One more NVRTC option: part of every key, so each kernel misses, and its
+// key differs from the first run's for it in `options` alone (what the
+// report's caches section then names: docs/caches.md).
+TEST_F(Compile, AnotherNvrtcOptionMissesEveryKernelOnItsOptionsAlone) {
+  ASSERT_EQ(first_->exit_code, 0) << first_->describe();
+  // A copy of the first run's cache: the other tests' runs read the original.
+  const fs::path cache = *dir_ / "cache_lineinfo";
+  fs::remove_all(cache);
+  fs::copy(*dir_ / "cache", cache, fs::copy_options::recursive);
+  const SampleRun r = run_sample(*dir_, "lineinfo",
+                                 {"--kernels", std::to_string(kKernels), "--workers", "2",
+                                  "--cache-dir", cache.string(), "--nvrtc-option=-lineinfo"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("cache:            0 hits, 16 misses"), std::string::npos) << r.out;
+  const auto before = disk_lookups(load_trace(first_->trace));
+  const auto after = disk_lookups(load_trace(r.trace));
+  ASSERT_EQ(before.size(), static_cast<std::size_t>(kKernels));
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [kernel, now] : after) {
+    SCOPED_TRACE(kernel);
+    ASSERT_EQ(before.count(kernel), 1u);
+    const json& was = before.at(kernel).parts;
+    EXPECT_FALSE(now.hit);
+    for (const auto& [part, value] : now.parts.items()) {
+      if (part == "options") continue;
+      EXPECT_EQ(value, was.value(part, json())) << part;
+    }
+    EXPECT_EQ(now.parts.size(), was.size());
+    EXPECT_EQ(str(was, "options").find("-lineinfo"), std::string::npos);
+    EXPECT_NE(str(now.parts, "options").find(" -lineinfo"), std::string::npos);
+  }
+}
+
 // ---- worker processes ---------------------------------------------------------
 
 TEST(Processes, TwoWorkerProcesses) {

@@ -34,6 +34,7 @@ function buildPage() {
   buildGpu(page);
   buildTimeline(page);
   buildTopSpans(page);
+  buildCaches(page);
   window.addEventListener('hashchange', () => openFromHash(page));
   document.addEventListener('click', (ev) => {
     // A second click on the open unit's link: hashchange does not fire.
