@@ -21,6 +21,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -33,9 +34,14 @@ using jitscope::report::TimedSpan;
 
 struct Collect : SelfTimeSink {
   std::map<std::uint32_t, std::int64_t> self;  // by name
+  // Each span's longest gap, by (thread, start, end): {gap start, length}.
+  std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>,
+           std::pair<std::int64_t, std::int64_t>>
+      gaps;
   std::size_t calls = 0;
-  void on_self(const TimedSpan& s, std::int64_t ns) override {
+  void on_self(const TimedSpan& s, std::int64_t ns, const jitscope::report::Gap& longest) override {
     self[s.name] += ns;
+    gaps[{s.thread, s.start, s.end}] = {longest.start, longest.ns};
     ++calls;
   }
 };
@@ -82,6 +88,7 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
   // Brute force: a span's parent is the shortest other span of its thread
   // that holds it (the intervals are distinct).
   std::map<std::uint32_t, std::int64_t> want;
+  std::map<const TimedSpan*, std::vector<const TimedSpan*>> children;
   for (const TimedSpan& s : spans) {
     want[s.name] += s.end - s.start;
     const TimedSpan* parent = nullptr;
@@ -89,7 +96,27 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
       if (&p == &s || p.thread != s.thread || p.start > s.start || p.end < s.end) continue;
       if (parent == nullptr || p.end - p.start < parent->end - parent->start) parent = &p;
     }
-    if (parent != nullptr) want[parent->name] -= s.end - s.start;
+    if (parent != nullptr) {
+      want[parent->name] -= s.end - s.start;
+      children[parent].push_back(&s);
+    }
+  }
+  // Each span's longest stretch outside its children (the first of equals),
+  // walking its children in start order.
+  std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>,
+           std::pair<std::int64_t, std::int64_t>>
+      want_gaps;
+  for (const TimedSpan& s : spans) {
+    std::vector<const TimedSpan*> in = children[&s];
+    std::sort(in.begin(), in.end(), [](auto* a, auto* b) { return a->start < b->start; });
+    std::pair<std::int64_t, std::int64_t> longest{0, 0};
+    std::int64_t from = s.start;
+    for (const TimedSpan* c : in) {
+      if (c->start - from > longest.second) longest = {from, c->start - from};
+      from = c->end;
+    }
+    if (s.end - from > longest.second) longest = {from, s.end - from};
+    want_gaps[{s.thread, s.start, s.end}] = longest;
   }
   // Written in a random order, through runs of 7 spans and in one run.
   std::shuffle(spans.begin(), spans.end(), rng);
@@ -102,6 +129,7 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
     st.finish([](std::uint32_t) { return false; }, sink);
     EXPECT_EQ(sink.calls, spans.size());
     EXPECT_EQ(sink.self, want);
+    EXPECT_EQ(sink.gaps, want_gaps);
     EXPECT_EQ(st.overlapping(), 0u);
     EXPECT_EQ(st.lost(), 0u);
     EXPECT_EQ(st.spilled_runs(), run == 7 ? spans.size() / 7 : 0u);

@@ -151,7 +151,7 @@ class Aggregator final : private SelfTimeSink {
   void cache_lookup(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   // `process`: note_process's index, or kNone for an event without a pid.
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder, std::uint32_t process);
-  void on_self(const TimedSpan& span, std::int64_t self_ns) override;
+  void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) override;
   // finish(), table by table. `unit_pids` collects the pids of the units and
   // GPU rows (a pid column when there is more than one).
   void name_rows(Report& r) const;

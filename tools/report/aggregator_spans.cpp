@@ -134,9 +134,13 @@ void Aggregator::drop_waterfall(std::uint32_t unit) {
   std::vector<UnitStats::Placed>().swap(u.longest);
 }
 
-void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns) {
+void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns, const Gap& longest) {
   if (s.name == kNone) {  // a unit slice
-    if (s.unit != kNone) units_[s.unit].self = sat_add(units_[s.unit].self, self_ns);
+    if (s.unit != kNone) {
+      UnitStats& u = units_[s.unit];
+      u.self = sat_add(u.self, self_ns);
+      if (longest.ns > u.gap.ns) u.gap = longest;
+    }
     return;
   }
   names_[s.name].self = sat_add(names_[s.name].self, self_ns);

@@ -180,6 +180,7 @@ struct Aggregator::UnitStats {
   std::string unit_key, frame;  // its slices' args (the first that has them)
   bool incomplete = false;      // a slice of it marked "incomplete" (open at a crash or stop)
   std::int64_t self = 0;        // its slices' self time
+  Gap gap;                      // the longest of its slices' gaps
   bool in_trace = false;
   std::int64_t start = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();

@@ -140,6 +140,8 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     u.phases.release();
     std::vector<UnitStats::Placed>().swap(u.longest);
     row.self_ns = u.self;
+    row.gap_start_ns = u.gap.start;
+    row.gap_ns = u.gap.ns;
     row.unit_key = u.unit_key;
     row.frame = u.frame;
     if (m != nullptr) {

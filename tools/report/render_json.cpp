@@ -144,8 +144,18 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
     j.member("wall_ns", u.wall_ns);
     j.member("compile_end_ns", u.compile_end_ns);
     j.member("self_ns", u.self_ns);
+    j.key("longest_gap");  // the longest stretch outside every span on its threads
+    if (u.gap_ns > 0) {
+      j.begin_object();
+      j.member("start_ns", u.gap_start_ns);
+      j.member("dur_ns", u.gap_ns);
+      j.end_object();
+    } else {
+      j.null();
+    }
   } else {
-    for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns", "self_ns"}) {
+    for (const char* k :
+         {"start_ns", "end_ns", "wall_ns", "compile_end_ns", "self_ns", "longest_gap"}) {
       j.key(k);
       j.null();
     }

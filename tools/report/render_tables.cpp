@@ -22,6 +22,49 @@ std::string percent(std::int64_t part, std::int64_t whole) {
   return fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
 }
 
+// The units with the most wall time outside every span on their threads
+// (their unit slices' self time: no phase, pass or other span covers it),
+// with where their longest such stretch sits: a child process waited on,
+// a lock, work nobody instrumented. Only when a unit has any.
+template <typename TimeText>
+void unexplained_table(const Report& r, const TimeText& t, bool human, std::vector<Table>& out) {
+  constexpr std::size_t kRows = 10;
+  std::vector<const UnitRow*> rows;
+  for (const UnitRow& u : r.units) {
+    if (u.in_trace && u.self_ns > 0) rows.push_back(&u);
+  }
+  if (rows.empty()) return;
+  const auto more = [](const UnitRow* a, const UnitRow* b) {
+    return a->self_ns != b->self_ns ? a->self_ns > b->self_ns : a->compile_id < b->compile_id;
+  };
+  const std::size_t n = std::min(rows.size(), kRows);
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n), rows.end(), more);
+  const auto col = [human](const char* name) {
+    return human ? std::string(name) : std::string(name) + "_ns";
+  };
+  Table un{"unexplained",
+           "Unexplained time: the units' wall time outside every span on their threads, most "
+           "first, with their longest such gap (at: from the unit's start)",
+           {"compile_id", "unit", col("wall"), col("unexplained"), "share", col("longest_gap"),
+            col("gap_at")},
+           {false, false, true, true, true, true, true},
+           {},
+           {},
+           "",
+           {}};
+  if (rows.size() > n) {
+    un.notes.push_back("the " + std::to_string(n) + " of " + std::to_string(rows.size()) +
+                       " units with the most");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const UnitRow& u = *rows[i];
+    un.rows.push_back({u.compile_id, u.name, t(u.wall_ns), t(u.self_ns),
+                       percent(u.self_ns, u.wall_ns), u.gap_ns > 0 ? t(u.gap_ns) : std::string(),
+                       u.gap_ns > 0 ? t(u.gap_start_ns - u.start_ns) : std::string()});
+  }
+  out.push_back(std::move(un));
+}
+
 }  // namespace
 
 std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
@@ -298,6 +341,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
       }
       out.push_back(std::move(fp));
     }
+    unexplained_table(r, t, human, out);
   }
 
   if (sec.top_spans) {

@@ -196,6 +196,9 @@ struct UnitRow {
   // Its slices' self time: their time not inside another span on the same
   // thread (the time outside its phases).
   std::int64_t self_ns = 0;
+  // The longest stretch of its slices outside every span on their thread:
+  // from gap_start_ns (a trace time), gap_ns long (0: none).
+  std::int64_t gap_start_ns = 0, gap_ns = 0;
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
   // Shared, not inline: most rows of a big trace have none, and a

@@ -171,16 +171,18 @@ class SelfTime::Nesting {
           // Written after an identical slice by an end-order writer: its
           // parent, whose only child is that slice: no self time, and its own
           // parent's children are unchanged (the same duration).
-          sink_.on_self(s, 0);
+          sink_.on_self(s, 0, Gap{});
           return;
         }
         top.children = sat_add(top.children, s.end - s.start);
+        top.gap_before(s.start);
+        top.covered_to = std::max(top.covered_to, s.end);
         break;
       }
       ++*overlapping_;  // top ends inside s: not nested; top is done
       close_top();
     }
-    open_.push_back(Open{s, 0});
+    open_.push_back(Open{s, 0, s.start, Gap{}});
   }
 
   void close_all() {
@@ -191,10 +193,19 @@ class SelfTime::Nesting {
   struct Open {
     TimedSpan span;
     std::int64_t children;
+    std::int64_t covered_to;  // the end of its children so far (its start: none)
+    Gap longest;
+    // The stretch from the children so far to `at` (a child's start, or the
+    // span's end), if it is the longest yet.
+    void gap_before(std::int64_t at) {
+      if (at - covered_to > longest.ns) longest = {covered_to, at - covered_to};
+    }
   };
   void close_top() {
-    const Open& o = open_.back();
-    sink_.on_self(o.span, std::max<std::int64_t>(0, (o.span.end - o.span.start) - o.children));
+    Open& o = open_.back();
+    o.gap_before(o.span.end);
+    sink_.on_self(o.span, std::max<std::int64_t>(0, (o.span.end - o.span.start) - o.children),
+                  o.longest);
     open_.pop_back();
   }
 

@@ -44,10 +44,17 @@ struct TimedSpan {
 };
 static_assert(sizeof(TimedSpan) == 40, "the spill file's record");
 
-// Receives each span's self time.
+// The longest stretch of a span outside all of its children: from `start`
+// (a time of the trace), `ns` long; 0 long for a span whose children cover
+// it (or an identical slice's parent).
+struct Gap {
+  std::int64_t start = 0, ns = 0;
+};
+
+// Receives each span's self time, and its longest gap.
 class SelfTimeSink {
  public:
-  virtual void on_self(const TimedSpan& span, std::int64_t self_ns) = 0;
+  virtual void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) = 0;
 
  protected:
   ~SelfTimeSink() = default;
