@@ -29,16 +29,18 @@ const json* unit_in(const json& rep, const std::string& cid) {
 // 60 ms. Unit 1/0, 200-230 ms on thread 2: one phase over all of it but
 // 2 ms at its start (2 unexplained, the gap at 0). Unit 2/0: fully covered.
 std::string constructed_trace() {
-  return trace_of({
-      unit_span("0/0", "lower", 10 * kMs, 20 * kMs),
-      unit_span("0/0", "InstCombinePass", 12 * kMs, 5 * kMs),
-      unit_span("0/0", "codegen", 50 * kMs, 10 * kMs),
-      unit_event("0/0", "graph_a", 0, 100 * kMs),
-      unit_span("1/0", "lower", 202 * kMs, 28 * kMs, 2),
-      unit_event("1/0", "graph_b", 200 * kMs, 30 * kMs, 2),
-      unit_span("2/0", "lower", 300 * kMs, 5 * kMs, 3),
-      unit_event("2/0", "graph_c", 300 * kMs, 5 * kMs, 3),
-  }, "unexplained");
+  return trace_of(
+      {
+          unit_span("0/0", "lower", 10 * kMs, 20 * kMs),
+          unit_span("0/0", "InstCombinePass", 12 * kMs, 5 * kMs),
+          unit_span("0/0", "codegen", 50 * kMs, 10 * kMs),
+          unit_event("0/0", "graph_a", 0, 100 * kMs),
+          unit_span("1/0", "lower", 202 * kMs, 28 * kMs, 2),
+          unit_event("1/0", "graph_b", 200 * kMs, 30 * kMs, 2),
+          unit_span("2/0", "lower", 300 * kMs, 5 * kMs, 3),
+          unit_event("2/0", "graph_c", 300 * kMs, 5 * kMs, 3),
+      },
+      "unexplained");
 }
 
 TEST(ReportUnexplained, EachUnitsUnexplainedTimeAndLongestGap) {
@@ -71,6 +73,64 @@ TEST(ReportUnexplained, TheTableListsTheUnitsWithTheMostFirst) {
   EXPECT_NE(p2, std::string::npos) << table;
   EXPECT_LT(p1, p2);
   EXPECT_EQ(table.find("2/0,"), std::string::npos) << "a unit with none is not listed";
+}
+
+// The same event in process `pid` (the helpers write pid 1).
+std::string in_pid(std::string event, int pid) {
+  const std::string from = R"("pid":1,)";
+  return event.replace(event.find(from), from.size(), "\"pid\":" + std::to_string(pid) + ",");
+}
+
+// A parent's "spawn" slice (note_child_process) at `at` on thread 1 of pid 1.
+std::string spawn(long long at, int child_pid) {
+  return R"({"ph":"X","cat":"jitscope.process","name":"spawn","pid":1,"tid":1,"ts":)" + us(at) +
+         R"(,"dur":0,"args":{"compile_id":"0/0","child_pid":)" + std::to_string(child_pid) +
+         R"(,"label":"ptxas"}})";
+}
+
+// A merged trace: the parent's unit (pid 1, 0-100 ms) has phases at 0-10
+// and 90-100 and spawns three children: pid 2 at 15 ms, whose unit runs
+// 20-70 ms, inside the parent's gap; pid 3 at 92 ms, whose unit runs
+// 92-99 ms, inside the parent's "link" phase (no gap to explain); pid 4,
+// with no unit in the trace. The parent's gaps: 10-15 and 15-90 (the spawn
+// slice, 0 long, splits them): 80 ms outside its spans, of which the
+// child's 50 (20-70) explained; unexplained 30, the longest left 70-90.
+TEST(ReportUnexplained, AChildProcessesUnitsExplainTheParentsGapAfterMerge) {
+  const std::string trace = trace_of(
+      {
+          unit_span("0/0", "lower", 0, 10 * kMs),
+          spawn(15 * kMs, 2),
+          in_pid(unit_event("0/0", "child_ptxas", 20 * kMs, 50 * kMs, 20), 2),
+          spawn(92 * kMs, 3),
+          in_pid(unit_event("0/0", "child_fast", 92 * kMs, 7 * kMs, 30), 3),
+          spawn(95 * kMs, 4),
+          unit_span("0/0", "link", 90 * kMs, 10 * kMs),
+          unit_event("0/0", "parent", 0, 100 * kMs),
+      },
+      "unexplained_children");
+  const json rep = report_json({trace});
+  const json* parent = nullptr;
+  for (const json& u : rep["units"]) {
+    if (u["name"] == "parent") parent = &u;
+  }
+  ASSERT_NE(parent, nullptr) << rep["units"].dump();
+  EXPECT_EQ((*parent)["self_ns"], 80 * kMs);
+  EXPECT_EQ((*parent)["in_children_ns"], 50 * kMs);
+  EXPECT_EQ((*parent)["unexplained_ns"], 30 * kMs);
+  EXPECT_EQ((*parent)["longest_gap"]["start_ns"], 70 * kMs);
+  EXPECT_EQ((*parent)["longest_gap"]["dur_ns"], 20 * kMs);
+
+  const Result r = report({trace, "--section", "units", "--format", "csv"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string table = r.out.substr(r.out.find("# unexplained"));
+  EXPECT_NE(table.find("in_children_ns"), std::string::npos) << table;
+  // The child's own unit is all unexplained (50 ms, no spans); the parent's 30 after it.
+  const std::size_t child = table.find(",child_ptxas,50000000,50000000,,100.0%");
+  const std::size_t parent_row =
+      table.find(",parent,100000000,30000000,50000000,30.0%,20000000,70000000");
+  EXPECT_NE(child, std::string::npos) << table;
+  EXPECT_NE(parent_row, std::string::npos) << table;
+  EXPECT_LT(child, parent_row);
 }
 
 }  // namespace

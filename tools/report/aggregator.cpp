@@ -219,6 +219,8 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
       } else if (ev.has_args) {
         if (ev.cat == "compile_unit" && ev.has_compile_id) {
           unit_slice_args(unit_id(t, cid), ev);
+        } else if (ev.cat == "jitscope.process" && ev.name == "spawn") {
+          spawn_note(t, ev, decoder);
         } else {
           span_marks(t, name, ev.ts_ns, dur, cid, ev, decoder, nullptr);
         }
@@ -456,6 +458,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
                           bool unterminated, std::uint64_t fields_ignored,
                           const MetricsFile* metrics, const tools::InputRepairs& repairs) {
   self_.finish([this](std::uint32_t t) { return threads_[t].x_end_ordered; }, *this);
+  credit_children();
   std::uint64_t unclosed = 0;
   for (const ThreadState& t : threads_) unclosed += t.begins.size();
   Report r;

@@ -52,6 +52,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace jitscope::report {
@@ -152,6 +153,13 @@ class Aggregator final : private SelfTimeSink {
   // `process`: note_process's index, or kNone for an event without a pid.
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder, std::uint32_t process);
   void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) override;
+  // Child processes (aggregator_children.cpp): a unit slice's gaps, a
+  // parent's "spawn" slice, and after the self times the children's time
+  // in their parents' gaps.
+  void on_gap(const TimedSpan& span, const Gap& gap) override;
+  void spawn_note(std::uint32_t thread, const tools::DecodedEvent& ev,
+                  tools::EventDecoder& decoder);
+  void credit_children();
   // finish(), table by table. `unit_pids` collects the pids of the units and
   // GPU rows (a pid column when there is more than one).
   void name_rows(Report& r) const;
@@ -226,6 +234,13 @@ class Aggregator final : private SelfTimeSink {
   std::vector<CrashNote> crashes_;                              // the first crash of each process
   std::unordered_map<std::string, std::uint32_t> crash_index_;  // its pid key -> crashes_
   std::vector<FailedSpan> failed_;  // the first Report::kMaxFailedPasses
+  struct SpawnNote {                // a parent's "spawn" slice (note_child_process)
+    std::uint32_t thread;
+    std::int64_t ts;
+    std::string child_pid;  // its args' child_pid, as text (Id::str)
+  };
+  std::vector<SpawnNote> spawns_;
+  std::unordered_set<std::uint32_t> spawn_threads_;  // the threads of spawns_
   std::uint64_t failed_total_ = 0;
 };
 

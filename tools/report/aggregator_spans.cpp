@@ -75,7 +75,8 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   ts.thread = thread;
   ts.name = stats_name;  // kNone for a unit slice: its self time is its unit's
   ts.unit = gpu_side ? kNone : unit;
-  ts.from_x = from_x ? 1 : 0;
+  ts.from_x = (from_x ? TimedSpan::kFromX : 0) |
+              (stats_name == kNone && ts.unit != kNone ? TimedSpan::kWantsGaps : 0);
   self_.add(ts);
   return name_index;
 }

@@ -180,7 +180,16 @@ struct Aggregator::UnitStats {
   std::string unit_key, frame;  // its slices' args (the first that has them)
   bool incomplete = false;      // a slice of it marked "incomplete" (open at a crash or stop)
   std::int64_t self = 0;        // its slices' self time
-  Gap gap;                      // the longest of its slices' gaps
+  Gap gap;                      // the longest of its slices' gaps (after children: below)
+  // Its slices' kMaxGaps longest gaps, for the child processes spawned in
+  // them (aggregator_children.cpp), and the time those children covered.
+  struct ThreadGap {
+    std::int64_t start, ns;
+    std::uint32_t thread;
+  };
+  static constexpr std::size_t kMaxGaps = 16;
+  std::vector<ThreadGap> gaps;
+  std::int64_t in_children = 0;
   bool in_trace = false;
   std::int64_t start = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();

@@ -142,6 +142,7 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     row.self_ns = u.self;
     row.gap_start_ns = u.gap.start;
     row.gap_ns = u.gap.ns;
+    row.in_children_ns = u.in_children;
     row.unit_key = u.unit_key;
     row.frame = u.frame;
     if (m != nullptr) {

@@ -144,6 +144,8 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
     j.member("wall_ns", u.wall_ns);
     j.member("compile_end_ns", u.compile_end_ns);
     j.member("self_ns", u.self_ns);
+    j.member("in_children_ns", u.in_children_ns);
+    j.member("unexplained_ns", u.self_ns - u.in_children_ns);
     j.key("longest_gap");  // the longest stretch outside every span on its threads
     if (u.gap_ns > 0) {
       j.begin_object();
@@ -154,8 +156,8 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
       j.null();
     }
   } else {
-    for (const char* k :
-         {"start_ns", "end_ns", "wall_ns", "compile_end_ns", "self_ns", "longest_gap"}) {
+    for (const char* k : {"start_ns", "end_ns", "wall_ns", "compile_end_ns", "self_ns",
+                          "in_children_ns", "unexplained_ns", "longest_gap"}) {
       j.key(k);
       j.null();
     }

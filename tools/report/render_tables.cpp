@@ -23,19 +23,24 @@ std::string percent(std::int64_t part, std::int64_t whole) {
 }
 
 // The units with the most wall time outside every span on their threads
-// (their unit slices' self time: no phase, pass or other span covers it),
-// with where their longest such stretch sits: a child process waited on,
-// a lock, work nobody instrumented. Only when a unit has any.
+// (their unit slices' self time: no phase, pass or other span covers it,
+// less what child processes they spawned ran then), with where their
+// longest such stretch sits: a child process nobody traced, a lock, work
+// nobody instrumented. Only when a unit has any.
 template <typename TimeText>
 void unexplained_table(const Report& r, const TimeText& t, bool human, std::vector<Table>& out) {
   constexpr std::size_t kRows = 10;
+  const auto unexplained = [](const UnitRow& u) { return u.self_ns - u.in_children_ns; };
   std::vector<const UnitRow*> rows;
+  bool children = false;
   for (const UnitRow& u : r.units) {
-    if (u.in_trace && u.self_ns > 0) rows.push_back(&u);
+    if (u.in_trace && unexplained(u) > 0) rows.push_back(&u);
+    children = children || u.in_children_ns > 0;
   }
   if (rows.empty()) return;
-  const auto more = [](const UnitRow* a, const UnitRow* b) {
-    return a->self_ns != b->self_ns ? a->self_ns > b->self_ns : a->compile_id < b->compile_id;
+  const auto more = [&unexplained](const UnitRow* a, const UnitRow* b) {
+    return unexplained(*a) != unexplained(*b) ? unexplained(*a) > unexplained(*b)
+                                              : a->compile_id < b->compile_id;
   };
   const std::size_t n = std::min(rows.size(), kRows);
   std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n), rows.end(), more);
@@ -52,15 +57,33 @@ void unexplained_table(const Report& r, const TimeText& t, bool human, std::vect
            {},
            "",
            {}};
+  if (children) {  // a merged trace with child processes in it
+    un.columns.insert(un.columns.begin() + 4, col("in_children"));
+    un.numeric.insert(un.numeric.begin() + 4, true);
+    un.notes.push_back(
+        "in_children: time the child processes a unit spawned ran in its compile units, "
+        "inside its gaps (explained by them)");
+  }
+  if (r.multi_process_units) {  // compile ids restart in every process
+    un.columns.insert(un.columns.begin(), "pid");
+    un.numeric.insert(un.numeric.begin(), true);
+  }
   if (rows.size() > n) {
     un.notes.push_back("the " + std::to_string(n) + " of " + std::to_string(rows.size()) +
                        " units with the most");
   }
   for (std::size_t i = 0; i < n; ++i) {
     const UnitRow& u = *rows[i];
-    un.rows.push_back({u.compile_id, u.name, t(u.wall_ns), t(u.self_ns),
-                       percent(u.self_ns, u.wall_ns), u.gap_ns > 0 ? t(u.gap_ns) : std::string(),
-                       u.gap_ns > 0 ? t(u.gap_start_ns - u.start_ns) : std::string()});
+    Row row{u.compile_id,
+            u.name,
+            t(u.wall_ns),
+            t(unexplained(u)),
+            percent(unexplained(u), u.wall_ns),
+            u.gap_ns > 0 ? t(u.gap_ns) : std::string(),
+            u.gap_ns > 0 ? t(u.gap_start_ns - u.start_ns) : std::string()};
+    if (children) row.insert(row.begin() + 4, u.in_children_ns > 0 ? t(u.in_children_ns) : "");
+    if (r.multi_process_units) row.insert(row.begin(), pid_text(u.pid));
+    un.rows.push_back(std::move(row));
   }
   out.push_back(std::move(un));
 }

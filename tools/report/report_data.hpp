@@ -199,6 +199,11 @@ struct UnitRow {
   // The longest stretch of its slices outside every span on their thread:
   // from gap_start_ns (a trace time), gap_ns long (0: none).
   std::int64_t gap_start_ns = 0, gap_ns = 0;
+  // Of self_ns, the time child processes it spawned ran (their compile
+  // units, in a merged trace) inside its gaps: explained by them. Its
+  // unexplained time is self_ns - in_children_ns, and the gap above what
+  // they left of its 16 longest.
+  std::int64_t in_children_ns = 0;
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
   // Shared, not inline: most rows of a big trace have none, and a

@@ -166,7 +166,8 @@ class SelfTime::Nesting {
         continue;
       }
       if (s.end <= top.span.end) {  // inside top (s.start >= top's by the order)
-        if (end_ordered_ && s.from_x && top.span.from_x && s.start == top.span.start &&
+        if (end_ordered_ && (s.from_x & TimedSpan::kFromX) != 0 &&
+            (top.span.from_x & TimedSpan::kFromX) != 0 && s.start == top.span.start &&
             s.end == top.span.end) {
           // Written after an identical slice by an end-order writer: its
           // parent, whose only child is that slice: no self time, and its own
@@ -175,7 +176,7 @@ class SelfTime::Nesting {
           return;
         }
         top.children = sat_add(top.children, s.end - s.start);
-        top.gap_before(s.start);
+        gap_before(top, s.start);
         top.covered_to = std::max(top.covered_to, s.end);
         break;
       }
@@ -195,15 +196,18 @@ class SelfTime::Nesting {
     std::int64_t children;
     std::int64_t covered_to;  // the end of its children so far (its start: none)
     Gap longest;
-    // The stretch from the children so far to `at` (a child's start, or the
-    // span's end), if it is the longest yet.
-    void gap_before(std::int64_t at) {
-      if (at - covered_to > longest.ns) longest = {covered_to, at - covered_to};
-    }
   };
+  // The stretch of `o` from its children so far to `at` (a child's start,
+  // or its end): kept if the longest yet, and handed over if wanted.
+  void gap_before(Open& o, std::int64_t at) {
+    if (at <= o.covered_to) return;
+    const Gap g{o.covered_to, at - o.covered_to};
+    if (g.ns > o.longest.ns) o.longest = g;
+    if ((o.span.from_x & TimedSpan::kWantsGaps) != 0) sink_.on_gap(o.span, g);
+  }
   void close_top() {
     Open& o = open_.back();
-    o.gap_before(o.span.end);
+    gap_before(o, o.span.end);
     sink_.on_self(o.span, std::max<std::int64_t>(0, (o.span.end - o.span.start) - o.children),
                   o.longest);
     open_.pop_back();

@@ -40,7 +40,11 @@ struct TimedSpan {
   std::uint32_t thread = 0;
   std::uint32_t name = 0;  // the caller's ids, handed back with the self time
   std::uint32_t unit = 0;
-  std::uint32_t from_x = 0;  // 1: an X slice (identical intervals follow its thread's order)
+  // Bit 0 (kFromX): an X slice (identical intervals follow its thread's
+  // order). Bit 1 (kWantsGaps): every stretch of it outside its children
+  // goes to SelfTimeSink::on_gap (the report's unit slices).
+  std::uint32_t from_x = 0;
+  static constexpr std::uint32_t kFromX = 1, kWantsGaps = 2;
 };
 static_assert(sizeof(TimedSpan) == 40, "the spill file's record");
 
@@ -55,6 +59,10 @@ struct Gap {
 class SelfTimeSink {
  public:
   virtual void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) = 0;
+  // Each gap of a span with kWantsGaps, before its on_self.
+  virtual void on_gap(const TimedSpan& span, const Gap& gap) {
+    static_cast<void>(span), static_cast<void>(gap);
+  }
 
  protected:
   ~SelfTimeSink() = default;
