@@ -27,7 +27,7 @@ void Aggregator::on_gap(const TimedSpan& s, const Gap& gap) {
     return;
   }
   auto shortest = std::min_element(gaps.begin(), gaps.end(),
-                                    [](const auto& a, const auto& b) { return a.ns < b.ns; });
+                                   [](const auto& a, const auto& b) { return a.ns < b.ns; });
   if (shortest->ns < g.ns) *shortest = g;
 }
 

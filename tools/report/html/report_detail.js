@@ -151,6 +151,17 @@ function waterfall(u) {
                                         : 'no phase spans in the trace';
     svg.appendChild(t);
   }
+  // The longest stretch outside every span: behind the spans, over all lanes.
+  const gap = u.longest_gap;
+  if (gap && u.start_ns !== null && u.unexplained_ns > 0) {
+    const g0 = x(gap.start_ns - u.start_ns);
+    const r = svgEl('rect', { class: 'gap', x: g0.toFixed(1), y: '16',
+                              width: Math.max(1, x(gap.start_ns - u.start_ns + gap.dur_ns) - g0).toFixed(1),
+                              height: String(height - 18) });
+    svgTitle(r, 'longest unexplained gap: ' + humanNs(gap.dur_ns) + ' at +' +
+             humanNs(gap.start_ns - u.start_ns));
+    svg.appendChild(r);
+  }
   for (const [s, depth] of placed) {
     const x0 = x(s[1]);
     const w = Math.max(1, x(s[1] + s[2]) - x0);

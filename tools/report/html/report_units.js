@@ -98,6 +98,10 @@ function buildUnits(page) {
   }
   columns.push(
     { key: 'wall_ns', label: 'wall', num: true, sort: unitWall, cls: 'wall', cell: nsCell(unitWall) },
+    { key: 'unexplained_ns', label: 'unexplained', num: true, cls: 'unexplained',
+      title: 'time outside every span on its threads, less what child processes it spawned ' +
+             'ran in its gaps; its longest gap is marked in its detail',
+      sort: (u) => u.unexplained_ns ?? null, cell: nsCell((u) => u.unexplained_ns ?? null) },
     {
       key: 'status', label: 'status', cls: 'status',
       sort: (u) => statusText(u) || null,
