@@ -88,46 +88,58 @@ std::string spawn(long long at, int child_pid) {
          R"(,"label":"ptxas"}})";
 }
 
-// A merged trace: the parent's unit (pid 1, 0-100 ms) has phases at 0-10
-// and 90-100 and spawns three children: pid 2 at 15 ms, whose unit runs
-// 20-70 ms, inside the parent's gap; pid 3 at 92 ms, whose unit runs
-// 92-99 ms, inside the parent's "link" phase (no gap to explain); pid 4,
-// with no unit in the trace. The parent's gaps: 10-15 and 15-90 (the spawn
-// slice, 0 long, splits them): 80 ms outside its spans, of which the
-// child's 50 (20-70) explained; unexplained 30, the longest left 70-90.
+// A merged trace: the parent's unit (pid 1, 0-100 ms on thread 1) has
+// phases at 0-10 and 90-100 and spawns three children: pid 2 at 15 ms,
+// whose units run 20-45 and 60-70 ms (inside the parent's gap, idle
+// between them) and 120-150 ms (after it); pid 3 at 92 ms, whose unit runs
+// 92-99 ms inside the parent's "link" phase (no gap to explain); pid 4,
+// with no unit in the trace. The parent's gap: 10-90 (the spawn slices, 0
+// long, do not split it): 80 ms outside its spans, of which its child's
+// 25 + 10 explained; unexplained 45, the longest left 70-90. Then a unit
+// on the same thread, 100-200 ms, that spawned nothing: pid 2's unit at
+// 120-150 explains none of it.
 TEST(ReportUnexplained, AChildProcessesUnitsExplainTheParentsGapAfterMerge) {
   const std::string trace = trace_of(
       {
           unit_span("0/0", "lower", 0, 10 * kMs),
           spawn(15 * kMs, 2),
-          in_pid(unit_event("0/0", "child_ptxas", 20 * kMs, 50 * kMs, 20), 2),
+          in_pid(unit_event("0/0", "child_ptxas", 20 * kMs, 25 * kMs, 20), 2),
+          in_pid(unit_event("1/0", "child_second", 60 * kMs, 10 * kMs, 20), 2),
+          in_pid(unit_event("2/0", "child_late", 120 * kMs, 30 * kMs, 20), 2),
           spawn(92 * kMs, 3),
           in_pid(unit_event("0/0", "child_fast", 92 * kMs, 7 * kMs, 30), 3),
           spawn(95 * kMs, 4),
           unit_span("0/0", "link", 90 * kMs, 10 * kMs),
           unit_event("0/0", "parent", 0, 100 * kMs),
+          unit_event("1/0", "other", 100 * kMs, 100 * kMs),
       },
       "unexplained_children");
   const json rep = report_json({trace});
   const json* parent = nullptr;
+  const json* other = nullptr;
   for (const json& u : rep["units"]) {
     if (u["name"] == "parent") parent = &u;
+    if (u["name"] == "other") other = &u;
   }
-  ASSERT_NE(parent, nullptr) << rep["units"].dump();
+  ASSERT_TRUE(parent && other) << rep["units"].dump();
   EXPECT_EQ((*parent)["self_ns"], 80 * kMs);
-  EXPECT_EQ((*parent)["in_children_ns"], 50 * kMs);
-  EXPECT_EQ((*parent)["unexplained_ns"], 30 * kMs);
+  EXPECT_EQ((*parent)["in_children_ns"], 35 * kMs);
+  EXPECT_EQ((*parent)["unexplained_ns"], 45 * kMs);
   EXPECT_EQ((*parent)["longest_gap"]["start_ns"], 70 * kMs);
   EXPECT_EQ((*parent)["longest_gap"]["dur_ns"], 20 * kMs);
+  EXPECT_EQ((*other)["self_ns"], 100 * kMs);
+  EXPECT_EQ((*other)["in_children_ns"], 0);
+  EXPECT_EQ((*other)["longest_gap"]["start_ns"], 100 * kMs);
+  EXPECT_EQ((*other)["longest_gap"]["dur_ns"], 100 * kMs);
 
   const Result r = report({trace, "--section", "units", "--format", "csv"});
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string table = r.out.substr(r.out.find("# unexplained"));
   EXPECT_NE(table.find("in_children_ns"), std::string::npos) << table;
-  // The child's own unit is all unexplained (50 ms, no spans); the parent's 30 after it.
-  const std::size_t child = table.find(",child_ptxas,50000000,50000000,,100.0%");
+  // The other unit (100 ms, no spans) first, the parent's 45 after it.
+  const std::size_t child = table.find(",other,100000000,100000000,,100.0%");
   const std::size_t parent_row =
-      table.find(",parent,100000000,30000000,50000000,30.0%,20000000,70000000");
+      table.find(",parent,100000000,45000000,35000000,45.0%,20000000,70000000");
   EXPECT_NE(child, std::string::npos) << table;
   EXPECT_NE(parent_row, std::string::npos) << table;
   EXPECT_LT(child, parent_row);

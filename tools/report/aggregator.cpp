@@ -503,6 +503,9 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   warn(self_.overlapping(), "spans overlap a span on their thread without nesting in it");
   warn(self_.lost(), "spans lost to a read error of the self-time temporary file (no self time)");
   warn(unmatched_ends_, "'E' events with no open 'B' on their thread (ignored)");
+  warn(spawns_beyond_,
+       "child-process spawns beyond the first 1,000,000 (not matched to their "
+       "children: their time stays unexplained)");
   warn(unclosed, "'B' events never closed (ignored)");
   warn(begins_beyond_, "'B' events beyond " + std::to_string(opt_.max_open_begins) +
                            " open on one thread or " + std::to_string(opt_.max_open_begins_total) +

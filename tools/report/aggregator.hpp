@@ -239,7 +239,9 @@ class Aggregator final : private SelfTimeSink {
     std::int64_t ts;
     std::string child_pid;  // its args' child_pid, as text (Id::str)
   };
-  std::vector<SpawnNote> spawns_;
+  std::vector<SpawnNote> spawns_;  // at most kMaxSpawns (the others counted)
+  static constexpr std::size_t kMaxSpawns = 1'000'000;
+  std::uint64_t spawns_beyond_ = 0;
   std::unordered_set<std::uint32_t> spawn_threads_;  // the threads of spawns_
   std::uint64_t failed_total_ = 0;
 };

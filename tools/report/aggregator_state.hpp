@@ -189,6 +189,7 @@ struct Aggregator::UnitStats {
   };
   static constexpr std::size_t kMaxGaps = 16;
   std::vector<ThreadGap> gaps;
+  Gap unkept_gap;  // the longest of its gaps not in `gaps`
   std::int64_t in_children = 0;
   bool in_trace = false;
   std::int64_t start = std::numeric_limits<std::int64_t>::max();

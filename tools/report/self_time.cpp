@@ -176,8 +176,10 @@ class SelfTime::Nesting {
           return;
         }
         top.children = sat_add(top.children, s.end - s.start);
-        gap_before(top, s.start);
-        top.covered_to = std::max(top.covered_to, s.end);
+        if (s.end > s.start) {  // a mark (0 long: a spawn) leaves the stretch whole
+          gap_before(top, s.start);
+          top.covered_to = std::max(top.covered_to, s.end);
+        }
         break;
       }
       ++*overlapping_;  // top ends inside s: not nested; top is done
