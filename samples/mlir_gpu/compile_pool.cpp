@@ -108,7 +108,8 @@ std::vector<BuiltKernel> build_all(const std::vector<KernelSpec>& kernels, int t
     JITSCOPE_THREAD_NAME("compile worker " + std::to_string(w));
     std::string tm_error;
     // One TargetMachine per thread: it is not thread-safe.
-    const std::unique_ptr<llvm::TargetMachine> tm = make_target_machine(&tm_error);
+    const std::unique_ptr<llvm::TargetMachine> tm =
+        make_target_machine(&tm_error, settings.opt_level);
     // relaxed: the counter only hands out indices; join() publishes the results.
     for (std::size_t i = static_cast<std::size_t>(w); i < kernels.size();
          i = next.fetch_add(1, std::memory_order_relaxed)) {

@@ -49,6 +49,7 @@ struct BuildSettings {
   DiskCache* cache = nullptr;  // null: --no-cache
   std::string toolchain;       // everything but the source that decides the output
   std::string inject_error;    // a kernel whose MLIR gets an error
+  int opt_level = 3;           // LLVM's (make_target_machine)
 };
 
 // Builds every kernel on `threads` threads; results in the kernels' order.

@@ -62,7 +62,7 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
   std::string why;
   {
     JITSCOPE_PHASE("llvm_opt", {.column = "llvm_opt_us"});
-    why = optimize_o3(*ir, tm);
+    why = optimize(*ir, tm);
   }
   if (!why.empty()) return failed("llvm_opt", why);
   CompiledKernel out;
@@ -92,8 +92,8 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
   return out;
 }
 
-std::string toolchain_description(const MlirLowering& lowering) {
-  return "mlir pipeline " + lowering.pipeline() + "\n" + llvm_description() + "\n" +
+std::string toolchain_description(const MlirLowering& lowering, int opt_level) {
+  return "mlir pipeline " + lowering.pipeline() + "\n" + llvm_description(opt_level) + "\n" +
          nvjitlink_description();
 }
 

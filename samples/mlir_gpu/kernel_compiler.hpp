@@ -53,6 +53,6 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
 
 // Everything but the source that decides the output: LLVM's version and
 // target, the MLIR pipeline and nvJitLink's options (for cache keys).
-std::string toolchain_description(const MlirLowering& lowering);
+std::string toolchain_description(const MlirLowering& lowering, int opt_level = 3);
 
 }  // namespace mlir_gpu

@@ -42,22 +42,25 @@ const llvm::Target* nvptx_target(std::string* error) {
 
 }  // namespace
 
-std::string llvm_description() {
+std::string llvm_description(int opt_level) {
   return std::string("LLVM ") + LLVM_VERSION_STRING + " " + NvptxTarget::kTriple + " " +
-         NvptxTarget::kCpu + " " + NvptxTarget::kFeatures + " O3";
+         NvptxTarget::kCpu + " " + NvptxTarget::kFeatures + " O" + std::to_string(opt_level);
 }
 
-std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error) {
+std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error, int opt_level) {
   const llvm::Target* target = nvptx_target(error);
   if (target == nullptr) return nullptr;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      NvptxTarget::kTriple, NvptxTarget::kCpu, NvptxTarget::kFeatures, llvm::TargetOptions(),
-      std::nullopt, std::nullopt, llvm::CodeGenOpt::Aggressive));
+  const llvm::CodeGenOpt::Level level = opt_level <= 1   ? llvm::CodeGenOpt::Less
+                                        : opt_level == 2 ? llvm::CodeGenOpt::Default
+                                                         : llvm::CodeGenOpt::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(NvptxTarget::kTriple, NvptxTarget::kCpu, NvptxTarget::kFeatures,
+                                  llvm::TargetOptions(), std::nullopt, std::nullopt, level));
   if (!tm) *error = "cannot create an NVPTX TargetMachine for " + std::string(NvptxTarget::kCpu);
   return tm;
 }
 
-std::string optimize_o3(llvm::Module& module, llvm::TargetMachine& tm) {
+std::string optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   module.setTargetTriple(NvptxTarget::kTriple);
   module.setDataLayout(tm.createDataLayout());
 
@@ -74,13 +77,19 @@ std::string optimize_o3(llvm::Module& module, llvm::TargetMachine& tm) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager passes =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  const llvm::OptimizationLevel level =
+      tm.getOptLevel() == llvm::CodeGenOpt::Less      ? llvm::OptimizationLevel::O1
+      : tm.getOptLevel() == llvm::CodeGenOpt::Default ? llvm::OptimizationLevel::O2
+                                                      : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(level);
   passes.run(module, mam);
 
   std::string broken;
   llvm::raw_string_ostream os(broken);
-  if (llvm::verifyModule(module, &os)) return "the module is broken after O3: " + os.str();
+  if (llvm::verifyModule(module, &os)) {
+    return "the module is broken after O" + std::to_string(level.getSpeedupLevel()) + ": " +
+           os.str();
+  }
   return {};
 }
 

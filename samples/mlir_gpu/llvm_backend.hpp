@@ -22,15 +22,18 @@ struct NvptxTarget {
   static constexpr const char* kFeatures = "+ptx78";
 };
 
-// LLVM's version ("16.0.6") and the target, for cache keys and the summary.
-std::string llvm_description();
+// LLVM's version ("16.0.6"), the target and the optimization level (1 to
+// 3), for cache keys and the summary.
+std::string llvm_description(int opt_level = 3);
 
-// A TargetMachine for NvptxTarget at O3, or null and why in *error.
-std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error);
+// A TargetMachine for NvptxTarget at `opt_level` (1 to 3: its codegen level,
+// and the pipeline optimize() runs), or null and why in *error.
+std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error, int opt_level = 3);
 
 // Sets the module's triple and data layout for `tm`, then runs
-// buildPerModuleDefaultPipeline(O3) with a span per pass. Empty, or why not.
-std::string optimize_o3(llvm::Module& module, llvm::TargetMachine& tm);
+// buildPerModuleDefaultPipeline at `tm`'s level (O3 for Aggressive, O2 for
+// Default, O1 for Less) with a span per pass. Empty, or why not.
+std::string optimize(llvm::Module& module, llvm::TargetMachine& tm);
 
 // The module as PTX text (legacy codegen pass manager: one span for it all,
 // the phase around it). Empty, or why not.

@@ -85,11 +85,12 @@ int run(const Options& o) {
   {
     JITSCOPE_SPAN("set up");
     mlir = std::make_unique<MlirLowering>();
-    s.toolchain = toolchain_description(*mlir);
+    s.toolchain = toolchain_description(*mlir, o.opt_level);
   }
   s.mlir = mlir.get();
   s.cache = o.no_cache ? nullptr : &cache;
   s.inject_error = o.inject_error;
+  s.opt_level = o.opt_level;
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<BuiltKernel> built;
@@ -125,7 +126,7 @@ int run(const Options& o) {
   sample_common::close_gpu(&gpu);
 
   if (!o.quiet) {
-    std::printf("mlir_gpu: %d kernels, %s, %s\n", o.kernels, llvm_description().c_str(),
+    std::printf("mlir_gpu: %d kernels, %s, %s\n", o.kernels, llvm_description(o.opt_level).c_str(),
                 nvjitlink_description().c_str());
     std::printf("compile wall:     %.1f ms on %d threads\n", compile_ms,
                 std::min(o.threads, o.kernels));

@@ -25,6 +25,10 @@ int parse_options(int argc, char** argv, Options* out) {
   app.add_option("--threads", o.threads, "compile worker threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  app.add_option("--opt-level", o.opt_level,
+                 "LLVM's optimization level (the O1, O2 or O3 pipeline; in the cache key)")
+      ->check(CLI::Range(1, 3))
+      ->capture_default_str();
   CLI::Option* cache_dir = app.add_option("--cache-dir", o.cache_dir, "on-disk PTX and cubin cache")
                                ->capture_default_str();
   CLI::Option* no_cache =

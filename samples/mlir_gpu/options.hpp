@@ -8,6 +8,7 @@ namespace mlir_gpu {
 struct Options {
   int kernels = 12;
   int threads = 4;
+  int opt_level = 3;  // LLVM's: the O1/O2/O3 pipeline and codegen level
   std::string cache_dir = "mlir_gpu_cache";
   bool no_cache = false;
   std::string out_dir;  // empty: write no .mlir/.ptx/.cubin files

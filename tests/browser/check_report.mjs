@@ -4,6 +4,7 @@
 //
 // usage: node check_report.mjs --html REPORT.html --metrics M.jsonl --trace T.json
 //                              [--screenshot FULL.png] [--compare-html COMPARE.html]
+//                              [--passes-html PASSES.html]
 //
 // Checks: one unit row per compile record (same compile ids, pid and wall
 // time from the trace, cache hits/misses summed over the record's caches,
@@ -21,7 +22,12 @@
 //
 // With --compare-html (the same run's report made with --baseline): that
 // page has a section#compare with a compare table of rows, and the same
-// request, console and error checks.
+// request, console and error checks, and no passes or pipelines tables (the
+// sample runs no compiler passes).
+//
+// With --passes-html (a --baseline --fail-if-slower page of runs with
+// compiler passes, GVNPass slowed): its passes and pipelines tables, the
+// pass and its pipeline "llvm_opt" rows failing, and no other pass failing.
 //
 // Not checked: how it looks (the screenshots are for people), timing.
 //
@@ -329,6 +335,7 @@ async function checkReportInto(browser, opts, f) {
   f.list.push(...problems);
   await page.close();
   if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
+  if (opts.passesHtml) await checkPasses(browser, opts.passesHtml, f);
 }
 
 // The --baseline page: its comparison section is there and filled.
@@ -344,15 +351,47 @@ async function checkCompare(browser, html, f) {
   }
   const units = await page.$$eval("#units-table tbody tr.unit-row", (t) => t.length);
   f.check(units > 0, `${path.basename(html)} (--baseline): no unit rows`);
+  for (const key of ["passes", "pipelines"]) {
+    const table = await page.$(`#compare-${key}-table`);
+    f.check(table === null, `${path.basename(html)} (--baseline): a ${key} table without passes`);
+  }
   f.list.push(...problems.map((p) => `${path.basename(html)} (--baseline): ${p}`));
+  await page.close();
+}
+
+// The per-pass page: rows by their first cell, the failing ones by class.
+async function checkPasses(browser, html, f) {
+  const problems = [];
+  const page = await browser.newPage();
+  await guard(page, problems);
+  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
+  const name = path.basename(html);
+  for (const [key, failing] of [["passes", "GVNPass"], ["pipelines", "llvm_opt"]]) {
+    try {
+      await page.waitForSelector(`#compare-${key}-table tbody tr`, { timeout: 30000 });
+    } catch {
+      f.add(`${name}: no #compare-${key}-table with rows`);
+      continue;
+    }
+    const rows = await page.$$eval(`#compare-${key}-table tbody tr`, (trs) =>
+      trs.map((tr) => ({ name: tr.querySelector("td").textContent, cls: tr.className })));
+    const fails = rows.filter((r) => r.cls.split(" ").includes("fails")).map((r) => r.name);
+    f.check(JSON.stringify(fails) === JSON.stringify([failing]),
+            `${name}: ${key} failing ${JSON.stringify(fails)}, not ["${failing}"]`);
+  }
+  // Passes are not among the plain span names.
+  const names = await page.$$eval("#compare-names-table tbody tr td:first-child",
+                                  (tds) => tds.map((td) => td.textContent));
+  f.check(!names.includes("GVNPass"), `${name}: GVNPass among the span names`);
+  f.list.push(...problems.map((p) => `${name}: ${p}`));
   await page.close();
 }
 
 function main() {
   return runCheck(
     "check_report",
-    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html]",
-    ["compare-html"],
+    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html] [--passes-html P.html]",
+    ["compare-html", "passes-html"],
     (browser, args) =>
       checkReport(browser, {
         html: args.html,
@@ -360,6 +399,7 @@ function main() {
         trace: args.trace,
         screenshot: args.screenshot,
         compareHtml: args["compare-html"],
+        passesHtml: args["passes-html"],
       }),
   );
 }

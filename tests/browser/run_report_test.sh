@@ -56,6 +56,28 @@ if ! "$sample" --trace "$out/base.trace.json" --metrics "$out/base.metrics.jsonl
   cat "$out/sample.log" "$out/compare.err" >&2
   exit 1
 fi
+# Runs with compiler passes (the LLVM adapter's shape: "ir" args), GVNPass
+# 3 ms slower in the new one: the gate fails (3) naming it and llvm_opt.
+pass_trace() {  # <file> <GVNPass ms>
+  local gvn_us=$(($2 * 1000)) pm_us=$((10000 + $2 * 1000 + 20))
+  printf '%s\n' "[" \
+    "{\"ph\":\"X\",\"name\":\"InstCombinePass\",\"pid\":1,\"tid\":1,\"ts\":1010,\"dur\":10000,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\"}}," \
+    "{\"ph\":\"X\",\"name\":\"GVNPass\",\"pid\":1,\"tid\":1,\"ts\":11020,\"dur\":$gvn_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\"}}," \
+    "{\"ph\":\"X\",\"name\":\"PassManager<llvm::Module>\",\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":$pm_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"module\"}}," \
+    "{\"ph\":\"X\",\"name\":\"llvm_opt\",\"pid\":1,\"tid\":1,\"ts\":500,\"dur\":$((pm_us + 1000)),\"args\":{\"compile_id\":\"0/0\"}}," \
+    "{\"ph\":\"X\",\"cat\":\"compile_unit\",\"name\":\"[0/0] k\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":$((pm_us + 3000)),\"args\":{\"compile_id\":\"0/0\",\"unit_key\":\"k\"}}" \
+    "]" >"$1"
+}
+pass_trace "$out/passes.base.json" 5
+pass_trace "$out/passes.new.json" 8
+"$report" --baseline "$out/passes.base.json" "$out/passes.new.json" --fail-if-slower 5 \
+  --gate-on self --format html -o "$out/passes.html" 2>"$out/passes.err"
+rc=$?
+if [ "$rc" -ne 3 ]; then
+  err "the per-pass --baseline report exited $rc, not 3 (a regression):"
+  cat "$out/passes.err" >&2
+  exit 1
+fi
 echo "run_report_test: report: $out/report.html ($(stat -c %s "$out/report.html") bytes)"
 
 bash "$here/../npm_ci.sh" "$here" "$npm_dir" puppeteer-core "browser test"
@@ -64,7 +86,7 @@ rc=$?
 
 PUPPETEER_DIR="$npm_dir" node "$here/check_report.mjs" --html "$out/report.html" \
   --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot" \
-  --compare-html "$out/compare.html"
+  --compare-html "$out/compare.html" --passes-html "$out/passes.html"
 rc=$?
 [ "$rc" -eq "$SKIP" ] && rc=1
 exit "$rc"

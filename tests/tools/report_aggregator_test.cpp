@@ -38,10 +38,20 @@ struct Collect : SelfTimeSink {
   std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>,
            std::pair<std::int64_t, std::int64_t>>
       gaps;
+  // Each span's parent, by (thread, start, end): the parent's (start, end), or (-1, -1).
+  std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>,
+           std::pair<std::int64_t, std::int64_t>>
+      parents;
+  std::map<std::uint32_t, std::uint32_t> parent_names;  // by name: its parent's (99: none)
   std::size_t calls = 0;
-  void on_self(const TimedSpan& s, std::int64_t ns, const jitscope::report::Gap& longest) override {
+  void on_self(const TimedSpan& s, std::int64_t ns, const jitscope::report::Gap& longest,
+               const TimedSpan* parent) override {
     self[s.name] += ns;
     gaps[{s.thread, s.start, s.end}] = {longest.start, longest.ns};
+    parents[{s.thread, s.start, s.end}] =
+        parent == nullptr ? std::pair<std::int64_t, std::int64_t>{-1, -1}
+                          : std::pair<std::int64_t, std::int64_t>{parent->start, parent->end};
+    parent_names[s.name] = parent == nullptr ? 99 : parent->name;
     ++calls;
   }
 };
@@ -89,6 +99,9 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
   // that holds it (the intervals are distinct).
   std::map<std::uint32_t, std::int64_t> want;
   std::map<const TimedSpan*, std::vector<const TimedSpan*>> children;
+  std::map<std::tuple<std::uint32_t, std::int64_t, std::int64_t>,
+           std::pair<std::int64_t, std::int64_t>>
+      want_parents;
   for (const TimedSpan& s : spans) {
     want[s.name] += s.end - s.start;
     const TimedSpan* parent = nullptr;
@@ -96,9 +109,11 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
       if (&p == &s || p.thread != s.thread || p.start > s.start || p.end < s.end) continue;
       if (parent == nullptr || p.end - p.start < parent->end - parent->start) parent = &p;
     }
+    want_parents[{s.thread, s.start, s.end}] = {-1, -1};
     if (parent != nullptr) {
       want[parent->name] -= s.end - s.start;
       children[parent].push_back(&s);
+      want_parents[{s.thread, s.start, s.end}] = {parent->start, parent->end};
     }
   }
   // Each span's longest stretch outside its children (the first of equals),
@@ -130,6 +145,7 @@ TEST(SelfTime, SpilledRunsGiveTheBruteForceNesting) {
     EXPECT_EQ(sink.calls, spans.size());
     EXPECT_EQ(sink.self, want);
     EXPECT_EQ(sink.gaps, want_gaps);
+    EXPECT_EQ(sink.parents, want_parents);
     EXPECT_EQ(st.overlapping(), 0u);
     EXPECT_EQ(st.lost(), 0u);
     EXPECT_EQ(st.spilled_runs(), run == 7 ? spans.size() / 7 : 0u);
@@ -164,6 +180,13 @@ TEST(SelfTime, IdenticalIntervalsFollowTheThreadsOrder) {
       const std::uint32_t inner = end_ordered ? 0 : 2;
       for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(sink.self[i], i == inner ? 10 : 0) << i;
       EXPECT_EQ(sink.self[9], 90);
+      // Parents: in start order each nests in the one written before it; in
+      // end order the outer ones are handed over with the innermost as
+      // theirs (one stretch of time), which nests in the parent.
+      const std::map<std::uint32_t, std::uint32_t> parents =
+          end_ordered ? std::map<std::uint32_t, std::uint32_t>{{0, 9}, {1, 0}, {2, 0}, {9, 99}}
+                      : std::map<std::uint32_t, std::uint32_t>{{0, 9}, {1, 0}, {2, 1}, {9, 99}};
+      EXPECT_EQ(sink.parent_names, parents);
     }
   }
 }

@@ -243,7 +243,8 @@ TEST(GateVerdict, NamesTheLargestFailingChanges) {
                            "--fail-if-slower", "5", "--gate-on", "self"});
   ASSERT_EQ(r.code, 3) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("jitscope-report: regression: 7 of the compared names, units and kernels "
+  EXPECT_EQ(r.err.rfind("jitscope-report: regression: 7 of the compared names, passes, pipelines, "
+                        "units and kernels "
                         "are slower than --fail-if-slower 5% (self time; ",
                         0),
             0u)

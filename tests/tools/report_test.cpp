@@ -423,15 +423,16 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json hyphens = report_json({path, "--section", "top-spans,compile-times"});
   keys.clear();
   for (const auto& [k, v] : hyphens.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"top_spans", "compile_times"}));
+  // compile_times is two keys: the names, and the pipelines of passes.
+  EXPECT_EQ(keys, (std::set<std::string>{"top_spans", "compile_times", "pipelines"}));
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
   // The units section is four keys: unit_walls (the spread), waterfalls
   // (which units kept their spans), units (the rows) and failed_passes.
-  EXPECT_EQ(keys,
-            (std::set<std::string>{"header", "compile_times", "phases", "unit_walls", "waterfalls",
-                                   "units", "failed_passes", "top_spans", "gpu", "caches"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "pipelines", "phases",
+                                         "unit_walls", "waterfalls", "units", "failed_passes",
+                                         "top_spans", "gpu", "caches"}));
   EXPECT_TRUE(all["caches"].empty());  // no cache_lookup in this trace
   const json caches = report_json({path, "--section", "caches"});
   EXPECT_EQ(caches.size(), 1u);

@@ -222,6 +222,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
         } else if (ev.cat == "jitscope.process" && ev.name == "spawn") {
           spawn_note(t, ev, decoder);
         } else {
+          classify_pass(name, ev, decoder);
           span_marks(t, name, ev.ts_ns, dur, cid, ev, decoder, nullptr);
         }
       }
@@ -271,6 +272,7 @@ void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev,
     if (b.unit_slice) {
       unit_slice_args(b.unit, ev);
     } else {
+      classify_pass(b.name, ev, decoder);
       b.failed = ev.failed;
       // Rare: its reason waits beside the stack for its E.
       if (b.failed) th.failed_reasons.push_back(fail_reason_of(ev, decoder));
@@ -533,6 +535,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   top_rows(r);
   gpu_rows(r, unit_pids);  // before name_rows: it sets r.gpu whole, name_rows adds r.gpu.names
   name_rows(r);
+  pipeline_rows(r);
   failed_rows(r);
   r.caches = caches_.rows();
   r.multi_process_units = unit_pids.size() > 1;

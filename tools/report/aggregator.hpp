@@ -47,6 +47,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -87,6 +88,7 @@ class Aggregator final : private SelfTimeSink {
 
  private:
   struct NameStats;
+  struct PipelineStats;
   struct PhaseAgg;
   struct UnitStats;
   struct ThreadState;
@@ -152,7 +154,17 @@ class Aggregator final : private SelfTimeSink {
   void cache_lookup(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);
   // `process`: note_process's index, or kNone for an event without a pid.
   void metadata(const tools::DecodedEvent& ev, tools::EventDecoder& decoder, std::uint32_t process);
-  void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) override;
+  void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest,
+               const TimedSpan* parent) override;
+  // Compiler passes and their pipelines (aggregator_passes.cpp): whether a
+  // span name is a pass, from its first span with args; each outermost
+  // pass run's time to the run of the pipeline its parent span is, which
+  // ends with that span.
+  void classify_pass(std::uint32_t name, const tools::DecodedEvent& ev,
+                     tools::EventDecoder& decoder);
+  void pipeline_step(const TimedSpan& span, const TimedSpan* parent);
+  void end_pipeline_run(std::uint32_t name, std::int64_t ns);
+  void pipeline_rows(Report& r);
   // Child processes (aggregator_children.cpp): a unit slice's gaps, a
   // parent's "spawn" slice, and after the self times the children's time
   // in their parents' gaps.
@@ -239,6 +251,12 @@ class Aggregator final : private SelfTimeSink {
     std::int64_t ts;
     std::string child_pid;  // its args' child_pid, as text (Id::str)
   };
+  // The pipelines by their span's name id (kUnitPipeline: a unit slice,
+  // kNone: no span around the passes), and the runs still open: their
+  // span's order -> (name id, time in passes so far).
+  static constexpr std::uint32_t kUnitPipeline = 0xfffffffe;  // kNone - 1
+  std::map<std::uint32_t, PipelineStats> pipelines_;
+  std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> pipeline_runs_;
   std::vector<SpawnNote> spawns_;  // at most kMaxSpawns (the others counted)
   static constexpr std::size_t kMaxSpawns = 1'000'000;
   std::uint64_t spawns_beyond_ = 0;

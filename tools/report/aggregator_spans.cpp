@@ -43,12 +43,7 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
     if (u.display.empty()) u.display = std::string(strip_unit_prefix(name));
     stats_name = kNone;  // the units table has it
   } else {
-    NameStats& n = names_[name_index];
-    ++n.count;
-    n.total = sat_add(n.total, dur);
-    n.min = std::min(n.min, dur);
-    n.max = std::max(n.max, dur);
-    n.durations.add(dur);
+    names_[name_index].add(dur);
     if (unit != kNone && host_span) {
       UnitStats& u = units_[unit];
       PhaseAgg& p = u.phases[name_index];
@@ -135,7 +130,9 @@ void Aggregator::drop_waterfall(std::uint32_t unit) {
   std::vector<UnitStats::Placed>().swap(u.longest);
 }
 
-void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns, const Gap& longest) {
+void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns, const Gap& longest,
+                         const TimedSpan* parent) {
+  pipeline_step(s, parent);
   if (s.name == kNone) {  // a unit slice
     if (s.unit != kNone) {
       UnitStats& u = units_[s.unit];
@@ -154,10 +151,9 @@ void Aggregator::on_self(const TimedSpan& s, std::int64_t self_ns, const Gap& lo
 void Aggregator::name_rows(Report& r) const {
   for (const NameStats& n : names_) {
     if (n.count == 0) continue;
-    const Summary d = n.durations.summary();
     auto& rows = n.gpu == GpuWork::kNone ? r.names : r.gpu.names;
-    rows.push_back(NameRow{n.name, n.count, n.total, n.min, n.max, n.self, d.p50_ns, d.p90_ns,
-                           d.p99_ns, d.stddev_ns, n.gpu, n.durations.log_bins()});
+    rows.push_back(n.row(n.name, n.self, n.gpu));
+    rows.back().pass = n.pass == NameStats::Pass::kYes;
   }
   for (auto* rows : {&r.names, &r.gpu.names}) {
     std::sort(rows->begin(), rows->end(), [](const NameRow& a, const NameRow& b) {

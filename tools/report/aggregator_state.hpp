@@ -134,14 +134,40 @@ bool slower(const T& a, const T& b) noexcept {
   return a.seq < b.seq;
 }
 
-struct Aggregator::NameStats {
-  std::string name;
+// A set of durations: count, total, extremes, and their distribution
+// (percentiles and stddev, in bounded memory).
+struct DurationStats {
   std::uint64_t count = 0;
   std::int64_t total = 0, min = std::numeric_limits<std::int64_t>::max(),
-               max = std::numeric_limits<std::int64_t>::min(), self = 0;
-  Distribution durations;        // percentiles and stddev, in bounded memory
-  GpuWork gpu = GpuWork::kNone;  // set for a name of GPU work (its own entry)
+               max = std::numeric_limits<std::int64_t>::min();
+  Distribution durations;
+  void add(std::int64_t ns) {
+    ++count;
+    total = sat_add(total, ns);
+    min = std::min(min, ns);
+    max = std::max(max, ns);
+    durations.add(ns);
+  }
+  // Its row in the report, as `name` with `self` time.
+  NameRow row(std::string name, std::int64_t self, GpuWork gpu) const {
+    const Summary d = durations.summary();
+    return NameRow{std::move(name), count,    total,    min,         max, self,
+                   d.p50_ns,        d.p90_ns, d.p99_ns, d.stddev_ns, gpu, durations.log_bins()};
+  }
 };
+
+struct Aggregator::NameStats : DurationStats {
+  std::string name;
+  std::int64_t self = 0;
+  GpuWork gpu = GpuWork::kNone;  // set for a name of GPU work (its own entry)
+  // A compiler pass (args "ir" or "pass", not an analysis): decided by the
+  // first span of the name that has args.
+  enum class Pass : std::uint8_t { kUndecided, kYes, kNo };
+  Pass pass = Pass::kUndecided;
+};
+
+// The runs of one pipeline: the span that ran outermost passes, by name.
+struct Aggregator::PipelineStats : DurationStats {};
 
 struct Aggregator::PhaseAgg {
   std::uint64_t count = 0;

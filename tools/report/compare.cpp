@@ -31,15 +31,21 @@ std::string unit_key(const UnitRow& u) {
 }
 
 // The three kinds of keys of one Report.
-void collect(const Report& r, std::size_t run, std::size_t runs, PerRun* names, PerRun* units,
-             PerRun* kernels, std::map<std::string, UnitKeyInfo>* unit_info) {
+void collect(const Report& r, std::size_t run, std::size_t runs, PerRun* names, PerRun* passes,
+             PerRun* pipelines, PerRun* units, PerRun* kernels,
+             std::map<std::string, UnitKeyInfo>* unit_info) {
   auto slot = [&](PerRun* m, const std::string& key) -> std::optional<KeyStats>& {
     auto& v = (*m)[key];
     v.resize(runs);
     return v[run];
   };
-  for (const NameRow& n : r.names) {
-    slot(names, n.name) = KeyStats{n.count, n.total_ns, n.mean_ns(), n.p50_ns, n.p90_ns, n.self_ns};
+  for (const NameRow& n : r.names) {  // passes have their own section
+    slot(n.pass ? passes : names, n.name) =
+        KeyStats{n.count, n.total_ns, n.mean_ns(), n.p50_ns, n.p90_ns, n.self_ns};
+  }
+  for (const NameRow& n : r.pipelines) {  // a pipeline's time is its passes': self = total
+    slot(pipelines, n.name) =
+        KeyStats{n.count, n.total_ns, n.mean_ns(), n.p50_ns, n.p90_ns, n.total_ns};
   }
   for (const NameRow& n : r.gpu.names) {  // GPU work does not nest: its self time is its total
     slot(kernels, n.name) =
@@ -218,7 +224,7 @@ Comparison compare(const std::vector<Report>& base, const std::vector<Report>& n
                    const CompareOptions& options) {
   Comparison c;
   c.options = options;
-  PerRun names[2], units[2], kernels[2];
+  PerRun names[2], passes[2], pipelines[2], units[2], kernels[2];
   std::map<std::string, UnitKeyInfo> unit_info;
   const std::vector<Report>* sides[2] = {&base, &next};
   for (int s = 0; s < 2; ++s) {
@@ -228,11 +234,18 @@ Comparison compare(const std::vector<Report>& base, const std::vector<Report>& n
       (s == 0 ? c.base_inputs : c.new_inputs).push_back(r.header.input);
       for (const std::string& w : r.header.warnings)
         c.warnings.push_back(r.header.input + ": " + w);
-      collect(r, i, runs.size(), &names[s], &units[s], &kernels[s], &unit_info);
+      collect(r, i, runs.size(), &names[s], &passes[s], &pipelines[s], &units[s], &kernels[s],
+              &unit_info);
     }
   }
   c.sections.push_back(section("names", "Span names (count, total, mean, p50, p90 per run)",
                                names[0], names[1], base.size(), next.size(), options, nullptr, &c));
+  c.sections.push_back(
+      section("pipelines", "Pass pipelines (by the span that ran them: time in their passes)",
+              pipelines[0], pipelines[1], base.size(), next.size(), options, nullptr, &c));
+  c.sections.push_back(section("passes", "Compiler passes (LLVM and MLIR adapters' pass spans)",
+                               passes[0], passes[1], base.size(), next.size(), options, nullptr,
+                               &c));
   c.sections.push_back(section("units", "Compile units (matched by unit_key, else by name)",
                                units[0], units[1], base.size(), next.size(), options, &unit_info,
                                &c));
@@ -250,7 +263,11 @@ std::string verdict(const Comparison& c, std::size_t top) {
   };
   std::vector<Offender> all;
   for (const CompareSection& s : c.sections) {
-    const char* kind = s.key == "units" ? "unit" : s.key == "kernels" ? "kernel" : "span";
+    const char* kind = s.key == "units"       ? "unit"
+                       : s.key == "kernels"   ? "kernel"
+                       : s.key == "passes"    ? "pass"
+                       : s.key == "pipelines" ? "pipeline"
+                                              : "span";
     for (const CompareRow& r : s.rows) {
       if (r.fails) all.push_back(Offender{kind, &r});
     }
@@ -261,7 +278,8 @@ std::string verdict(const Comparison& c, std::size_t top) {
   char pct[32];
   std::snprintf(pct, sizeof pct, "%g", c.options.fail_if_slower_pct.value_or(0));
   std::string line = "jitscope-report: regression: " + std::to_string(c.failing) +
-                     " of the compared names, units and kernels are slower than --fail-if-slower " +
+                     " of the compared names, passes, pipelines, units and kernels are slower than "
+                     "--fail-if-slower " +
                      pct + "% (" + (on == GateOn::kSelf ? "self" : "total") + " time; " +
                      std::to_string(c.compared) + " compared; by at least " +
                      human_ns(c.options.min_change_ns) + " and the runs' spread)";

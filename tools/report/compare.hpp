@@ -1,22 +1,26 @@
 // Compares runs: the Reports of one or more baseline runs against those of
-// one or more new runs, per span name, per compile unit (by its unit_key)
-// and per GPU kernel name, with what was added or removed and what is
-// slower or faster beyond the run-to-run noise. jitscope-report --baseline.
+// one or more new runs, per span name, per compiler pass and per pipeline
+// of passes (NameRow::pass, Report::pipelines), per compile unit (by its
+// unit_key) and per GPU kernel name, with what was added or removed and
+// what is slower or faster beyond the run-to-run noise. jitscope-report
+// --baseline.
 //
 //   std::vector<Report> base = ..., next = ...;   // one Report per trace
 //   const Comparison c = compare(base, next, CompareOptions{});
 //   render_comparison(c, Format::kTable, write);
 //   if (c.failing > 0) { std::fputs(verdict(c).c_str(), stderr); return kRegression; }
 //
-// Per run, each key (a span name, a unit key, a kernel name) has count,
+// Per run, each key (a span name, a pass, a pipeline, a unit key, a kernel
+// name) has count,
 // total, self, mean, p50 and p90 (a run without the key: zeros). Per side,
 // each of those is the median over its runs (the mean of the middle two for
 // an even number), and the side's spread is the [min, max] of the per-run
 // totals (and of the self times).
 //
 // The flag test, on the gated statistic (total time, or with
-// GateOn::kSelf self time: a name's time outside the spans nested in it, a
-// unit's time outside its phases; kernels do not nest, so theirs is total):
+// GateOn::kSelf self time: a name's or pass's time outside the spans nested
+// in it, a unit's time outside its phases; kernels do not nest and a
+// pipeline's time is its passes', so theirs is total):
 // with d = new median - baseline median, a key is "slower" when d exceeds
 // threshold_pct % of the baseline median, min_change_ns, and spread_factor
 // times the larger of the two sides' spreads (max - min over their runs:
@@ -109,7 +113,7 @@ struct CompareRow {
 };
 
 struct CompareSection {
-  std::string key;  // "names", "units", "kernels" (JSON key, CSV section)
+  std::string key;  // "names", "passes", "pipelines", "units", "kernels" (JSON key, CSV section)
   std::string title;
   std::vector<CompareRow> rows;  // by |delta total| desc, then name
 };
@@ -117,7 +121,7 @@ struct CompareSection {
 struct Comparison {
   std::vector<std::string> base_inputs, new_inputs;
   CompareOptions options;
-  std::vector<CompareSection> sections;  // names, units, kernels
+  std::vector<CompareSection> sections;  // names, pipelines, passes, units, kernels
   std::uint64_t slower = 0, faster = 0, added = 0, removed = 0, failing = 0;
   // Keys in both sides (neither added nor removed): none means the runs
   // share nothing (an empty or unrelated new trace), and a gate fails.
@@ -135,14 +139,15 @@ Comparison compare(const std::vector<Report>& base, const std::vector<Report>& n
                    const CompareOptions& options);
 
 // The gate's verdict, one line (no newline) for stderr when c.failing > 0:
-// "jitscope-report: regression: 2 of the compared names, units and kernels
-// are slower than --fail-if-slower 5% (total time; 14 compared; by at least
-// 1.00 ms and the runs' spread): span \"InstCombine\" +4.10 ms (+10.2%),
-// unit \"model__fwd\" +4.10 ms (+3.1%)": the `top` largest failing
-// changes, then "and N more".
+// "jitscope-report: regression: 2 of the compared names, passes, pipelines,
+// units and kernels are slower than --fail-if-slower 5% (total time; 14
+// compared; by at least 1.00 ms and the runs' spread): pass
+// \"InstCombinePass\" +4.10 ms (+10.2%), unit \"model__fwd\" +4.10 ms
+// (+3.1%)": the `top` largest failing changes, then "and N more".
 std::string verdict(const Comparison& c, std::size_t top = 5);
 
-// Which sections: names (from --section compile_times or phases), units, kernels (gpu).
+// Which sections: names (from --section compile_times or phases; passes and
+// pipelines with them), units, kernels (gpu).
 struct CompareSections {
   bool header = true, names = true, units = true, kernels = true;
 };

@@ -9,6 +9,13 @@
 namespace jitscope::report {
 namespace {
 
+// Passes and pipelines come with the names.
+bool shown(const CompareSection& s, const CompareSections& sec) {
+  if (s.key == "units") return sec.units;
+  if (s.key == "kernels") return sec.kernels;
+  return sec.names;
+}
+
 std::string pct_text(const std::optional<double>& p, bool human) {
   if (!p) return human ? "-" : "";
   // Appended: "+" + std::string&& trips GCC 12's -Wrestrict at -O3.
@@ -257,9 +264,7 @@ void write_comparison_members(const Comparison& c, const CompareSections& sec,
     j.end_object();
   }
   for (const CompareSection& s : c.sections) {
-    if ((s.key == "names" && !sec.names) || (s.key == "units" && !sec.units) ||
-        (s.key == "kernels" && !sec.kernels))
-      continue;
+    if (!shown(s, sec)) continue;
     j.key(s.key);
     j.begin_array();
     for (const CompareRow& r : s.rows) {
@@ -324,8 +329,9 @@ void render_comparison(const Comparison& c, Format format, const CompareSections
   std::vector<Table> tables;
   if (sec.header) tables.push_back(header_table(c, human));
   for (const CompareSection& s : c.sections) {
-    if ((s.key == "names" && sec.names) || (s.key == "units" && sec.units) ||
-        (s.key == "kernels" && sec.kernels))
+    // Passes and pipelines only where the traces have them.
+    const bool empty_extra = (s.key == "passes" || s.key == "pipelines") && s.rows.empty();
+    if (shown(s, sec) && !empty_extra)
       tables.push_back(section_table(s, human, many_runs, c.options.gate_on == GateOn::kSelf));
   }
   switch (format) {

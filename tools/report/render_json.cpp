@@ -207,6 +207,7 @@ void json_name_row(detail::JsonWriter& j, const NameRow& n) {
   j.begin_object();
   j.member("name", std::string_view(n.name));
   if (n.gpu != GpuWork::kNone) j.member("kind", std::string_view(gpu_work_name(n.gpu)));
+  if (n.pass) j.member("pass", true);
   j.member("count", n.count);
   j.member("total_ns", n.total_ns);
   j.member("mean_ns", n.mean_ns());
@@ -323,6 +324,10 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.key("compile_times");
     j.begin_array();
     for (const NameRow& n : r.names) json_name_row(j, n);
+    j.end_array();
+    j.key("pipelines");  // the spans that ran passes (self time is their total)
+    j.begin_array();
+    for (const NameRow& n : r.pipelines) json_name_row(j, n);
     j.end_array();
   }
   if (sec.phases) {

@@ -191,21 +191,31 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
   }
 
   if (sec.compile_times) {
-    Table tb{"compile_times",
-             "Compile times (per span name)",
-             {"name", "count", col("total"), col("mean"), col("min"), col("max"), col("p50"),
-              col("p90"), col("p99"), col("stddev")},
-             {false, true, true, true, true, true, true, true, true, true},
-             {},
-             {},
-             "no spans in this trace",
-             {}};
-    for (const NameRow& n : r.names) {
-      tb.rows.push_back({n.name, std::to_string(n.count), t(n.total_ns), t(n.mean_ns()),
-                         t(n.min_ns), t(n.max_ns), t(n.p50_ns), t(n.p90_ns), t(n.p99_ns),
-                         t(n.stddev_ns)});
+    // Per span name, and per pipeline of passes (only where passes ran).
+    const auto distribution_table = [&](std::string key, std::string title, std::string first,
+                                        std::string count, const std::vector<NameRow>& rows) {
+      Table tb{std::move(key),
+               std::move(title),
+               {std::move(first), std::move(count), col("total"), col("mean"), col("min"),
+                col("max"), col("p50"), col("p90"), col("p99"), col("stddev")},
+               {false, true, true, true, true, true, true, true, true, true},
+               {},
+               {},
+               "no spans in this trace",
+               {}};
+      for (const NameRow& n : rows) {
+        tb.rows.push_back({n.name, std::to_string(n.count), t(n.total_ns), t(n.mean_ns()),
+                           t(n.min_ns), t(n.max_ns), t(n.p50_ns), t(n.p90_ns), t(n.p99_ns),
+                           t(n.stddev_ns)});
+      }
+      out.push_back(std::move(tb));
+    };
+    distribution_table("compile_times", "Compile times (per span name)", "name", "count", r.names);
+    if (!r.pipelines.empty()) {
+      distribution_table("pipelines",
+                         "Pass pipelines (per span that ran passes: time in its outermost passes)",
+                         "pipeline", "runs", r.pipelines);
     }
-    out.push_back(std::move(tb));
   }
 
   if (sec.phases) {

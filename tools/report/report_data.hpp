@@ -100,6 +100,7 @@ struct NameRow {
   // Its durations in log-spaced bins (Distribution::log_bins), from the
   // first non-empty bin to the last: the HTML report's histograms.
   std::vector<LogBin> histogram;
+  bool pass = false;  // a compiler pass (aggregator_passes.cpp says which spans are)
   std::int64_t mean_ns() const {
     return count == 0 ? 0 : total_ns / static_cast<std::int64_t>(count);
   }
@@ -283,6 +284,10 @@ struct UnitWallSummary {
 struct Report {
   Header header;
   std::vector<NameRow> names;  // host span names, by total desc (GPU work: gpu.names)
+  // The pipelines that ran compiler passes, by the name of the span that ran
+  // them (aggregator_passes.cpp), by total desc: count = runs, total = the
+  // time in their outermost passes, self = total.
+  std::vector<NameRow> pipelines;
   // By compile id, then pid (units are keyed by (pid, compile_id)); in a
   // snapshot, the unit its trigger names first.
   std::vector<UnitRow> units;

@@ -171,8 +171,10 @@ class SelfTime::Nesting {
             s.end == top.span.end) {
           // Written after an identical slice by an end-order writer: its
           // parent, whose only child is that slice: no self time, and its own
-          // parent's children are unchanged (the same duration).
-          sink_.on_self(s, 0, Gap{});
+          // parent's children are unchanged (the same duration). Handed over
+          // with that child as its parent: one stretch of time, counted once
+          // by a sink that sums the outermost spans of a kind.
+          sink_.on_self(s, 0, Gap{}, &top.span);
           return;
         }
         top.children = sat_add(top.children, s.end - s.start);
@@ -207,11 +209,15 @@ class SelfTime::Nesting {
     if (g.ns > o.longest.ns) o.longest = g;
     if ((o.span.from_x & TimedSpan::kWantsGaps) != 0) sink_.on_gap(o.span, g);
   }
+  // The span the innermost open one nests in (nullptr: it is outermost).
+  const TimedSpan* parent_of_top() const {
+    return open_.size() < 2 ? nullptr : &open_[open_.size() - 2].span;
+  }
   void close_top() {
     Open& o = open_.back();
     gap_before(o, o.span.end);
     sink_.on_self(o.span, std::max<std::int64_t>(0, (o.span.end - o.span.start) - o.children),
-                  o.longest);
+                  o.longest, parent_of_top());
     open_.pop_back();
   }
 

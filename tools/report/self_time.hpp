@@ -55,10 +55,15 @@ struct Gap {
   std::int64_t start = 0, ns = 0;
 };
 
-// Receives each span's self time, and its longest gap.
+// Receives each span's self time, its longest gap, and the span it nests in
+// on its thread (nullptr: none), which is handed over after it. The parent
+// of an identical interval (see above) comes first, with the span it holds
+// as its `parent`: the two are one stretch of time, and a sink summing the
+// outermost spans of a kind counts it once.
 class SelfTimeSink {
  public:
-  virtual void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest) = 0;
+  virtual void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest,
+                       const TimedSpan* parent) = 0;
   // Each gap of a span with kWantsGaps, before its on_self.
   virtual void on_gap(const TimedSpan& span, const Gap& gap) {
     static_cast<void>(span), static_cast<void>(gap);

@@ -11,7 +11,8 @@
 // What is recorded, while a jitscope session is on:
 //   - each pass run: a span named by the pass (Pass::getName(): "Canonicalizer",
 //     and "mlir::detail::OpToOpPassAdaptor" for the adaptors that run nested
-//     pipelines), args "pass" (its argument, "canonicalize"), "op" (the
+//     pipelines), args "pass" (its argument, "canonicalize"; empty for a
+//     pass without one, as the adaptors: jitscope-report's mark of a pass), "op" (the
 //     operation's name, "func.func"), "ir_name" (its sym_name, when it has
 //     one) and "location" (the op's file:line:col, Options::locations);
 //   - a pass that failed (runAfterPassFailed, a verifier failure included):
@@ -315,9 +316,9 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
     frame.key2 = reinterpret_cast<std::uintptr_t>(op);
     frame.span.emplace(name);
     Span& span = *frame.span;
-    if (pass != nullptr && !pass->getArgument().empty()) {
-      span.arg("pass", view_of(pass->getArgument()));
-    }
+    // Every pass run says "pass" (its argument; empty for one without, such
+    // as the adaptors): what jitscope-report knows passes by.
+    if (pass != nullptr) span.arg("pass", view_of(pass->getArgument()));
     if (kind == kAnalysis) span.arg("analysis", true);
     span.arg("op", view_of(op->getName().getStringRef()));
     if (auto sym = op->getAttrOfType<::mlir::StringAttr>("sym_name")) {

@@ -378,6 +378,91 @@ TEST_F(Compile, ReportShowsPerPassCompileTimes) {
   }
 }
 
+TEST_F(Compile, ReportGroupsThePassesIntoTheirPhasesPipelines) {
+  ASSERT_EQ(first_->exit_code, 0) << first_->describe();
+  const std::string report = JITSCOPE_REPORT;
+  if (report.empty()) GTEST_SKIP() << "jitscope-report is not built";
+  const SampleRun r =
+      run_program(*dir_, "report_passes",
+                  {report, first_->trace.string(), "-s", "compile_times", "-f", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const json rep = json::parse(r.out);
+  std::map<std::string, const json*> rows, pipelines;
+  for (const json& n : rep.at("compile_times")) rows[str(n, "name")] = &n;
+  for (const json& n : rep.at("pipelines")) pipelines[str(n, "name")] = &n;
+  std::vector<std::string> passes = kMlirPasses;
+  passes.insert(passes.end(), kLlvmPasses.begin(), kLlvmPasses.end());
+  for (const std::string& pass : passes) {
+    ASSERT_TRUE(rows.count(pass)) << pass;
+    EXPECT_TRUE(rows[pass]->value("pass", false)) << pass;
+  }
+  for (const std::string& phase : kCompilePhases) {
+    ASSERT_TRUE(rows.count(phase)) << phase;
+    EXPECT_FALSE(rows[phase]->contains("pass")) << phase;
+  }
+  // Each pipeline, from the trace: the pass spans (args "pass" or "ir", no
+  // analysis) in the phase that are not inside another pass span.
+  const json trace = load_trace(first_->trace);
+  const auto is_pass = [](const json* s) {
+    const json& a = args(*s);
+    return (a.contains("pass") || a.contains("ir")) && !a.value("analysis", false);
+  };
+  const auto ns = [](const json& s) { return std::llround(s.at("dur").get<double>() * 1000); };
+  for (const std::string& phase : {std::string("mlir_lower"), std::string("llvm_opt")}) {
+    SCOPED_TRACE(phase);
+    long long want = 0;
+    for (const json* p : slices(trace, "phase", phase)) {
+      std::vector<const json*> in;
+      for (const json* s : within(trace, *p, "jitscope", "")) {
+        if (is_pass(s)) in.push_back(s);
+      }
+      for (const json* s : in) {
+        bool nested = false;
+        for (const json* o : in) nested = nested || (o != s && inside(*s, *o) && ns(*o) > ns(*s));
+        if (!nested) want += ns(*s);
+      }
+    }
+    ASSERT_TRUE(pipelines.count(phase)) << rep.at("pipelines").dump();
+    EXPECT_EQ(pipelines[phase]->at("count"), kKernels);
+    EXPECT_GT(want, 0);
+    EXPECT_EQ(pipelines[phase]->at("total_ns").get<long long>(), want);
+  }
+}
+
+TEST_F(Compile, AnotherOptLevelMissesTheCacheAndComparesPassByPass) {
+  ASSERT_EQ(first_->exit_code, 0) << first_->describe();
+  const SampleRun o2 = run_sample(*dir_, "o2",
+                                  {"--kernels", std::to_string(kKernels), "--threads", "2",
+                                   "--opt-level", "2", "--cache-dir", (*dir_ / "cache").string()});
+  ASSERT_EQ(o2.exit_code, 0) << o2.describe();
+  // The level is in the cache key: the O3 entries are not O2's.
+  EXPECT_NE(o2.out.find("cache:            0 hits, 9 misses"), std::string::npos) << o2.out;
+  EXPECT_NE(o2.out.find(" O2, "), std::string::npos) << o2.out;
+  const std::string report = JITSCOPE_REPORT;
+  if (report.empty()) GTEST_SKIP() << "jitscope-report is not built";
+  const SampleRun r =
+      run_program(*dir_, "report_o3_o2",
+                  {report, "--baseline", first_->trace.string(), o2.trace.string(), "-f", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const json rep = json::parse(r.out);
+  std::map<std::string, std::string> passes, pipelines;
+  for (const json& row : rep.at("passes")) passes[str(row, "name")] = str(row, "change");
+  for (const json& row : rep.at("pipelines")) pipelines[str(row, "name")] = str(row, "change");
+  // The MLIR pipeline is the same at both levels; O3 runs passes O2 does not.
+  for (const std::string& pass : kMlirPasses) {
+    ASSERT_TRUE(passes.count(pass)) << pass;
+    EXPECT_NE(passes[pass], "added") << pass;
+    EXPECT_NE(passes[pass], "removed") << pass;
+  }
+  std::size_t removed = 0;
+  for (const auto& [name, change] : passes) removed += change == "removed";
+  EXPECT_GT(removed, 0u) << rep.at("passes").dump();
+  EXPECT_TRUE(pipelines.count("mlir_lower")) << rep.at("pipelines").dump();
+  EXPECT_TRUE(pipelines.count("llvm_opt")) << rep.at("pipelines").dump();
+  // None of the passes is among the plain span names.
+  for (const json& row : rep.at("names")) EXPECT_FALSE(passes.count(str(row, "name"))) << row;
+}
+
 // ---- error paths ----------------------------------------------------------------
 
 TEST(Errors, BadOptionsExitWithAMessage) {
@@ -385,6 +470,8 @@ TEST(Errors, BadOptionsExitWithAMessage) {
   const BadOptions cases = {{{"--kernels", "0"}, "--kernels"},
                             {{"--kernels", "25"}, "--kernels"},
                             {{"--threads", "0"}, "--threads"},
+                            {{"--opt-level", "0"}, "--opt-level"},
+                            {{"--opt-level", "4"}, "--opt-level"},
                             {{"--no-cache", "--cache-dir", "x"}, "--no-cache"},
                             {{"--inject-error", "no_such_kernel"}, "no_such_kernel"},
                             {{"--no-such-option"}, "--no-such-option"}};

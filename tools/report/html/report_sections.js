@@ -224,11 +224,15 @@ function buildCompare(page) {
       sec.appendChild(ul);
     }
   }
-  const titles = { names: 'Span names', units: 'Compile units (by unit key, else name)',
+  const titles = { names: 'Span names', passes: 'Compiler passes',
+                   pipelines: 'Pass pipelines (by the span that ran them: time in their passes)',
+                   units: 'Compile units (by unit key, else name)',
                    kernels: 'GPU work and CUDA calls (kernels, copies, sets, host calls)' };
   const selfGate = c.comparison && c.comparison.gate_on === 'self';
-  for (const key of ['names', 'units', 'kernels']) {
+  for (const key of ['names', 'pipelines', 'passes', 'units', 'kernels']) {
     if (!c[key]) continue;
+    // Passes and pipelines only where the runs have them.
+    if ((key === 'passes' || key === 'pipelines') && !c[key].length) continue;
     sec.appendChild(el('h3', null, titles[key]));
     if (!c[key].length) {
       sec.appendChild(el('p', { class: 'note' }, 'none in either run'));

@@ -1,0 +1,74 @@
+// Aggregator: compiler passes and the pipelines they ran in.
+//
+// A span name is a pass when its first span with args has "ir" (the LLVM
+// adapter's) or "pass" (the MLIR adapter's, and any pass manager that marks
+// its spans so), and is not an analysis ("analysis": true). A pipeline is
+// the span that ran passes at its top: the span an outermost pass run (one
+// whose parent is not a pass) nests in, named by that span's name ("lower"
+// for a phase "lower" holding a PassManager's run), "(compile unit)" when
+// the passes ran directly in a unit's slice, "(no enclosing span)" for
+// passes outside every span of their thread. MLIR's nested pipelines (its
+// adapter's "pipeline" spans, inside an adaptor pass or on a worker
+// thread) are pipelines of their own, named "pipeline": their time is in
+// the adaptor's pipeline too. One run of a pipeline is one
+// such span; its time is the time of the outermost pass runs inside it (the
+// pass manager's own time between passes is the span's, not the
+// pipeline's). Self time hands spans over children first, so a run's
+// passes are summed before its span closes.
+#include "aggregator.hpp"
+#include "aggregator_state.hpp"
+
+namespace jitscope::report {
+
+void Aggregator::classify_pass(std::uint32_t name, const tools::DecodedEvent& ev,
+                               tools::EventDecoder& decoder) {
+  NameStats& n = names_[name];
+  if (n.pass != NameStats::Pass::kUndecided || !ev.has_args) return;
+  std::string_view raw;
+  const bool marked = decoder.arg(ev, "ir", &raw) || decoder.arg(ev, "pass", &raw);
+  const bool analysis = decoder.arg(ev, "analysis", &raw) && raw == "true";
+  n.pass = marked && !analysis ? NameStats::Pass::kYes : NameStats::Pass::kNo;
+}
+
+void Aggregator::pipeline_step(const TimedSpan& s, const TimedSpan* parent) {
+  if (!pipeline_runs_.empty()) {  // s ran passes at its top: that run of its pipeline ends
+    const auto run = pipeline_runs_.find(s.order);
+    if (run != pipeline_runs_.end()) {
+      end_pipeline_run(run->second.first, run->second.second);
+      pipeline_runs_.erase(run);
+    }
+  }
+  if (s.name == kNone || names_[s.name].pass != NameStats::Pass::kYes) return;
+  const bool in_pass = parent != nullptr && parent->name != kNone &&
+                       names_[parent->name].pass == NameStats::Pass::kYes;
+  if (in_pass) return;  // its time is in the outermost pass around it
+  const std::int64_t ns = s.end - s.start;
+  if (parent == nullptr) {  // a run of its own
+    end_pipeline_run(kNone, ns);
+    return;
+  }
+  auto& run = pipeline_runs_[parent->order];
+  run.first = parent->name == kNone ? kUnitPipeline : parent->name;
+  run.second = sat_add(run.second, ns);
+}
+
+void Aggregator::end_pipeline_run(std::uint32_t name, std::int64_t ns) { pipelines_[name].add(ns); }
+
+void Aggregator::pipeline_rows(Report& r) {
+  // Runs whose span never closed in self time's walk (an identical
+  // interval's parent is handed over before its child): ended here.
+  for (const auto& [order, run] : pipeline_runs_) end_pipeline_run(run.first, run.second);
+  pipeline_runs_.clear();
+  for (const auto& [name, p] : pipelines_) {
+    std::string label = name == kNone           ? "(no enclosing span)"
+                        : name == kUnitPipeline ? "(compile unit)"
+                                                : names_[name].name;
+    // Its time is all its passes': no self time apart from the total.
+    r.pipelines.push_back(p.row(std::move(label), p.total, GpuWork::kNone));
+  }
+  std::sort(r.pipelines.begin(), r.pipelines.end(), [](const NameRow& a, const NameRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+}
+
+}  // namespace jitscope::report
