@@ -180,11 +180,10 @@ TEST(SelfTime, IdenticalIntervalsFollowTheThreadsOrder) {
       const std::uint32_t inner = end_ordered ? 0 : 2;
       for (std::uint32_t i = 0; i < 3; ++i) EXPECT_EQ(sink.self[i], i == inner ? 10 : 0) << i;
       EXPECT_EQ(sink.self[9], 90);
-      // Parents: in start order each nests in the one written before it; in
-      // end order the outer ones are handed over with the innermost as
-      // theirs (one stretch of time), which nests in the parent.
+      // Parents: in start order each nests in the one written before it, in
+      // end order in the one written after it.
       const std::map<std::uint32_t, std::uint32_t> parents =
-          end_ordered ? std::map<std::uint32_t, std::uint32_t>{{0, 9}, {1, 0}, {2, 0}, {9, 99}}
+          end_ordered ? std::map<std::uint32_t, std::uint32_t>{{0, 1}, {1, 2}, {2, 9}, {9, 99}}
                       : std::map<std::uint32_t, std::uint32_t>{{0, 9}, {1, 0}, {2, 1}, {9, 99}};
       EXPECT_EQ(sink.parent_names, parents);
     }
@@ -244,6 +243,53 @@ TEST(AggregatorBegins, PastTheBoundBeginsAndTheirEndsAreCountedNeverMisPaired) {
   ASSERT_EQ(r.header.warnings.size(), 1u);
   EXPECT_EQ(r.header.warnings[0],
             "3 'B' events beyond 3 open on one thread or 5 on all (ignored, with their 'E')");
+}
+
+TEST(AggregatorTopSpans, UnitSlicesKeepTheirNamesAmongTheSlowest) {
+  // 40 units on one thread, X slices and B/E pairs alternating, each with a
+  // phase inside; walls in a shuffled order so that the slowest come late
+  // and displace others. A unit slice's name is not interned unless it goes
+  // into the slowest spans: those keep their whole names in both forms.
+  std::vector<int> walls(40);
+  for (int i = 0; i < 40; ++i) walls[static_cast<std::size_t>(i)] = 100 + 37 * ((i * 17) % 40);
+  std::string t = "[";
+  int ts = 0;
+  std::vector<std::pair<int, std::string>> want;  // (wall, name)
+  for (int i = 0; i < 40; ++i) {
+    const int wall = walls[static_cast<std::size_t>(i)];
+    const std::string cid = std::to_string(i) + "/0";
+    const std::string name = "[" + cid + "] net__k" + std::to_string(i) + "_" + std::to_string(i);
+    const std::string args = R"(,"args":{"compile_id":")" + cid + R"("}})";
+    const std::string where = R"(,"pid":1,"tid":1,"ts":)";
+    t +=
+        R"({"ph":"X","name":"lower")" + where + std::to_string(ts + 1) + R"(,"dur":1)" + args + ",";
+    if (i % 2 == 0) {
+      t += R"({"ph":"X","cat":"compile_unit","name":")" + name + R"(")" + where +
+           std::to_string(ts) + R"(,"dur":)" + std::to_string(wall) + args + ",";
+    } else {
+      t += R"({"ph":"B","cat":"compile_unit","name":")" + name + R"(")" + where +
+           std::to_string(ts) + args + ",";
+      t += R"({"ph":"E")" + where + std::to_string(ts + wall) + "},";
+    }
+    want.emplace_back(wall, name);
+    ts += wall + 10;
+  }
+  t.back() = ']';
+  Aggregator::Options opt;
+  opt.top_n = 5;
+  const Report r = aggregate(t, opt);
+  std::sort(want.begin(), want.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  ASSERT_EQ(r.top.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(r.top[i].name, want[i].second) << i;
+    EXPECT_EQ(r.top[i].dur_ns, want[i].first * 1000LL) << i;
+  }
+  // The names table has the phase only, and every unit its name.
+  ASSERT_EQ(r.names.size(), 1u);
+  EXPECT_EQ(r.names[0].name, "lower");
+  ASSERT_EQ(r.units.size(), 40u);
+  for (const auto& u : r.units) EXPECT_EQ(u.name.rfind("net__k", 0), 0u) << u.name;
 }
 
 }  // namespace

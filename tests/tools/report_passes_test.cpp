@@ -125,6 +125,42 @@ TEST(ReportPasses, PassesAndThePipelinesThatRanThem) {
   EXPECT_EQ(report({plain}).out.find("Pass pipelines"), std::string::npos);
 }
 
+TEST(ReportPasses, IdenticalIntervalsAndArgsOnTheEnd) {
+  // Whole-µs times make a phase as long as its only pass, and a pass as
+  // long as its one child: written in end order (children first), the
+  // later-written of two identical slices is the parent. Thread 1: phase
+  // "llvm_opt" [0, 100] is exactly its GVNPass, inside "compile" [0, 200].
+  // Thread 2: "llvm_opt" [0, 100] holds GVNPass [10, 60] that is exactly
+  // its child "verify". Thread 3: the same as thread 1 as B/E pairs whose
+  // args come on the E (allowed in Chrome's format).
+  const std::string pass_args = R"("args":{"ir":"function"})";
+  const std::vector<std::string> ev = {
+      R"({"ph":"X","name":"GVNPass","pid":1,"tid":1,"ts":0,"dur":100,)" + pass_args + "}",
+      R"({"ph":"X","name":"llvm_opt","pid":1,"tid":1,"ts":0,"dur":100})",
+      R"({"ph":"X","name":"compile","pid":1,"tid":1,"ts":0,"dur":200})",
+      R"({"ph":"X","name":"verify","pid":1,"tid":2,"ts":10,"dur":50})",
+      R"({"ph":"X","name":"GVNPass","pid":1,"tid":2,"ts":10,"dur":50,)" + pass_args + "}",
+      R"({"ph":"X","name":"llvm_opt","pid":1,"tid":2,"ts":0,"dur":100})",
+      R"({"ph":"B","name":"compile","pid":1,"tid":3,"ts":0})",
+      R"({"ph":"B","name":"llvm_opt","pid":1,"tid":3,"ts":0})",
+      R"({"ph":"B","name":"GVNPass","pid":1,"tid":3,"ts":0})",
+      R"({"ph":"E","pid":1,"tid":3,"ts":100,)" + pass_args + "}",
+      R"({"ph":"E","pid":1,"tid":3,"ts":100})",
+      R"({"ph":"E","pid":1,"tid":3,"ts":200})"};
+  const json rep = report_json({trace_of(ev, "passes_identical"), "-s", "compile_times"});
+  auto pipelines = by_name(rep["pipelines"]);
+  ASSERT_EQ(pipelines.size(), 1u) << rep["pipelines"].dump();
+  EXPECT_EQ(pipelines["llvm_opt"]["count"], 3);
+  EXPECT_EQ(pipelines["llvm_opt"]["total_ns"], 100000 + 50000 + 100000);
+  auto names = by_name(rep["compile_times"]);
+  EXPECT_EQ(names["GVNPass"].value("pass", false), true);
+  EXPECT_FALSE(names["verify"].contains("pass"));
+  // Self times as before: the phase is all its pass's on threads 1 and 3.
+  auto phases = by_name(report_json({trace_of(ev, "passes_identical"), "-s", "phases"})["phases"]);
+  EXPECT_EQ(phases["llvm_opt"]["self_ns"], 0 + 50000 + 0);
+  EXPECT_EQ(phases["GVNPass"]["self_ns"], 100000 + 0 + 100000);
+}
+
 // ---- the gate per pass and per pipeline ----
 
 struct PassRun {

@@ -260,12 +260,17 @@ void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev,
     return;
   }
   ThreadState::Begin b;
-  b.name = name_id(ev.name);
+  b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
+  if (b.unit_slice) {
+    b.name = kNone;
+    th.unit_slice_names.emplace_back(ev.name);
+  } else {
+    b.name = name_id(ev.name);
+  }
   b.unit = ev.has_compile_id ? unit_id(t, ev.compile_id) : kNone;
   b.ts = ev.has_ts ? ev.ts_ns : 0;
   b.has_ts = ev.has_ts;  // kept all the same: its E closes it, not the B below
   b.order = order_++;
-  b.unit_slice = ev.cat == "compile_unit" && ev.has_compile_id;
   b.attached = ev.attached;
   b.failed = false;
   if (ev.has_args) {
@@ -301,6 +306,11 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
     b_reason = std::move(th.failed_reasons.back());
     th.failed_reasons.pop_back();
   }
+  std::string slice_name;  // a unit slice's, likewise
+  if (b.unit_slice && !th.unit_slice_names.empty()) {
+    slice_name = std::move(th.unit_slice_names.back());
+    th.unit_slice_names.pop_back();
+  }
   if (!b.has_ts || !ev.has_ts) {  // a pair without a time: no span, and no other pair thrown off
     ++spans_without_ts_;
     return;
@@ -313,7 +323,7 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
   std::uint32_t unit = b.unit;
   if (unit == kNone && ev.has_compile_id) unit = unit_id(t, ev.compile_id);
   // Copies: span() may grow names_/units_ and invalidate references.
-  const std::string name = names_[b.name].name;
+  const std::string name = b.unit_slice ? std::move(slice_name) : names_[b.name].name;
   const std::string cid = unit == kNone ? std::string() : units_[unit].id;
   const std::uint32_t name_index =
       span(t, name, b.unit_slice ? std::string_view("compile_unit") : std::string_view(), b.ts,
@@ -321,6 +331,7 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
   if (b.unit_slice) {
     if (ev.has_args) unit_slice_args(unit, ev);
   } else if (b.failed || ev.has_args) {
+    classify_pass(name_index, ev, decoder);  // args on the E only
     span_marks(t, name_index, b.ts, std::max<std::int64_t>(0, dur), cid, ev, decoder,
                b.failed ? &b_reason : nullptr);
   }

@@ -1,8 +1,9 @@
 // Aggregator: compiler passes and the pipelines they ran in.
 //
-// A span name is a pass when its first span with args has "ir" (the LLVM
-// adapter's) or "pass" (the MLIR adapter's, and any pass manager that marks
-// its spans so), and is not an analysis ("analysis": true). A pipeline is
+// A span name is a pass when its first span with args (on its B or E for
+// a B/E pair) has "ir" (the LLVM adapter's) or "pass" (the MLIR adapter's,
+// and any pass manager that marks its spans so), not null, and is not an
+// analysis ("analysis": true, or "true"). A pipeline is
 // the span that ran passes at its top: the span an outermost pass run (one
 // whose parent is not a pass) nests in, named by that span's name ("lower"
 // for a phase "lower" holding a PassManager's run), "(compile unit)" when
@@ -25,8 +26,11 @@ void Aggregator::classify_pass(std::uint32_t name, const tools::DecodedEvent& ev
   NameStats& n = names_[name];
   if (n.pass != NameStats::Pass::kUndecided || !ev.has_args) return;
   std::string_view raw;
-  const bool marked = decoder.arg(ev, "ir", &raw) || decoder.arg(ev, "pass", &raw);
-  const bool analysis = decoder.arg(ev, "analysis", &raw) && raw == "true";
+  const auto has = [&](std::string_view key) {
+    return decoder.arg(ev, key, &raw) && raw != "null";
+  };
+  const bool marked = has("ir") || has("pass");
+  const bool analysis = decoder.arg(ev, "analysis", &raw) && (raw == "true" || raw == "\"true\"");
   n.pass = marked && !analysis ? NameStats::Pass::kYes : NameStats::Pass::kNo;
 }
 
@@ -55,10 +59,6 @@ void Aggregator::pipeline_step(const TimedSpan& s, const TimedSpan* parent) {
 void Aggregator::end_pipeline_run(std::uint32_t name, std::int64_t ns) { pipelines_[name].add(ns); }
 
 void Aggregator::pipeline_rows(Report& r) {
-  // Runs whose span never closed in self time's walk (an identical
-  // interval's parent is handed over before its child): ended here.
-  for (const auto& [order, run] : pipeline_runs_) end_pipeline_run(run.first, run.second);
-  pipeline_runs_.clear();
   for (const auto& [name, p] : pipelines_) {
     std::string label = name == kNone           ? "(no enclosing span)"
                         : name == kUnitPipeline ? "(compile unit)"

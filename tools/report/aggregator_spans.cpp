@@ -23,7 +23,11 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   const std::uint32_t unit = compile_id.empty() || side == Side::kCudaCall ? kNone
                              : gpu_side ? unit_id(th.has_pid, host_pid(th.pid), compile_id)
                                         : unit_id(thread, compile_id);
-  const std::uint32_t name_index = host_span ? name_id(name) : gpu_name_id(name);
+  // A unit slice's name is not interned (one per unit): the units table
+  // has it, and the slowest spans take it only if it is among them.
+  const std::uint32_t name_index = unit_slice  ? kNone
+                                   : host_span ? name_id(name)
+                                               : gpu_name_id(name);
   std::uint32_t stats_name = name_index;
   if (unit_slice) {
     UnitStats& u = units_[unit];
@@ -56,8 +60,11 @@ std::uint32_t Aggregator::span(std::uint32_t thread, std::string_view name, std:
   // The slowest spans: the opt_.top_n greatest by slower(), the fastest on
   // top; host spans only (GPU work and CUDA calls have their own table).
   if (opt_.top_n > 0 && host_span) {
-    keep_greatest(top_, opt_.top_n, TopEntry{dur, start, seq, name_index, thread, unit},
-                  [](const TopEntry& a, const TopEntry& b) { return slower(b, a); });
+    const auto less = [](const TopEntry& a, const TopEntry& b) { return slower(b, a); };
+    TopEntry entry{dur, start, seq, name_index, thread, unit};
+    if (unit_slice && (top_.size() < opt_.top_n || less(top_.front(), entry)))
+      entry.name = name_id(name);  // it goes in
+    keep_greatest(top_, opt_.top_n, entry, less);
   }
   // A CUDA call stays in its parent's self time: a phase's self time is the
   // compiler's own, driver calls included, as without CUPTI.

@@ -253,7 +253,7 @@ struct Aggregator::UnitStats {
 
 struct Aggregator::ThreadState {
   struct Begin {
-    std::uint32_t name;
+    std::uint32_t name;  // kNone for a unit slice (its name: unit_slice_names)
     std::uint32_t unit;
     std::int64_t ts;
     std::uint64_t order;
@@ -271,6 +271,9 @@ struct Aggregator::ThreadState {
   std::vector<Begin> begins;
   // The reasons of the B's on the stack marked failed, innermost last.
   std::vector<std::string> failed_reasons;
+  // The names of the unit slices' B's on the stack, innermost last (a unit
+  // slice's name is not interned: one per unit).
+  std::vector<std::string> unit_slice_names;
   // B's past the stack's bound, still open: the next E's close them (and
   // are ignored with them), not a B on the stack.
   std::uint64_t begins_beyond = 0;

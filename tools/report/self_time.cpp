@@ -170,11 +170,14 @@ class SelfTime::Nesting {
             (top.span.from_x & TimedSpan::kFromX) != 0 && s.start == top.span.start &&
             s.end == top.span.end) {
           // Written after an identical slice by an end-order writer: its
-          // parent, whose only child is that slice: no self time, and its own
-          // parent's children are unchanged (the same duration). Handed over
-          // with that child as its parent: one stretch of time, counted once
-          // by a sink that sums the outermost spans of a kind.
-          sink_.on_self(s, 0, Gap{}, &top.span);
+          // parent, whose only child is that slice (top has no other yet:
+          // its children sort after s): no self time, no gap, and its own
+          // parent's children are unchanged (the same duration). It goes
+          // below the identical slices on top, to close after them.
+          std::size_t at = open_.size() - 1;
+          while (at > 0 && same_slice(open_[at - 1].span, s)) --at;
+          open_.insert(open_.begin() + static_cast<std::ptrdiff_t>(at),
+                       Open{s, s.end - s.start, s.end, Gap{}});
           return;
         }
         top.children = sat_add(top.children, s.end - s.start);
@@ -208,6 +211,9 @@ class SelfTime::Nesting {
     const Gap g{o.covered_to, at - o.covered_to};
     if (g.ns > o.longest.ns) o.longest = g;
     if ((o.span.from_x & TimedSpan::kWantsGaps) != 0) sink_.on_gap(o.span, g);
+  }
+  static bool same_slice(const TimedSpan& a, const TimedSpan& b) {
+    return (a.from_x & TimedSpan::kFromX) != 0 && a.start == b.start && a.end == b.end;
   }
   // The span the innermost open one nests in (nullptr: it is outermost).
   const TimedSpan* parent_of_top() const {

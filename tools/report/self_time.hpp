@@ -56,10 +56,8 @@ struct Gap {
 };
 
 // Receives each span's self time, its longest gap, and the span it nests in
-// on its thread (nullptr: none), which is handed over after it. The parent
-// of an identical interval (see above) comes first, with the span it holds
-// as its `parent`: the two are one stretch of time, and a sink summing the
-// outermost spans of a kind counts it once.
+// on its thread (nullptr: none), which is handed over after it (identical
+// intervals too, by the rule above).
 class SelfTimeSink {
  public:
   virtual void on_self(const TimedSpan& span, std::int64_t self_ns, const Gap& longest,
