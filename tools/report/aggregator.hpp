@@ -89,6 +89,10 @@ class Aggregator final : private SelfTimeSink {
  private:
   struct NameStats;
   struct PipelineStats;
+  struct Placed {  // a span of a unit's waterfall (UnitStats::longest)
+    std::int64_t start, dur;
+    std::uint32_t name, thread;
+  };
   struct PhaseAgg;
   struct UnitStats;
   struct ThreadState;
@@ -218,6 +222,9 @@ class Aggregator final : private SelfTimeSink {
   std::deque<std::uint32_t> unsettled_;
   std::uint64_t unsettled_with_spans_ = 0;
   std::uint64_t waterfalls_dropped_ = 0;
+  // Dropped units' waterfall heaps, emptied, for the next units to fill.
+  std::vector<std::vector<Placed>> spare_waterfalls_;
+  static constexpr std::size_t kSpareWaterfalls = 64;
   std::uint64_t seq_ = 0;
   std::uint64_t order_ = 0;  // X slices and B's as written: ties in self time
   SelfTime self_;

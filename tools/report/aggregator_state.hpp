@@ -234,10 +234,7 @@ struct Aggregator::UnitStats {
   // Its longest phase spans for the waterfall: a min-heap of at most
   // UnitRow::kMaxSpans (the shortest on top, replaced by a longer one), so
   // a unit with thousands of spans costs 24 bytes x kMaxSpans at most.
-  struct Placed {
-    std::int64_t start, dur;
-    std::uint32_t name, thread;
-  };
+  using Placed = Aggregator::Placed;
   std::vector<Placed> longest;
   std::uint64_t spans_total = 0;
   bool waterfall_settled = false;  // its own slice was weighed (settle_waterfall)
