@@ -93,30 +93,39 @@ void Aggregator::credit_children() {
     std::sort(notes.begin(), notes.end(),
               [](const SpawnNote* a, const SpawnNote* b) { return a->ts < b->ts; });
   }
-  Stretches ran;
+  // Per unit, what its children ran on each thread it has gaps on, found
+  // once per thread (a unit keeps up to kMaxGaps gaps, on a few threads).
+  std::vector<std::pair<std::uint32_t, Stretches>> ran_on;
   for (UnitStats& u : units_) {
     if (u.gaps.empty()) continue;
     std::int64_t covered = 0;
     Gap longest = u.unkept_gap;  // what the children left, with the gaps not kept
+    ran_on.clear();
     for (const UnitStats::ThreadGap& g : u.gaps) {
-      // This unit's spawns on the gap's thread (the unit's slices span
-      // [start, end]): their children's units from each spawn on.
-      ran.clear();
-      const auto notes = by_thread.find(g.thread);
-      if (notes != by_thread.end()) {
-        const auto& list = notes->second;
-        auto it = std::lower_bound(list.begin(), list.end(), u.start,
-                                   [](const SpawnNote* n, std::int64_t t) { return n->ts < t; });
-        for (; it != list.end() && (*it)->ts <= u.end; ++it) {
-          const auto child = busy.find((*it)->child_pid);
-          if (child == busy.end()) continue;  // a child without units in this trace
-          for (const auto& [from, to] : child->second) {
-            const std::int64_t start = std::max(from, (*it)->ts);
-            if (start < to) ran.emplace_back(start, to);
+      auto found = std::find_if(ran_on.begin(), ran_on.end(),
+                                [&g](const auto& r) { return r.first == g.thread; });
+      if (found == ran_on.end()) {
+        // This unit's spawns on the gap's thread (the unit's slices span
+        // [start, end]): their children's units from each spawn on.
+        Stretches& ran = ran_on.emplace_back(g.thread, Stretches{}).second;
+        found = ran_on.end() - 1;
+        const auto notes = by_thread.find(g.thread);
+        if (notes != by_thread.end()) {
+          const auto& list = notes->second;
+          auto it = std::lower_bound(list.begin(), list.end(), u.start,
+                                     [](const SpawnNote* n, std::int64_t t) { return n->ts < t; });
+          for (; it != list.end() && (*it)->ts <= u.end; ++it) {
+            const auto child = busy.find((*it)->child_pid);
+            if (child == busy.end()) continue;  // a child without units in this trace
+            for (const auto& [from, to] : child->second) {
+              const std::int64_t start = std::max(from, (*it)->ts);
+              if (start < to) ran.emplace_back(start, to);
+            }
           }
+          join(ran);
         }
-        join(ran);
       }
+      const Stretches& ran = found->second;
       std::int64_t at = g.start;
       const std::int64_t end = g.start + g.ns;
       for (const auto& [from, to] : ran) {

@@ -145,7 +145,7 @@ void json_unit(detail::JsonWriter& j, const UnitRow& u, const JsonOptions& opt) 
     j.member("compile_end_ns", u.compile_end_ns);
     j.member("self_ns", u.self_ns);
     j.member("in_children_ns", u.in_children_ns);
-    j.member("unexplained_ns", u.self_ns - u.in_children_ns);
+    j.member("unexplained_ns", u.unexplained_ns());
     j.key("longest_gap");  // the longest stretch outside every span on its threads
     if (u.gap_ns > 0) {
       j.begin_object();

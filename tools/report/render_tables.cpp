@@ -30,17 +30,16 @@ std::string percent(std::int64_t part, std::int64_t whole) {
 template <typename TimeText>
 void unexplained_table(const Report& r, const TimeText& t, bool human, std::vector<Table>& out) {
   constexpr std::size_t kRows = 10;
-  const auto unexplained = [](const UnitRow& u) { return u.self_ns - u.in_children_ns; };
   std::vector<const UnitRow*> rows;
   bool children = false;
   for (const UnitRow& u : r.units) {
-    if (u.in_trace && unexplained(u) > 0) rows.push_back(&u);
+    if (u.in_trace && u.unexplained_ns() > 0) rows.push_back(&u);
     children = children || u.in_children_ns > 0;
   }
   if (rows.empty()) return;
-  const auto more = [&unexplained](const UnitRow* a, const UnitRow* b) {
-    return unexplained(*a) != unexplained(*b) ? unexplained(*a) > unexplained(*b)
-                                              : a->compile_id < b->compile_id;
+  const auto more = [](const UnitRow* a, const UnitRow* b) {
+    return a->unexplained_ns() != b->unexplained_ns() ? a->unexplained_ns() > b->unexplained_ns()
+                                                      : a->compile_id < b->compile_id;
   };
   const std::size_t n = std::min(rows.size(), kRows);
   std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n), rows.end(), more);
@@ -77,8 +76,8 @@ void unexplained_table(const Report& r, const TimeText& t, bool human, std::vect
     Row row{u.compile_id,
             u.name,
             t(u.wall_ns),
-            t(unexplained(u)),
-            percent(unexplained(u), u.wall_ns),
+            t(u.unexplained_ns()),
+            percent(u.unexplained_ns(), u.wall_ns),
             u.gap_ns > 0 ? t(u.gap_ns) : std::string(),
             u.gap_ns > 0 ? t(u.gap_start_ns - u.start_ns) : std::string()};
     if (children) row.insert(row.begin() + 4, u.in_children_ns > 0 ? t(u.in_children_ns) : "");

@@ -205,6 +205,7 @@ struct UnitRow {
   // unexplained time is self_ns - in_children_ns, and the gap above what
   // they left of its 16 longest.
   std::int64_t in_children_ns = 0;
+  std::int64_t unexplained_ns() const { return self_ns - in_children_ns; }
   std::uint64_t slices = 0, threads = 0;
   std::vector<PhaseRow> phases;  // spans carrying its compile_id, by total desc
   // Shared, not inline: most rows of a big trace have none, and a

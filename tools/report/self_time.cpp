@@ -166,9 +166,7 @@ class SelfTime::Nesting {
         continue;
       }
       if (s.end <= top.span.end) {  // inside top (s.start >= top's by the order)
-        if (end_ordered_ && (s.from_x & TimedSpan::kFromX) != 0 &&
-            (top.span.from_x & TimedSpan::kFromX) != 0 && s.start == top.span.start &&
-            s.end == top.span.end) {
+        if (end_ordered_ && (s.from_x & TimedSpan::kFromX) != 0 && same_slice(top.span, s)) {
           // Written after an identical slice by an end-order writer: its
           // parent, whose only child is that slice (top has no other yet:
           // its children sort after s): no self time, no gap, and its own
