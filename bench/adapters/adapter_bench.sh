@@ -1,28 +1,71 @@
 #!/usr/bin/env bash
-# The LLVM adapter against LLVM's own pass timing: instructions inside
-# default<O2>'s run (callgrind, deterministic) in five modes (none, LLVM's
-# -time-passes, jitscope with a session, register_callbacks with none (it
-# registers nothing), and the callbacks attached with none anyway), each
-# as a share over "none" and per pass run. docs/performance.md has a run.
-#   bash bench/adapters/adapter_bench.sh [copies] [build dir]   (default: 20 build/dev)
+# The adapters against the compilers' own pass timing: instructions inside
+# each pipeline's run (callgrind, deterministic), as a share over "none" and
+# per pass run. docs/performance.md has runs.
+#   LLVM: default<O2> on C copies of three functions, five modes (none,
+#         LLVM's -time-passes, jitscope with a session, register_callbacks
+#         with none (it registers nothing), the callbacks attached with none
+#         anyway).
+#   MLIR: samples/mlir_gpu's lowering pipeline on K kernels, four modes
+#         (none, MLIR's enableTiming, jitscope with a session, the
+#         instrumentation added with none).
+#   bash bench/adapters/adapter_bench.sh [copies] [build dir] [kernels]
+#   (defaults: 20 build/dev 12; ONLY=llvm or ONLY=mlir runs one;
+#   MLIR_ARG=single-thread or no-locations is the MLIR driver's third argument)
 set -euo pipefail
 copies=${1:-20}
 build=${2:-build/dev}
-driver="$build/bench/jitscope_llvm_o2_driver"
-[ -x "$driver" ] || { echo "adapter_bench: $driver is missing (build the dev preset with LLVM 16)" >&2; exit 1; }
+kernels=${3:-12}
+only=${ONLY:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-declare -A ir
-runs=0
-for mode in none timing jitscope attached anyway; do
-  out=$(cd "$work" && valgrind --tool=callgrind --toggle-collect='*run_pipeline*' \
-        --callgrind-out-file="$work/cg.$mode" "$OLDPWD/$driver" "$mode" "$copies" 2>&1)
-  ir[$mode]=$(grep -o 'Collected : [0-9]*' <<<"$out" | awk '{print $3}')
-  if [ "$mode" = jitscope ]; then runs=$(grep -o 'pass runs [0-9]*' <<<"$out" | awk '{print $3}'); fi
-done
-printf 'default<O2> on %s copies, %s pass runs\n' "$copies" "$runs"
-printf '%-10s %14s %9s %14s\n' mode instructions "vs none" "per pass run"
-for mode in none timing jitscope attached anyway; do
-  awk -v m="$mode" -v i="${ir[$mode]}" -v n="${ir[none]}" -v r="$runs" \
-    'BEGIN { printf "%-10s %14d %+8.2f%% %14.0f\n", m, i, (i - n) * 100 / n, (i - n) / r }'
-done
+
+# bench TITLE DRIVER SIZE MODE...: one callgrind run per mode, then the table.
+bench() {
+  local title=$1 driver=$2 size=$3 extra=$4
+  shift 4
+  [ -x "$driver" ] || { echo "adapter_bench: $driver is missing (build the dev preset with LLVM and MLIR 16)" >&2; return 1; }
+  local -A ir
+  local mode out
+  runs=0
+  for mode in "$@"; do
+    out=$(cd "$work" && valgrind --tool=callgrind --toggle-collect='*run_pipeline*' \
+          --callgrind-out-file="$work/cg.$mode" "$OLDPWD/$driver" "$mode" "$size" $extra 2>&1)
+    ir[$mode]=$(grep -o 'Collected : [0-9]*' <<<"$out" | awk '{print $3}')
+    if [ -z "${ir[$mode]}" ] || [ "${ir[$mode]}" = 0 ]; then
+      echo "adapter_bench: $driver $mode counted nothing (run_pipeline not entered?)" >&2
+      return 1
+    fi
+    if [ "$mode" = jitscope ]; then runs=$(grep -o 'pass runs [0-9]*' <<<"$out" | awk '{print $3}'); fi
+  done
+  printf '%s, %s pass runs\n' "$title" "$runs"
+  printf '%-10s %14s %9s %14s\n' mode instructions "vs none" "per pass run"
+  for mode in "$@"; do
+    awk -v m="$mode" -v i="${ir[$mode]}" -v n="${ir[none]}" -v r="$runs" \
+      'BEGIN { printf "%-10s %14d %+8.2f%% %14.0f\n", m, i, (i - n) * 100 / n, (i - n) / r }'
+  done
+}
+
+# own FILE REGEX RUNS: the adapter's callbacks' own instructions (callgrind's
+# inclusive counts of the functions matching REGEX, each once: exact, and
+# free of what the pipeline's own count moves by between processes).
+own() {
+  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+    grep -E "^ *[0-9,]+ .*($2)\(" | grep -v -e lambda -e '=>' |
+    awk -v r="$3" '{ v = $1; gsub(",", "", v); k = $0; sub(/^[^:]*:/, "", k); sub(/ \[.*/, "", k)
+                     if (!(k in seen)) { seen[k] = 1; t += v } }
+                   END { printf "callbacks (own)  %16d %24.0f\n", t, t / r }'
+}
+
+if [ "$only" != mlir ]; then
+  bench "LLVM default<O2> on $copies copies" "$build/bench/jitscope_llvm_o2_driver" "$copies" "" \
+    none timing jitscope attached anyway
+  own "$work/cg.jitscope" 'jitscope::llvm::CallbackState::(begin|end|end_deferred)' "$runs"
+fi
+if [ "$only" != llvm ]; then
+  [ "$only" = mlir ] || echo
+  bench "MLIR mlir_gpu lowering on $kernels kernels${MLIR_ARG:+ ($MLIR_ARG)}" \
+    "$build/bench/jitscope_mlir_pipeline_driver" "$kernels" "${MLIR_ARG:-}" \
+    none timing jitscope attached session
+  own "$work/cg.jitscope" 'jitscope::mlir::Instrumentation::run[A-Za-z]+' "$runs"
+fi

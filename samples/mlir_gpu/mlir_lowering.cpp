@@ -57,7 +57,9 @@ class DiagnosticsCapture {
   std::string* previous_;
 };
 
-void add_pipeline(mlir::OpPassManager& pm) {
+}  // namespace
+
+void MlirLowering::add_pipeline(mlir::OpPassManager& pm) {
   mlir::OpPassManager& gpu = pm.nest<mlir::gpu::GPUModuleOp>();
   gpu.addPass(mlir::createConvertSCFToCFPass());
   gpu.addPass(mlir::createLowerGpuOpsToNVVMOpsPass(/*indexBitwidth=*/64));
@@ -67,9 +69,9 @@ void add_pipeline(mlir::OpPassManager& pm) {
   gpu.addPass(mlir::createReconcileUnrealizedCastsPass());
 }
 
-}  // namespace
-
-MlirLowering::MlirLowering() : context_(mlir::MLIRContext::Threading::ENABLED) {
+MlirLowering::MlirLowering(bool threading)
+    : context_(threading ? mlir::MLIRContext::Threading::ENABLED
+                         : mlir::MLIRContext::Threading::DISABLED) {
   mlir::PassManager pm(&context_, mlir::ModuleOp::getOperationName());
   add_pipeline(pm);
   mlir::DialectRegistry registry;

@@ -14,6 +14,7 @@
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/OwningOpRef.h>
+#include <mlir/Pass/PassManager.h>
 
 #include <memory>
 #include <string>
@@ -34,7 +35,9 @@ struct StepError {
 
 class MlirLowering {
  public:
-  MlirLowering();
+  // `threading`: MLIR's multithreading on the context (off: every pass runs
+  // on the calling thread, as bench/adapters/mlir_pipeline_driver counts it).
+  explicit MlirLowering(bool threading = true);
   MlirLowering(const MlirLowering&) = delete;
   MlirLowering& operator=(const MlirLowering&) = delete;
 
@@ -42,6 +45,9 @@ class MlirLowering {
   // convert-scf-to-cf, convert-gpu-to-nvvm{index-bitwidth=64 ...}, ...))"):
   // part of every cache key.
   const std::string& pipeline() const { return pipeline_; }
+  // The pipeline's passes, added to `pm` (a pass manager on builtin.module).
+  static void add_pipeline(mlir::OpPassManager& pm);
+  mlir::MLIRContext& context() { return context_; }
 
   // Parses and verifies `source` (named `name` in diagnostics).
   mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string& source, const std::string& name,

@@ -75,4 +75,36 @@ inline std::vector<std::string> shape(const std::vector<TraceSpan>& spans) {
   return out;
 }
 
+// The session of the adapters' args tests: the TSC clock where there is
+// one, since an adapter's inline path runs only behind the inline clock's
+// gate (with another clock every run takes the library's path, which the
+// tests would then check alone). `wrap`: a ring of 256 slots that the
+// flusher must drain as the pipeline runs (kBlock: nothing dropped), so
+// that args' slots wrap at the ring's end.
+inline jitscope::Config args_config(const std::string& name, bool wrap = false) {
+  jitscope::Config cfg = test_config(name);
+#if defined(__x86_64__) || defined(__i386__)
+  cfg.clock = jitscope::ClockChoice::kTsc;
+#endif
+  if (wrap) {
+    cfg.ring_capacity = 256;
+    cfg.overflow = jitscope::OverflowPolicy::kBlock;
+  }
+  return cfg;
+}
+
+// An MLIR function `symbol` ("@f0", "@\"q\\22\"") of a few arith ops,
+// with `location` ("loc(...)") after it, or none.
+inline std::string mlir_function_text(const std::string& symbol, const std::string& location = {}) {
+  return "func.func " + symbol +
+         "(%a: i32) -> i32 {\n"
+         "  %c0 = arith.constant 0 : i32\n"
+         "  %x = arith.addi %a, %c0 : i32\n"
+         "  %y = arith.addi %a, %c0 : i32\n"
+         "  %z = arith.muli %x, %y : i32\n"
+         "  return %z : i32\n"
+         "}" +
+         (location.empty() ? "" : " " + location) + "\n";
+}
+
 }  // namespace jitscope::testing

@@ -9,6 +9,8 @@ endif()
 if(TARGET jitscope_mlir)
   jitscope_add_test(mlir_adapter_test SOURCES adapters/mlir_adapter_test.cpp LABELS adapters
                     LIBS jitscope_mlir)
+  jitscope_add_test(mlir_adapter_args_test SOURCES adapters/mlir_adapter_args_test.cpp
+                    LABELS adapters LIBS jitscope_mlir)
 endif()
 # Both adapter headers in a consumer built like LLVM and MLIR (no
 # exceptions, no RTTI), enabled and compiled out in one program. A build

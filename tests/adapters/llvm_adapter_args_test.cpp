@@ -7,8 +7,8 @@
 // the library's general path (longer), with a quote and UTF-8 among them.
 #include <jitscope/llvm.hpp>
 
+#include "adapters/adapter_trace.hpp"
 #include "adapters/o2_pipeline.hpp"
-#include "trace_support.hpp"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -98,18 +98,6 @@ std::string module_text(std::vector<std::string>& names) {
   return text;
 }
 
-// The session of both tests: the TSC clock where there is one, since the
-// adapter's inline path runs only behind the inline clock's gate (with
-// another clock every run takes the library's path, which these tests
-// would then check alone).
-jitscope::Config args_config(const std::string& name) {
-  jitscope::Config cfg = jitscope::testing::test_config(name);
-#if defined(__x86_64__) || defined(__i386__)
-  cfg.clock = jitscope::ClockChoice::kTsc;
-#endif
-  return cfg;
-}
-
 // Runs default<O2> over module_text's functions in a session of `cfg`, and
 // expects the trace's pass and analysis spans to carry exactly the args
 // LLVM handed a callback registered beside the adapter.
@@ -157,16 +145,12 @@ void expect_args_as_llvm_gave(const jitscope::Config& cfg) {
 }
 
 TEST(LlvmAdapterArgs, EveryRunsArgsAreWhatLlvmGaveItsCallbacks) {
-  expect_args_as_llvm_gave(args_config("llvm_adapter_args"));
+  expect_args_as_llvm_gave(jitscope::testing::args_config("llvm_adapter_args"));
 }
 
-// A ring of 256 slots that the flusher must drain as the pipeline runs
-// (kBlock: nothing dropped), so that names' slots wrap at the ring's end.
+// Through a ring small enough that names' slots wrap at its end.
 TEST(LlvmAdapterArgs, NamesWrittenAcrossTheRingsEndArriveWhole) {
-  jitscope::Config cfg = args_config("llvm_adapter_args_wrap");
-  cfg.ring_capacity = 256;
-  cfg.overflow = jitscope::OverflowPolicy::kBlock;
-  expect_args_as_llvm_gave(cfg);
+  expect_args_as_llvm_gave(jitscope::testing::args_config("llvm_adapter_args_wrap", true));
 }
 
 }  // namespace

@@ -50,14 +50,7 @@ std::string module_text(bool with_bad) {
   std::string text;
   for (int i = 0; i < kFunctions; ++i) {
     const std::string name = with_bad && i == kFunctions / 2 ? "bad" : "f" + std::to_string(i);
-    text += "func.func @" + name +
-            "(%a: i32) -> i32 {\n"
-            "  %c0 = arith.constant 0 : i32\n"
-            "  %x = arith.addi %a, %c0 : i32\n"
-            "  %y = arith.addi %a, %c0 : i32\n"
-            "  %z = arith.muli %x, %y : i32\n"
-            "  return %z : i32\n"
-            "}\n";
+    text += jitscope::testing::mlir_function_text("@" + name);
   }
   return text;
 }

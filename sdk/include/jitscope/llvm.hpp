@@ -198,19 +198,10 @@ struct CallbackState {
     const std::uint32_t s = detail::session_word();
     if (s == 0) return;
     detail::AdapterStacks& stacks = detail::this_thread_adapter_stacks();
-    detail::AdapterStacks::Frames* frames = stacks.find(id);
-    // Room for the frame first: with it, nothing below allocates or throws,
-    // and the run needs no guard (an exception handler's frame took about
-    // 25 instructions a run).
-    if (frames == nullptr || frames->size() == frames->capacity()) [[unlikely]] {
-      const bool grown = detail::adapter_guarded([&] {
-        frames = &stacks.get(id);
-        frames->reserve(frames->capacity() < 8 ? 8 : 2 * frames->capacity());
-      });
-      if (!grown) {
-        dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
-        return;
-      }
+    detail::AdapterStacks::Frames* const frames = detail::frames_with_room(stacks, id);
+    if (frames == nullptr) [[unlikely]] {
+      dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
+      return;
     }
     const IrUnit unit = describe_ir(ir);
     detail::end_deferred_frames(*frames);  // when the tail after-callback did not run
@@ -273,12 +264,7 @@ struct CallbackState {
     if (options.ir_names) ::new (&args[n++]) Arg("ir_name", view_of(unit.name));
     if (unit.functions != 0) ::new (&args[n++]) Arg("functions", unit.functions);
     if (kind == kAnalysis) ::new (&args[n++]) Arg("analysis", true);
-    if (kept != nullptr) {
-      span.emplace(detail::kAdoptToken,
-                   detail::begin_static_args(s, detail::read_clock(s), kept, args, n));
-    } else {
-      span.emplace(view_of(name), std::span<const Arg>(args, n));
-    }
+    detail::begin_adapter_span(s, kept, view_of(name), args, n, span);
   }
 
   // A pass or analysis ends (the after-callbacks at the front of LLVM's

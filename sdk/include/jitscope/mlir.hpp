@@ -53,9 +53,10 @@
 //
 // Cost: with no session, each callback is one relaxed load and a branch (the
 // end callbacks add a look at this thread's empty adapter stack). With a
-// session, a pass run is one span with a copied name and three or four
-// string args (the location is written from its fields, not printed); a
-// threaded pipeline adds one short lock. Nothing here throws into MLIR or aborts it.
+// session, a pass run is one span written inline with its args: the
+// pass's name kept once (not copied per run), three or four string args
+// (the location written from its fields, not printed). A threaded pipeline
+// adds one short lock. Nothing here throws into MLIR or aborts it.
 //
 // Names: inside namespace jitscope, `mlir` means jitscope::mlir: write ::mlir::.
 // With JITSCOPE_DISABLE defined, the instrumentation records nothing.
@@ -234,32 +235,40 @@ inline char* put_colon_number(char* at, unsigned n) noexcept {
 // NameLoc's name; none for an unknown location. Written from the location's
 // fields, never printed: a pass run on every function of a module pays
 // for this, where printing through raw_ostream cost more than the span.
-template <class SpanT>
-inline void add_location_arg(SpanT& span, ::mlir::Location location) noexcept {
-  ::mlir::FileLineColLoc file;
+// The text is in `buffer`, or a view of MLIR's own (a name, or a path too
+// long for the buffer, which then goes alone). False: no location.
+struct LocationText {
+  char buffer[256];
+  std::string_view text;
+};
+inline bool location_text(::mlir::Location location, LocationText& out) noexcept {
+  // Most ops carry a FileLineColLoc itself: no walk (a callback per level).
+  ::mlir::FileLineColLoc file = location.dyn_cast<::mlir::FileLineColLoc>();
   ::mlir::NameLoc name;
-  location->walk([&](::mlir::Location l) {
-    if (auto f = l.dyn_cast<::mlir::FileLineColLoc>()) {
-      file = f;
-      return ::mlir::WalkResult::interrupt();
-    }
-    if (!name) name = l.dyn_cast<::mlir::NameLoc>();
-    return ::mlir::WalkResult::advance();
-  });
+  if (!file)
+    location->walk([&](::mlir::Location l) {
+      if (auto f = l.dyn_cast<::mlir::FileLineColLoc>()) {
+        file = f;
+        return ::mlir::WalkResult::interrupt();
+      }
+      if (!name) name = l.dyn_cast<::mlir::NameLoc>();
+      return ::mlir::WalkResult::advance();
+    });
   if (!file) {
-    if (name) span.arg("location", view_of(name.getName().getValue()));
-    return;
+    if (!name) return false;
+    out.text = view_of(name.getName().getValue());
+    return true;
   }
   const ::llvm::StringRef path = file.getFilename().getValue();
-  char text[256];
-  if (path.size() > sizeof text - 2 * kColonNumber) {
-    span.arg("location", view_of(path));  // a path this long: the file alone
-    return;
+  if (path.size() > sizeof out.buffer - 2 * kColonNumber) {
+    out.text = view_of(path);  // a path this long: the file alone
+    return true;
   }
-  std::memcpy(text, path.data(), path.size());
-  char* at = put_colon_number(text + path.size(), file.getLine());
+  std::memcpy(out.buffer, path.data(), path.size());
+  char* at = put_colon_number(out.buffer + path.size(), file.getLine());
   at = put_colon_number(at, file.getColumn());
-  span.arg("location", std::string_view(text, static_cast<std::size_t>(at - text)));
+  out.text = std::string_view(out.buffer, static_cast<std::size_t>(at - out.buffer));
+  return true;
 }
 
 inline Counts Instrumentation::counts() const noexcept {
@@ -291,7 +300,8 @@ inline void Instrumentation::become_duplicate() noexcept {
 
 inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std::uintptr_t key,
                                            ::mlir::Operation* op, ::mlir::Pass* pass) noexcept {
-  if (!::jitscope::active() || duplicate()) return;
+  const std::uint32_t s = detail::session_word();
+  if (s == 0 || duplicate()) return;
   detail::AdapterStacks& stacks = detail::this_thread_adapter_stacks();
   // The same pass on the same op began just now in another jitscope
   // instrumentation: both are on this pass manager (MLIR calls its
@@ -302,41 +312,52 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
     become_duplicate();
     return;
   }
-  const bool ok = detail::adapter_guarded([&] {
-    Frames& frames = stacks.get(id_);
-    detail::AdapterFrame frame;
-    // A top-level pass on the host's thread: the unit current here is what
-    // the workers of its adaptors attach to, and what the column charges.
-    if (frames.empty()) {
-      remember_thread_unit(this_thread_id());
-      frame.phase = detail::begin_column_phase(column_);
-    }
-    frame.kind = kind;
-    frame.key = key;
-    frame.key2 = reinterpret_cast<std::uintptr_t>(op);
-    frame.span.emplace(name);
-    Span& span = *frame.span;
-    // Every pass run says "pass" (its argument; empty for one without, such
-    // as the adaptors): what jitscope-report knows passes by.
-    if (pass != nullptr) span.arg("pass", view_of(pass->getArgument()));
-    if (kind == kAnalysis) span.arg("analysis", true);
-    span.arg("op", view_of(op->getName().getStringRef()));
-    if (auto sym = op->getAttrOfType<::mlir::StringAttr>("sym_name")) {
-      span.arg("ir_name", view_of(sym.getValue()));
-    }
-    if (options_.locations) add_location_arg(span, op->getLoc());
-    frames.push_back(std::move(frame));
-  });
-  if (!ok) {
+  Frames* const frames = detail::frames_with_room(stacks, id_);
+  if (frames == nullptr) {
     dropped_.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
-  } else {
-    (kind == kPass ? passes_ : analyses_).fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  // A top-level pass on the host's thread: the unit current here is what
+  // the workers of its adaptors attach to, and what the column charges.
+  const bool outermost = frames->empty();
+  if (outermost) remember_thread_unit(this_thread_id());
+  detail::AdapterFrame& frame = frames->emplace_back();  // made in place
+  frame.kind = kind;
+  frame.key = key;
+  frame.key2 = reinterpret_cast<std::uintptr_t>(op);
+  if (outermost) frame.phase = detail::begin_column_phase(column_);
+  detail::ArgList<5> args;
+  // Every pass run says "pass" (its argument; empty for one without, such
+  // as the adaptors): what jitscope-report knows passes by.
+  if (pass != nullptr) args.add("pass", view_of(pass->getArgument()));
+  if (kind == kAnalysis) args.add("analysis", true);
+  args.add("op", view_of(op->getName().getStringRef()));
+  if (auto sym = op->getAttrOfType<::mlir::StringAttr>("sym_name")) {
+    args.add("ir_name", view_of(sym.getValue()));
+  }
+  LocationText location;
+  if (options_.locations && location_text(op->getLoc(), location)) {
+    args.add("location", location.text);
+  }
+  detail::begin_run_span(s, name, args.data(), args.size(), frame.span);
+  (kind == kPass ? passes_ : analyses_).fetch_add(1, std::memory_order_relaxed);
 }
 
 inline void Instrumentation::end_span(Kind kind, std::uintptr_t key, std::uintptr_t key2,
                                       bool failed) noexcept {
   Frames* frames = detail::this_thread_adapter_stacks().find(id_);
+  // Almost always: the innermost pass or analysis ends, without failing, and
+  // no adaptor of this pass manager has workers to account for.
+  if (frames != nullptr && !frames->empty() && !failed && kind != kPipeline &&
+      worker_entries_.load(std::memory_order_relaxed) == 0) [[likely]] {
+    detail::AdapterFrame& top = frames->back();
+    if (top.matches(kind, key, key2)) [[likely]] {
+      if (top.span) top.span->end();
+      frames->pop_back();
+      release_if_done(*frames);
+      return;
+    }
+  }
   const std::ptrdiff_t at = frames == nullptr ? -1 : detail::find_frame(*frames, kind, key, key2);
   if (at < 0) {
     if (kind == kPass && worker_entries_.load(std::memory_order_relaxed) != 0) {
@@ -514,43 +535,49 @@ inline void Instrumentation::runBeforePipeline(std::optional<::mlir::OperationNa
   const std::uint64_t thread = this_thread_id();
   const bool threaded = parent.parentThreadID != thread;
   const auto key = reinterpret_cast<std::uintptr_t>(parent.parentPass);
-  const bool ok = detail::adapter_guarded([&] {
-    Frames& frames = detail::this_thread_adapter_stacks().get(id_);
-    // The same parent's pipeline still open on top never got its end (its
-    // first pass could not even start): it ends here.
-    if (!frames.empty() && frames.back().matches(kPipeline, key, parent.parentThreadID)) {
-      end_frames(frames, frames.size() - 1);
+  Frames* const frames = detail::frames_with_room(detail::this_thread_adapter_stacks(), id_);
+  if (frames == nullptr) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // The same parent's pipeline still open on top never got its end (its
+  // first pass could not even start): it ends here.
+  if (!frames->empty() && frames->back().matches(kPipeline, key, parent.parentThreadID)) {
+    end_frames(*frames, frames->size() - 1);
+  }
+  // Before its span: the parent's wait covers the whole pipeline.
+  if (threaded && !detail::adapter_guarded([&] {
+        note_worker_begin(parent.parentThreadID, key, session, detail::read_clock(session));
+      })) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const bool first_on_thread = frames->empty();
+  detail::AdapterFrame& frame = frames->emplace_back();  // made in place: room was made
+  frame.kind = kPipeline;
+  frame.key = key;
+  frame.key2 = parent.parentThreadID;
+  if (threaded) {
+    frame.threaded = true;
+    CompileUnitRef unit = unit_of_thread(parent.parentThreadID);
+    if (unit.valid()) {
+      frame.attachment = attach_thread(unit);
+      if (frame.attachment.attached()) attached_.fetch_add(1, std::memory_order_relaxed);
     }
-    const bool first_on_thread = frames.empty();
-    detail::AdapterFrame frame;
-    frame.kind = kPipeline;
-    frame.key = key;
-    frame.key2 = parent.parentThreadID;
-    if (threaded) {
-      // Before its span: the parent's wait covers the whole pipeline.
-      note_worker_begin(parent.parentThreadID, key, session, detail::read_clock(session));
-      frame.threaded = true;
-      CompileUnitRef unit = unit_of_thread(parent.parentThreadID);
-      if (unit.valid()) {
-        frame.attachment = attach_thread(unit);
-        if (frame.attachment.attached()) attached_.fetch_add(1, std::memory_order_relaxed);
-      }
+  }
+  if (options_.pipelines) {
+    detail::ArgList<4> args;
+    args.add("op", name ? view_of(name->getStringRef()) : std::string_view("any"));
+    if (parent.parentPass != nullptr) {
+      args.add("parent_pass", view_of(parent.parentPass->getName()));
     }
-    if (options_.pipelines) {
-      frame.span.emplace("pipeline");
-      frame.span->arg("op", name ? view_of(name->getStringRef()) : std::string_view("any"));
-      if (parent.parentPass != nullptr) {
-        frame.span->arg("parent_pass", view_of(parent.parentPass->getName()));
-      }
-      frame.span->arg("parent_thread", parent.parentThreadID);
-      frame.span->arg("threaded", threaded);
-    }
-    frames.push_back(std::move(frame));
-    // This thread's own adaptors spawn workers too: they attach to the unit
-    // this thread has now (the one just attached, on a worker).
-    if (first_on_thread) remember_thread_unit(thread);
-  });
-  if (!ok) dropped_.fetch_add(1, std::memory_order_relaxed);
+    args.add("parent_thread", parent.parentThreadID);
+    args.add("threaded", threaded);
+    detail::begin_run_span(session, "pipeline", args.data(), args.size(), frame.span);
+  }
+  // This thread's own adaptors spawn workers too: they attach to the unit
+  // this thread has now (the one just attached, on a worker).
+  if (first_on_thread) remember_thread_unit(thread);
 }
 
 inline void Instrumentation::runAfterPipeline(std::optional<::mlir::OperationName>,

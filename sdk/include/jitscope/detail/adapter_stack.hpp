@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,29 @@ class AdapterStacks {
 inline AdapterStacks& this_thread_adapter_stacks() noexcept {
   static thread_local AdapterStacks stacks;
   return stacks;
+}
+
+// The stack of `owner` made or grown to room for 8 more frames, or nullptr
+// when that failed (out of memory). Out of line: rare.
+[[gnu::noinline]] inline AdapterStacks::Frames* grow_frames(AdapterStacks& stacks,
+                                                            std::uint64_t owner) noexcept {
+  AdapterStacks::Frames* frames = nullptr;
+  const bool grown = adapter_guarded([&] {
+    frames = &stacks.get(owner);
+    frames->reserve(frames->capacity() < 8 ? 8 : 2 * frames->capacity());
+  });
+  return grown ? frames : nullptr;
+}
+// This thread's stack of `owner` with room for one more frame, or nullptr
+// (out of memory: the run is dropped). With the room made first, nothing
+// after it allocates or throws, and a run needs no guard (an exception
+// handler's frame took about 25 instructions a run).
+JITSCOPE_ALWAYS_INLINE AdapterStacks::Frames* frames_with_room(AdapterStacks& stacks,
+                                                               std::uint64_t owner) noexcept {
+  AdapterStacks::Frames* frames = stacks.find(owner);
+  if (frames != nullptr && frames->size() < frames->capacity()) [[likely]]
+    return frames;
+  return grow_frames(stacks, owner);
 }
 
 // A process-unique id per adapter instance (an address could be reused).
@@ -233,6 +257,83 @@ inline const char* kept_name(std::string_view name) noexcept {
   if (name.data() != nullptr) ways[next_way[set]++ % 4] = {name.data(), name.size(), kept};
   return kept;
 }
+
+// A run's span and its args through the library (which clamps a long
+// name or string and counts a dropped span), by its kept name or, where the
+// name was not kept, a copied one: the adapters' path when the inline
+// write cannot take the run.
+inline void begin_adapter_span(std::uint32_t session, const char* kept, std::string_view name,
+                               const Arg* args, std::size_t n, std::optional<Span>& span) noexcept {
+  if (kept != nullptr) {
+    span.emplace(kAdoptToken, begin_static_args(session, read_clock(session), kept, args, n));
+  } else {
+    span.emplace(name, std::span<const Arg>(args, n));
+  }
+}
+
+// A run's span with its args (keys: literals) in one inline write, by its
+// kept name. False: nothing written (no room, the inline path's gate
+// closed, a string arg over kInlineNameBytes).
+inline bool begin_args_inline(std::uint32_t session, const char* kept, const Arg* args,
+                              std::size_t n, SpanToken& token) noexcept {
+  std::uint64_t slots = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (args[i].type != ValueType::kString) {
+      ++slots;
+      continue;
+    }
+    if (args[i].str.size() > kInlineNameBytes) [[unlikely]]
+      return false;
+    slots += string_arg_slots(args[i].str.size());
+  }
+  SpanBatch batch;
+  if (!begin_span_batch(session, kept, slots, token, batch)) [[unlikely]]
+    return false;
+  std::uint64_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Arg& a = args[i];
+    if (a.type == ValueType::kString) {
+      at += put_string_arg(batch, at, a.key, a.str);
+    } else {
+      put_scalar_arg(batch, at++, a.key, a.type, a.type == ValueType::kBool ? a.b : a.u64);
+    }
+  }
+  commit_batch(batch, slots);
+  return true;
+}
+
+// A run's span with its args: inline where it can, else the library's.
+inline void begin_run_span(std::uint32_t session, std::string_view name, const Arg* args,
+                           std::size_t n, std::optional<Span>& span) noexcept {
+  // A name that is the same text on every run (a pass's, a literal): kept
+  // once, the span takes it by pointer.
+  const char* kept = kept_name(name);
+  SpanToken token;
+  if (kept != nullptr && begin_args_inline(session, kept, args, n, token)) [[likely]] {
+    span.emplace(kAdoptToken, token);
+  } else {
+    begin_adapter_span(session, kept, name, args, n, span);
+  }
+}
+
+// Room for up to N args made in place (Arg has no empty form), for
+// begin_run_span.
+template <std::size_t N>
+class ArgList {
+ public:
+  template <class... V>
+  void add(V&&... v) noexcept {
+    ::new (static_cast<void*>(storage_ + n_ * sizeof(Arg))) Arg(std::forward<V>(v)...);
+    ++n_;
+  }
+  const Arg* data() const noexcept { return reinterpret_cast<const Arg*>(storage_); }
+  std::size_t size() const noexcept { return n_; }
+
+ private:
+  static_assert(std::is_trivially_destructible_v<Arg>);
+  alignas(Arg) unsigned char storage_[N * sizeof(Arg)];
+  std::size_t n_ = 0;
+};
 
 // This thread's open spans, recorded or not, times 8 (HotThread::depth_x8).
 inline std::uint64_t open_spans_x8() noexcept { return t_hot->depth_x8; }
