@@ -49,7 +49,8 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
     out.mlir = render_mlir(k, k.name == s.inject_error);
   }
   record("mlir_bytes", out.mlir.size());
-  record("mlir_hash", fnv1a_hex(out.mlir.data(), out.mlir.size()));
+  const std::string mlir_hash = fnv1a_hex(out.mlir.data(), out.mlir.size());
+  record("mlir_hash", mlir_hash);
   // Under the session's artifacts folder; off without a metrics file.
   (void)unit.artifact("mlir", out.mlir, "mlir");
 
@@ -61,12 +62,18 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
       JITSCOPE_PHASE("cache lookup", {.column = "cache_lookup_us"});
       out.cache_hit = s.cache->load(k.name, key, &cached);
     }
+    // The key's parts by name, so that jitscope-report can say which part
+    // made a lookup miss (docs/caches.md).
+    std::vector<jitscope::CacheKeyPart> parts;
+    for (const ToolchainPart& p : s.toolchain_parts) parts.push_back({p.name, p.value});
+    parts.push_back({"kernel", k.name});
+    parts.push_back({"source", mlir_hash});
+    unit.cache_lookup("disk_cache", parts.data(), parts.size(),
+                      out.cache_hit ? jitscope::CacheOutcome::kHit : jitscope::CacheOutcome::kMiss);
     if (out.cache_hit) {
-      unit.cache_hit(key_hash, "disk_cache");
       out.ptx = std::move(cached.ptx);
       out.cubin = std::move(cached.cubin);
     } else {
-      unit.cache_miss(key_hash, "disk_cache");
       out.cache_miss = true;
     }
     record("cache", out.cache_hit ? "hit" : "miss");

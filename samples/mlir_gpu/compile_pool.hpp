@@ -19,6 +19,7 @@
 #pragma once
 
 #include "kernel_catalog.hpp"
+#include "kernel_compiler.hpp"
 
 #include <jitscope/compile.hpp>
 
@@ -46,10 +47,11 @@ struct BuiltKernel {
 
 struct BuildSettings {
   MlirLowering* mlir = nullptr;
-  DiskCache* cache = nullptr;  // null: --no-cache
-  std::string toolchain;       // everything but the source that decides the output
-  std::string inject_error;    // a kernel whose MLIR gets an error
-  int opt_level = 3;           // LLVM's (make_target_machine)
+  DiskCache* cache = nullptr;                  // null: --no-cache
+  std::string toolchain;                       // everything but the source that decides the output
+  std::vector<ToolchainPart> toolchain_parts;  // the same by part (kernel_compiler.hpp)
+  std::string inject_error;                    // a kernel whose MLIR gets an error
+  int opt_level = 3;                           // LLVM's (make_target_machine)
 };
 
 // Builds every kernel on `threads` threads; results in the kernels' order.

@@ -92,6 +92,13 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
   return out;
 }
 
+std::vector<ToolchainPart> toolchain_parts(const MlirLowering& lowering, int opt_level) {
+  return {{"mlir_pipeline", lowering.pipeline()},
+          {"llvm", llvm_target_description()},
+          {"opt_level", "O" + std::to_string(opt_level)},
+          {"nvjitlink", nvjitlink_description()}};
+}
+
 std::string toolchain_description(const MlirLowering& lowering, int opt_level) {
   return "mlir pipeline " + lowering.pipeline() + "\n" + llvm_description(opt_level) + "\n" +
          nvjitlink_description();

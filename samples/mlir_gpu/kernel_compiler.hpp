@@ -54,5 +54,12 @@ CompiledKernel compile_kernel(MlirLowering& lowering, llvm::TargetMachine& tm,
 // Everything but the source that decides the output: LLVM's version and
 // target, the MLIR pipeline and nvJitLink's options (for cache keys).
 std::string toolchain_description(const MlirLowering& lowering, int opt_level = 3);
+// The same by part, named: what the cache's lookups record as their key's
+// parts (with the kernel and its source), so that a miss names the part
+// that changed (docs/caches.md).
+struct ToolchainPart {
+  std::string name, value;
+};
+std::vector<ToolchainPart> toolchain_parts(const MlirLowering& lowering, int opt_level = 3);
 
 }  // namespace mlir_gpu

@@ -42,9 +42,13 @@ const llvm::Target* nvptx_target(std::string* error) {
 
 }  // namespace
 
-std::string llvm_description(int opt_level) {
+std::string llvm_target_description() {
   return std::string("LLVM ") + LLVM_VERSION_STRING + " " + NvptxTarget::kTriple + " " +
-         NvptxTarget::kCpu + " " + NvptxTarget::kFeatures + " O" + std::to_string(opt_level);
+         NvptxTarget::kCpu + " " + NvptxTarget::kFeatures;
+}
+
+std::string llvm_description(int opt_level) {
+  return llvm_target_description() + " O" + std::to_string(opt_level);
 }
 
 std::unique_ptr<llvm::TargetMachine> make_target_machine(std::string* error, int opt_level) {

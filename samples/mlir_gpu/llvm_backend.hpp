@@ -22,8 +22,9 @@ struct NvptxTarget {
   static constexpr const char* kFeatures = "+ptx78";
 };
 
-// LLVM's version ("16.0.6"), the target and the optimization level (1 to
-// 3), for cache keys and the summary.
+// LLVM's version ("16.0.6") and the target; with the optimization level
+// (1 to 3) after them, for cache keys and the summary.
+std::string llvm_target_description();
 std::string llvm_description(int opt_level = 3);
 
 // A TargetMachine for NvptxTarget at `opt_level` (1 to 3: its codegen level,

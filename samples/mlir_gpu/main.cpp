@@ -86,6 +86,7 @@ int run(const Options& o) {
     JITSCOPE_SPAN("set up");
     mlir = std::make_unique<MlirLowering>();
     s.toolchain = toolchain_description(*mlir, o.opt_level);
+    s.toolchain_parts = toolchain_parts(*mlir, o.opt_level);
   }
   s.mlir = mlir.get();
   s.cache = o.no_cache ? nullptr : &cache;

@@ -200,6 +200,22 @@ inline const json* disk_cache_counts(const json& line) {
 }
 
 // The unit slice of each kernel (args.kernel), failing on duplicates.
+// The lookups of cache layer `layer` in a trace (CompileUnit::cache_lookup's
+// instants), in trace order: each key's parts, and whether it hit.
+struct CacheLookup {
+  json parts;
+  bool hit = false;
+};
+inline std::vector<CacheLookup> cache_lookups(const json& trace, const std::string& layer) {
+  std::vector<CacheLookup> out;
+  for (const json& e : trace) {
+    if ((str(e, "ph") != "I" && str(e, "ph") != "i") || str(e, "name") != "cache_lookup") continue;
+    if (str(args(e), "layer") != layer) continue;
+    out.push_back({json::parse(str(args(e), "key_parts")), args(e).value("hit", false)});
+  }
+  return out;
+}
+
 inline std::map<std::string, const json*> units_by_kernel(const json& trace) {
   std::map<std::string, const json*> out;
   for (const json* u : slices(trace, "compile_unit")) {

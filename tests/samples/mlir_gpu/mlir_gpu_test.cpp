@@ -438,6 +438,29 @@ TEST_F(Compile, AnotherOptLevelMissesTheCacheAndComparesPassByPass) {
   // The level is in the cache key: the O3 entries are not O2's.
   EXPECT_NE(o2.out.find("cache:            0 hits, 9 misses"), std::string::npos) << o2.out;
   EXPECT_NE(o2.out.find(" O2, "), std::string::npos) << o2.out;
+  // Each kernel's key differs from its O3 key in the part opt_level alone,
+  // which a merged trace's report then names as the misses' reason.
+  std::map<std::string, json> o3_keys;
+  for (const CacheLookup& l : cache_lookups(load_trace(first_->trace), "disk_cache")) {
+    o3_keys[str(l.parts, "kernel")] = l.parts;
+  }
+  const std::vector<CacheLookup> o2_lookups = cache_lookups(load_trace(o2.trace), "disk_cache");
+  ASSERT_EQ(o2_lookups.size(), static_cast<std::size_t>(kKernels));
+  ASSERT_EQ(o3_keys.size(), static_cast<std::size_t>(kKernels));
+  for (const CacheLookup& l : o2_lookups) {
+    const std::string kernel = str(l.parts, "kernel");
+    SCOPED_TRACE(kernel);
+    EXPECT_FALSE(l.hit);
+    ASSERT_EQ(o3_keys.count(kernel), 1u);
+    const json& was = o3_keys[kernel];
+    EXPECT_EQ(str(was, "opt_level"), "O3");
+    EXPECT_EQ(str(l.parts, "opt_level"), "O2");
+    EXPECT_EQ(l.parts.size(), was.size());
+    EXPECT_EQ(l.parts.size(), 6u);  // mlir_pipeline, llvm, opt_level, nvjitlink, kernel, source
+    for (const auto& [part, value] : l.parts.items()) {
+      if (part != "opt_level") EXPECT_EQ(value, was.value(part, json())) << part;
+    }
+  }
   const std::string report = JITSCOPE_REPORT;
   if (report.empty()) GTEST_SKIP() << "jitscope-report is not built";
   const SampleRun r =
@@ -461,6 +484,24 @@ TEST_F(Compile, AnotherOptLevelMissesTheCacheAndComparesPassByPass) {
   EXPECT_TRUE(pipelines.count("llvm_opt")) << rep.at("pipelines").dump();
   // None of the passes is among the plain span names.
   for (const json& row : rep.at("names")) EXPECT_FALSE(passes.count(str(row, "name"))) << row;
+
+  // Both runs' traces merged: the O2 run's misses are all for opt_level.
+  const std::string merge = JITSCOPE_MERGE;
+  if (merge.empty()) GTEST_SKIP() << "jitscope-merge is not built";
+  const fs::path merged = *dir_ / "o3_o2_merged.json";
+  const SampleRun m =
+      run_program(*dir_, "merge_o3_o2",
+                  {merge, first_->trace.string(), o2.trace.string(), "-o", merged.string()});
+  ASSERT_EQ(m.exit_code, 0) << m.describe();
+  const SampleRun c = run_program(*dir_, "report_caches",
+                                  {report, merged.string(), "--section", "caches", "-f", "json"});
+  ASSERT_EQ(c.exit_code, 0) << c.describe();
+  const json caches = json::parse(c.out).at("caches");
+  ASSERT_EQ(caches.size(), 1u) << caches.dump();
+  EXPECT_EQ(str(caches[0], "layer"), "disk_cache");
+  std::map<std::string, int> reasons;
+  for (const json& r : caches[0].at("reasons")) reasons[str(r, "reason")] = r.value("misses", 0);
+  EXPECT_EQ(reasons["opt_level"], kKernels) << caches.dump();
 }
 
 // ---- error paths ----------------------------------------------------------------

@@ -270,19 +270,11 @@ TEST_F(Compile, SecondRunHitsTheCache) {
   EXPECT_EQ(misses, 0);
 }
 
-// The disk cache's lookups in a trace (CompileUnit::cache_lookup's
-// instants), by kernel and config: each key's parts, and whether it hit.
-struct Lookup {
-  json parts;
-  bool hit = false;
-};
-std::map<std::string, Lookup> disk_lookups(const json& trace) {
-  std::map<std::string, Lookup> out;
-  for (const json& e : trace) {
-    if ((str(e, "ph") != "I" && str(e, "ph") != "i") || str(e, "name") != "cache_lookup") continue;
-    if (str(args(e), "layer") != "disk_cache") continue;
-    const json parts = json::parse(str(args(e), "key_parts"));
-    out[str(parts, "kernel") + "/" + str(parts, "config")] = {parts, args(e).value("hit", false)};
+// The disk cache's lookups in a trace, by kernel and config.
+std::map<std::string, CacheLookup> disk_lookups(const json& trace) {
+  std::map<std::string, CacheLookup> out;
+  for (CacheLookup& l : cache_lookups(trace, "disk_cache")) {
+    out[str(l.parts, "kernel") + "/" + str(l.parts, "config")] = std::move(l);
   }
   return out;
 }
