@@ -69,6 +69,15 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// How many of `text`'s lines start with `prefix` ("jitscope:").
+inline int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  for (const std::string& line : lines_of(text)) {
+    if (line.rfind(prefix, 0) == 0) ++n;
+  }
+  return n;
+}
+
 // Parses a trace strictly. A cut-off file may lack the closing "]"; with
 // `allow_cut` that (and only that) is repaired first.
 inline nlohmann::json load_trace(const std::string& path, bool allow_cut = false) {
@@ -184,6 +193,14 @@ inline Config test_config(const std::string& stem) {
   cfg.output_path = temp_path(stem);
   cfg.flush_interval = std::chrono::milliseconds(5);
   cfg.cupti = CuptiMode::kOff;  // tests of GPU activity turn it on themselves
+  return cfg;
+}
+
+// test_config's session writing `path` in `format`.
+inline Config trace_config(const std::string& path, TraceFormat format) {
+  Config cfg = test_config(path);
+  cfg.output_path = path;
+  cfg.format = format;
   return cfg;
 }
 

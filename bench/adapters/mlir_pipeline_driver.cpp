@@ -80,8 +80,10 @@ int main(int argc, char** argv) {
   if ((mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached" &&
        mode != "session") ||
       kernels < 1) {
-    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached|session [kernels] [no-locations|single-thread]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s none|timing|jitscope|attached|session [kernels] [no-locations|single-thread]\n",
+        argv[0]);
     return 2;
   }
   jitscope::mlir::Options options;
@@ -122,7 +124,8 @@ int main(int argc, char** argv) {
     pm.addInstrumentation(std::move(made));
   }
   bool ok = warm_up(pm, first);
-  const jitscope::mlir::Counts before = adapter != nullptr ? adapter->counts() : jitscope::mlir::Counts{};
+  const jitscope::mlir::Counts before =
+      adapter != nullptr ? adapter->counts() : jitscope::mlir::Counts{};
   ok = run_pipeline(pm, second) && ok;
   if (session) jitscope::stop();
   if (adapter != nullptr) {

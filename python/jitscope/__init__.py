@@ -33,6 +33,7 @@ from jitscope._processes import (  # noqa: F401  (the public API)
 )
 from jitscope._jitscope import (  # noqa: F401  (the public API)
     __version__,
+    Autotune,
     active,
     begin,
     compile_unit,
@@ -53,7 +54,7 @@ from jitscope._jitscope import (  # noqa: F401  (the public API)
 )
 
 __all__ = [
-    "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
+    "Autotune", "active", "begin", "begin_phase", "begin_unit", "compile_times", "compile_unit",
     "counter", "cumulative_time_report", "current_compile_id", "instant", "mark_ready",
     "note_child_process", "note_task_received", "note_task_sent", "phase", "phase_times",
     "ProcessPoolExecutor",

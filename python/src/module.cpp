@@ -4,6 +4,7 @@
 // the session, the rings and the current compile unit. The package
 // (python/jitscope/__init__.py) is the public face.
 #include "args.hpp"
+#include "autotune.hpp"
 #include "compile_types.hpp"
 #include "config.hpp"
 #include "decorated.hpp"
@@ -451,7 +452,7 @@ PyModuleDef g_module = {PyModuleDef_HEAD_INIT, "jitscope._jitscope",
 PyMODINIT_FUNC PyInit__jitscope() {
   using namespace jitscope::python;
   if (!init_span_type() || !init_compile_types() || !init_unit_scope_type() ||
-      !init_decorated_type()) {
+      !init_decorated_type() || !init_autotune_types()) {
     return nullptr;
   }
   PyObject* m = PyModule_Create(&g_module);
@@ -459,6 +460,7 @@ PyMODINIT_FUNC PyInit__jitscope() {
   if (PyModule_AddObjectRef(m, "span", reinterpret_cast<PyObject*>(&g_span_type)) < 0 ||
       PyModule_AddObjectRef(m, "compile_unit", reinterpret_cast<PyObject*>(&g_unit_type)) < 0 ||
       PyModule_AddObjectRef(m, "phase", reinterpret_cast<PyObject*>(&g_phase_type)) < 0 ||
+      PyModule_AddObjectRef(m, "Autotune", reinterpret_cast<PyObject*>(&g_autotune_type)) < 0 ||
       PyModule_AddStringConstant(m, "__version__", JITSCOPE_VERSION_STRING) < 0) {
     Py_DECREF(m);
     return nullptr;

@@ -3,6 +3,7 @@
 
 #include "common/cuda_driver.hpp"
 
+#include <jitscope/autotune.hpp>
 #include <jitscope/jitscope.hpp>
 
 #include <cmath>
@@ -187,6 +188,17 @@ bool check(const BuiltKernel& k, DeviceState& dev, const HostInputs& in, bool* c
   return true;
 }
 
+// A variant's parameters as a trial's config: its family's own.
+std::vector<jitscope::Arg> config_args(const KernelSpec& s) {
+  switch (s.family) {
+    case Family::kGelu:
+    case Family::kSilu: return {{"vec", s.vec}, {"unroll", s.unroll}};
+    case Family::kReduce: return {{"block", s.block}, {"items", s.items}};
+    case Family::kMatmul: return {{"tile", s.tile}, {"rows", s.rows}};
+  }
+  return {};
+}
+
 // Mean µs per launch over `reps` launches after one warm-up; < 0 on a CUDA error.
 double time_kernel(const BuiltKernel& k, DeviceState& dev, int reps) {
   const Driver& d = driver();
@@ -224,27 +236,42 @@ bool autotune_and_run(const std::vector<BuiltKernel>& built, int reps,
     for (const auto& [family, variants] : families) {
       jitscope::Span tune_span("autotune " + family,
                                {{"variants", static_cast<std::int64_t>(variants.size())}});
+      // Each variant a trial of the family's tuning session: its compile is
+      // the unit that built it (on the compile pool, before), its benchmark
+      // the timed launches and the check (docs/autotuning.md).
+      jitscope::Autotune tune(family);
       FamilyWinner best{family, "", std::numeric_limits<double>::infinity(),
                         static_cast<int>(variants.size())};
       const BuiltKernel* best_kernel = nullptr;
+      jitscope::AutotuneTrial best_trial;
       for (const BuiltKernel* k : variants) {
+        const jitscope::AutotuneTrial trial = tune.trial(config_args(k->spec));
+        trial.compiled_by(k->unit_id);
         jitscope::Span variant_span(k->spec.name);
-        const double us = time_kernel(*k, dev, reps);
+        double us = 0;
         bool correct = false;
-        if (us < 0 || !check(*k, dev, in, &correct)) return false;  // the context may be broken
+        {
+          jitscope::AutotuneStep bench = trial.benchmark();
+          us = time_kernel(*k, dev, reps);
+          if (us < 0 || !check(*k, dev, in, &correct)) return false;  // the context may be broken
+        }
         variant_span.arg("avg_us", us);
         variant_span.arg("correct", correct);
         if (!correct) {
+          trial.failed("wrong result");
           all_ok = false;
           continue;
         }
+        trial.result(us);
         if (us < best.avg_us) {
           best.avg_us = us;
           best.kernel = k->spec.name;
           best_kernel = k;
+          best_trial = trial;
         }
       }
       if (best_kernel == nullptr) continue;  // every variant was wrong (said above)
+      tune.winner(best_trial);
       tune_span.arg("winner", best.kernel);
       tune_span.arg("winner_us", best.avg_us);
       winners->push_back(best);

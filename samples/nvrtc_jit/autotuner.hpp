@@ -6,6 +6,11 @@
 // Trace: a span "autotune" with one "autotune <family>" span per family
 // (args: variants, winner, winner_us), and inside it one span per variant
 // (args: avg_us, correct); then "run winners" with one "run <kernel>" each.
+// Each family is a jitscope::Autotune session: a trial per variant (its
+// parameters as the config, its compile unit as its compile, the timed
+// launches and the check as its benchmark, its µs per launch as the
+// result), the fastest correct one the winner: jitscope-report's autotune
+// section.
 #pragma once
 
 #include "compile_pool.hpp"

@@ -48,6 +48,7 @@ void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
 void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
   out.spec = k;
   jitscope::CompileUnit unit({.frame = k.name, .graph = family_name(k.family)});
+  out.unit_id = unit.id();
   record("kernel", k.name);
   record("family", family_name(k.family));
   record("variant", k.variant);

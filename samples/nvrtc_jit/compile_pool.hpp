@@ -18,6 +18,8 @@
 #include "common/cuda_driver.hpp"
 #include "kernel_catalog.hpp"
 
+#include <jitscope/compile.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,7 +40,8 @@ struct BuiltKernel {
   std::vector<char> cubin;
   double nvrtc_ms = 0;
   double nvjitlink_ms = 0;
-  CUmodule module = nullptr;  // loaded (GPU only)
+  jitscope::CompileId unit_id;  // the unit that built it (the autotuner's trials name it)
+  CUmodule module = nullptr;    // loaded (GPU only)
   CUfunction function = nullptr;
 };
 

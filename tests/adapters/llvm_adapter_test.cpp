@@ -26,6 +26,7 @@
 
 namespace {
 
+using jitscope::testing::count_lines_starting;
 using jitscope::testing::overlaps;
 using jitscope::testing::shape;
 using jitscope::testing::spans_by_thread;
@@ -340,14 +341,6 @@ void register_user_spans(llvm::PassInstrumentationCallbacks& pic, bool to_front)
       to_front);
   pic.registerAfterPassInvalidatedCallback(
       [open](llvm::StringRef, const llvm::PreservedAnalyses&) { open->pop_back(); }, to_front);
-}
-
-int count_lines_starting(const std::string& text, const std::string& prefix) {
-  int n = 0;
-  for (const std::string& line : jitscope::testing::lines_of(text)) {
-    if (line.rfind(prefix, 0) == 0) ++n;
-  }
-  return n;
 }
 
 // The pass spans and the host's "user_pass" spans per thread, after

@@ -89,21 +89,21 @@ std::vector<Function> functions() {
   const std::string path126 = "src/" + std::string(119, 'q') + ".py";
   const std::string path240 = "src/" + std::string(233, 'r') + ".py";
   const auto file = [](const std::string& path, int line, int col) {
-    return std::make_pair("loc(" + quoted(path) + ":" + std::to_string(line) + ":" +
-                              std::to_string(col) + ")",
-                          path + ":" + std::to_string(line) + ":" + std::to_string(col));
+    return std::make_pair(
+        "loc(" + quoted(path) + ":" + std::to_string(line) + ":" + std::to_string(col) + ")",
+        path + ":" + std::to_string(line) + ":" + std::to_string(col));
   };
   std::vector<Function> out;
   const auto add = [&](std::string name, std::pair<std::string, std::string> loc) {
     out.push_back({std::move(name), std::move(loc.first), std::move(loc.second)});
   };
-  add("f", file("a.py", 1, 2));                                        // all inside records
-  add("q\"uote \xC3\xBC", file("kernels/attn.py", 4096, 17));          // 9 bytes, 20 bytes
-  add(std::string(22, 'm'), file(path100, 123456, 7));                 // a location of 111
-  add(std::string(128, 'x'), file(path126, 1, 1));                     // 128 inline; 130 not
+  add("f", file("a.py", 1, 2));                                // all inside records
+  add("q\"uote \xC3\xBC", file("kernels/attn.py", 4096, 17));  // 9 bytes, 20 bytes
+  add(std::string(22, 'm'), file(path100, 123456, 7));         // a location of 111
+  add(std::string(128, 'x'), file(path126, 1, 1));             // 128 inline; 130 not
   // A path too long for the adapter's buffer: the path alone.
   add(std::string(129, 'y'), {file(path240, 5, 5).first, path240});
-  add("named", {"loc(\"fn\"(\"gen.py\":40:7))", "gen.py:40:7"});       // inside a NameLoc
+  add("named", {"loc(\"fn\"(\"gen.py\":40:7))", "gen.py:40:7"});  // inside a NameLoc
   add("called", {"loc(callsite(\"inner.py\":3:4 at \"outer.py\":5:6))", "inner.py:3:4"});
   add("fused", {"loc(fused[\"f1.py\":1:1, \"f2.py\":2:2])", "f1.py:1:1"});
   add(std::string(200, 'z'), {"loc(\"just_a_name\")", "just_a_name"});  // a name alone
@@ -240,9 +240,10 @@ void expect_args_as_mlir_gave(const jitscope::Config& cfg) {
   expect_same_runs(written_pipelines, expected_pipelines);
   // Each function's name and location was some run's, whole.
   for (const Function& f : fns) {
-    EXPECT_TRUE(std::any_of(written.begin(), written.end(), [&](const RunArgs& r) {
-      return r.ir_name == f.name && r.location == f.expected;
-    })) << f.name.size() << " bytes, " << f.expected;
+    EXPECT_TRUE(std::any_of(
+        written.begin(), written.end(),
+        [&](const RunArgs& r) { return r.ir_name == f.name && r.location == f.expected; }))
+        << f.name.size() << " bytes, " << f.expected;
   }
   EXPECT_EQ(counts.dropped, 0u);
   EXPECT_EQ(stats.events_dropped, 0u);

@@ -39,6 +39,7 @@
 
 namespace {
 
+using jitscope::testing::count_lines_starting;
 using jitscope::testing::overlaps;
 using jitscope::testing::shape;
 using jitscope::testing::spans_by_thread;
@@ -425,14 +426,6 @@ TEST(MlirAdapter, NoSessionRecordsNothing) {
   const jitscope::mlir::Counts c = instrumentation->counts();
   EXPECT_EQ(c.passes + c.failed + c.analyses + c.pipelines + c.attached + c.unmatched + c.dropped,
             0u);
-}
-
-int count_lines_starting(const std::string& text, const std::string& prefix) {
-  int n = 0;
-  for (const std::string& line : jitscope::testing::lines_of(text)) {
-    if (line.rfind(prefix, 0) == 0) ++n;
-  }
-  return n;
 }
 
 TEST(MlirAdapter, AdaptorsWaitForItsWorkersIsASpanOfItsOwn) {

@@ -11,6 +11,7 @@
 #endif
 
 #include <jitscope/jitscope.h>
+#include <jitscope/autotune.hpp>
 #include <jitscope/compile.hpp>
 #include <jitscope/dedup.hpp>
 #include <jitscope/jitscope.hpp>
@@ -235,6 +236,24 @@ void step_log_dedup_nvtx_calls() {
   EXPECT(!nvtx.compiled_in && !nvtx.emitting && nvtx.captured_instances == 0);
 }
 
+void autotune_calls() {
+  jitscope::Autotune tune("matmul");
+  EXPECT(tune.id() == 0);
+  jitscope::AutotuneTrial a = tune.trial({{"block", 128}, {"fast", true}});
+  const jitscope::AutotuneTrial b = tune.trial({});
+  EXPECT(a.index() == 0 && b.index() == 1 && tune.trials() == 2);
+  {
+    jitscope::AutotuneStep c = a.compile();
+    jitscope::AutotuneStep moved = std::move(c);
+    moved.end();
+    jitscope::AutotuneStep bench = b.benchmark();
+  }
+  a.compiled_by(jitscope::CompileId{});
+  a.result(1.5);
+  b.failed("too big");
+  tune.winner(a);
+}
+
 void c_api_from_cpp() {
   jitscope_config cfg;
   jitscope_config_init(&cfg);
@@ -252,6 +271,7 @@ int main() {
   span_calls();
   compile_calls();
   step_log_dedup_nvtx_calls();
+  autotune_calls();
   c_api_from_cpp();
   g_failures += c_api_failures();
   EXPECT(g_evaluated == 0);

@@ -1,5 +1,6 @@
 /* The C API compiled out (JITSCOPE_DISABLE), from C: every call once. Part
  * of disabled_consumer (disabled_consumer.cpp runs it). */
+#include <jitscope/autotune.h>
 #include <jitscope/compile.h>
 #include <jitscope/jitscope.h>
 
@@ -82,6 +83,22 @@ int c_api_failures(void) {
   if (jitscope_stop() != 0) {
     fprintf(stderr, "FAILED: C jitscope_stop must return 0\n");
     ++failures;
+  }
+  {
+    jitscope_tune_param p = {"block", JITSCOPE_TUNE_INT, 128, 0, NULL};
+    jitscope_autotune* tune = jitscope_autotune_begin("matmul");
+    long t = jitscope_autotune_trial(tune, &p, 1);
+    jitscope_autotune_step* s = jitscope_autotune_compile(tune, t);
+    if (tune != NULL || t != -1 || s != NULL || jitscope_autotune_benchmark(tune, t) != NULL) {
+      fprintf(stderr, "FAILED: C autotune handles must be NULL and trials -1\n");
+      ++failures;
+    }
+    jitscope_autotune_step_end(s);
+    jitscope_autotune_compiled_by(tune, t, 0, 0);
+    jitscope_autotune_result(tune, t, 1.0);
+    jitscope_autotune_failed(tune, t, "x");
+    jitscope_autotune_winner(tune, t);
+    jitscope_autotune_end(tune);
   }
   return failures;
 }

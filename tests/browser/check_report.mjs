@@ -336,6 +336,55 @@ async function checkReportInto(browser, opts, f) {
   await page.close();
   if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
   if (opts.passesHtml) await checkPasses(browser, opts.passesHtml, f);
+  if (opts.autotuneHtml) await checkAutotune(browser, opts.autotuneHtml, f);
+  // The pass_pipeline page has no tuning sessions: no section for them.
+  const plain = await browser.newPage();
+  await plain.goto(pathToFileURL(path.resolve(opts.html)).href, { waitUntil: "load" });
+  f.check((await plain.$("section#autotune")) === null,
+          `${path.basename(opts.html)}: a section#autotune without tuning sessions`);
+  await plain.close();
+}
+
+// The autotune page (fixture/autotune_trace.json): two tuning sessions, the
+// longer one first; matmul's winner and its trials, one of them failed and
+// one compiled by a unit that links to its row.
+async function checkAutotune(browser, html, f) {
+  const problems = [];
+  const page = await browser.newPage();
+  await guard(page, problems);
+  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
+  const name = path.basename(html);
+  try {
+    await page.waitForSelector("#autotune-table tbody tr", { timeout: 30000 });
+  } catch {
+    f.add(`${name}: no #autotune-table with rows`);
+    await page.close();
+    return;
+  }
+  const sessions = await page.$$eval("#autotune-table tbody tr", (trs) =>
+    trs.map((tr) => ({ kernel: tr.dataset.kernel, winner: tr.querySelector("td.winner").textContent,
+                       trials: tr.querySelector("td.trials").textContent })));
+  f.check(JSON.stringify(sessions.map((s) => s.kernel)) === JSON.stringify(["matmul", "softmax"]),
+          `${name}: sessions ${JSON.stringify(sessions.map((s) => s.kernel))}, not matmul then softmax`);
+  if (sessions.length === 2) {
+    f.check(sessions[0].winner === "#1 block=128, warps=4" && sessions[0].trials === "4",
+            `${name}: matmul's row ${JSON.stringify(sessions[0])}`);
+    f.check(sessions[1].winner === "(none)", `${name}: softmax's winner "${sessions[1].winner}"`);
+  }
+  const trials = await page.$$eval("#autotune-trials-table tbody tr", (trs) =>
+    trs.map((tr) => ({ kernel: tr.dataset.kernel, trial: tr.dataset.trial, winner: tr.dataset.winner || "",
+                       note: tr.querySelector("td.note").textContent,
+                       link: tr.querySelector("td.units a.unit-link")?.getAttribute("href") || "" })));
+  f.check(trials.length === 6, `${name}: ${trials.length} trial rows, not 6`);
+  const winners = trials.filter((t) => t.winner === "1").map((t) => t.kernel + "#" + t.trial);
+  f.check(JSON.stringify(winners) === JSON.stringify(["matmul#1"]), `${name}: winner rows ${JSON.stringify(winners)}`);
+  const failed = trials.find((t) => t.kernel === "matmul" && t.trial === "3");
+  f.check(failed && failed.note === "failed: too many registers", `${name}: trial 3's note ${JSON.stringify(failed)}`);
+  const unit = trials.find((t) => t.kernel === "matmul" && t.trial === "2");
+  f.check(unit && unit.link.endsWith("0/0"), `${name}: trial 2 does not link its unit 0/0: ${JSON.stringify(unit)}`);
+  f.check((await page.$("nav a[href='#autotune']")) !== null, `${name}: no Autotuning link in the nav`);
+  f.list.push(...problems.map((p) => `${name}: ${p}`));
+  await page.close();
 }
 
 // The --baseline page: its comparison section is there and filled.
@@ -390,8 +439,8 @@ async function checkPasses(browser, html, f) {
 function main() {
   return runCheck(
     "check_report",
-    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html] [--passes-html P.html]",
-    ["compare-html", "passes-html"],
+    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html] [--passes-html P.html] [--autotune-html A.html]",
+    ["compare-html", "passes-html", "autotune-html"],
     (browser, args) =>
       checkReport(browser, {
         html: args.html,
@@ -400,6 +449,7 @@ function main() {
         screenshot: args.screenshot,
         compareHtml: args["compare-html"],
         passesHtml: args["passes-html"],
+        autotuneHtml: args["autotune-html"],
       }),
   );
 }

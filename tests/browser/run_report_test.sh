@@ -78,6 +78,14 @@ if [ "$rc" -ne 3 ]; then
   cat "$out/passes.err" >&2
   exit 1
 fi
+# Tuning sessions (fixture/autotune_trace.json, the figures of
+# report_autotune_test's scripted trace): the autotune section.
+if ! "$report" "$here/fixture/autotune_trace.json" --format html -o "$out/autotune.html" \
+    2>"$out/autotune.err"; then
+  err "the autotune report failed:"
+  cat "$out/autotune.err" >&2
+  exit 1
+fi
 echo "run_report_test: report: $out/report.html ($(stat -c %s "$out/report.html") bytes)"
 
 bash "$here/../npm_ci.sh" "$here" "$npm_dir" puppeteer-core "browser test"
@@ -86,7 +94,8 @@ rc=$?
 
 PUPPETEER_DIR="$npm_dir" node "$here/check_report.mjs" --html "$out/report.html" \
   --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot" \
-  --compare-html "$out/compare.html" --passes-html "$out/passes.html"
+  --compare-html "$out/compare.html" --passes-html "$out/passes.html" \
+  --autotune-html "$out/autotune.html"
 rc=$?
 [ "$rc" -eq "$SKIP" ] && rc=1
 exit "$rc"

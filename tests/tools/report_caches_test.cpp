@@ -55,10 +55,7 @@ std::vector<Lookup> script() {
 
 void run_script(const std::string& path, TraceFormat format) {
   reset_compile_state();
-  Config cfg = test_config(path);
-  cfg.output_path = path;
-  cfg.format = format;
-  ScopedSession session(cfg);
+  ScopedSession session(trace_config(path, format));
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   int i = 0;
   for (const Lookup& l : script()) {

@@ -430,10 +430,14 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   for (const auto& [k, v] : all.items()) keys.insert(k);
   // The units section is four keys: unit_walls (the spread), waterfalls
   // (which units kept their spans), units (the rows) and failed_passes.
-  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "pipelines", "phases",
-                                         "unit_walls", "waterfalls", "units", "failed_passes",
-                                         "top_spans", "gpu", "caches"}));
-  EXPECT_TRUE(all["caches"].empty());  // no cache_lookup in this trace
+  // The autotune section is two: the sessions, and how many were not kept.
+  EXPECT_EQ(keys,
+            (std::set<std::string>{"header", "compile_times", "pipelines", "phases", "unit_walls",
+                                   "waterfalls", "units", "failed_passes", "top_spans", "gpu",
+                                   "caches", "autotune", "autotune_sessions_not_kept"}));
+  EXPECT_TRUE(all["caches"].empty());    // no cache_lookup in this trace
+  EXPECT_TRUE(all["autotune"].empty());  // no tuning session either
+  EXPECT_EQ(all["autotune_sessions_not_kept"], 0);
   const json caches = report_json({path, "--section", "caches"});
   EXPECT_EQ(caches.size(), 1u);
   EXPECT_TRUE(caches.contains("caches"));

@@ -234,6 +234,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
     case 'i':
       if (ev.cat == "jitscope" && ev.name.substr(0, 7) == "crash: ") crash_instant(ev, decoder);
       if (ev.name == "cache_lookup" && ev.has_args) cache_lookup(ev, decoder);
+      if (ev.name.starts_with("autotune_")) autotune_.add(ev, decoder);
       if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
       return;
     case 'C':
@@ -549,8 +550,31 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   pipeline_rows(r);
   failed_rows(r);
   r.caches = caches_.rows();
+  autotune_rows(r);
   r.multi_process_units = unit_pids.size() > 1;
   return r;
+}
+
+// The tuning sessions, a trial's compile units' times looked up among
+// the units' rows by (pid, compile id).
+void Aggregator::autotune_rows(Report& r) const {
+  std::unordered_map<std::string, AutotuneSessions::UnitTimes> units;
+  const auto key = [](const std::optional<Id>& pid, const std::string& id) {
+    return (pid ? pid->str() : std::string()) + '\n' + id;
+  };
+  if (autotune_.any()) {
+    for (const UnitRow& u : r.units) {
+      if (u.in_trace) units[key(u.pid, u.compile_id)] = {u.wall_ns, u.compile_end_ns};
+    }
+  }
+  r.autotune =
+      autotune_.rows([&](const std::optional<Id>& pid,
+                         const std::string& id) -> std::optional<AutotuneSessions::UnitTimes> {
+        const auto it = units.find(key(pid, id));
+        if (it == units.end()) return std::nullopt;
+        return it->second;
+      });
+  r.autotune_sessions_beyond = autotune_.sessions_beyond();
 }
 
 }  // namespace jitscope::report

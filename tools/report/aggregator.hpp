@@ -36,6 +36,7 @@
 // aggregator_state.hpp.
 #pragma once
 
+#include "autotune_sessions.hpp"
 #include "cache_lookups.hpp"
 #include "report_data.hpp"
 #include "self_time.hpp"
@@ -194,6 +195,7 @@ class Aggregator final : private SelfTimeSink {
   void gpu_rows(Report& r, std::set<std::string>& unit_pids) const;
   // The failed passes: the "failed" spans and each crashed thread's innermost open span.
   void failed_rows(Report& r) const;
+  void autotune_rows(Report& r) const;
   const CrashNote* crash_of(bool has_pid, const Id& pid) const;
 
   Options opt_;
@@ -250,6 +252,7 @@ class Aggregator final : private SelfTimeSink {
   std::uint64_t end_overflow_ = 0;   // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
   CacheLookups caches_;
+  AutotuneSessions autotune_;
   std::vector<CrashNote> crashes_;                              // the first crash of each process
   std::unordered_map<std::string, std::uint32_t> crash_index_;  // its pid key -> crashes_
   std::vector<FailedSpan> failed_;  // the first Report::kMaxFailedPasses

@@ -146,7 +146,9 @@ int run(int argc, char** argv) {
       "--metrics records), top_spans (the slowest spans), gpu (kernels per compile unit that "
       "built them, compile-to-first-launch latency), caches (lookups per cache layer, and why "
       "each miss missed: the key parts that differ from the nearest earlier key; "
-      "CompileUnit::cache_lookup).\n"
+      "CompileUnit::cache_lookup), autotune (per tuning session: trials, compile and benchmark "
+      "time, wall time, time to the winner, time on trials that did not win; "
+      "jitscope::Autotune).\n"
       "Compare runs: --baseline BASE [--baseline BASE2...] NEW [NEW2...]: per span name, compile "
       "unit (by unit_key) and GPU kernel, what is slower or faster beyond the runs' spread, "
       "added or removed (docs/tools.md, 'Comparing runs'); --fail-if-slower PCT exits 3 on a "
@@ -218,10 +220,10 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_option("--section,-s", sections,
                  "only these sections (repeat or comma-separate): header, compile_times, phases, "
-                 "units, top_spans, gpu, caches (or with '-' for '_')")
+                 "units, top_spans, gpu, caches, autotune (or with '-' for '_')")
       ->delimiter(',')
       ->transform(CLI::IsMember(
-          {"header", "compile_times", "phases", "units", "top_spans", "gpu", "caches"},
+          {"header", "compile_times", "phases", "units", "top_spans", "gpu", "caches", "autotune"},
           [](std::string s) {  // compile-times == compile_times
             std::replace(s.begin(), s.end(), '-', '_');
             return s;
@@ -278,7 +280,7 @@ int run(int argc, char** argv) {
 
   report::Sections sec;
   if (!sections.empty()) {
-    sec = report::Sections{false, false, false, false, false, false, false};
+    sec = report::Sections{false, false, false, false, false, false, false, false};
     for (const std::string& s : sections) {
       if (s == "header") sec.header = true;
       if (s == "compile_times") sec.compile_times = true;
@@ -287,6 +289,7 @@ int run(int argc, char** argv) {
       if (s == "top_spans") sec.top_spans = true;
       if (s == "gpu") sec.gpu = true;
       if (s == "caches") sec.caches = true;
+      if (s == "autotune") sec.autotune = true;
     }
   }
   report::Format fmt = report::Format::kTable;

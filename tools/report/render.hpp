@@ -24,11 +24,12 @@ struct Sections {
   bool top_spans = true;
   bool gpu = true;
   bool caches = true;
+  bool autotune = true;
 };
 
 // The section names --section accepts (also the JSON keys).
 inline constexpr std::string_view kSectionNames[] = {
-    "header", "compile_times", "phases", "units", "top_spans", "gpu", "caches"};
+    "header", "compile_times", "phases", "units", "top_spans", "gpu", "caches", "autotune"};
 
 // Receives the report in pieces (about 1 MiB each), in order.
 using Writer = std::function<void(std::string_view)>;

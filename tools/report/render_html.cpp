@@ -56,7 +56,8 @@ void pager(std::string& o, const char* id) {
 
 struct PageSections {
   bool summary, compare, units, compile_times, gpu, top_spans;
-  bool caches;  // only with lookups: most traces have none
+  bool caches;    // only with lookups: most traces have none
+  bool autotune;  // only with tuning sessions
 };
 
 void skeleton(std::string& o, const PageSections& s) {
@@ -68,7 +69,8 @@ void skeleton(std::string& o, const PageSections& s) {
       {s.compile_times, "<a href=\"#compile-times\">Compile times</a>"},
       {s.gpu, "<a href=\"#gpu\">GPU</a>"},
       {s.top_spans, "<a href=\"#top-spans\">Slowest spans</a>"},
-      {s.caches, "<a href=\"#caches\">Caches</a>"}};
+      {s.caches, "<a href=\"#caches\">Caches</a>"},
+      {s.autotune, "<a href=\"#autotune\">Autotuning</a>"}};
   for (const auto& [on, link] : links) {
     if (on) o += link;
   }
@@ -130,6 +132,16 @@ void skeleton(std::string& o, const PageSections& s) {
          "nearest earlier key of the layer</h3>\n";
     pager(o, "cache-misses-pager");
     o += "<table id=\"cache-misses-table\" class=\"data\"><thead></thead><tbody></tbody>"
+         "</table>\n</section>\n";
+  }
+  if (s.autotune) {
+    section_open(o, "autotune",
+                 "Autotuning (per tuning session: compile against benchmark, time to the winner)");
+    o += "<p id=\"autotune-note\" class=\"note\"></p>\n"
+         "<table id=\"autotune-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n"
+         "<h3 id=\"autotune-trials\">Every trial: its config, compile and benchmark</h3>\n";
+    pager(o, "autotune-trials-pager");
+    o += "<table id=\"autotune-trials-table\" class=\"data\"><thead></thead><tbody></tbody>"
          "</table>\n</section>\n";
   }
   o += "</main>\n";
@@ -208,7 +220,8 @@ void write_html(const Report& r, const Sections& sec, const Comparison* comparis
                           sec.compile_times || sec.phases,
                           sec.gpu,
                           sec.top_spans,
-                          sec.caches && !r.caches.empty()};
+                          sec.caches && !r.caches.empty(),
+                          sec.autotune && !r.autotune.empty()};
   std::string& o = em.buf();
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

@@ -67,6 +67,15 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human);
 // The caches section (render_caches.cpp): its tables into `out`, its JSON into `j`.
 void cache_tables(const Report& r, std::vector<Table>& out);
 void json_caches(const Report& r, detail::JsonWriter& j);
+// The autotune section (render_autotune.cpp), likewise; times as human_ns
+// when `human`, else ns.
+void autotune_tables(const Report& r, bool human, std::vector<Table>& out);
+void json_autotune(const Report& r, detail::JsonWriter& j);
+// JSON values shared by the sections (render_json.cpp): a pid or tid as
+// written (number or string), null for none; an optional time, null for none.
+void json_id(detail::JsonWriter& j, const Id& id);
+void json_pid(detail::JsonWriter& j, const std::optional<Id>& pid);
+void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<std::int64_t>& v);
 
 // v with `decimals` decimals ("%.*f").
 std::string fixed(double v, int decimals);

@@ -7,7 +7,6 @@
 #include <algorithm>
 
 namespace jitscope::report {
-namespace {
 
 void json_id(detail::JsonWriter& j, const Id& id) {
   if (id.is_string) {
@@ -33,6 +32,8 @@ void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<s
     j.null();
   }
 }
+
+namespace {
 
 void json_str_or_null(detail::JsonWriter& j, std::string_view key, const std::string& s) {
   j.key(key);
@@ -436,6 +437,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.end_object();
   }
   if (sec.caches) json_caches(r, j);
+  if (sec.autotune) json_autotune(r, j);
 }
 
 }  // namespace jitscope::report

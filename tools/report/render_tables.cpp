@@ -454,6 +454,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
     }
   }
   if (sec.caches) cache_tables(r, out);
+  if (sec.autotune) autotune_tables(r, human, out);
   return out;
 }
 

@@ -36,6 +36,41 @@ struct Id {
   std::string str() const { return is_string ? text : std::to_string(number); }
 };
 
+// One trial of a tuning session (jitscope::Autotune; autotune_sessions.hpp).
+struct AutotuneTrialRow {
+  std::uint32_t trial = 0;  // its index in the session, from 0
+  std::string config;       // "block=128, warps=4"
+  // Its compile steps and the wall time of the units named its compile;
+  // its benchmark steps.
+  std::int64_t compile_ns = 0, benchmark_ns = 0;
+  std::optional<double> result;
+  std::optional<std::string> failed;  // why, when it failed
+  std::vector<std::string> units;     // compile ids of the units that were its compile
+  std::uint64_t units_missing = 0;    // of them, not in the trace (no time counted)
+  bool winner = false;
+};
+
+// One tuning session: its trials and what they cost. Times are work
+// summed over trials (compiles on a pool overlap); wall time and time to
+// the winner are the session's own clock time.
+struct AutotuneRow {
+  std::optional<Id> pid;  // the process (none: no pid)
+  std::uint64_t tune = 0;
+  std::string kernel;
+  std::uint64_t trials = 0;  // all trials seen (those beyond the kept too)
+  std::int64_t compile_ns = 0, benchmark_ns = 0;
+  // Compile and benchmark of the trials that did not win (all, with no winner).
+  std::int64_t waste_ns = 0;
+  std::optional<std::int64_t> wall_ns;  // start to end (none: either missing)
+  // Start to the end of the winner's last step or unit (none: no winner,
+  // or no start).
+  std::optional<std::int64_t> time_to_winner_ns;
+  std::optional<std::uint32_t> winner;
+  std::string winner_config;
+  std::vector<AutotuneTrialRow> trial_rows;  // by index, at most kMaxTrials
+  std::uint64_t trials_beyond = 0;           // trials not kept (their times still counted)
+};
+
 struct SessionInfo {  // the jitscope_session metadata event
   std::string version, clock, cupti_state, cupti_reason, cupti_timestamps;
 };
@@ -307,6 +342,10 @@ struct Report {
   static constexpr std::size_t kMaxFailedPasses = 10000;
   // Cache lookups by layer, with their miss reasons (cache_lookups.hpp).
   std::vector<CacheLayerRow> caches;
+  // Tuning sessions, longest first (autotune_sessions.hpp), and those past
+  // the kept number (counted only).
+  std::vector<AutotuneRow> autotune;
+  std::uint64_t autotune_sessions_beyond = 0;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
   bool has_metrics = false;

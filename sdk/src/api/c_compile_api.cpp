@@ -84,8 +84,10 @@ void c_handles_lock_for_fork() noexcept {
   attachments().lock_for_fork();
   unit_refs().lock_for_fork();
   load_scopes().lock_for_fork();
+  c_autotune_handles_lock_for_fork();
 }
 void c_handles_unlock_after_fork() noexcept {
+  c_autotune_handles_unlock_after_fork();
   load_scopes().unlock_after_fork();
   unit_refs().unlock_after_fork();
   attachments().unlock_after_fork();

@@ -118,7 +118,9 @@ class HandleTable {
     if (!slot.object || slot.generation != static_cast<std::uint32_t>(bits >> 32)) return nullptr;
     return &slot;
   }
-  static void refuse(const char* call) noexcept {
+  // Out of line: inlined with a literal `call`, GCC 12 warns of a
+  // memcpy out of bounds in the concatenation (a false -Warray-bounds).
+  [[gnu::noinline, gnu::cold]] static void refuse(const char* call) noexcept {
     guarded(call, [&] {
       log_unique(std::string(call) +
                  ": the handle is not open (ended already, or never returned by jitscope); "
@@ -135,5 +137,9 @@ class HandleTable {
 // live object, in one order.
 void c_handles_lock_for_fork() noexcept;
 void c_handles_unlock_after_fork() noexcept;
+// The autotuning sessions' and steps' tables (api/c_autotune_api.cpp),
+// taken inside the two above.
+void c_autotune_handles_lock_for_fork() noexcept;
+void c_autotune_handles_unlock_after_fork() noexcept;
 
 }  // namespace jitscope::detail

@@ -35,6 +35,7 @@ function buildPage() {
   buildTimeline(page);
   buildTopSpans(page);
   buildCaches(page);
+  buildAutotune(page);
   window.addEventListener('hashchange', () => openFromHash(page));
   document.addEventListener('click', (ev) => {
     // A second click on the open unit's link: hashchange does not fire.

@@ -1,0 +1,208 @@
+// Autotuning sessions, trials and steps as instants and spans
+// (<jitscope/autotune.hpp>; jitscope-report sums them).
+#include <jitscope/autotune.hpp>
+#include <jitscope/detail/adapter_stack.hpp>
+
+#include "base/boundary.hpp"
+#include "clock/clock.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <vector>
+
+JITSCOPE_NAMESPACE_BEGIN
+namespace {
+
+// Process-unique tuning session ids, from 1 (0: records nothing).
+std::uint64_t next_tune_id() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;  // relaxed: uniqueness only
+}
+
+// True when `session` (the one an Autotune or step was made in) still
+// records: an event of a later session would not be its.
+bool still_on(std::uint32_t session) noexcept {
+  return session != 0 && session == detail::session_word();
+}
+
+// Appends an arg's value as text ("128", "0.5", "true", "bf16").
+void append_value(std::string& out, const Arg& a) {
+  char buf[32];
+  switch (a.type) {
+    case detail::ValueType::kInt:
+      out += std::to_string(a.i64);
+      return;
+    case detail::ValueType::kUint:
+      out += std::to_string(a.u64);
+      return;
+    case detail::ValueType::kDouble:
+      std::snprintf(buf, sizeof buf, "%.17g", a.f64);
+      out += buf;
+      return;
+    case detail::ValueType::kBool:
+      out += a.b ? "true" : "false";
+      return;
+    case detail::ValueType::kString:
+      out += a.str;
+      return;
+    default:
+      return;
+  }
+}
+
+// An instant of a tuning session's at the session's time now, with the
+// session's and (trial >= 0) the trial's ids before `extra`.
+void tune_instant(std::uint32_t session, const char* name, std::uint64_t tune, std::int64_t trial,
+                  std::span<const Arg> extra) {
+  std::vector<Arg> args;
+  args.reserve(extra.size() + 2);
+  args.emplace_back("tune", tune);
+  if (trial >= 0) args.emplace_back("trial", static_cast<std::uint64_t>(trial));
+  args.insert(args.end(), extra.begin(), extra.end());
+  detail::instant(session, detail::read_clock(session), name, {}, args.data(), args.size());
+}
+
+}  // namespace
+
+// ---- Autotune ----------------------------------------------------------------
+
+Autotune::Autotune(std::string_view kernel) noexcept {
+  const std::uint32_t s = detail::session_word();
+  if (s == 0) return;
+  detail::guarded("recording an autotuning session", [&] {
+    kernel_ = std::string(kernel);
+    const Arg args[] = {{"kernel", std::string_view(kernel_)}};
+    session_ = s;
+    begin_ = detail::read_clock(s);
+    id_ = next_tune_id();
+    tune_instant(s, "autotune_start", id_, -1, args);
+  });
+}
+
+Autotune::~Autotune() {
+  if (id_ == 0 || !still_on(session_)) return;
+  detail::guarded("recording an autotuning session", [&] {
+    const Arg end_args[] = {{"trials", trials_}};
+    tune_instant(session_, "autotune_end", id_, -1, end_args);
+    const std::uint64_t end = detail::read_clock(session_);
+    if (winner_ >= 0) {
+      detail::record_past_span(session_, begin_, end, "autotune",
+                               {{"kernel", std::string_view(kernel_)},
+                                {"tune", id_},
+                                {"trials", trials_},
+                                {"winner", winner_}});
+    } else {
+      detail::record_past_span(
+          session_, begin_, end, "autotune",
+          {{"kernel", std::string_view(kernel_)}, {"tune", id_}, {"trials", trials_}});
+    }
+  });
+}
+
+AutotuneTrial Autotune::trial(std::span<const Arg> config) noexcept {
+  AutotuneTrial t;
+  t.index_ = trials_++;
+  if (id_ == 0) return t;
+  t.tune_ = id_;
+  t.session_ = session_;
+  if (!still_on(session_)) return t;
+  detail::guarded("recording an autotuning trial", [&] {
+    std::string text;
+    for (const Arg& a : config) {
+      if (!text.empty()) text += ", ";
+      text += a.key;
+      text += '=';
+      append_value(text, a);
+    }
+    std::vector<Arg> args;
+    args.reserve(config.size() + 1);
+    args.emplace_back("config", std::string_view(text));
+    args.insert(args.end(), config.begin(), config.end());
+    tune_instant(session_, "autotune_trial", id_, t.index_, args);
+  });
+  return t;
+}
+
+void Autotune::winner(const AutotuneTrial& trial) noexcept {
+  if (id_ == 0 || trial.tune_ != id_ || !still_on(session_)) return;
+  winner_ = trial.index_;
+  detail::guarded("recording an autotuning winner",
+                  [&] { tune_instant(session_, "autotune_winner", id_, trial.index_, {}); });
+}
+
+// ---- AutotuneTrial -----------------------------------------------------------
+
+AutotuneStep AutotuneTrial::compile() const noexcept {
+  return AutotuneStep(session_, tune_, index_, false);
+}
+AutotuneStep AutotuneTrial::benchmark() const noexcept {
+  return AutotuneStep(session_, tune_, index_, true);
+}
+
+void AutotuneTrial::compiled_by(const CompileId& unit) const noexcept {
+  const std::uint32_t s = session_;
+  if (tune_ == 0 || !still_on(s)) return;
+  detail::guarded("recording an autotuning trial's unit", [&] {
+    const std::string id = unit.str();
+    const Arg args[] = {{"compile_id", std::string_view(id)}};
+    tune_instant(s, "autotune_compiled_by", tune_, index_, args);
+  });
+}
+
+void AutotuneTrial::result(double value) const noexcept {
+  const std::uint32_t s = session_;
+  if (tune_ == 0 || !still_on(s)) return;
+  detail::guarded("recording an autotuning result", [&] {
+    const Arg args[] = {{"value", value}};
+    tune_instant(s, "autotune_result", tune_, index_, args);
+  });
+}
+
+void AutotuneTrial::failed(std::string_view reason) const noexcept {
+  const std::uint32_t s = session_;
+  if (tune_ == 0 || !still_on(s)) return;
+  detail::guarded("recording an autotuning failure", [&] {
+    const Arg args[] = {{"reason", reason}};
+    tune_instant(s, "autotune_failed", tune_, index_, args);
+  });
+}
+
+// ---- AutotuneStep ------------------------------------------------------------
+
+AutotuneStep::AutotuneStep(std::uint32_t session, std::uint64_t tune, std::uint32_t trial,
+                           bool benchmark) noexcept
+    : trial_(trial), benchmark_(benchmark) {
+  if (tune == 0 || !still_on(session)) return;
+  tune_ = tune;
+  session_ = session;
+  begin_ = detail::read_clock(session);
+}
+
+AutotuneStep::AutotuneStep(AutotuneStep&& other) noexcept
+    : tune_(other.tune_),
+      trial_(other.trial_),
+      session_(other.session_),
+      begin_(other.begin_),
+      benchmark_(other.benchmark_) {
+  other.tune_ = 0;
+}
+
+void AutotuneStep::end() noexcept {
+  if (tune_ == 0) return;
+  const std::uint64_t tune = tune_;
+  tune_ = 0;
+  if (!still_on(session_)) return;
+  detail::guarded("recording an autotuning step", [&] {
+    const std::uint64_t end = detail::read_clock(session_);
+    const std::uint64_t ns =
+        detail::tick_delta_to_ns(session_, end >= begin_ ? end - begin_ : 0);
+    const char* step = benchmark_ ? "benchmark" : "compile";
+    detail::record_past_span(session_, begin_, end,
+                             benchmark_ ? "autotune benchmark" : "autotune compile",
+                             {{"tune", tune}, {"trial", trial_}});
+    const Arg args[] = {{"step", step}, {"ns", ns}};
+    tune_instant(session_, "autotune_step", tune, trial_, args);
+  });
+}
+
+JITSCOPE_NAMESPACE_END
