@@ -89,21 +89,30 @@ PyObject* tune_trial(PyObject* obj, PyObject* args, PyObject* kwargs) {
     PyErr_SetString(PyExc_ValueError, "Autotune.trial: the tuning session has ended");
     return nullptr;
   }
-  std::vector<jitscope::Arg> config;
-  std::vector<std::string> scratch;
-  if (kwargs != nullptr) {
-    const Py_ssize_t n = PyDict_Size(kwargs);
-    config.reserve(static_cast<std::size_t>(n));
-    scratch.resize(static_cast<std::size_t>(n));  // never reallocated: args point into it
-    Py_ssize_t pos = 0;
-    PyObject *key = nullptr, *value = nullptr;
-    std::size_t i = 0;
-    while (PyDict_Next(kwargs, &pos, &key, &value)) {
-      jitscope::Arg a("k", false);
-      if (to_arg(key, value, a, scratch[i++])) config.push_back(a);
+  try {
+    std::vector<jitscope::Arg> config;
+    std::vector<std::string> scratch;
+    if (kwargs != nullptr) {
+      const Py_ssize_t n = PyDict_Size(kwargs);
+      config.reserve(static_cast<std::size_t>(n));
+      scratch.resize(static_cast<std::size_t>(n));  // never reallocated: args point into it
+      Py_ssize_t pos = 0;
+      PyObject *key = nullptr, *value = nullptr;
+      std::size_t i = 0;
+      while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        jitscope::Arg a("k", false);
+        if (to_arg(key, value, a, scratch[i++])) config.push_back(a);
+      }
     }
+    // A value's __str__ (run by to_arg) may have ended the session.
+    if (self->tune == nullptr) {
+      PyErr_SetString(PyExc_ValueError, "Autotune.trial: the tuning session has ended");
+      return nullptr;
+    }
+    return new_trial(self->tune->trial(std::span<const jitscope::Arg>(config)));
+  } catch (...) {
+    return PyErr_NoMemory();  // the vectors: nothing else here throws
   }
-  return new_trial(self->tune->trial(std::span<const jitscope::Arg>(config)));
 }
 
 PyObject* tune_winner(PyObject* obj, PyObject* trial) {
@@ -171,7 +180,9 @@ PyObject* new_step(jitscope::AutotuneStep&& s) {
   return reinterpret_cast<PyObject*>(self);
 }
 
-PyObject* trial_compile(PyObject* obj, PyObject*) { return new_step(as_trial(obj)->trial.compile()); }
+PyObject* trial_compile(PyObject* obj, PyObject*) {
+  return new_step(as_trial(obj)->trial.compile());
+}
 PyObject* trial_benchmark(PyObject* obj, PyObject*) {
   return new_step(as_trial(obj)->trial.benchmark());
 }
@@ -191,7 +202,8 @@ PyObject* trial_compiled_by(PyObject* obj, PyObject* unit) {
     unsigned frame = 0, attempt = 0;
     char end = 0;
     if (text == nullptr || std::sscanf(text, "%u/%u%c", &frame, &attempt, &end) != 2) {
-      if (text != nullptr) PyErr_Format(PyExc_ValueError, "compiled_by: %R is not a compile id like \"3/0\"", unit);
+      if (text != nullptr)
+        PyErr_Format(PyExc_ValueError, "compiled_by: %R is not a compile id like \"3/0\"", unit);
       return nullptr;
     }
     id = {frame, attempt};
@@ -275,18 +287,19 @@ PyMethodDef g_step_methods[] = {
 PyTypeObject g_autotune_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 bool init_autotune_types() noexcept {
-  set_slots(g_autotune_type,
-            {.name = "jitscope.Autotune",
-             .size = sizeof(TuneObject),
-             .doc = PyDoc_STR("Autotune(kernel)\n\n"
-                              "One tuning session (docs/autotuning.md): `with "
-                              "jitscope.Autotune(\"matmul\") as tune:`,\n`t = tune.trial(block=128)`, "
-                              "`with t.compile(): ...`, `with t.benchmark(): ...`,\n"
-                              "`t.result(us)`, `tune.winner(t)`."),
-             .dealloc = tune_dealloc,
-             .methods = g_tune_methods,
-             .getset = g_tune_getset,
-             .make = tune_new});
+  set_slots(
+      g_autotune_type,
+      {.name = "jitscope.Autotune",
+       .size = sizeof(TuneObject),
+       .doc = PyDoc_STR("Autotune(kernel)\n\n"
+                        "One tuning session (docs/autotuning.md): `with "
+                        "jitscope.Autotune(\"matmul\") as tune:`,\n`t = tune.trial(block=128)`, "
+                        "`with t.compile(): ...`, `with t.benchmark(): ...`,\n"
+                        "`t.result(us)`, `tune.winner(t)`."),
+       .dealloc = tune_dealloc,
+       .methods = g_tune_methods,
+       .getset = g_tune_getset,
+       .make = tune_new});
   set_slots(g_trial_type, {.name = "jitscope.AutotuneTrial",
                            .size = sizeof(TrialObject),
                            .doc = PyDoc_STR("One config of a tuning session (Autotune.trial)."),

@@ -20,7 +20,8 @@ def instants(trace, name):
 
 def tune_session():
     """Three configs of "gemm": two compiled here, one as a compile unit on
-    another thread; trial 1 wins, trial 2 fails."""
+    another thread; trial 1 wins, trial 2 fails. Returns the trials and the
+    unit's compile id."""
     with jitscope.Autotune("gemm") as tune:
         trials = [tune.trial(block=b, fast_math=b > 64, dtype="bf16", ratio=0.5)
                   for b in (64, 128, 256)]
@@ -47,13 +48,13 @@ def tune_session():
         trials[2].failed("wrong result")
         tune.winner(trials[1])
         assert tune.trials == 3 and tune.id > 0
-    return trials
+    return trials, holder["unit"].compile_id
 
 
 def test_a_session_is_written_as_the_cpp_api_writes_it(out):
     path = out("autotune.json")
     assert jitscope.start(path)
-    trials = tune_session()
+    trials, unit_id = tune_session()
     jitscope.stop()
     assert [t.index for t in trials] == [0, 1, 2]
     trace = load_trace(path)
@@ -68,7 +69,7 @@ def test_a_session_is_written_as_the_cpp_api_writes_it(out):
         (0, "benchmark"), (0, "compile"), (1, "benchmark"), (1, "compile"), (2, "benchmark")]
     assert all(a["ns"] >= 1_000_000 for a in steps)  # each slept at least 1 ms
     (by,) = instants(trace, "autotune_compiled_by")
-    assert by["trial"] == 2 and by["compile_id"] == "0/0"
+    assert by["trial"] == 2 and by["compile_id"] == unit_id
     assert [a["value"] for a in instants(trace, "autotune_result")] == [10.0, 9.0, 8.0]
     assert instants(trace, "autotune_failed") == [{"tune": start["tune"], "trial": 2,
                                                    "reason": "wrong result"}]

@@ -13,10 +13,8 @@ int jitscope_c_autotune_scenario(void) {
   if (tune == NULL) return 1;
   char name[] = "block"; /* a writable buffer: the name must be kept */
   jitscope_tune_param config[] = {
-      {name, JITSCOPE_TUNE_INT, 128, 0, NULL},
-      {"fast", JITSCOPE_TUNE_BOOL, 1, 0, NULL},
-      {"dtype", JITSCOPE_TUNE_STRING, 0, 0, "bf16"},
-      {"ratio", JITSCOPE_TUNE_DOUBLE, 0, 0.5, NULL},
+      {name, JITSCOPE_TUNE_INT, 128, 0, NULL},       {"fast", JITSCOPE_TUNE_BOOL, 1, 0, NULL},
+      {"dtype", JITSCOPE_TUNE_STRING, 0, 0, "bf16"}, {"ratio", JITSCOPE_TUNE_DOUBLE, 0, 0.5, NULL},
       {NULL, JITSCOPE_TUNE_INT, 7, 0, NULL}, /* no name: left out */
   };
   long first = jitscope_autotune_trial(tune, config, 5);
@@ -52,7 +50,7 @@ int jitscope_c_autotune_scenario(void) {
   jitscope_autotune_end(NULL);
 
   jitscope_autotune_end(tune);
-  jitscope_autotune_end(tune); /* ended: refused, said once */
+  jitscope_autotune_end(tune);      /* ended: refused, said once */
   jitscope_autotune_step_end(step); /* ended too */
   return 0;
 }

@@ -65,8 +65,8 @@ TEST(CAutotuneApi, ASessionFromCIsRecordedAsFromCpp) {
   EXPECT_EQ(by_name["autotune_winner"][0]["trial"], 0);
   ASSERT_EQ(by_name["autotune_end"].size(), 1u);
   EXPECT_EQ(by_name["autotune_end"][0]["trials"], 2);
-  ASSERT_EQ(by_name["autotune"].size(), 1u);  // the session's span
-  EXPECT_EQ(by_name["autotune"][0]["winner"], 0);
+  ASSERT_EQ(by_name["autotune session"].size(), 1u);  // the session's span
+  EXPECT_EQ(by_name["autotune session"][0]["winner"], 0);
 }
 
 }  // namespace

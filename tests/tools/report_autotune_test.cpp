@@ -30,8 +30,7 @@ std::string tune_event(const std::string& what, long long ts, int tune, int tria
 }
 
 // A step ending at `end` ns, `ns` long.
-std::string step(long long end, int tune, int trial, const char* which, long long ns,
-                 int pid = 1) {
+std::string step(long long end, int tune, int trial, const char* which, long long ns, int pid = 1) {
   return tune_event("step", end, tune, trial,
                     R"("step":")" + std::string(which) + R"(","ns":)" + std::to_string(ns), pid);
 }
@@ -116,6 +115,62 @@ TEST(ReportAutotune, ScriptedSessionsGiveTheirSumsWinnerAndWaste) {
   EXPECT_NE(text.out.find("failed: too many registers"), std::string::npos) << text.out;
 }
 
+// A unit shared by trials counts once in the session, and not as time not
+// won when the winner shares it; each trial's own row still shows it.
+TEST(ReportAutotune, AUnitSharedByTrialsCountsOnce) {
+  const long long ms = 1'000'000;
+  const std::vector<std::string> events = {
+      tune_event("start", 0, 7, -1, R"("kernel":"fused")"),
+      unit_event("0/0", "fused_all", 1 * ms, 20 * ms),
+      unit_event("1/0", "fused_alone", 21 * ms, 5 * ms, 2),
+      tune_event("trial", 30 * ms, 7, 0, R"("config":"a=0")"),
+      tune_event("trial", 30 * ms, 7, 1, R"("config":"a=1")"),
+      tune_event("trial", 30 * ms, 7, 2, R"("config":"a=2")"),
+      tune_event("compiled_by", 31 * ms, 7, 0, R"("compile_id":"0/0")"),
+      tune_event("compiled_by", 31 * ms, 7, 1, R"("compile_id":"0/0")"),
+      tune_event("compiled_by", 31 * ms, 7, 2, R"("compile_id":"1/0")"),
+      step(33 * ms, 7, 0, "benchmark", 2 * ms),
+      step(36 * ms, 7, 1, "benchmark", 3 * ms),
+      step(40 * ms, 7, 2, "benchmark", 4 * ms),
+      tune_event("winner", 41 * ms, 7, 1),
+      tune_event("end", 50 * ms, 7, -1),
+  };
+  const json rep = report_json({trace_of(events, "autotune_shared"), "--section", "autotune"});
+  ASSERT_EQ(rep["autotune"].size(), 1u) << rep.dump(1);
+  const json& a = rep["autotune"][0];
+  EXPECT_EQ(a["compile_ns"], (20 + 5) * ms);  // 0/0 once, 1/0 once
+  EXPECT_EQ(a["benchmark_ns"], (2 + 3 + 4) * ms);
+  EXPECT_EQ(a["not_won_ns"], 2 * ms + (5 + 4) * ms);  // 0/0 is the winner's too
+  EXPECT_EQ(a["time_to_winner_ns"], 36 * ms);
+  for (int i : {0, 1}) EXPECT_EQ(a["trial_rows"][i]["compile_ns"], 20 * ms) << i;
+}
+
+// A session's trials past the kept 10,000 still count in its sums, as
+// trials and as time, but not as rows.
+TEST(ReportAutotune, TrialsPastTheKeptOnesStillCount) {
+  const long long ms = 1'000'000;
+  const int kTrials = 10'003;
+  std::vector<std::string> events = {tune_event("start", 0, 3, -1, R"("kernel":"many")")};
+  for (int i = 0; i < kTrials; ++i) {
+    events.push_back(tune_event("trial", i * ms, 3, i, R"("config":"i=)" + std::to_string(i) + "\""));
+    events.push_back(step(i * ms + ms, 3, i, "compile", ms));
+  }
+  events.push_back(
+      tune_event("compiled_by", kTrials * ms, 3, kTrials - 1, R"("compile_id":"0/0")"));
+  events.push_back(unit_event("0/0", "late", kTrials * ms, 7 * ms));
+  events.push_back(tune_event("winner", kTrials * ms, 3, 2));
+  events.push_back(tune_event("end", (kTrials + 10) * ms, 3, -1));
+  const json rep = report_json({trace_of(events, "autotune_many"), "--section", "autotune"});
+  ASSERT_EQ(rep["autotune"].size(), 1u);
+  const json& a = rep["autotune"][0];
+  EXPECT_EQ(a["trials"], kTrials);
+  EXPECT_EQ(a["trials_not_kept"], 3);
+  EXPECT_EQ(a["trial_rows"].size(), 10'000u);
+  EXPECT_EQ(a["compile_ns"], kTrials * ms + 7 * ms);  // the last trial's unit too
+  EXPECT_EQ(a["not_won_ns"], (kTrials - 1) * ms + 7 * ms);
+  EXPECT_EQ(a["time_to_winner_ns"], 3 * ms);
+}
+
 // The instants a trace holds for tuning session `tune`: per trial, its
 // steps' sums; and the session's start, end and winner times.
 struct Written {
@@ -151,9 +206,7 @@ void run_tuning(const std::string& path, TraceFormat format) {
   reset_compile_state();
   ScopedSession session(trace_config(path, format));
   ASSERT_TRUE(session.status().ok()) << session.status().message();
-  const auto busy = [](int us) {
-    std::this_thread::sleep_for(std::chrono::microseconds(us));
-  };
+  const auto busy = [](int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); };
   Autotune tune("gemm");
   std::vector<AutotuneTrial> trials;
   for (int block : {64, 128, 256}) {

@@ -574,7 +574,7 @@ void Aggregator::autotune_rows(Report& r) const {
         if (it == units.end()) return std::nullopt;
         return it->second;
       });
-  r.autotune_sessions_beyond = autotune_.sessions_beyond();
+  r.autotune_events_beyond = autotune_.events_beyond();
 }
 
 }  // namespace jitscope::report

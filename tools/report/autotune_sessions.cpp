@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <set>
 
 namespace jitscope::report {
 namespace {
@@ -48,7 +49,7 @@ AutotuneSessions::Session* AutotuneSessions::session(const tools::DecodedEvent& 
   auto it = sessions_.find(key);
   if (it != sessions_.end()) return &it->second;
   if (sessions_.size() >= kMaxSessions) {
-    ++sessions_beyond_;
+    ++events_beyond_;
     return nullptr;
   }
   Session& s = sessions_[std::move(key)];
@@ -61,10 +62,7 @@ AutotuneSessions::Trial* AutotuneSessions::trial(Session& s, std::uint32_t index
   auto it = s.trials.find(index);
   if (it != s.trials.end()) return &it->second;
   if (index >= s.trials_seen) s.trials_seen = std::uint64_t{index} + 1;
-  if (s.trials.size() >= kMaxTrials) {
-    ++s.trials_beyond;
-    return nullptr;
-  }
+  if (s.trials.size() >= kMaxTrials) return nullptr;  // summed in the bucket (add)
   return &s.trials[index];
 }
 
@@ -93,15 +91,20 @@ void AutotuneSessions::add(const tools::DecodedEvent& ev, tools::EventDecoder& d
   }
   Trial* t = trial(*s, i);
   if (t == nullptr) {
-    // Not kept: its steps still count in the session's sums.
-    std::uint64_t ns = 0;
-    std::string step;
-    if (what == "step" && arg_uint(decoder, ev, "ns", &ns) && ns <= INT64_MAX &&
-        decoder.arg_string(ev, "step", &step)) {
-      Trial& lost = s->trials[UINT32_MAX];  // one bucket for all of them
-      (step == "benchmark" ? lost.benchmark_ns : lost.compile_ns) =
-          saturating_add(step == "benchmark" ? lost.benchmark_ns : lost.compile_ns,
-                         static_cast<std::int64_t>(ns));
+    // Not kept: its steps and units still count in the session's sums,
+    // through one bucket (not a trial of its own: not the winner's).
+    Trial& lost = s->trials[kBucket];
+    if (what == "step") {
+      std::uint64_t ns = 0;
+      std::string step;
+      if (arg_uint(decoder, ev, "ns", &ns) && ns <= INT64_MAX &&
+          decoder.arg_string(ev, "step", &step)) {
+        std::int64_t& sum = step == "benchmark" ? lost.benchmark_ns : lost.compile_ns;
+        sum = saturating_add(sum, static_cast<std::int64_t>(ns));
+      }
+    } else if (what == "compiled_by" && lost.units.size() < kMaxTrials) {
+      std::string id;
+      if (decoder.arg_string(ev, "compile_id", &id)) lost.units.push_back(std::move(id));
     }
     return;
   }
@@ -140,11 +143,22 @@ std::vector<AutotuneRow> AutotuneSessions::rows(const UnitLookup& unit) const {
     row.tune = s.tune;
     row.kernel = s.kernel;
     row.trials = s.trials_seen;
-    row.trials_beyond = s.trials_beyond;
+    const std::size_t kept = s.trials.size() - s.trials.count(kBucket);
+    row.trials_beyond = s.trials_seen - std::min<std::uint64_t>(s.trials_seen, kept);
     row.winner = s.winner;
+    // A unit named by several trials (shared) counts once in the session's
+    // compile time, and in its time not won only if no winning trial named it.
+    const Trial* won_trial = nullptr;
+    if (s.winner) {
+      const auto w = s.trials.find(*s.winner);
+      if (w != s.trials.end()) won_trial = &w->second;
+    }
+    std::set<std::string> units_counted;
     std::optional<std::int64_t> winner_end;
     for (const auto& [index, t] : s.trials) {
-      std::int64_t compile_ns = t.compile_ns;
+      const bool won = won_trial == &t;
+      std::int64_t compile_ns = t.compile_ns;  // the trial's own: steps and units
+      std::int64_t session_compile_ns = t.compile_ns, not_won_ns = won ? 0 : t.compile_ns;
       std::optional<std::int64_t> last_end = t.last_end_ns;
       AutotuneTrialRow tr;
       for (const std::string& id : t.units) {
@@ -155,16 +169,22 @@ std::vector<AutotuneRow> AutotuneSessions::rows(const UnitLookup& unit) const {
         }
         compile_ns = saturating_add(compile_ns, u->wall_ns);
         if (!last_end || u->end_ns > *last_end) last_end = u->end_ns;
+        if (!units_counted.insert(id).second) continue;
+        session_compile_ns = saturating_add(session_compile_ns, u->wall_ns);
+        const bool winners = won_trial != nullptr &&
+                             std::find(won_trial->units.begin(), won_trial->units.end(), id) !=
+                                 won_trial->units.end();
+        if (!winners) not_won_ns = saturating_add(not_won_ns, u->wall_ns);
       }
-      row.compile_ns = saturating_add(row.compile_ns, compile_ns);
+      row.compile_ns = saturating_add(row.compile_ns, session_compile_ns);
       row.benchmark_ns = saturating_add(row.benchmark_ns, t.benchmark_ns);
-      const bool won = s.winner && *s.winner == index;
-      if (!won) row.waste_ns = saturating_add(row.waste_ns, saturating_add(compile_ns, t.benchmark_ns));
+      if (!won) not_won_ns = saturating_add(not_won_ns, t.benchmark_ns);
+      row.waste_ns = saturating_add(row.waste_ns, not_won_ns);
       if (won) {
         winner_end = last_end;
         row.winner_config = t.config;
       }
-      if (index == UINT32_MAX) continue;  // the trials not kept: sums only
+      if (index == kBucket) continue;  // the trials not kept: sums only
       tr.trial = index;
       tr.config = t.config;
       tr.compile_ns = compile_ns;
@@ -176,7 +196,8 @@ std::vector<AutotuneRow> AutotuneSessions::rows(const UnitLookup& unit) const {
       row.trial_rows.push_back(std::move(tr));
     }
     if (s.start_ns && s.end_ns && *s.end_ns >= *s.start_ns) row.wall_ns = *s.end_ns - *s.start_ns;
-    if (s.start_ns && winner_end) row.time_to_winner_ns = std::max<std::int64_t>(0, *winner_end - *s.start_ns);
+    if (s.start_ns && winner_end)
+      row.time_to_winner_ns = std::max<std::int64_t>(0, *winner_end - *s.start_ns);
     out.push_back(std::move(row));
   }
   std::stable_sort(out.begin(), out.end(), [](const AutotuneRow& a, const AutotuneRow& b) {

@@ -8,7 +8,11 @@
 // in the trace (cut, or the session began before a flight-recorder
 // window) still counts; such a session has no start and so no wall time
 // or time to the winner. Memory: bounded by kMaxSessions sessions of
-// kMaxTrials trials each kept (the others counted and said).
+// kMaxTrials trials each kept. A session's trials beyond those still count
+// in its sums (their steps, and up to kMaxTrials units they name) but not
+// as rows, and not as its winner: a winner among them leaves the session
+// without a time to the winner, its time counted as not won. Events of
+// sessions beyond kMaxSessions are counted (events_beyond) and said.
 #pragma once
 
 #include "report_data.hpp"
@@ -42,7 +46,7 @@ class AutotuneSessions {
       std::function<std::optional<UnitTimes>(const std::optional<Id>& pid, const std::string&)>;
   // The sessions' rows, longest wall time first (those without one last).
   std::vector<AutotuneRow> rows(const UnitLookup& unit) const;
-  std::uint64_t sessions_beyond() const noexcept { return sessions_beyond_; }
+  std::uint64_t events_beyond() const noexcept { return events_beyond_; }
   bool any() const noexcept { return !sessions_.empty(); }
 
  private:
@@ -61,14 +65,15 @@ class AutotuneSessions {
     std::optional<std::int64_t> start_ns, end_ns;
     std::optional<std::uint32_t> winner;
     std::uint64_t trials_seen = 0;  // trial indexes seen, those beyond kMaxTrials too
-    std::uint64_t trials_beyond = 0;
+    // The kept trials by index, and kBucket: the sums of those not kept.
     std::map<std::uint32_t, Trial> trials;
   };
+  static constexpr std::uint32_t kBucket = UINT32_MAX;  // no trial's index (add refuses it)
   Session* session(const tools::DecodedEvent& ev, std::uint64_t tune);
   Trial* trial(Session& s, std::uint32_t index);
 
   std::map<std::pair<std::string, std::uint64_t>, Session> sessions_;  // (pid text, tune)
-  std::uint64_t sessions_beyond_ = 0;
+  std::uint64_t events_beyond_ = 0;
 };
 
 }  // namespace jitscope::report

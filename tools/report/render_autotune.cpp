@@ -45,9 +45,9 @@ void autotune_tables(const Report& r, bool human, std::vector<Table>& out) {
                  "",
                  {}};
   if (with_pid) sessions.columns.push_back("pid");
-  for (const std::string& c : {std::string("kernel"), std::string("trials"), col("compile"),
-                               col("benchmark"), col("wall"), col("to_winner"), col("not_won"),
-                               std::string("winner")}) {
+  for (const std::string& c :
+       {std::string("kernel"), std::string("trials"), col("compile"), col("benchmark"), col("wall"),
+        col("to_winner"), col("not_won"), std::string("winner")}) {
     sessions.columns.push_back(c);
   }
   // Text: the pid, the kernel and the winner; the rest numbers.
@@ -62,15 +62,15 @@ void autotune_tables(const Report& r, bool human, std::vector<Table>& out) {
         a.winner ? "#" + std::to_string(*a.winner) +
                        (a.winner_config.empty() ? "" : " " + visible(a.winner_config))
                  : std::string(human ? "(none)" : "");
-    for (std::string cell : {visible(a.kernel), std::to_string(a.trials), t(a.compile_ns),
-                             t(a.benchmark_ns), opt_t(a.wall_ns), opt_t(a.time_to_winner_ns),
-                             t(a.waste_ns), winner}) {
+    for (std::string cell :
+         {visible(a.kernel), std::to_string(a.trials), t(a.compile_ns), t(a.benchmark_ns),
+          opt_t(a.wall_ns), opt_t(a.time_to_winner_ns), t(a.waste_ns), winner}) {
       row.push_back(std::move(cell));
     }
     sessions.rows.push_back(std::move(row));
   }
-  if (r.autotune_sessions_beyond > 0) {
-    sessions.notes.push_back(std::to_string(r.autotune_sessions_beyond) +
+  if (r.autotune_events_beyond > 0) {
+    sessions.notes.push_back(std::to_string(r.autotune_events_beyond) +
                              " events of tuning sessions beyond the first 100000 were not counted");
   }
   out.push_back(std::move(sessions));
@@ -98,11 +98,10 @@ void autotune_tables(const Report& r, bool human, std::vector<Table>& out) {
                              t(tr.compile_ns), t(tr.benchmark_ns), result_text(tr.result), note});
     }
     if (a.trial_rows.size() > kTableTrials || a.trials_beyond > 0) {
-      trials.notes.push_back(visible(a.kernel) + ": " + std::to_string(a.trials) +
-                             " trials, the first " +
-                             std::to_string(std::min(a.trial_rows.size(), kTableTrials)) +
-                             " shown (the JSON form has " + std::to_string(a.trial_rows.size()) +
-                             ")");
+      trials.notes.push_back(
+          visible(a.kernel) + ": " + std::to_string(a.trials) + " trials, the first " +
+          std::to_string(std::min(a.trial_rows.size(), kTableTrials)) +
+          " shown (the JSON form has " + std::to_string(a.trial_rows.size()) + ")");
     }
   }
   out.push_back(std::move(trials));
@@ -163,7 +162,7 @@ void json_autotune(const Report& r, detail::JsonWriter& j) {
     j.end_object();
   }
   j.end_array();
-  j.member("autotune_sessions_not_kept", r.autotune_sessions_beyond);
+  j.member("autotune_events_not_kept", r.autotune_events_beyond);
 }
 
 }  // namespace jitscope::report

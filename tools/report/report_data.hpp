@@ -342,10 +342,10 @@ struct Report {
   static constexpr std::size_t kMaxFailedPasses = 10000;
   // Cache lookups by layer, with their miss reasons (cache_lookups.hpp).
   std::vector<CacheLayerRow> caches;
-  // Tuning sessions, longest first (autotune_sessions.hpp), and those past
-  // the kept number (counted only).
+  // Tuning sessions, longest first (autotune_sessions.hpp), and the events
+  // of sessions past the kept number (counted only).
   std::vector<AutotuneRow> autotune;
-  std::uint64_t autotune_sessions_beyond = 0;
+  std::uint64_t autotune_events_beyond = 0;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
   bool has_metrics = false;

@@ -67,14 +67,13 @@ JITSCOPE_API long jitscope_autotune_trial(jitscope_autotune* tune,
  * NULL for an unknown trial or out of memory. */
 JITSCOPE_API jitscope_autotune_step* jitscope_autotune_compile(jitscope_autotune* tune, long trial);
 JITSCOPE_API jitscope_autotune_step* jitscope_autotune_benchmark(jitscope_autotune* tune,
-                                                                long trial);
+                                                                 long trial);
 JITSCOPE_API void jitscope_autotune_step_end(jitscope_autotune_step* step);
 /* The trial's compile was the unit of compile id frame/attempt. */
-JITSCOPE_API void jitscope_autotune_compiled_by(jitscope_autotune* tune, long trial,
-                                                unsigned frame, unsigned attempt);
+JITSCOPE_API void jitscope_autotune_compiled_by(jitscope_autotune* tune, long trial, unsigned frame,
+                                                unsigned attempt);
 JITSCOPE_API void jitscope_autotune_result(jitscope_autotune* tune, long trial, double value);
-JITSCOPE_API void jitscope_autotune_failed(jitscope_autotune* tune, long trial,
-                                           const char* reason);
+JITSCOPE_API void jitscope_autotune_failed(jitscope_autotune* tune, long trial, const char* reason);
 JITSCOPE_API void jitscope_autotune_winner(jitscope_autotune* tune, long trial);
 #endif /* JITSCOPE_DISABLE */
 

@@ -18,10 +18,11 @@
 // spans for the timeline; every event has args "tune", the session's
 // process-unique id, and "trial", the trial's index from 0):
 //   - the tuning session: instants "autotune_start" (args kernel) and
-//     "autotune_end" (trials), and a span "autotune" over it (kernel,
-//     trials, winner) written when it ends;
+//     "autotune_end" (trials), and a span "autotune session" over it
+//     (kernel, trials, winner) written when it ends;
 //   - each trial: an instant "autotune_trial" with the config as its args
-//     (typed, as given) and as one string "config" ("block=128, warps=4");
+//     (typed, as given; a parameter named tune, trial or config is left
+//     out, said once) and as one string "config" ("block=128, warps=4");
 //   - each step: a span "autotune compile" or "autotune benchmark" and an
 //     instant "autotune_step" (step: "compile" or "benchmark", ns: its
 //     length) when it ends, on the thread that ends it;
@@ -40,10 +41,9 @@
 //
 // A tuning session made with no jitscope session on records nothing, nor
 // do its trials and steps; once the jitscope session it was made in
-// stops, nothing of it is recorded (not even in a later session). Handles hold ids, never pointers: a trial or step may
-// outlive its Autotune, and may be used on any thread. Cold path: each call
-// is one library call and a few small strings (a trial's config text).
-// Nothing here throws.
+// stops, nothing of it is recorded (not even in a later session). Handles hold ids, never pointers:
+// a trial or step may outlive its Autotune, and may be used on any thread. Cold path: each call is
+// one library call and a few small strings (a trial's config text). Nothing here throws.
 #pragma once
 
 #include <jitscope/compile.hpp>
@@ -102,7 +102,9 @@ class JITSCOPE_API AutotuneTrial {
 };
 
 // One tuning session: a kernel's configs tried, one of them the winner.
-// Made and destroyed on one thread (its span is written at the end).
+// Its own calls (trial, winner, the destructor) on one thread at a time;
+// its trials and steps on any thread. Its span is written on the thread
+// that destroys it.
 class JITSCOPE_API Autotune {
  public:
   explicit Autotune(std::string_view kernel) noexcept;
@@ -115,7 +117,7 @@ class JITSCOPE_API Autotune {
     return trial(std::span<const Arg>(config.begin(), config.size()));
   }
   AutotuneTrial trial(std::span<const Arg> config) noexcept;
-  // `trial` won (the last call counts).
+  // `trial` won (the last call before the end counts).
   void winner(const AutotuneTrial& trial) noexcept;
   // Its process-unique id; 0 when it records nothing (no session when made).
   std::uint64_t id() const noexcept { return id_; }

@@ -7,6 +7,7 @@
 #include "api/c_handles.hpp"
 #include "base/boundary.hpp"
 #include "base/immortal.hpp"
+#include "base/log.hpp"
 
 #include <memory>
 #include <mutex>
@@ -41,20 +42,18 @@ HandleTable<jitscope_autotune_step>& steps() noexcept {
 bool to_arg(const jitscope_tune_param& p, jitscope::Arg* out) noexcept {
   if (p.name == nullptr || p.name[0] == '\0') return false;
   const char* key = jitscope::detail::stable_name(p.name);
-  if (key == nullptr) return false;
+  if (key == nullptr) {
+    jitscope::detail::log_unique(
+        "jitscope_autotune_trial: a parameter was left out: the table of kept names is full");
+    return false;
+  }
   switch (p.type) {
-    case JITSCOPE_TUNE_DOUBLE:
-      *out = jitscope::Arg("k", p.d);
-      break;
-    case JITSCOPE_TUNE_BOOL:
-      *out = jitscope::Arg("k", p.i != 0);
-      break;
+    case JITSCOPE_TUNE_DOUBLE: *out = jitscope::Arg("k", p.d); break;
+    case JITSCOPE_TUNE_BOOL: *out = jitscope::Arg("k", p.i != 0); break;
     case JITSCOPE_TUNE_STRING:
       *out = jitscope::Arg("k", std::string_view(p.s != nullptr ? p.s : ""));
       break;
-    default:
-      *out = jitscope::Arg("k", static_cast<std::int64_t>(p.i));
-      break;
+    default: *out = jitscope::Arg("k", static_cast<std::int64_t>(p.i)); break;
   }
   out->key = key;
   return true;
@@ -121,7 +120,10 @@ long jitscope_autotune_trial(jitscope_autotune* tune, const jitscope_tune_param*
       }
     }
     std::lock_guard<std::mutex> lock(t->mutex);
-    t->trials.reserve(t->trials.size() + 1);  // before the trial: nothing throws after it
+    // Room before the trial, so that nothing throws after it is made.
+    if (t->trials.size() == t->trials.capacity()) {
+      t->trials.reserve(t->trials.capacity() < 16 ? 16 : 2 * t->trials.capacity());
+    }
     t->trials.push_back(t->tune.trial(std::span<const jitscope::Arg>(args)));
     index = static_cast<long>(t->trials.back().index());
   });
@@ -143,8 +145,9 @@ void jitscope_autotune_step_end(jitscope_autotune_step* step) {
 
 void jitscope_autotune_compiled_by(jitscope_autotune* tune, long trial, unsigned frame,
                                    unsigned attempt) {
-  on_trial(tune, trial, "jitscope_autotune_compiled_by",
-           [&](const jitscope::AutotuneTrial& t) { t.compiled_by({frame, attempt}); });
+  on_trial(tune, trial, "jitscope_autotune_compiled_by", [&](const jitscope::AutotuneTrial& t) {
+    t.compiled_by({frame, attempt});
+  });
 }
 
 void jitscope_autotune_result(jitscope_autotune* tune, long trial, double value) {
@@ -153,9 +156,8 @@ void jitscope_autotune_result(jitscope_autotune* tune, long trial, double value)
 }
 
 void jitscope_autotune_failed(jitscope_autotune* tune, long trial, const char* reason) {
-  on_trial(tune, trial, "jitscope_autotune_failed", [&](const jitscope::AutotuneTrial& t) {
-    t.failed(reason != nullptr ? reason : "");
-  });
+  on_trial(tune, trial, "jitscope_autotune_failed",
+           [&](const jitscope::AutotuneTrial& t) { t.failed(reason != nullptr ? reason : ""); });
 }
 
 void jitscope_autotune_winner(jitscope_autotune* tune, long trial) {

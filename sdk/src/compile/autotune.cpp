@@ -4,6 +4,7 @@
 #include <jitscope/detail/adapter_stack.hpp>
 
 #include "base/boundary.hpp"
+#include "base/log.hpp"
 #include "clock/clock.hpp"
 
 #include <atomic>
@@ -25,28 +26,24 @@ bool still_on(std::uint32_t session) noexcept {
   return session != 0 && session == detail::session_word();
 }
 
+bool reserved_key(const char* key) noexcept {
+  const std::string_view k(key != nullptr ? key : "");
+  return k == "tune" || k == "trial" || k == "config";
+}
+
 // Appends an arg's value as text ("128", "0.5", "true", "bf16").
 void append_value(std::string& out, const Arg& a) {
   char buf[32];
   switch (a.type) {
-    case detail::ValueType::kInt:
-      out += std::to_string(a.i64);
-      return;
-    case detail::ValueType::kUint:
-      out += std::to_string(a.u64);
-      return;
+    case detail::ValueType::kInt: out += std::to_string(a.i64); return;
+    case detail::ValueType::kUint: out += std::to_string(a.u64); return;
     case detail::ValueType::kDouble:
       std::snprintf(buf, sizeof buf, "%.17g", a.f64);
       out += buf;
       return;
-    case detail::ValueType::kBool:
-      out += a.b ? "true" : "false";
-      return;
-    case detail::ValueType::kString:
-      out += a.str;
-      return;
-    default:
-      return;
+    case detail::ValueType::kBool: out += a.b ? "true" : "false"; return;
+    case detail::ValueType::kString: out += a.str; return;
+    default: return;
   }
 }
 
@@ -86,14 +83,14 @@ Autotune::~Autotune() {
     tune_instant(session_, "autotune_end", id_, -1, end_args);
     const std::uint64_t end = detail::read_clock(session_);
     if (winner_ >= 0) {
-      detail::record_past_span(session_, begin_, end, "autotune",
+      detail::record_past_span(session_, begin_, end, "autotune session",
                                {{"kernel", std::string_view(kernel_)},
                                 {"tune", id_},
                                 {"trials", trials_},
                                 {"winner", winner_}});
     } else {
       detail::record_past_span(
-          session_, begin_, end, "autotune",
+          session_, begin_, end, "autotune session",
           {{"kernel", std::string_view(kernel_)}, {"tune", id_}, {"trials", trials_}});
     }
   });
@@ -108,16 +105,23 @@ AutotuneTrial Autotune::trial(std::span<const Arg> config) noexcept {
   if (!still_on(session_)) return t;
   detail::guarded("recording an autotuning trial", [&] {
     std::string text;
+    std::vector<Arg> args;
+    args.reserve(config.size() + 1);
+    args.emplace_back("config", std::string_view());  // its text, set below
     for (const Arg& a : config) {
+      // The event's own keys: a parameter of one of those names would hide it.
+      if (reserved_key(a.key)) {
+        detail::log_unique("jitscope::Autotune::trial: a parameter named \"" + std::string(a.key) +
+                           "\" was left out (tune, trial and config are the event's own args)");
+        continue;
+      }
+      args.push_back(a);
       if (!text.empty()) text += ", ";
       text += a.key;
       text += '=';
       append_value(text, a);
     }
-    std::vector<Arg> args;
-    args.reserve(config.size() + 1);
-    args.emplace_back("config", std::string_view(text));
-    args.insert(args.end(), config.begin(), config.end());
+    args[0].str = text;
     tune_instant(session_, "autotune_trial", id_, t.index_, args);
   });
   return t;
@@ -194,8 +198,7 @@ void AutotuneStep::end() noexcept {
   if (!still_on(session_)) return;
   detail::guarded("recording an autotuning step", [&] {
     const std::uint64_t end = detail::read_clock(session_);
-    const std::uint64_t ns =
-        detail::tick_delta_to_ns(session_, end >= begin_ ? end - begin_ : 0);
+    const std::uint64_t ns = detail::tick_delta_to_ns(session_, end >= begin_ ? end - begin_ : 0);
     const char* step = benchmark_ ? "benchmark" : "compile";
     detail::record_past_span(session_, begin_, end,
                              benchmark_ ? "autotune benchmark" : "autotune compile",

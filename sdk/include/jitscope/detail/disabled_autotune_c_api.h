@@ -21,13 +21,13 @@ static inline long jitscope_autotune_trial(jitscope_autotune* tune,
   return -1;
 }
 static inline jitscope_autotune_step* jitscope_autotune_compile(jitscope_autotune* tune,
-                                                               long trial) {
+                                                                long trial) {
   (void)tune;
   (void)trial;
   return NULL;
 }
 static inline jitscope_autotune_step* jitscope_autotune_benchmark(jitscope_autotune* tune,
-                                                                 long trial) {
+                                                                  long trial) {
   (void)tune;
   (void)trial;
   return NULL;
