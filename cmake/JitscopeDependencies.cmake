@@ -85,11 +85,13 @@ if(JITSCOPE_HAS_CUDA AND TARGET CUDA::nvrtc)
 endif()
 
 # jitscope_command_line_sources(<file>...): files whose work is parsing a
-# command line with CLI11 (a program's main.cpp or options.cpp). CLI11 is
-# header-only; its inline code at -O2 with full debug info was most of each
-# such file's compile (jitscope-report's main.cpp: 15.0 s, 7.2 s at -Og with
-# line tables), and parsing argv needs neither. RelWithDebInfo (the dev
-# preset) only: other build types keep their flags.
+# command line with CLI11 and handing it to a library (a program's main.cpp
+# or options.cpp; not jitscope-merge's, which holds its event loop). CLI11
+# is header-only; its inline code at -O2 with full debug info was most of
+# each such file's compile (jitscope-report's main.cpp: 15.0 s, 7.2 s at
+# -Og with line tables), and parsing argv needs neither. Every
+# RelWithDebInfo build (the dev preset's among them); other build types
+# keep their flags.
 function(jitscope_command_line_sources)
   if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "-Og;-g1")

@@ -28,24 +28,29 @@ shift
 # apt-get installs them for, and a python3 earlier on PATH may be a pyenv
 # shim (0.4 s a start). One start of each says both: every check runs this,
 # and starting Python four times was a third of a check's time. Prints
-# "<path> <1 if zstandard>".
+# "<1 if zstandard imports, else 0> <path>" (the path last: it may hold spaces).
 find_python() {
-  local py found="" probe='import google.protobuf, importlib.util as u
-print(1 if u.find_spec("zstandard") else 0)'
+  local py path zstd found="" tried="" probe='import google.protobuf
+try:
+    import zstandard
+    print(1)
+except Exception:
+    print(0)'
   for py in /usr/bin/python3 python3; do
-    command -v "$py" >/dev/null 2>&1 || continue
-    local zstd
-    zstd="$("$py" -c "$probe" 2>/dev/null)" || continue
+    path="$(command -v "$py" 2>/dev/null)" || continue
+    [ "$path" = "$tried" ] && continue
+    tried="$path"
+    zstd="$("$path" -c "$probe" 2>/dev/null)" || continue
     if [ "$zstd" = 1 ]; then
-      echo "$(command -v "$py") 1"
+      echo "1 $path"
       return 0
     fi
-    [ -n "$found" ] || found="$(command -v "$py") 0"
+    [ -n "$found" ] || found="0 $path"
   done
   [ -n "$found" ] && echo "$found"
 }
 
-read -r python has_zstd <<<"$(find_python)"
+read -r has_zstd python <<<"$(find_python)"
 if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "perfetto test SKIPPED: protoc or python3-protobuf is missing" \
@@ -57,7 +62,7 @@ if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
     exec 8>"$work_dir/.protobuf.lock"
     flock 8
   fi
-  read -r python has_zstd <<<"$(find_python)"
+  read -r has_zstd python <<<"$(find_python)"
   if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
     log="$work_dir/apt-protobuf.log"
     echo "with_protobuf: installing protobuf-compiler python3-protobuf" >&2
@@ -68,7 +73,7 @@ if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
       apt-get update -q >>"$log" 2>&1
       apt-get install -y -q --no-install-recommends protobuf-compiler python3-protobuf >>"$log" 2>&1
     fi
-    read -r python has_zstd <<<"$(find_python)"
+    read -r has_zstd python <<<"$(find_python)"
     if [ -z "$python" ] || ! command -v protoc >/dev/null 2>&1; then
       why="$(grep -E '^(E|W): ' "$log" | head -n 1)"
       echo "perfetto test SKIPPED: protoc or python3-protobuf is missing and apt-get could not" \
@@ -93,7 +98,7 @@ if [ "${has_zstd:-0}" != 1 ] && [ "$(id -u)" -eq 0 ] &&
       python3-zstandard >"$work_dir/apt-zstandard.log" 2>&1 || true
   fi
   exec 8>&-
-  read -r python has_zstd <<<"$(find_python)"
+  read -r has_zstd python <<<"$(find_python)"
 fi
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 "$python" "$@"
