@@ -145,6 +145,30 @@ TEST(ReportAutotune, AUnitSharedByTrialsCountsOnce) {
   for (int i : {0, 1}) EXPECT_EQ(a["trial_rows"][i]["compile_ns"], 20 * ms) << i;
 }
 
+// Text a hand-made trace makes as long as it likes is kept cut at 1 KiB,
+// never inside a character, then "…".
+TEST(ReportAutotune, LongTextIsKeptCutAtOneKibibyte) {
+  const std::string kernel(3000, 'k');
+  std::string config = "x";  // then 1,000 two-byte characters: byte 1,024 is inside one
+  for (int i = 0; i < 1000; ++i) config += "\xC3\xA9";  // é
+  const std::string reason(5000, 'r');
+  const std::vector<std::string> events = {
+      tune_event("start", 0, 4, -1, R"("kernel":")" + kernel + "\""),
+      tune_event("trial", 1000, 4, 0, R"("config":")" + config + "\""),
+      tune_event("trial", 2000, 4, 1, R"("config":"short")"),
+      tune_event("failed", 3000, 4, 1, R"("reason":")" + reason + "\""),
+      tune_event("end", 4000, 4, -1),
+  };
+  const json rep = report_json({trace_of(events, "autotune_long"), "--section", "autotune"});
+  ASSERT_EQ(rep["autotune"].size(), 1u) << rep.dump(1);
+  const json& a = rep["autotune"][0];
+  EXPECT_EQ(a["kernel"], std::string(1024, 'k') + "\xE2\x80\xA6");
+  // 1 + 511 * 2 = 1,023 bytes: the character at 1,023-1,024 is left out whole.
+  EXPECT_EQ(a["trial_rows"][0]["config"], config.substr(0, 1023) + "\xE2\x80\xA6");
+  EXPECT_EQ(a["trial_rows"][1]["config"], "short");
+  EXPECT_EQ(a["trial_rows"][1]["failed"], std::string(1024, 'r') + "\xE2\x80\xA6");
+}
+
 // A session's trials past the kept 10,000 still count in its sums, as
 // trials and as time, but not as rows.
 TEST(ReportAutotune, TrialsPastTheKeptOnesStillCount) {
@@ -152,7 +176,8 @@ TEST(ReportAutotune, TrialsPastTheKeptOnesStillCount) {
   const int kTrials = 10'003;
   std::vector<std::string> events = {tune_event("start", 0, 3, -1, R"("kernel":"many")")};
   for (int i = 0; i < kTrials; ++i) {
-    events.push_back(tune_event("trial", i * ms, 3, i, R"("config":"i=)" + std::to_string(i) + "\""));
+    events.push_back(
+        tune_event("trial", i * ms, 3, i, R"("config":"i=)" + std::to_string(i) + "\""));
     events.push_back(step(i * ms + ms, 3, i, "compile", ms));
   }
   events.push_back(

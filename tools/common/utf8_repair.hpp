@@ -3,8 +3,8 @@
 // becomes U+FFFD (Unicode ch. 3 and the WHATWG decoder's rule, as the SDK's
 // JSON writer does): "\xE2\x82" -> one U+FFFD, "\xC0\x80" -> two, a lone
 // "\xFF" -> one. Valid sequences and ASCII are copied as they are.
-// Internal to tools/common (TraceReader calls it for an event that fails
-// simdjson::validate_utf8, so valid input never pays for it).
+// TraceReader calls it for an event that fails simdjson::validate_utf8, so
+// valid input never pays for it. cut_utf8 (below) serves the report too.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,18 @@ inline bool is_ascii(std::string_view s) noexcept {
   }
   for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
   return (any & 0x8080808080808080ull) == 0;
+}
+
+// `s` whole when it is at most `max_bytes` long, else its first bytes up
+// to `max_bytes`, never inside a character, then "…": text a report keeps
+// from a trace, bounded in bytes whatever the trace wrote.
+inline std::string cut_utf8(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  std::size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // a continuation byte
+  std::string out(s.substr(0, n));
+  out += "…";
+  return out;
 }
 
 // Appends `in` to *out with its invalid subparts replaced; returns how many

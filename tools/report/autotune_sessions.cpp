@@ -1,6 +1,8 @@
 // Autotuning sessions from their instants (autotune_sessions.hpp).
 #include "autotune_sessions.hpp"
 
+#include "utf8_repair.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -75,7 +77,8 @@ void AutotuneSessions::add(const tools::DecodedEvent& ev, tools::EventDecoder& d
   if (what == "start") {
     s->start_ns = ev.ts_ns;
     std::string kernel;
-    if (decoder.arg_string(ev, "kernel", &kernel)) s->kernel = std::move(kernel);
+    if (decoder.arg_string(ev, "kernel", &kernel))
+      s->kernel = tools::cut_utf8(kernel, kMaxTextBytes);
     return;
   }
   if (what == "end") {
@@ -104,13 +107,15 @@ void AutotuneSessions::add(const tools::DecodedEvent& ev, tools::EventDecoder& d
       }
     } else if (what == "compiled_by" && lost.units.size() < kMaxTrials) {
       std::string id;
-      if (decoder.arg_string(ev, "compile_id", &id)) lost.units.push_back(std::move(id));
+      if (decoder.arg_string(ev, "compile_id", &id))
+        lost.units.push_back(tools::cut_utf8(id, kMaxTextBytes));
     }
     return;
   }
   if (what == "trial") {
     std::string config;
-    if (decoder.arg_string(ev, "config", &config)) t->config = std::move(config);
+    if (decoder.arg_string(ev, "config", &config))
+      t->config = tools::cut_utf8(config, kMaxTextBytes);
   } else if (what == "step") {
     std::uint64_t ns = 0;
     std::string step;
@@ -121,16 +126,17 @@ void AutotuneSessions::add(const tools::DecodedEvent& ev, tools::EventDecoder& d
     std::int64_t& sum = step == "benchmark" ? t->benchmark_ns : t->compile_ns;
     sum = saturating_add(sum, static_cast<std::int64_t>(ns));
     if (!t->last_end_ns || ev.ts_ns > *t->last_end_ns) t->last_end_ns = ev.ts_ns;
-  } else if (what == "compiled_by") {
+  } else if (what == "compiled_by" && t->units.size() < kMaxTrials) {
     std::string id;
-    if (decoder.arg_string(ev, "compile_id", &id)) t->units.push_back(std::move(id));
+    if (decoder.arg_string(ev, "compile_id", &id))
+      t->units.push_back(tools::cut_utf8(id, kMaxTextBytes));
   } else if (what == "result") {
     double v = 0;
     if (arg_double(decoder, ev, "value", &v)) t->result = v;
   } else if (what == "failed") {
     std::string reason;
     decoder.arg_string(ev, "reason", &reason);
-    t->failed = std::move(reason);
+    t->failed = tools::cut_utf8(reason, kMaxTextBytes);
   }
 }
 

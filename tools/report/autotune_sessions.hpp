@@ -8,7 +8,8 @@
 // in the trace (cut, or the session began before a flight-recorder
 // window) still counts; such a session has no start and so no wall time
 // or time to the winner. Memory: bounded by kMaxSessions sessions of
-// kMaxTrials trials each kept. A session's trials beyond those still count
+// kMaxTrials trials each kept, each naming up to kMaxTrials units, every
+// kept string cut at kMaxTextBytes. A session's trials beyond those still count
 // in its sums (their steps, and up to kMaxTrials units they name) but not
 // as rows, and not as its winner: a winner among them leaves the session
 // without a time to the winner, its time counted as not won. Events of
@@ -33,6 +34,9 @@ class AutotuneSessions {
  public:
   static constexpr std::size_t kMaxSessions = 100'000;
   static constexpr std::size_t kMaxTrials = 10'000;
+  // A kernel name, config text, failure reason or compile id kept, cut there
+  // (then "…"): memory bounded in bytes whatever a hand-made trace holds.
+  static constexpr std::size_t kMaxTextBytes = 1024;
 
   // An instant whose name starts with "autotune_"; others are ignored.
   void add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder);

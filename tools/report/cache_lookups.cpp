@@ -1,5 +1,7 @@
 #include "cache_lookups.hpp"
 
+#include "utf8_repair.hpp"
+
 #include <algorithm>
 #include <functional>
 
@@ -15,11 +17,8 @@ bool continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x8
 std::string cut(const std::string& s, std::size_t from = 0) {
   from = std::min(from, s.size());
   while (from > 0 && from < s.size() && continuation(s[from])) --from;
-  std::string out = from > 0 ? "…" : "";
-  if (s.size() - from <= CacheLookups::kMaxExampleBytes) return out + s.substr(from);
-  std::size_t n = CacheLookups::kMaxExampleBytes;
-  while (n > 0 && continuation(s[from + n])) --n;
-  return out + s.substr(from, n) + "…";
+  const std::string out = from > 0 ? "…" : "";
+  return out + tools::cut_utf8(std::string_view(s).substr(from), CacheLookups::kMaxExampleBytes);
 }
 
 // Where an example of two long values starts: a little before their first
