@@ -9,6 +9,8 @@
 if(TARGET jitscope_llvm)
   jitscope_add_test(llvm_adapter_test SOURCES adapters/llvm_adapter_test.cpp LABELS adapters
                     LIBS jitscope_llvm)
+  jitscope_add_test(llvm_adapter_stack_test SOURCES adapters/llvm_adapter_stack_test.cpp
+                    LABELS adapters LIBS jitscope_llvm)
   if(NOT JITSCOPE_UNDER_TSAN)
     jitscope_add_test(llvm_adapter_args_test SOURCES adapters/llvm_adapter_args_test.cpp
                       LABELS adapters LIBS jitscope_llvm)

@@ -33,7 +33,7 @@
 // callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
 // load and a branch. With a session, a pass run is one span (its name kept
 // once per pass, then taken by pointer) with two or three args written with
-// its Begin: about 400 instructions beside LLVM's own 1,600 to call the
+// its Begin: about 360 instructions beside LLVM's own 1,600 to call the
 // callbacks. Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
@@ -81,7 +81,7 @@
 #include <vector>
 
 #if !defined(JITSCOPE_DISABLE)
-#include <jitscope/detail/adapter_stack.hpp>
+#include <jitscope/detail/pass_run_stack.hpp>
 
 #include <llvm/Analysis/LazyCallGraph.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -160,27 +160,37 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
 // The IR unit a callback got, as the trace shows it.
 struct IrUnit {
   std::string_view kind = "unknown";
+  // The kind's bytes as one word, where it fits one (all but "machine
+  // function"): a constant per kind, where the word built from the chosen
+  // view took about 15 instructions a run (callgrind).
+  std::uint64_t kind_bits = detail::text_bits("unknown");
   ::llvm::StringRef name;
   std::uint64_t functions = 0;  // an SCC's size
+
+  void set_kind(std::string_view k, std::uint64_t bits) noexcept {
+    kind = k;
+    kind_bits = bits;
+  }
 };
 
 JITSCOPE_ALWAYS_INLINE IrUnit describe_ir(const ::llvm::Any& ir) noexcept {
+  using detail::text_bits;
   IrUnit unit;
   if (const auto* f = ::llvm::any_cast<const ::llvm::Function*>(&ir)) {
-    unit.kind = "function";
+    unit.set_kind("function", text_bits("function"));
     unit.name = (*f)->getName();
   } else if (const auto* m = ::llvm::any_cast<const ::llvm::Module*>(&ir)) {
-    unit.kind = "module";
+    unit.set_kind("module", text_bits("module"));
     unit.name = (*m)->getModuleIdentifier();
   } else if (const auto* l = ::llvm::any_cast<const ::llvm::Loop*>(&ir)) {
-    unit.kind = "loop";
+    unit.set_kind("loop", text_bits("loop"));
     unit.name = (*l)->getName();
   } else if (const auto* c = ::llvm::any_cast<const ::llvm::LazyCallGraph::SCC*>(&ir)) {
-    unit.kind = "cgscc";
+    unit.set_kind("cgscc", text_bits("cgscc"));
     unit.functions = static_cast<std::uint64_t>((*c)->size());
     if ((*c)->size() > 0) unit.name = (*(*c)->begin()).getFunction().getName();
   } else if (const auto* mf = ::llvm::any_cast<const ::llvm::MachineFunction*>(&ir)) {
-    unit.kind = "machine function";
+    unit.set_kind("machine function", 0);  // over a word: the library's path
     unit.name = (*mf)->getName();
   }
   return unit;
@@ -193,35 +203,34 @@ struct CallbackState {
 
   explicit CallbackState(const Options& o) : options(o), column(o.column) {}
 
-  // A pass or analysis begins: its span goes on this thread's stack.
-  void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
+  // A pass or analysis begins: its run goes on this thread's stack.
+  // Out of line (the three below too): one copy beside the callbacks'
+  // lambdas, and the adapter's cost counted by function (adapter_bench.sh).
+  [[gnu::noinline]] void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
     const std::uint32_t s = detail::session_word();
     if (s == 0) return;
-    detail::AdapterStacks& stacks = detail::this_thread_adapter_stacks();
-    detail::AdapterStacks::Frames* const frames = detail::frames_with_room(stacks, id);
-    if (frames == nullptr) [[unlikely]] {
+    detail::PassRunStack* const stack = detail::pass_run_stack_with_room(id);
+    if (stack == nullptr) [[unlikely]] {
       dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
       return;
     }
     const IrUnit unit = describe_ir(ir);
-    detail::end_deferred_frames(*frames);  // when the tail after-callback did not run
-    const bool outermost = frames->empty();
-    // Made in place (a frame moved in cost its members' moves).
-    detail::AdapterFrame& frame = frames->emplace_back();
-    frame.kind = kind;
-    frame.key = reinterpret_cast<std::uintptr_t>(name.data());
-    frame.key2 = name.size();
-    if (outermost) frame.phase = detail::begin_column_phase(column);
+    stack->end_deferred();  // when the tail after-callback did not run
+    if (stack->empty() && !column.empty()) [[unlikely]]
+      stack->outer_phase = detail::begin_column_phase(column);
     // A pass's name is a view into __PRETTY_FUNCTION__, the same for
     // every run of the pass: kept once, the span takes it by pointer.
     const char* kept = detail::kept_name(view_of(name));
+    detail::PassRun& run = *stack->next++;
+    run.key = name.data();
+    run.key_size = static_cast<std::uint32_t>(name.size());
+    run.kind = static_cast<std::uint8_t>(kind);
+    run.end_deferred = false;
     detail::SpanToken token;
-    if (kept != nullptr && begin_inline(s, kept, kind, unit, token)) [[likely]] {
-      frame.span.emplace(detail::kAdoptToken, token);
-    } else {
-      begin_general(s, kept, kind, name, unit, frame.span);
-    }
-    frame.depth_x8 = detail::open_spans_x8();
+    if (kept == nullptr || !begin_inline(s, kept, kind, unit, token)) [[unlikely]]
+      token = begin_general(s, kept, kind, name, unit);
+    run.set_token(token);
+    run.depth_x8 = static_cast<std::uint32_t>(detail::open_spans_x8());
     (kind == kPass ? passes : analyses).fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -233,15 +242,15 @@ struct CallbackState {
                                            const IrUnit& unit,
                                            detail::SpanToken& token) const noexcept {
     const std::size_t name_bytes = options.ir_names ? unit.name.size() : 0;
-    if (name_bytes > detail::kInlineNameBytes) [[unlikely]]
+    if (name_bytes > detail::kInlineNameBytes || unit.kind_bits == 0) [[unlikely]]
       return false;
-    const std::uint64_t slots = detail::string_arg_slots(unit.kind.size()) +
-                                (options.ir_names ? detail::string_arg_slots(name_bytes) : 0) +
+    const std::uint64_t slots = 1 + (options.ir_names ? detail::string_arg_slots(name_bytes) : 0) +
                                 (unit.functions != 0 ? 1 : 0) + (kind == kAnalysis ? 1 : 0);
     detail::SpanBatch batch;
     if (!detail::begin_span_batch(s, kept, slots, token, batch)) [[unlikely]]
       return false;
-    std::uint64_t at = detail::put_string_arg(batch, 0, "ir", unit.kind);
+    detail::put_short_string_arg(batch, 0, "ir", unit.kind_bits, unit.kind.size());
+    std::uint64_t at = 1;
     if (options.ir_names) at += detail::put_string_arg(batch, at, "ir_name", view_of(unit.name));
     if (unit.functions != 0) {
       detail::put_scalar_arg(batch, at++, "functions", detail::ValueType::kUint, unit.functions);
@@ -254,76 +263,78 @@ struct CallbackState {
 
   // The same through the library (which clamps a long name and counts a
   // dropped span), by the kept name or, not kept, a copied one.
-  void begin_general(std::uint32_t s, const char* kept, Kind kind, ::llvm::StringRef name,
-                     const IrUnit& unit, std::optional<Span>& span) const noexcept {
-    // Arg has no empty form: each is made in its slot of raw storage.
-    alignas(Arg) unsigned char storage[4 * sizeof(Arg)];
-    Arg* const args = reinterpret_cast<Arg*>(storage);
-    std::size_t n = 0;
-    ::new (&args[n++]) Arg("ir", unit.kind);
-    if (options.ir_names) ::new (&args[n++]) Arg("ir_name", view_of(unit.name));
-    if (unit.functions != 0) ::new (&args[n++]) Arg("functions", unit.functions);
-    if (kind == kAnalysis) ::new (&args[n++]) Arg("analysis", true);
-    detail::begin_adapter_span(s, kept, view_of(name), args, n, span);
+  [[gnu::noinline]] detail::SpanToken begin_general(std::uint32_t s, const char* kept, Kind kind,
+                                                    ::llvm::StringRef name,
+                                                    const IrUnit& unit) const noexcept {
+    detail::ArgList<4> args;
+    args.add("ir", unit.kind);
+    if (options.ir_names) args.add("ir_name", view_of(unit.name));
+    if (unit.functions != 0) args.add("functions", unit.functions);
+    if (kind == kAnalysis) args.add("analysis", true);
+    const std::uint64_t ts = detail::read_clock(s);
+    if (kept != nullptr) return detail::begin_static_args(s, ts, kept, args.data(), args.size());
+    return detail::begin_dynamic_args(s, ts, view_of(name), args.data(), args.size());
   }
 
   // A pass or analysis ends (the after-callbacks at the front of LLVM's
-  // lists): its span ends, with any of its frames left open inside it.
+  // lists): its span ends, with any of its runs left open inside it.
   // Spans the host began inside it and ends in a later after-callback keep
   // it open until end_deferred, at the back of the lists ("Order").
-  void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
-    detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
-    if (frames == nullptr) {  // no run begun on this thread (or none with a session)
+  [[gnu::noinline]] void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
+    detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
+    if (stack == nullptr) {  // no run begun on this thread (or none with a session)
       if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    const auto key = reinterpret_cast<std::uintptr_t>(name.data());
-    // Almost always: the innermost run ends, nothing deferred, no host span
-    // open inside it. Without the general path's search and its sizes (a
-    // vector of 96-byte frames divides to count them).
-    if (!frames->empty() && !invalidated) [[likely]] {
-      detail::AdapterFrame& top = frames->back();
-      if (top.matches(kind, key, name.size()) && !top.end_deferred &&
-          !(tail_registered.load(std::memory_order_relaxed) && detail::spans_open_inside(top)))
-          [[likely]] {
-        if (top.span) top.span->end();
-        frames->pop_back();
+    // Almost always: the innermost run ends, nothing deferred, and its span
+    // is the innermost open on the thread, so no host span is open inside
+    // it (the inline end's own test of the thread's innermost serial).
+    if (!stack->empty() && !invalidated) [[likely]] {
+      detail::PassRun& top = stack->top();
+      if (top.matches(static_cast<std::uint8_t>(kind), name.data(), name.size()) &&
+          !stack->has_deferred && detail::is_innermost(top.token())) [[likely]] {
+        detail::end_innermost_now();
+        if (--stack->next == stack->base && stack->outer_phase.open()) [[unlikely]]
+          stack->outer_phase.end();
         return;
       }
     }
-    end_general(*frames, kind, key, name.size(), invalidated);
+    end_general(*stack, kind, name, invalidated);
   }
 
-  // end()'s general path: deferred frames above, a run that is not the
-  // innermost (those inside it end with it), an invalidated IR unit, or a
-  // host span open inside the run (its end deferred).
-  [[gnu::noinline]] void end_general(detail::AdapterStacks::Frames& frames, Kind kind,
-                                     std::uintptr_t key, std::size_t key2,
+  // end()'s general path: deferred runs above, a run that is not the
+  // innermost (those inside it end with it), an invalidated IR unit, a
+  // host span open inside the run (its end deferred), or a span whose end
+  // goes through the library.
+  [[gnu::noinline]] void end_general(detail::PassRunStack& stack, Kind kind, ::llvm::StringRef name,
                                      bool invalidated) noexcept {
-    detail::end_deferred_frames(frames);
-    const std::ptrdiff_t at = detail::find_frame(frames, kind, key, key2);
+    stack.end_deferred();
+    const std::int64_t at = stack.find(static_cast<std::uint8_t>(kind), name.data(), name.size());
     if (at < 0) {
       if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    detail::AdapterFrame& frame = frames[static_cast<std::size_t>(at)];
-    if (invalidated && frame.span) {
-      frame.span->arg("ir_invalidated", true);
+    detail::PassRun& run = stack.base[at];
+    if (invalidated) {
+      if (run.session_word != 0 && run.token().recorded())
+        detail::add_arg(run.token(), Arg("ir_invalidated", true));
       this->invalidated.fetch_add(1, std::memory_order_relaxed);
     }
     if (tail_registered.load(std::memory_order_relaxed) &&
-        static_cast<std::size_t>(at) + 1 == frames.size() && detail::spans_open_inside(frame)) {
-      frame.end_deferred = true;
+        static_cast<std::size_t>(at) + 1 == stack.size() &&
+        detail::PassRunStack::spans_open_inside(run)) {
+      run.end_deferred = true;
+      stack.has_deferred = true;
       return;
     }
-    detail::end_frames_from(frames, static_cast<std::size_t>(at));
+    stack.end_from(static_cast<std::size_t>(at));
   }
 
   // The after-callbacks at the back of LLVM's lists: the spans end() left
   // open for the host's later after-callbacks end now.
-  void end_deferred() noexcept {
-    detail::AdapterStacks::Frames* frames = detail::this_thread_adapter_stacks().find(id);
-    if (frames != nullptr) detail::end_deferred_frames(*frames);
+  [[gnu::noinline]] void end_deferred() noexcept {
+    detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
+    if (stack != nullptr) stack->end_deferred();
   }
 
   void skip(::llvm::StringRef pass, const ::llvm::Any& ir) noexcept {

@@ -215,7 +215,15 @@ inline std::ptrdiff_t find_frame(const AdapterStacks::Frames& frames, std::uint3
 // the last 8 overlapping, where a call to memcmp took about 30
 // instructions for a pass's name (callgrind).
 JITSCOPE_ALWAYS_INLINE bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
-  if (n < 8) return std::memcmp(a, b, n) == 0;
+  if (n < 8) {
+    if (n < 4) return std::memcmp(a, b, n) == 0;
+    std::uint32_t x, y, u, v;  // the first 4 and the last 4, overlapping
+    std::memcpy(&x, a, 4);
+    std::memcpy(&y, b, 4);
+    std::memcpy(&u, a + n - 4, 4);
+    std::memcpy(&v, b + n - 4, 4);
+    return x == y && u == v;
+  }
   std::uint64_t x, y;
   for (std::size_t i = 0; i + 8 < n; i += 8) {
     std::memcpy(&x, a + i, 8);

@@ -351,6 +351,14 @@ JITSCOPE_ALWAYS_INLINE std::uint64_t short_string_bits(const char* p, std::size_
   }
   return bits;
 }
+// short_string_bits of a text known when compiling (a literal).
+consteval std::uint64_t text_bits(std::string_view text) noexcept {
+  std::uint64_t bits = 0;
+  for (std::size_t k = 0; k < text.size() && k < kInlineStringBytes; ++k) {
+    bits |= std::uint64_t{static_cast<unsigned char>(text[k])} << (8 * k);
+  }
+  return bits;
+}
 // Publishes the Begin and its `args` args together.
 JITSCOPE_ALWAYS_INLINE void commit_batch(const SpanBatch& batch, std::uint64_t args) noexcept {
   batch.published->store(batch.tail + (1 + args) * kRecordBytes, std::memory_order_release);
@@ -477,6 +485,14 @@ JITSCOPE_ALWAYS_INLINE void end_span_now(SpanToken token) noexcept {
   }
   end_innermost(h, InlineStamp{});
 }
+// end_span_now's test and its inline end apart, for a caller that takes
+// another path when the test fails (the LLVM adapter's: a host span open
+// inside its run). A token that never began (serial 0) is never innermost.
+JITSCOPE_ALWAYS_INLINE bool is_innermost(SpanToken token) noexcept {
+  const HotThread& h = *t_hot;
+  return h.serial_at(h.depth_x8) == token.serial_word;
+}
+JITSCOPE_ALWAYS_INLINE void end_innermost_now() noexcept { end_innermost(*t_hot, InlineStamp{}); }
 
 // One record with a static name and no End of its own (an instant without
 // args, a counter), when the gate is open for `session` and the ring has
