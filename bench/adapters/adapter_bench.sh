@@ -2,13 +2,14 @@
 # The adapters against the compilers' own pass timing: instructions inside
 # each pipeline's run (callgrind, deterministic), as a share over "none" and
 # per pass run. docs/performance.md has runs.
-#   LLVM: default<O2> on C copies of three functions, five modes (none,
+#   LLVM: default<O2> on C copies of three functions, six modes (none,
 #         LLVM's -time-passes, jitscope with a session, register_callbacks
 #         with none (it registers nothing), the callbacks attached with none
-#         anyway).
-#   MLIR: samples/mlir_gpu's lowering pipeline on K kernels, four modes
+#         anyway, jitscope with Options::ir_size).
+#   MLIR: samples/mlir_gpu's lowering pipeline on K kernels, six modes
 #         (none, MLIR's enableTiming, jitscope with a session, the
-#         instrumentation added with none).
+#         instrumentation added with none, a session alone, jitscope with
+#         Options::ir_size).
 #   bash bench/adapters/adapter_bench.sh [copies] [build dir] [kernels]
 #   (defaults: 20 build/dev 12; ONLY=llvm or ONLY=mlir runs one;
 #   MLIR_ARG=single-thread or no-locations is the MLIR driver's third argument)
@@ -46,26 +47,31 @@ bench() {
   done
 }
 
-# own FILE REGEX RUNS: the adapter's callbacks' own instructions (callgrind's
+# own FILE REGEX RUNS [LABEL]: the adapter's callbacks' own instructions (callgrind's
 # inclusive counts of the functions matching REGEX, each once: exact, and
 # free of what the pipeline's own count moves by between processes).
 own() {
   callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
     grep -E "^ *[0-9,]+ .*($2)\(" | grep -v -e lambda -e '=>' |
-    awk -v r="$3" '{ v = $1; gsub(",", "", v); k = $0; sub(/^[^:]*:/, "", k); sub(/ \[.*/, "", k)
-                     if (!(k in seen)) { seen[k] = 1; t += v } }
-                   END { printf "callbacks (own)  %16d %24.0f\n", t, t / r }'
+    awk -v r="$3" -v l="${4:+, $4}" \
+      '{ v = $1; gsub(",", "", v); k = $0; sub(/^[^:]*:/, "", k); sub(/ \[.*/, "", k)
+         if (!(k in seen)) { seen[k] = 1; t += v } }
+       END { printf "%-24s %9d %24.0f\n", "callbacks (own" l ")", t, t / r }'
 }
 
 if [ "$only" != mlir ]; then
   bench "LLVM default<O2> on $copies copies" "$build/bench/jitscope_llvm_o2_driver" "$copies" "" \
-    none timing jitscope attached anyway
-  own "$work/cg.jitscope" 'jitscope::llvm::CallbackState::(begin|end|end_deferred)' "$runs"
+    none timing jitscope attached anyway sized
+  own "$work/cg.jitscope" 'jitscope::llvm::CallbackState::(begin(<(true|false)>)?|end|end_deferred)' \
+    "$runs"
+  own "$work/cg.sized" \
+    'jitscope::llvm::CallbackState::(begin(<(true|false)>)?|end|end_deferred|end_sized)' "$runs" sized
 fi
 if [ "$only" != llvm ]; then
   [ "$only" = mlir ] || echo
   bench "MLIR mlir_gpu lowering on $kernels kernels${MLIR_ARG:+ ($MLIR_ARG)}" \
     "$build/bench/jitscope_mlir_pipeline_driver" "$kernels" "${MLIR_ARG:-}" \
-    none timing jitscope attached session
+    none timing jitscope attached session sized
   own "$work/cg.jitscope" 'jitscope::mlir::Instrumentation::run[A-Za-z]+' "$runs"
+  own "$work/cg.sized" 'jitscope::mlir::Instrumentation::run[A-Za-z]+' "$runs" sized
 fi

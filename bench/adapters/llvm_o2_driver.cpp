@@ -1,5 +1,5 @@
 // LLVM's default<O2> pipeline on a module of N copies of a few functions,
-// in one of five modes, for callgrind to count the instructions inside
+// in one of six modes, for callgrind to count the instructions inside
 // run_pipeline (bench/adapters/adapter_bench.sh):
 //   none      LLVM's StandardInstrumentations only, as opt runs
 //   timing    and LLVM's own pass timing (-time-passes)
@@ -8,6 +8,8 @@
 //             registers nothing)
 //   anyway    and jitscope::llvm's callbacks with no session
 //             (Options::attach_without_session)
+//   sized     jitscope with Options::ir_size (each run's instructions
+//             counted before and after)
 // A third argument "analyses" registers the adapter with analysis spans
 // (off by default). It prints the runs it saw (per-run figures divide by them).
 #include <jitscope/jitscope.hpp>
@@ -67,16 +69,19 @@ int main(int argc, char** argv) {
   jitscope::llvm::Options options;
   options.analyses = argc > 3 && std::string_view(argv[3]) == "analyses";
   if (mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached" &&
-      mode != "anyway") {
-    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached|anyway [copies]\n", argv[0]);
+      mode != "anyway" && mode != "sized") {
+    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached|anyway|sized [copies]\n",
+                 argv[0]);
     return 2;
   }
   options.attach_without_session = mode == "anyway";
-  const bool registers = mode == "jitscope" || mode == "attached" || mode == "anyway";
+  options.ir_size = mode == "sized";
+  const bool session = mode == "jitscope" || mode == "sized";
+  const bool registers = session || mode == "attached" || mode == "anyway";
   std::string text;
   for (int i = 0; i < copies; ++i) text += functions(i);
   if (mode == "timing") llvm::TimePassesIsEnabled = true;
-  if (mode == "jitscope") {
+  if (session) {
     jitscope::Config config;
     config.output_path = "llvm_o2_driver.pftrace";
     config.cupti = jitscope::CuptiMode::kOff;
@@ -96,7 +101,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   run_pipeline(o2);
-  if (mode == "jitscope") jitscope::stop();
+  if (session) jitscope::stop();
   if (registers) {
     const jitscope::llvm::Counts counts = registration.counts();
     std::printf("pass runs %llu, analysis runs %llu\n",

@@ -1,6 +1,6 @@
 // samples/mlir_gpu's MLIR lowering pipeline on K of its kernels (one
 // PassManager run per kernel, as the sample lowers them; the second of two
-// such rounds counted), in one of four
+// such rounds counted), in one of six
 // modes, for callgrind to count the instructions inside run_pipeline
 // (bench/adapters/adapter_bench.sh):
 //   none      the pipeline alone
@@ -11,6 +11,8 @@
 //   session   a session on and no instrumentation: what a session's mere
 //             presence moves in MLIR's own count (its allocations shift
 //             the heap's state that MLIR's mallocs then meet)
+//   sized     jitscope with Options::ir_size (each run's operations
+//             counted before and after)
 // A third argument: "no-locations" turns the adapter's location arg off;
 // "single-thread" leaves out the parked second thread (see main).
 // MLIR's multithreading is off, so that every pass runs on the thread
@@ -78,16 +80,17 @@ int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? argv[1] : "none";
   const int kernels = argc > 2 ? std::atoi(argv[2]) : 12;
   if ((mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached" &&
-       mode != "session") ||
+       mode != "session" && mode != "sized") ||
       kernels < 1) {
-    std::fprintf(
-        stderr,
-        "usage: %s none|timing|jitscope|attached|session [kernels] [no-locations|single-thread]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s none|timing|jitscope|attached|session|sized [kernels] "
+                 "[no-locations|single-thread]\n",
+                 argv[0]);
     return 2;
   }
   jitscope::mlir::Options options;
   options.locations = !(argc > 3 && std::string_view(argv[3]) == "no-locations");
+  options.ir_size = mode == "sized";  // jitscope with each run's operations counted
 
   // A second thread, parked, in every mode: glibc's malloc takes a cheaper
   // path while a process has one thread, which a session's flusher thread
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
   if (!parse_kernels(lowering, kernels, first) || !parse_kernels(lowering, kernels, second)) {
     return 1;
   }
-  const bool session = mode == "jitscope" || mode == "session";
+  const bool session = mode == "jitscope" || mode == "session" || mode == "sized";
   if (session) {
     jitscope::Config config;
     config.output_path = "mlir_pipeline_driver.pftrace";
@@ -117,7 +120,7 @@ int main(int argc, char** argv) {
   mlir_gpu::MlirLowering::add_pipeline(pm);
   if (mode == "timing") pm.enableTiming();  // its report goes to stderr when pm is destroyed
   jitscope::mlir::Instrumentation* adapter = nullptr;
-  if (mode == "jitscope" || mode == "attached") {
+  if (mode == "jitscope" || mode == "attached" || mode == "sized") {
     std::unique_ptr<jitscope::mlir::Instrumentation> made =
         jitscope::mlir::make_instrumentation(options);
     adapter = made.get();  // owned by pm from here

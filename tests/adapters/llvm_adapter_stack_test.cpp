@@ -4,13 +4,16 @@
 // interleaved on one thread (the stack found last is another's), an end
 // that skips runs still open inside it, nesting deeper than the stack's
 // first room, runs left open when their thread exits, and an end with no
-// begin. Each trace is checked against the nesting the calls made.
+// begin. Each trace is checked against the nesting the calls made. And
+// Options::ir_size: a run's instruction counts against the instructions the
+// test itself added between its before and after callbacks.
 #include <jitscope/llvm.hpp>
 
 #include "adapters/adapter_trace.hpp"
 #include "trace_support.hpp"
 
 #include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassInstrumentation.h>
@@ -19,6 +22,7 @@
 #include <algorithm>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -40,9 +44,9 @@ std::string name_of() {
 struct Fixture {
   llvm::LLVMContext context;
   llvm::Module module{"stack_test", context};
-  llvm::Function* function = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
-      llvm::Function::ExternalLinkage, "f", module);
+  llvm::Function* function =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+                             llvm::Function::ExternalLinkage, "f", module);
   llvm::PassInstrumentationCallbacks pic_a, pic_b;
   llvm::PassInstrumentation a{&pic_a}, b{&pic_b};
   llvm::PreservedAnalyses all = llvm::PreservedAnalyses::all();
@@ -110,7 +114,7 @@ TEST(LlvmAdapterStack, AnEndThatSkipsRunsOpenInsideItEndsThemWithIt) {
   f.begin<1>(f.a);
   f.begin<2>(f.a);
   f.begin<3>(f.a);
-  f.end<1>(f.a);  // 2 and 3 never see their end
+  f.end<1>(f.a);    // 2 and 3 never see their end
   f.begin<4>(f.a);  // the stack is empty again: 4 is outermost
   f.end<4>(f.a);
   f.end<3>(f.a);  // already ended with 1: nothing begun matches
@@ -184,6 +188,67 @@ TEST(LlvmAdapterStack, RunsLeftOpenWhenTheirThreadExitsEndThere) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{name_of<1>() + "@0", name_of<2>() + "@1",
                                              name_of<3>() + "@0"}));
+}
+
+// Options::ir_size on runs driven by hand: the function gains three
+// instructions inside one run and loses one inside the next; the module's
+// run counts every function's. The counts are what the test built.
+TEST(LlvmAdapterStack, IrSizeIsTheInstructionsBeforeAndAfterEachRun) {
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_stack_size"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  Fixture f;
+  const jitscope::llvm::Registration r =
+      jitscope::llvm::register_callbacks(f.pic_a, {.ir_size = true});
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(f.context, "entry", f.function);
+  llvm::IRBuilder<> build(entry);
+  build.CreateRetVoid();
+  build.SetInsertPoint(entry->getTerminator());
+  // A second function of 2 instructions, for the module's count.
+  llvm::Function* g = llvm::Function::Create(f.function->getFunctionType(),
+                                             llvm::Function::ExternalLinkage, "g", f.module);
+  llvm::IRBuilder<> gb(llvm::BasicBlock::Create(f.context, "entry", g));
+  gb.CreateAlloca(gb.getInt32Ty());
+  gb.CreateRetVoid();
+
+  f.begin<1>(f.a);  // f: 1 instruction (its ret)
+  llvm::AllocaInst* slot = build.CreateAlloca(build.getInt32Ty());
+  llvm::Value* loaded = build.CreateLoad(build.getInt32Ty(), slot);
+  llvm::Value* sum = build.CreateAdd(loaded, loaded);
+  f.end<1>(f.a);  // f: 4
+  f.begin<2>(f.a);
+  llvm::cast<llvm::Instruction>(sum)->eraseFromParent();
+  f.end<2>(f.a);  // f: 3
+  EXPECT_TRUE(f.a.runBeforePass(Pass<3>{}, f.module));
+  f.a.runAfterPass(Pass<3>{}, f.module, f.all);  // the module: 3 + 2
+
+  EXPECT_EQ(r.counts().passes, 3u);
+  session.finish();
+  const std::vector<TraceSpan> spans = pass_spans(session);
+  ASSERT_EQ(spans.size(), 3u);
+  using Sizes = std::pair<std::int64_t, std::int64_t>;
+  const auto sizes = [](const TraceSpan& s) {
+    return Sizes(s.args.value("ir_size_before", std::int64_t{-1}),
+                 s.args.value("ir_size_after", std::int64_t{-1}));
+  };
+  EXPECT_EQ(sizes(spans[0]), Sizes(1, 4));
+  EXPECT_EQ(sizes(spans[1]), Sizes(4, 3));
+  EXPECT_EQ(sizes(spans[2]), Sizes(5, 5));
+  EXPECT_EQ(spans[2].args.value("ir", ""), "module");
+}
+
+// Without Options::ir_size the spans carry no size.
+TEST(LlvmAdapterStack, IrSizeIsOffByDefault) {
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_stack_nosize"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  Fixture f;
+  const jitscope::llvm::Registration r = jitscope::llvm::register_callbacks(f.pic_a);
+  f.begin<1>(f.a);
+  f.end<1>(f.a);
+  session.finish();
+  const std::vector<TraceSpan> spans = pass_spans(session);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_FALSE(spans[0].args.contains("ir_size_before"));
+  EXPECT_FALSE(spans[0].args.contains("ir_size_after"));
 }
 
 }  // namespace

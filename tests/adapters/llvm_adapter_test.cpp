@@ -17,6 +17,7 @@
 
 #include <llvm/Passes/PassBuilder.h>
 
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -171,6 +172,49 @@ TEST(LlvmAdapter, SpansNestAsLlvmRanThePasses) {
   }
   EXPECT_FALSE(ir_name_by_kind["function"].empty());
   EXPECT_FALSE(ir_name_by_kind["loop"].empty());
+}
+
+// Options::ir_size through default<O2>: the module-level runs (depth 0)
+// follow one another, so each one's after is the next one's before, the
+// first's before and the last's after are the module's instructions before
+// and after the pipeline (counted here block by block), and every run
+// inside carries both. The same trace with the option off has none.
+TEST(LlvmAdapter, IrSizesChainAcrossTheModulesRuns) {
+  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_ir_size"));
+  ASSERT_TRUE(session.status().ok()) << session.status().message();
+  llvm::PassInstrumentationCallbacks pic;
+  const jitscope::llvm::Registration reg =
+      jitscope::llvm::register_callbacks(pic, {.ir_size = true});
+  jitscope::testing::O2Pipeline o2(pic, kModule, /*standard=*/true);
+  ASSERT_TRUE(o2.parsed) << o2.error;
+  const auto instructions = [&o2] {
+    std::int64_t n = 0;
+    for (const llvm::Function& f : *o2.module) {
+      for (const llvm::BasicBlock& b : f) n += std::distance(b.begin(), b.end());
+    }
+    return n;
+  };
+  const std::int64_t before = instructions();
+  o2.run();
+  const std::int64_t after = instructions();
+  ASSERT_NE(before, after);  // O2 changed the module (the dead loop goes)
+  session.finish();
+  const auto threads = spans_by_thread(jitscope::testing::load_trace(session.path()), is_pass_span);
+  ASSERT_EQ(threads.size(), 1u);
+  std::vector<const jitscope::testing::TraceSpan*> top;
+  for (const auto& s : threads.begin()->second) {
+    EXPECT_TRUE(s.args.contains("ir_size_before")) << s.name;
+    // A run that invalidated its unit (a deleted loop) has no after count.
+    EXPECT_EQ(s.args.contains("ir_size_after"), !s.args.value("ir_invalidated", false)) << s.name;
+    if (s.depth == 0) top.push_back(&s);
+  }
+  ASSERT_GT(top.size(), 2u);
+  EXPECT_EQ(top.front()->args["ir_size_before"].get<std::int64_t>(), before);
+  EXPECT_EQ(top.back()->args["ir_size_after"].get<std::int64_t>(), after);
+  for (std::size_t i = 1; i < top.size(); ++i) {
+    EXPECT_EQ(top[i]->args["ir_size_before"], top[i - 1]->args["ir_size_after"]) << top[i]->name;
+  }
+  EXPECT_EQ(reg.counts().passes, static_cast<std::uint64_t>(threads.begin()->second.size()));
 }
 
 TEST(LlvmAdapter, InvalidatedPassesEndTheirSpans) {

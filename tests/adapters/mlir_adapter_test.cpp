@@ -582,6 +582,56 @@ TEST(MlirAdapter, LocationsAreTheOpsFileLineAndColumn) {
   EXPECT_EQ(where["nowhere"], "-");
 }
 
+// Options::ir_size: each pass run's operations before and after, against
+// the counts of the module written here. A function of 5 ops (two
+// constants, two adds, a return) of which canonicalize erases the unused
+// add and the constant only it used: the function goes from 6 operations
+// (itself included) to 4, the module from 7 to 5; a second canonicalize on
+// the module changes nothing. Without the option no span has them.
+TEST(MlirAdapter, IrSizeIsTheOperationsBeforeAndAfterEachRun) {
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::func::FuncDialect, mlir::arith::ArithDialect>();
+  constexpr const char* kText =
+      "func.func @f(%a: i32) -> i32 {\n"
+      "  %c1 = arith.constant 1 : i32\n"
+      "  %c2 = arith.constant 2 : i32\n"
+      "  %dead = arith.addi %c1, %c2 : i32\n"
+      "  %r = arith.addi %a, %c1 : i32\n"
+      "  return %r : i32\n"
+      "}\n";
+  for (const bool sized : {true, false}) {
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(kText, &context);
+    ASSERT_TRUE(module);
+    jitscope::testing::ScopedSession session(jitscope::testing::test_config("mlir_ir_size"));
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    {
+      mlir::PassManager pm(&context);
+      pm.nest<mlir::func::FuncOp>().addPass(mlir::createCanonicalizerPass());
+      pm.addPass(mlir::createCanonicalizerPass());
+      pm.addInstrumentation(
+          jitscope::mlir::make_instrumentation({.analyses = false, .ir_size = sized}));
+      ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    }
+    session.finish();
+    const nlohmann::json trace = jitscope::testing::load_trace(session.path());
+    std::vector<std::string> sizes;  // "op before->after" per pass run, in begin order
+    const auto threads = spans_by_thread(trace, is_pass_span);
+    ASSERT_EQ(threads.size(), 1u);
+    for (const TraceSpan& s : threads.begin()->second) {
+      sizes.push_back(s.args.value("op", "") + " " +
+                      std::to_string(s.args.value("ir_size_before", -1)) + "->" +
+                      std::to_string(s.args.value("ir_size_after", -1)));
+    }
+    if (sized) {
+      EXPECT_EQ(sizes, (std::vector<std::string>{"builtin.module 7->5", "func.func 6->4",
+                                                 "builtin.module 5->5"}));
+    } else {
+      EXPECT_EQ(sizes, (std::vector<std::string>{"builtin.module -1->-1", "func.func -1->-1",
+                                                 "builtin.module -1->-1"}));
+    }
+  }
+}
+
 TEST(MlirAdapter, PassManagersInTurnEachRecordTheirOwn) {
   // Pass managers made and freed in turn on one thread (their passes may
   // come back at the same addresses): none is taken for a second instrumentation.

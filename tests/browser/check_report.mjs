@@ -342,6 +342,8 @@ async function checkReportInto(browser, opts, f) {
   await plain.goto(pathToFileURL(path.resolve(opts.html)).href, { waitUntil: "load" });
   f.check((await plain.$("section#autotune")) === null,
           `${path.basename(opts.html)}: a section#autotune without tuning sessions`);
+  f.check((await plain.$("#ir-growth-table")) === null,
+          `${path.basename(opts.html)}: an #ir-growth-table without IR sizes`);
   await plain.close();
 }
 
@@ -427,6 +429,17 @@ async function checkPasses(browser, html, f) {
     const fails = rows.filter((r) => r.cls.split(" ").includes("fails")).map((r) => r.name);
     f.check(JSON.stringify(fails) === JSON.stringify([failing]),
             `${name}: ${key} failing ${JSON.stringify(fails)}, not ["${failing}"]`);
+  }
+  // The IR growth table (the runs' ir_size args): by growth, largest first.
+  try {
+    await page.waitForSelector("#ir-growth-table tbody tr", { timeout: 30000 });
+    const growth = await page.$$eval("#ir-growth-table tbody tr", (trs) =>
+      trs.map((tr) => tr.dataset.pass + " " + tr.querySelector("td.growth").textContent));
+    const want = ["GVNPass -2", "InstCombinePass -9", "PassManager<llvm::Module> -11"];
+    f.check(JSON.stringify(growth) === JSON.stringify(want),
+            `${name}: IR growth rows ${JSON.stringify(growth)}, not ${JSON.stringify(want)}`);
+  } catch {
+    f.add(`${name}: no #ir-growth-table with rows`);
   }
   // Passes are not among the plain span names.
   const names = await page.$$eval("#compare-names-table tbody tr td:first-child",

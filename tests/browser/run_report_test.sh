@@ -56,14 +56,15 @@ if ! "$sample" --trace "$out/base.trace.json" --metrics "$out/base.metrics.jsonl
   cat "$out/sample.log" "$out/compare.err" >&2
   exit 1
 fi
-# Runs with compiler passes (the LLVM adapter's shape: "ir" args), GVNPass
-# 3 ms slower in the new one: the gate fails (3) naming it and llvm_opt.
+# Runs with compiler passes (the LLVM adapter's shape: "ir" args, and its
+# IR sizes), GVNPass 3 ms slower in the new one: the gate fails (3) naming
+# it and llvm_opt.
 pass_trace() {  # <file> <GVNPass ms>
   local gvn_us=$(($2 * 1000)) pm_us=$((10000 + $2 * 1000 + 20))
   printf '%s\n' "[" \
-    "{\"ph\":\"X\",\"name\":\"InstCombinePass\",\"pid\":1,\"tid\":1,\"ts\":1010,\"dur\":10000,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\"}}," \
-    "{\"ph\":\"X\",\"name\":\"GVNPass\",\"pid\":1,\"tid\":1,\"ts\":11020,\"dur\":$gvn_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\"}}," \
-    "{\"ph\":\"X\",\"name\":\"PassManager<llvm::Module>\",\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":$pm_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"module\"}}," \
+    "{\"ph\":\"X\",\"name\":\"InstCombinePass\",\"pid\":1,\"tid\":1,\"ts\":1010,\"dur\":10000,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\",\"ir_size_before\":40,\"ir_size_after\":31}}," \
+    "{\"ph\":\"X\",\"name\":\"GVNPass\",\"pid\":1,\"tid\":1,\"ts\":11020,\"dur\":$gvn_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"function\",\"ir_size_before\":31,\"ir_size_after\":29}}," \
+    "{\"ph\":\"X\",\"name\":\"PassManager<llvm::Module>\",\"pid\":1,\"tid\":1,\"ts\":1000,\"dur\":$pm_us,\"args\":{\"compile_id\":\"0/0\",\"ir\":\"module\",\"ir_size_before\":40,\"ir_size_after\":29}}," \
     "{\"ph\":\"X\",\"name\":\"llvm_opt\",\"pid\":1,\"tid\":1,\"ts\":500,\"dur\":$((pm_us + 1000)),\"args\":{\"compile_id\":\"0/0\"}}," \
     "{\"ph\":\"X\",\"cat\":\"compile_unit\",\"name\":\"[0/0] k\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":$((pm_us + 3000)),\"args\":{\"compile_id\":\"0/0\",\"unit_key\":\"k\"}}" \
     "]" >"$1"

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <map>
 #include <random>
 #include <string>
@@ -123,6 +124,103 @@ TEST(ReportPasses, PassesAndThePipelinesThatRanThem) {
   const std::string plain = trace_of({unit_span("0/0", "optimize", 0, kMs)}, "passes_none");
   EXPECT_TRUE(report_json({plain, "-s", "compile_times"})["pipelines"].empty());
   EXPECT_EQ(report({plain}).out.find("Pass pipelines"), std::string::npos);
+}
+
+// The ir_growth table (the adapters' Options::ir_size) on scripted runs:
+// sizes on X slices and on B/E pairs (before on the B, after on the E, as
+// the Perfetto form carries an arg added late), a run without an after (an
+// invalidated unit), an analysis and a non-pass span with sizes (neither
+// counted), and values that are not counts. Each figure is summed here.
+TEST(ReportPasses, IrGrowthPerPassFromTheRunsSizes) {
+  struct Run {
+    const char* pass;
+    long long before, after, start_ms, dur_ms;
+  };
+  const std::vector<Run> runs = {
+      {"InstCombinePass", 40, 31, 1, 2}, {"InstCombinePass", 31, 30, 4, 1},
+      {"LoopUnrollPass", 30, 95, 6, 3},  {"LoopUnrollPass", 12, 44, 10, 2},
+      {"SROAPass", 50, 50, 13, 1},       {"InstCombinePass", 95, 60, 15, 2},
+  };
+  std::vector<std::string> ev;
+  ev.push_back(unit_event("0/0", "net__fwd_0", 0, 100 * kMs, 1));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    const std::string sizes = kLlvmFunction + R"(,"ir_size_before":)" + std::to_string(r.before);
+    const std::string after = R"("ir_size_after":)" + std::to_string(r.after);
+    if (i % 2 == 0) {  // an X slice with both
+      ev.push_back(
+          unit_span("0/0", r.pass, r.start_ms * kMs, r.dur_ms * kMs, 1, sizes + "," + after));
+    } else {  // a B/E pair: before on the B, after on the E
+      std::vector<std::string> pair =
+          be_pair("0/0", r.pass, r.start_ms * kMs, r.dur_ms * kMs, 1, sizes);
+      pair[1].insert(pair[1].size() - 1, R"(,"args":{)" + after + "}");
+      ev.insert(ev.end(), pair.begin(), pair.end());
+    }
+  }
+  // Not counted: no after (an invalidated loop), an analysis, a span that is
+  // not a pass, and sizes that are not counts.
+  ev.push_back(unit_span("0/0", "LoopDeletionPass", 20 * kMs, kMs, 1,
+                         kLlvmFunction + R"(,"ir_size_before":9,"ir_invalidated":true)"));
+  ev.push_back(
+      unit_span("0/0", "DominatorTreeAnalysis", 22 * kMs, kMs, 1,
+                kLlvmFunction + R"(,"analysis":true,"ir_size_before":1,"ir_size_after":9)"));
+  ev.push_back(
+      unit_span("0/0", "emit", 24 * kMs, kMs, 1, R"("ir_size_before":1,"ir_size_after":9)"));
+  for (const char* bad :
+       {R"("ir_size_before":-3,"ir_size_after":4)", R"("ir_size_before":3.5,"ir_size_after":4)",
+        R"("ir_size_before":"3","ir_size_after":4)"}) {
+    ev.push_back(unit_span("0/0", "GVNPass", 26 * kMs, kMs, 1, kLlvmFunction + "," + bad));
+  }
+  const std::string trace = trace_of(ev, "ir_growth");
+
+  struct Want {
+    long long runs = 0, before = 0, after = 0, ns = 0, largest = 0, largest_from = 0;
+  };
+  std::map<std::string, Want> want;
+  for (const Run& r : runs) {
+    Want& w = want[r.pass];
+    if (w.runs == 0 || r.after - r.before > w.largest) {
+      w.largest = r.after - r.before;
+      w.largest_from = r.before;
+    }
+    ++w.runs;
+    w.before += r.before;
+    w.after += r.after;
+    w.ns += r.dur_ms * kMs;
+  }
+  const json rep = report_json({trace, "-s", "compile_times"});
+  const json& rows = rep["ir_growth"];
+  ASSERT_EQ(rows.size(), want.size()) << rows.dump();
+  long long last_growth = LLONG_MAX;
+  for (const json& row : rows) {
+    const std::string pass = row["pass"];
+    ASSERT_TRUE(want.count(pass)) << pass;
+    const Want& w = want[pass];
+    EXPECT_EQ(row["runs"], w.runs) << pass;
+    EXPECT_EQ(row["before"], w.before) << pass;
+    EXPECT_EQ(row["after"], w.after) << pass;
+    EXPECT_EQ(row["growth"], w.after - w.before) << pass;
+    EXPECT_EQ(row["largest"], w.largest) << pass;
+    EXPECT_EQ(row["largest_from"], w.largest_from) << pass;
+    EXPECT_EQ(row["total_ns"], w.ns) << pass;
+    EXPECT_LE(row["growth"].get<long long>(), last_growth) << "by growth, largest first";
+    last_growth = row["growth"];
+  }
+  EXPECT_EQ(rows[0]["pass"], "LoopUnrollPass");
+
+  const Result text = report({trace, "-s", "compile_times"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("IR growth per pass"), std::string::npos) << text.out;
+  const Result csv = report({trace, "-s", "compile_times", "-f", "csv"});
+  // LoopUnrollPass: 42 -> 139, +97 (231.0 %), largest +65 from 30, 5 ms.
+  EXPECT_NE(csv.out.find("\nLoopUnrollPass,2,42,139,97,231.0%,65,30,5000000"), std::string::npos)
+      << csv.out;
+
+  // A trace whose passes carry no sizes has no rows and no table.
+  const std::string plain =
+      trace_of({unit_span("0/0", "SROAPass", 0, kMs, 1, kLlvmFunction)}, "ir_growth_none");
+  EXPECT_TRUE(report_json({plain, "-s", "compile_times"})["ir_growth"].empty());
+  EXPECT_EQ(report({plain}).out.find("IR growth"), std::string::npos);
 }
 
 TEST(ReportPasses, IdenticalIntervalsAndArgsOnTheEnd) {

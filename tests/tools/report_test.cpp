@@ -423,18 +423,19 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   const json hyphens = report_json({path, "--section", "top-spans,compile-times"});
   keys.clear();
   for (const auto& [k, v] : hyphens.items()) keys.insert(k);
-  // compile_times is two keys: the names, and the pipelines of passes.
-  EXPECT_EQ(keys, (std::set<std::string>{"top_spans", "compile_times", "pipelines"}));
+  // compile_times is three keys: the names, the pipelines of passes, and
+  // the passes' IR growth.
+  EXPECT_EQ(keys, (std::set<std::string>{"top_spans", "compile_times", "pipelines", "ir_growth"}));
   const json all = report_json({path});
   keys.clear();
   for (const auto& [k, v] : all.items()) keys.insert(k);
   // The units section is four keys: unit_walls (the spread), waterfalls
   // (which units kept their spans), units (the rows) and failed_passes.
   // The autotune section is two: the sessions, and how many were not kept.
-  EXPECT_EQ(keys,
-            (std::set<std::string>{"header", "compile_times", "pipelines", "phases", "unit_walls",
-                                   "waterfalls", "units", "failed_passes", "top_spans", "gpu",
-                                   "caches", "autotune", "autotune_events_not_kept"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "pipelines", "ir_growth",
+                                         "phases", "unit_walls", "waterfalls", "units",
+                                         "failed_passes", "top_spans", "gpu", "caches", "autotune",
+                                         "autotune_events_not_kept"}));
   EXPECT_TRUE(all["caches"].empty());    // no cache_lookup in this trace
   EXPECT_TRUE(all["autotune"].empty());  // no tuning session either
   EXPECT_EQ(all["autotune_events_not_kept"], 0);

@@ -223,6 +223,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
           spawn_note(t, ev, decoder);
         } else {
           classify_pass(name, ev, decoder);
+          ir_sizes(name, dur, ev, decoder, -1);
           span_marks(t, name, ev.ts_ns, dur, cid, ev, decoder, nullptr);
         }
       }
@@ -274,11 +275,15 @@ void Aggregator::begin(std::uint32_t t, const tools::DecodedEvent& ev,
   b.order = order_++;
   b.attached = ev.attached;
   b.failed = false;
+  b.ir_before = -1;
   if (ev.has_args) {
     if (b.unit_slice) {
       unit_slice_args(b.unit, ev);
     } else {
       classify_pass(b.name, ev, decoder);
+      if (names_[b.name].pass == NameStats::Pass::kYes) {
+        b.ir_before = ir_size_arg(decoder, ev, "ir_size_before");
+      }
       b.failed = ev.failed;
       // Rare: its reason waits beside the stack for its E.
       if (b.failed) th.failed_reasons.push_back(fail_reason_of(ev, decoder));
@@ -333,6 +338,7 @@ void Aggregator::end(std::uint32_t t, const tools::DecodedEvent& ev, tools::Even
     if (ev.has_args) unit_slice_args(unit, ev);
   } else if (b.failed || ev.has_args) {
     classify_pass(name_index, ev, decoder);  // args on the E only
+    ir_sizes(name_index, std::max<std::int64_t>(0, dur), ev, decoder, b.ir_before);
     span_marks(t, name_index, b.ts, std::max<std::int64_t>(0, dur), cid, ev, decoder,
                b.failed ? &b_reason : nullptr);
   }
@@ -548,6 +554,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   gpu_rows(r, unit_pids);  // before name_rows: it sets r.gpu whole, name_rows adds r.gpu.names
   name_rows(r);
   pipeline_rows(r);
+  ir_growth_rows(r);
   failed_rows(r);
   r.caches = caches_.rows();
   autotune_rows(r);

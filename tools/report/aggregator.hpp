@@ -170,6 +170,10 @@ class Aggregator final : private SelfTimeSink {
   void pipeline_step(const TimedSpan& span, const TimedSpan* parent);
   void end_pipeline_run(std::uint32_t name, std::int64_t ns);
   void pipeline_rows(Report& r);
+  // A pass run's IR sizes (its args, or `before` from its B when >= 0).
+  void ir_sizes(std::uint32_t name, std::int64_t dur, const tools::DecodedEvent& ev,
+                tools::EventDecoder& decoder, std::int64_t before);
+  void ir_growth_rows(Report& r) const;
   // Child processes (aggregator_children.cpp): a unit slice's gaps, a
   // parent's "spawn" slice, and after the self times the children's time
   // in their parents' gaps.
@@ -266,6 +270,7 @@ class Aggregator final : private SelfTimeSink {
   // span's order -> (name id, time in passes so far).
   static constexpr std::uint32_t kUnitPipeline = 0xfffffffe;  // kNone - 1
   std::map<std::uint32_t, PipelineStats> pipelines_;
+  std::map<std::uint32_t, IrGrowthRow> ir_growth_;  // by pass name (its `pass` unset)
   std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> pipeline_runs_;
   std::vector<SpawnNote> spawns_;  // at most kMaxSpawns (the others counted)
   static constexpr std::size_t kMaxSpawns = 1'000'000;

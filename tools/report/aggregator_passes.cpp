@@ -19,6 +19,9 @@
 #include "aggregator.hpp"
 #include "aggregator_state.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 namespace jitscope::report {
 
 void Aggregator::classify_pass(std::uint32_t name, const tools::DecodedEvent& ev,
@@ -54,6 +57,47 @@ void Aggregator::pipeline_step(const TimedSpan& s, const TimedSpan* parent) {
   auto& run = pipeline_runs_[parent->order];
   run.first = parent->name == kNone ? kUnitPipeline : parent->name;
   run.second = sat_add(run.second, ns);
+}
+
+std::int64_t ir_size_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev,
+                         std::string_view key) {
+  std::string_view raw;
+  if (!decoder.arg(ev, key, &raw)) return -1;
+  std::int64_t n = -1;
+  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), n);
+  // The whole text, a count: "12" (not "12.5", "-3", "\"12\"" or past 2^62).
+  if (ec != std::errc() || end != raw.data() + raw.size() || n < 0 || n > kMaxIrSize) return -1;
+  return n;
+}
+
+void Aggregator::ir_sizes(std::uint32_t name, std::int64_t dur, const tools::DecodedEvent& ev,
+                          tools::EventDecoder& decoder, std::int64_t before) {
+  // Passes only: their names are decided, and the other spans pay no lookup.
+  if (!ev.has_args || names_[name].pass != NameStats::Pass::kYes) return;
+  const std::int64_t after = ir_size_arg(decoder, ev, "ir_size_after");
+  if (after < 0) return;
+  if (before < 0) before = ir_size_arg(decoder, ev, "ir_size_before");
+  if (before < 0) return;
+  IrGrowthRow& g = ir_growth_[name];
+  // Saturating: a hand-made trace's sizes stay below 2^62 each, not their sums.
+  if (g.runs == 0 || after - before > g.largest) {
+    g.largest = after - before;
+    g.largest_before = before;
+  }
+  ++g.runs;
+  g.before = sat_add(g.before, before);
+  g.after = sat_add(g.after, after);
+  g.total_ns = sat_add(g.total_ns, dur);
+}
+
+void Aggregator::ir_growth_rows(Report& r) const {
+  for (const auto& [name, g] : ir_growth_) {
+    r.ir_growth.push_back(g);
+    r.ir_growth.back().pass = names_[name].name;
+  }
+  std::sort(r.ir_growth.begin(), r.ir_growth.end(), [](const IrGrowthRow& a, const IrGrowthRow& b) {
+    return a.growth() != b.growth() ? a.growth() > b.growth() : a.pass < b.pass;
+  });
 }
 
 void Aggregator::end_pipeline_run(std::uint32_t name, std::int64_t ns) { pipelines_[name].add(ns); }

@@ -156,6 +156,12 @@ struct DurationStats {
   }
 };
 
+// A pass run's "ir_size_before" or "ir_size_after" (aggregator_passes.cpp):
+// a count written as a plain number up to kMaxIrSize, else -1.
+inline constexpr std::int64_t kMaxIrSize = std::int64_t{1} << 62;
+std::int64_t ir_size_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev,
+                         std::string_view key);
+
 struct Aggregator::NameStats : DurationStats {
   std::string name;
   std::int64_t self = 0;
@@ -255,7 +261,8 @@ struct Aggregator::ThreadState {
     std::int64_t ts;
     std::uint64_t order;
     bool has_ts, unit_slice, attached;
-    bool failed;  // args "failed": true (the adapters' mark of a failed pass)
+    bool failed;             // args "failed": true (the adapters' mark of a failed pass)
+    std::int64_t ir_before;  // its "ir_size_before" (Options::ir_size), else -1
   };
   bool has_pid = false;
   Id pid, tid;

@@ -56,8 +56,9 @@ void pager(std::string& o, const char* id) {
 
 struct PageSections {
   bool summary, compare, units, compile_times, gpu, top_spans;
-  bool caches;    // only with lookups: most traces have none
-  bool autotune;  // only with tuning sessions
+  bool ir_growth;  // only with passes that carried IR sizes
+  bool caches;     // only with lookups: most traces have none
+  bool autotune;   // only with tuning sessions
 };
 
 void skeleton(std::string& o, const PageSections& s) {
@@ -106,7 +107,13 @@ void skeleton(std::string& o, const PageSections& s) {
          "placeholder=\"filter: name\" aria-label=\"filter names\">";
     pager(o, "compile-times-pager");
     o += "</div>\n<table id=\"compile-times-table\" class=\"data\"><thead></thead><tbody></tbody>"
-         "</table>\n</section>\n";
+         "</table>\n";
+    if (s.ir_growth) {
+      o += "<h3 id=\"ir-growth\">IR growth per pass (the adapters' ir_size: LLVM instructions, "
+           "MLIR operations), summed over its runs</h3>\n"
+           "<table id=\"ir-growth-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n";
+    }
+    o += "</section>\n";
   }
   if (s.gpu) {
     section_open(o, "gpu", "GPU attribution (kernels per unit that built them)");
@@ -220,6 +227,7 @@ void write_html(const Report& r, const Sections& sec, const Comparison* comparis
                           sec.compile_times || sec.phases,
                           sec.gpu,
                           sec.top_spans,
+                          sec.compile_times && !r.ir_growth.empty(),
                           sec.caches && !r.caches.empty(),
                           sec.autotune && !r.autotune.empty()};
   std::string& o = em.buf();

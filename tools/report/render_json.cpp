@@ -330,6 +330,21 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
     j.begin_array();
     for (const NameRow& n : r.pipelines) json_name_row(j, n);
     j.end_array();
+    j.key("ir_growth");  // passes whose runs carried IR sizes (Options::ir_size)
+    j.begin_array();
+    for (const IrGrowthRow& g : r.ir_growth) {
+      j.begin_object();
+      j.member("pass", std::string_view(g.pass));
+      j.member("runs", g.runs);
+      j.member("before", g.before);
+      j.member("after", g.after);
+      j.member("growth", g.growth());
+      j.member("largest", g.largest);
+      j.member("largest_from", g.largest_before);
+      j.member("total_ns", g.total_ns);
+      j.end_object();
+    }
+    j.end_array();
   }
   if (sec.phases) {
     j.key("phases");

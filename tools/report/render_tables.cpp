@@ -89,6 +89,30 @@ void unexplained_table(const Report& r, const TimeText& t, bool human, std::vect
 
 }  // namespace
 
+// Passes by IR growth (the adapters' Options::ir_size), the one that grew
+// the IR most first.
+template <class TimeText, class Column>
+void ir_growth_table(const Report& r, const TimeText& t, const Column& col,
+                     std::vector<Table>& out) {
+  Table tb{"ir_growth",
+           "IR growth per pass (the adapters' ir_size: LLVM instructions, MLIR operations), "
+           "summed over its runs; largest: the run that grew it most",
+           {"pass", "runs", "before", "after", "growth", "growth_pct", "largest", "largest_from",
+            col("time")},
+           {false, true, true, true, true, true, true, true, true},
+           {},
+           {},
+           "",
+           {}};
+  for (const IrGrowthRow& g : r.ir_growth) {
+    tb.rows.push_back({g.pass, std::to_string(g.runs), std::to_string(g.before),
+                       std::to_string(g.after), std::to_string(g.growth()),
+                       percent(g.growth(), g.before), std::to_string(g.largest),
+                       std::to_string(g.largest_before), t(g.total_ns)});
+  }
+  out.push_back(std::move(tb));
+}
+
 std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
   auto t = [human](std::int64_t ns) { return human ? human_ns(ns) : std::to_string(ns); };
   auto col = [&](const char* name) {
@@ -215,6 +239,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
                          "Pass pipelines (per span that ran passes: time in its outermost passes)",
                          "pipeline", "runs", r.pipelines);
     }
+    if (!r.ir_growth.empty()) ir_growth_table(r, t, col, out);
   }
 
   if (sec.phases) {

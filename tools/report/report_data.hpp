@@ -141,6 +141,19 @@ struct NameRow {
   }
 };
 
+// A pass's IR growth over its runs that carry the adapters' sizes
+// ("ir_size_before" and "ir_size_after", Options::ir_size: LLVM
+// instructions, MLIR operations).
+struct IrGrowthRow {
+  std::string pass;
+  std::uint64_t runs = 0;              // runs with both sizes
+  std::int64_t before = 0, after = 0;  // summed over them
+  std::int64_t total_ns = 0;           // their time
+  // The run that grew the IR most (or shrank it least): its growth and size before.
+  std::int64_t largest = 0, largest_before = 0;
+  std::int64_t growth() const { return after - before; }
+};
+
 struct PhaseRow {  // a span name inside one compile unit
   std::string name;
   std::uint64_t count = 0;
@@ -324,6 +337,8 @@ struct Report {
   // them (aggregator_passes.cpp), by total desc: count = runs, total = the
   // time in their outermost passes, self = total.
   std::vector<NameRow> pipelines;
+  // Passes whose runs carried IR sizes, by growth desc (then name).
+  std::vector<IrGrowthRow> ir_growth;
   // By compile id, then pid (units are keyed by (pid, compile_id)); in a
   // snapshot, the unit its trigger names first.
   std::vector<UnitRow> units;

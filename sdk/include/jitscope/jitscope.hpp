@@ -515,6 +515,13 @@ class Span {
     }
   }
   bool recording() const noexcept { return token_.session() != 0 && token_.recorded(); }
+  // Internal (the adapters'): the open span's token, which this Span then
+  // no longer ends, for an end at a time read earlier (detail::end_span).
+  detail::SpanToken release(detail::AdoptToken) noexcept {
+    const detail::SpanToken token = token_;
+    token_ = {};
+    return token;
+  }
 
  private:
   JITSCOPE_ALWAYS_INLINE void begin_static(const char* name) noexcept {

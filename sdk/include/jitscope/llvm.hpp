@@ -22,6 +22,8 @@
 //     "llvm_pass_skipped" with args "pass", "ir", "ir_name", and Counts::skipped;
 //   - with Options::analyses, each analysis computed: a span named by the
 //     analysis with "analysis": true;
+//   - with Options::ir_size, "ir_size_before" and "ir_size_after" on each
+//     pass run's span: instructions in its IR unit (IR growth per pass);
 //   - with Options::column ("llvm_passes_us"), each outermost pass run on a
 //     thread inside an exclusive column phase: the current unit's column is
 //     the wall time in passes.
@@ -111,6 +113,15 @@ struct Options {
   // attached once registered (LLVM cannot remove them), also after the
   // session stops.
   bool attach_without_session = false;
+  // The IR's size around each pass run: args "ir_size_before" and
+  // "ir_size_after" (instructions in the IR unit the pass ran on: the
+  // function, the module, the loop's blocks, the SCC's functions, the
+  // machine function), which jitscope-report's ir_growth table sums per
+  // pass. Off by default: counting walks every block of the unit twice a
+  // run (docs/performance.md has its cost). The after count is taken after
+  // the span's end time is read, so a pass's time does not include it; a
+  // pass that invalidated its IR unit has no after count.
+  bool ir_size = false;
 };
 
 // What one registration recorded (all zero when compiled out).
@@ -165,7 +176,8 @@ struct IrUnit {
   // view took about 15 instructions a run (callgrind).
   std::uint64_t kind_bits = detail::text_bits("unknown");
   ::llvm::StringRef name;
-  std::uint64_t functions = 0;  // an SCC's size
+  std::uint64_t functions = 0;    // an SCC's size
+  std::uint64_t size_before = 0;  // Options::ir_size: instructions + 1; 0: not measured
 
   void set_kind(std::string_view k, std::uint64_t bits) noexcept {
     kind = k;
@@ -196,6 +208,31 @@ JITSCOPE_ALWAYS_INLINE IrUnit describe_ir(const ::llvm::Any& ir) noexcept {
   return unit;
 }
 
+// Instructions in the IR unit (Options::ir_size); 0 for one of no known kind.
+inline std::uint64_t ir_size(const ::llvm::Any& ir) noexcept {
+  if (const auto* f = ::llvm::any_cast<const ::llvm::Function*>(&ir)) {
+    return (*f)->getInstructionCount();
+  }
+  if (const auto* m = ::llvm::any_cast<const ::llvm::Module*>(&ir)) {
+    return (*m)->getInstructionCount();
+  }
+  if (const auto* l = ::llvm::any_cast<const ::llvm::Loop*>(&ir)) {
+    std::uint64_t n = 0;
+    for (const ::llvm::BasicBlock* block : (*l)->getBlocks()) n += block->size();
+    return n;
+  }
+  if (const auto* c = ::llvm::any_cast<const ::llvm::LazyCallGraph::SCC*>(&ir)) {
+    std::uint64_t n = 0;
+    for (const ::llvm::LazyCallGraph::Node& node : **c)
+      n += node.getFunction().getInstructionCount();
+    return n;
+  }
+  if (const auto* mf = ::llvm::any_cast<const ::llvm::MachineFunction*>(&ir)) {
+    return (*mf)->getInstructionCount();
+  }
+  return 0;
+}
+
 inline std::string_view view_of(::llvm::StringRef s) noexcept { return {s.data(), s.size()}; }
 
 struct CallbackState {
@@ -206,6 +243,9 @@ struct CallbackState {
   // A pass or analysis begins: its run goes on this thread's stack.
   // Out of line (the three below too): one copy beside the callbacks'
   // lambdas, and the adapter's cost counted by function (adapter_bench.sh).
+  // kSized: Options::ir_size (its own callback), so that the default path
+  // has no test of it.
+  template <bool kSized = false>
   [[gnu::noinline]] void begin(Kind kind, ::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
     const std::uint32_t s = detail::session_word();
     if (s == 0) return;
@@ -214,7 +254,10 @@ struct CallbackState {
       dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
       return;
     }
-    const IrUnit unit = describe_ir(ir);
+    IrUnit unit = describe_ir(ir);
+    if constexpr (kSized) {
+      if (kind == kPass) unit.size_before = ir_size(ir) + 1;  // +1: 0 is "not measured"
+    }
     stack->end_deferred();  // when the tail after-callback did not run
     if (stack->empty() && !column.empty()) [[unlikely]]
       stack->outer_phase = detail::begin_column_phase(column);
@@ -227,7 +270,7 @@ struct CallbackState {
     run.kind = static_cast<std::uint8_t>(kind);
     run.end_deferred = false;
     detail::SpanToken token;
-    if (kept == nullptr || !begin_inline(s, kept, kind, unit, token)) [[unlikely]]
+    if (kept == nullptr || !begin_inline<kSized>(s, kept, kind, unit, token)) [[unlikely]]
       token = begin_general(s, kept, kind, name, unit);
     run.set_token(token);
     run.depth_x8 = static_cast<std::uint32_t>(detail::open_spans_x8());
@@ -238,6 +281,7 @@ struct CallbackState {
   // library's general path took about 290 instructions. False: nothing
   // written (no room, the inline path's gate closed, an IR unit's name
   // over 128 bytes).
+  template <bool kSized>
   JITSCOPE_ALWAYS_INLINE bool begin_inline(std::uint32_t s, const char* kept, Kind kind,
                                            const IrUnit& unit,
                                            detail::SpanToken& token) const noexcept {
@@ -245,7 +289,8 @@ struct CallbackState {
     if (name_bytes > detail::kInlineNameBytes || unit.kind_bits == 0) [[unlikely]]
       return false;
     const std::uint64_t slots = 1 + (options.ir_names ? detail::string_arg_slots(name_bytes) : 0) +
-                                (unit.functions != 0 ? 1 : 0) + (kind == kAnalysis ? 1 : 0);
+                                (unit.functions != 0 ? 1 : 0) + (kind == kAnalysis ? 1 : 0) +
+                                (kSized && unit.size_before != 0 ? 1 : 0);
     detail::SpanBatch batch;
     if (!detail::begin_span_batch(s, kept, slots, token, batch)) [[unlikely]]
       return false;
@@ -257,6 +302,10 @@ struct CallbackState {
     }
     if (kind == kAnalysis)
       detail::put_scalar_arg(batch, at++, "analysis", detail::ValueType::kBool, 1);
+    if (kSized && unit.size_before != 0) {
+      detail::put_scalar_arg(batch, at++, "ir_size_before", detail::ValueType::kUint,
+                             unit.size_before - 1);
+    }
     detail::commit_batch(batch, slots);
     return true;
   }
@@ -266,11 +315,12 @@ struct CallbackState {
   [[gnu::noinline]] detail::SpanToken begin_general(std::uint32_t s, const char* kept, Kind kind,
                                                     ::llvm::StringRef name,
                                                     const IrUnit& unit) const noexcept {
-    detail::ArgList<4> args;
+    detail::ArgList<5> args;
     args.add("ir", unit.kind);
     if (options.ir_names) args.add("ir_name", view_of(unit.name));
     if (unit.functions != 0) args.add("functions", unit.functions);
     if (kind == kAnalysis) args.add("analysis", true);
+    if (unit.size_before != 0) args.add("ir_size_before", unit.size_before - 1);
     const std::uint64_t ts = detail::read_clock(s);
     if (kept != nullptr) return detail::begin_static_args(s, ts, kept, args.data(), args.size());
     return detail::begin_dynamic_args(s, ts, view_of(name), args.data(), args.size());
@@ -300,6 +350,26 @@ struct CallbackState {
       }
     }
     end_general(*stack, kind, name, invalidated);
+  }
+
+  // end() with Options::ir_size: the innermost run, when it is this one and
+  // its span the thread's innermost, gets "ir_size_after" and ends at the
+  // time read before the count; any other case counts nothing and takes
+  // end()'s paths.
+  [[gnu::noinline]] void end_sized(::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
+    detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
+    if (stack != nullptr && !stack->empty() && !stack->has_deferred) {
+      detail::PassRun& top = stack->top();
+      if (top.matches(kPass, name.data(), name.size()) && detail::is_innermost(top.token())) {
+        const detail::SpanToken token = top.token();
+        const std::uint64_t ts = detail::read_clock(token.session());
+        detail::add_arg_bits(token, "ir_size_after", detail::ValueType::kUint, ir_size(ir));
+        detail::end_span(token, ts);
+        if (--stack->next == stack->base && stack->outer_phase.open()) stack->outer_phase.end();
+        return;
+      }
+    }
+    end(kPass, name, false);
   }
 
   // end()'s general path: deferred runs above, a run that is not the
@@ -490,16 +560,32 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     // a callback registered later with ToFront (as LLVM's time-trace
     // instrumentations do) opened inside ours ends before it ("Order").
     ::llvm::PassInstrumentationCallbacks* const owner = &callbacks;
-    callbacks.registerBeforeNonSkippedPassCallback(
-        [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
-          a->add_tail(a, *owner);
-          a->state->begin(State::kPass, pass, ir);
-        });
-    callbacks.registerAfterPassCallback(
-        [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
-          a->state->end(State::kPass, pass, false);
-        },
-        /*ToFront=*/true);
+    if (options.ir_size) {
+      callbacks.registerBeforeNonSkippedPassCallback(
+          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
+            a->add_tail(a, *owner);
+            a->state->template begin<true>(State::kPass, pass, ir);
+          });
+    } else {
+      callbacks.registerBeforeNonSkippedPassCallback(
+          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
+            a->add_tail(a, *owner);
+            a->state->begin(State::kPass, pass, ir);
+          });
+    }
+    if (options.ir_size) {
+      callbacks.registerAfterPassCallback(
+          [a](::llvm::StringRef pass, ::llvm::Any ir, const ::llvm::PreservedAnalyses&) {
+            a->state->end_sized(pass, ir);
+          },
+          /*ToFront=*/true);
+    } else {
+      callbacks.registerAfterPassCallback(
+          [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+            a->state->end(State::kPass, pass, false);
+          },
+          /*ToFront=*/true);
+    }
     callbacks.registerAfterPassInvalidatedCallback(
         [a](::llvm::StringRef pass, const ::llvm::PreservedAnalyses&) {
           a->state->end(State::kPass, pass, true);

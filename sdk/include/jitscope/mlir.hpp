@@ -24,6 +24,8 @@
 //     "threaded" (true when it runs on another thread than its parent);
 //   - with Options::analyses, each analysis computed: a span named by the
 //     analysis with "analysis": true;
+//   - with Options::ir_size, "ir_size_before" and "ir_size_after" on each
+//     pass run's span: operations in the op it ran on (IR growth per pass);
 //   - with Options::column ("mlir_passes_us"), each top-level pass run on
 //     the host's thread inside an exclusive column phase: the current
 //     unit's column is the wall time in passes (workers charge nothing).
@@ -98,6 +100,14 @@ struct Options {
   bool analyses = true;   // spans for the analyses computed, too
   bool locations = true;  // the "location" arg (the op's file:line:col)
   bool pipelines = true;  // "pipeline" spans (workers attach to units either way)
+  // The IR's size around each pass run: args "ir_size_before" and
+  // "ir_size_after" (operations in the op the pass ran on, itself and all
+  // nested), which jitscope-report's ir_growth table sums per pass. Off by
+  // default: counting walks the op twice a run (docs/performance.md has
+  // its cost). The after count is taken after the span's end time is read
+  // (inside it for a pass whose pipelines ran on workers); a failed pass
+  // has none.
+  bool ir_size = false;
   // A metrics column ("mlir_passes_us") of the compile unit current on the
   // host's thread: each top-level pass run there is an exclusive phase
   // charging it. Workers add nothing (their time is inside the parent's),
@@ -152,6 +162,7 @@ class Instrumentation final : public ::mlir::PassInstrumentation {
   void begin_op_span(Kind kind, std::string_view name, std::uintptr_t key, ::mlir::Operation* op,
                      ::mlir::Pass* pass) noexcept;
   void end_span(Kind kind, std::uintptr_t key, std::uintptr_t key2, bool failed) noexcept;
+  void end_pass_sized(::mlir::Pass* pass, ::mlir::Operation* op) noexcept;
   // end_frames_from, telling the workers' tally of each threaded pipeline
   // it ends, and each pass below of its own pipelines' ends.
   void end_frames(Frames& frames, std::size_t index) noexcept;
@@ -208,6 +219,13 @@ inline void Instrumentation::runAfterAnalysis(::llvm::StringRef, ::mlir::TypeID,
 #else
 
 inline std::string_view view_of(::llvm::StringRef s) noexcept { return {s.data(), s.size()}; }
+
+// Operations in `op`, itself and all nested (Options::ir_size).
+inline std::uint64_t operations_in(::mlir::Operation* op) noexcept {
+  std::uint64_t n = 0;
+  op->walk([&n](::mlir::Operation*) { ++n; });
+  return n;
+}
 
 // llvm::get_threadid() (a system call on Linux), once per thread: what
 // MLIR's PipelineParentInfo::parentThreadID holds for the parent's thread.
@@ -326,7 +344,7 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
   frame.key = key;
   frame.key2 = reinterpret_cast<std::uintptr_t>(op);
   if (outermost) frame.phase = detail::begin_column_phase(column_);
-  detail::ArgList<5> args;
+  detail::ArgList<6> args;
   // Every pass run says "pass" (its argument; empty for one without, such
   // as the adaptors): what jitscope-report knows passes by.
   if (pass != nullptr) args.add("pass", view_of(pass->getArgument()));
@@ -339,6 +357,8 @@ inline void Instrumentation::begin_op_span(Kind kind, std::string_view name, std
   if (options_.locations && location_text(op->getLoc(), location)) {
     args.add("location", location.text);
   }
+  if (options_.ir_size && kind == kPass) [[unlikely]]
+    args.add("ir_size_before", operations_in(op));
   detail::begin_run_span(s, name, args.data(), args.size(), frame.span);
   (kind == kPass ? passes_ : analyses_).fetch_add(1, std::memory_order_relaxed);
 }
@@ -591,8 +611,35 @@ inline void Instrumentation::runBeforePass(::mlir::Pass* pass, ::mlir::Operation
 }
 
 inline void Instrumentation::runAfterPass(::mlir::Pass* pass, ::mlir::Operation* op) {
+  if (options_.ir_size) [[unlikely]] {
+    end_pass_sized(pass, op);
+    return;
+  }
   end_span(kPass, reinterpret_cast<std::uintptr_t>(pass), reinterpret_cast<std::uintptr_t>(op),
            false);
+}
+
+// runAfterPass with Options::ir_size: "ir_size_after" on the pass's span,
+// which ends at the time read before the count; then end_span pops its
+// frame as usual (its span already ended). A pass with workers to account
+// for keeps its span open for its wait span, the count inside it.
+inline void Instrumentation::end_pass_sized(::mlir::Pass* pass, ::mlir::Operation* op) noexcept {
+  const auto key = reinterpret_cast<std::uintptr_t>(pass);
+  const auto key2 = reinterpret_cast<std::uintptr_t>(op);
+  Frames* frames = detail::this_thread_adapter_stacks().find(id_);
+  if (frames != nullptr && !frames->empty() && frames->back().matches(kPass, key, key2) &&
+      frames->back().span && frames->back().span->recording()) {
+    std::optional<Span>& span = frames->back().span;
+    if (worker_entries_.load(std::memory_order_relaxed) == 0) {
+      const detail::SpanToken token = span->release(detail::kAdoptToken);
+      const std::uint64_t ts = detail::read_clock(token.session());
+      detail::add_arg_bits(token, "ir_size_after", detail::ValueType::kUint, operations_in(op));
+      detail::end_span(token, ts);
+    } else {
+      span->arg("ir_size_after", operations_in(op));
+    }
+  }
+  end_span(kPass, key, key2, false);
 }
 
 inline void Instrumentation::runAfterPassFailed(::mlir::Pass* pass, ::mlir::Operation* op) {

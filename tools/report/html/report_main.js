@@ -31,6 +31,7 @@ function buildPage() {
   buildUnits(page);
   buildFailedPasses(page);
   buildCompileTimes(page);
+  buildIrGrowth(page);
   buildGpu(page);
   buildTimeline(page);
   buildTopSpans(page);

@@ -101,6 +101,32 @@ function histogram(bins) {
   });
   return svg;
 }
+// Passes by IR growth (the adapters' Options::ir_size), largest first.
+function buildIrGrowth(page) {
+  const table = document.getElementById('ir-growth-table');
+  const rows = page.data.ir_growth || [];
+  if (!table || !rows.length) return;
+  const count = (key, label, f, title) => ({ key, label, num: true, sort: f, cls: key, cell: textCell(f), title });
+  new DataTable({
+    table,
+    rows,
+    rowAttrs: (g) => ({ 'data-pass': g.pass }),
+    columns: [
+      { key: 'pass', label: 'pass', sort: (g) => g.pass, cls: 'pass', cell: textCell((g) => g.pass) },
+      count('runs', 'runs', (g) => g.runs, 'runs with both sizes'),
+      count('before', 'before', (g) => g.before),
+      count('after', 'after', (g) => g.after),
+      count('growth', 'growth', (g) => g.growth),
+      { key: 'growth_pct', label: 'growth %', num: true, cls: 'growth-pct',
+        sort: (g) => (g.before > 0 ? g.growth / g.before : null),
+        cell: textCell((g) => (g.before > 0 ? (100 * g.growth / g.before).toFixed(1) + '%' : '')) },
+      count('largest', 'largest', (g) => g.largest, 'the run that grew the IR most'),
+      count('largest_from', 'from', (g) => g.largest_from, 'that run\'s size before'),
+      { key: 'total_ns', label: 'time', num: true, sort: (g) => g.total_ns, cell: nsCell((g) => g.total_ns) },
+    ],
+  });
+}
+
 function buildCompileTimes(page) {
   const { data: DATA, units, unitIndex, multiPid, traceBegin } = page;
   const table = document.getElementById('compile-times-table');

@@ -22,13 +22,13 @@ namespace jitscope::detail {
 // One pass or analysis run begun on this thread, until its end callback:
 // 32 bytes, so that the top is one shift away.
 struct PassRun {
-  const char* key = nullptr;        // the run's name (its view's data) and its size:
-  std::uint64_t serial_word = 0;    // what the end callback is matched by;
-  std::uint32_t session_word = 0;   // its span's token (session 0: no span,
-  std::uint32_t key_size = 0;       // out of memory)
-  std::uint32_t depth_x8 = 0;       // this thread's open spans (times 8) after it began
-  std::uint8_t kind = 0;            // the adapter's own enum
-  bool end_deferred = false;        // its end waits for the tail after-callback
+  const char* key = nullptr;       // the run's name (its view's data) and its size:
+  std::uint64_t serial_word = 0;   // what the end callback is matched by;
+  std::uint32_t session_word = 0;  // its span's token (session 0: no span,
+  std::uint32_t key_size = 0;      // out of memory)
+  std::uint32_t depth_x8 = 0;      // this thread's open spans (times 8) after it began
+  std::uint8_t kind = 0;           // the adapter's own enum
+  bool end_deferred = false;       // its end waits for the tail after-callback
 
   bool matches(std::uint8_t k, const char* a, std::size_t n) const noexcept {
     return key == a && key_size == n && kind == k;
@@ -45,9 +45,9 @@ static_assert(std::is_trivially_copyable_v<PassRun> && sizeof(PassRun) == 32);
 // instance (an empty one is reused by the next instance), never moved.
 struct PassRunStack {
   std::uint64_t owner = 0;
-  PassRun* base = nullptr;   // malloc'd: a run is trivially copyable
-  PassRun* next = nullptr;   // one past the top
-  PassRun* limit = nullptr;  // one past the room
+  PassRun* base = nullptr;    // malloc'd: a run is trivially copyable
+  PassRun* next = nullptr;    // one past the top
+  PassRun* limit = nullptr;   // one past the room
   bool has_deferred = false;  // a run on top waits for the tail (only the top ones do)
   PhaseHandle outer_phase;    // the outermost run's column phase (Options::column)
 
