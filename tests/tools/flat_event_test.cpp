@@ -216,6 +216,39 @@ TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
   }
 }
 
+// arg_integer, the one reading of an integer arg the report's sections
+// share (counts, ids, a child's pid, IR sizes): the whole token a number,
+// quoted only where asked for.
+TEST(FlatEvent, IntegerArgsAreWholeNumbers) {
+  EventDecoder decoder;
+  const Padded p(
+      R"({"ph":"X","args":{"n":12,"q":"12","unit":"12ms","half":12.5,"neg":-3,"open":"\"12",)"
+      R"("big":18446744073709551615,"over":18446744073709551616,"empty":"","obj":{"a":1}}})");
+  DecodedEvent ev;
+  std::string error;
+  ASSERT_TRUE(decoder.decode(p.ev, &ev, &error)) << error;
+  using Quoted = EventDecoder::Quoted;
+  const auto i64 = [&](const char* key, Quoted q) {
+    std::int64_t v = -99;
+    return decoder.arg_integer(ev, key, &v, q) ? std::to_string(v) : std::string("no");
+  };
+  const auto u64 = [&](const char* key, Quoted q) {
+    std::uint64_t v = 99;
+    return decoder.arg_integer(ev, key, &v, q) ? std::to_string(v) : std::string("no");
+  };
+  EXPECT_EQ(i64("n", Quoted::kNo), "12");
+  EXPECT_EQ(i64("q", Quoted::kNo), "no");
+  EXPECT_EQ(i64("q", Quoted::kToo), "12");
+  EXPECT_EQ(i64("neg", Quoted::kNo), "-3");
+  EXPECT_EQ(u64("neg", Quoted::kNo), "no");
+  EXPECT_EQ(u64("big", Quoted::kNo), "18446744073709551615");
+  EXPECT_EQ(i64("big", Quoted::kNo), "no");  // past int64
+  EXPECT_EQ(u64("over", Quoted::kNo), "no");
+  for (const char* bad : {"unit", "half", "open", "empty", "obj", "absent"}) {
+    EXPECT_EQ(i64(bad, Quoted::kToo), "no") << bad;
+  }
+}
+
 // The decoder clears the event it decodes into (with memset, not `= {}`):
 // nothing of an event with every field is left after an empty one, on
 // both paths, and after one the fast path declines.

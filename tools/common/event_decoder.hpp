@@ -45,6 +45,7 @@
 
 #include "trace_reader.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -122,6 +123,25 @@ class EventDecoder {
   bool arg(const DecodedEvent& ev, std::string_view key, std::string_view* raw);
   // The same, for a string arg: its unescaped text (valid until the next call).
   bool arg_string(const DecodedEvent& ev, std::string_view key, std::string* out);
+  // The same, for an integer arg: true when the whole token is a number of
+  // T ("12"; with kQuotedToo also "\"12\"", as ids are written by some
+  // tools), else false and *out unchanged ("12.5", "12ms", "-3" for an
+  // unsigned T).
+  enum class Quoted : bool { kNo, kToo };
+  template <class T>
+  bool arg_integer(const DecodedEvent& ev, std::string_view key, T* out,
+                   Quoted quoted = Quoted::kNo) {
+    std::string_view raw;
+    if (!arg(ev, key, &raw)) return false;
+    if (quoted == Quoted::kToo && raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
+      raw = raw.substr(1, raw.size() - 2);
+    }
+    T v{};
+    const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), v);
+    if (raw.empty() || ec != std::errc() || end != raw.data() + raw.size()) return false;
+    *out = v;
+    return true;
+  }
 
   // Fields of an unexpected type, treated as missing, since construction.
   std::uint64_t fields_ignored() const noexcept { return fields_ignored_; }

@@ -11,7 +11,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <map>
 #include <set>
@@ -411,12 +410,8 @@ namespace {
 // An integer arg of a metadata event, if it has one.
 void count_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev, const char* key,
                std::optional<std::int64_t>& out) {
-  std::string_view text;
   std::int64_t n = 0;
-  if (decoder.arg(ev, key, &text) &&
-      std::from_chars(text.data(), text.data() + text.size(), n).ec == std::errc()) {
-    out = n;
-  }
+  if (decoder.arg_integer(ev, key, &n)) out = n;
 }
 }  // namespace
 

@@ -13,7 +13,6 @@
 #include "aggregator_state.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <unordered_map>
 
 namespace jitscope::report {
@@ -62,13 +61,10 @@ void Aggregator::on_gap(const TimedSpan& s, const Gap& gap) {
 
 void Aggregator::spawn_note(std::uint32_t thread, const tools::DecodedEvent& ev,
                             tools::EventDecoder& decoder) {
-  std::string_view raw;
-  if (!decoder.arg(ev, "child_pid", &raw)) return;
-  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
-    raw = raw.substr(1, raw.size() - 2);
   std::int64_t pid = 0;
-  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), pid);
-  if (ec != std::errc() || end != raw.data() + raw.size()) return;  // not a number: no child
+  if (!decoder.arg_integer(ev, "child_pid", &pid, tools::EventDecoder::Quoted::kToo)) {
+    return;  // not a number: no child
+  }
   if (spawns_.size() >= kMaxSpawns) {
     ++spawns_beyond_;
     return;

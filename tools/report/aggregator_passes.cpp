@@ -20,7 +20,6 @@
 #include "aggregator_state.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 namespace jitscope::report {
 
@@ -61,12 +60,9 @@ void Aggregator::pipeline_step(const TimedSpan& s, const TimedSpan* parent) {
 
 std::int64_t ir_size_arg(tools::EventDecoder& decoder, const tools::DecodedEvent& ev,
                          std::string_view key) {
-  std::string_view raw;
-  if (!decoder.arg(ev, key, &raw)) return -1;
   std::int64_t n = -1;
-  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), n);
-  // The whole text, a count: "12" (not "12.5", "-3", "\"12\"" or past 2^62).
-  if (ec != std::errc() || end != raw.data() + raw.size() || n < 0 || n > kMaxIrSize) return -1;
+  // A count written as a number: "12" (not "12.5", "-3", "\"12\"" or past 2^62).
+  if (!decoder.arg_integer(ev, key, &n) || n < 0 || n > kMaxIrSize) return -1;
   return n;
 }
 

@@ -4,7 +4,6 @@
 #include "utf8_repair.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <set>
 
@@ -14,11 +13,7 @@ namespace {
 // An integer arg (written as a number, or a number in a string).
 bool arg_uint(tools::EventDecoder& decoder, const tools::DecodedEvent& ev, std::string_view key,
               std::uint64_t* out) {
-  std::string_view raw;
-  if (!decoder.arg(ev, key, &raw)) return false;
-  if (raw.size() >= 2 && raw.front() == '"') raw = raw.substr(1, raw.size() - 2);
-  const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), *out);
-  return ec == std::errc() && end == raw.data() + raw.size();
+  return decoder.arg_integer(ev, key, out, tools::EventDecoder::Quoted::kToo);
 }
 
 bool arg_double(tools::EventDecoder& decoder, const tools::DecodedEvent& ev, std::string_view key,
