@@ -192,9 +192,13 @@ TEST(LlvmAdapterStack, RunsLeftOpenWhenTheirThreadExitsEndThere) {
 
 // Options::ir_size on runs driven by hand: the function gains three
 // instructions inside one run and loses one inside the next; the module's
-// run counts every function's. The counts are what the test built.
-TEST(LlvmAdapterStack, IrSizeIsTheInstructionsBeforeAndAfterEachRun) {
-  jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_stack_size"));
+// run counts every function's. The counts are what the test built. On
+// both clocks: on the monotonic one every span takes the library's path,
+// where the inline end's test never matches.
+void sized_runs(jitscope::ClockChoice clock) {
+  jitscope::Config config = jitscope::testing::test_config("llvm_stack_size");
+  config.clock = clock;
+  jitscope::testing::ScopedSession session(config);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   Fixture f;
   const jitscope::llvm::Registration r =
@@ -234,6 +238,13 @@ TEST(LlvmAdapterStack, IrSizeIsTheInstructionsBeforeAndAfterEachRun) {
   EXPECT_EQ(sizes(spans[1]), Sizes(4, 3));
   EXPECT_EQ(sizes(spans[2]), Sizes(5, 5));
   EXPECT_EQ(spans[2].args.value("ir", ""), "module");
+}
+
+TEST(LlvmAdapterStack, IrSizeIsTheInstructionsBeforeAndAfterEachRun) {
+  for (const auto clock : {jitscope::ClockChoice::kAuto, jitscope::ClockChoice::kMonotonic}) {
+    SCOPED_TRACE(clock == jitscope::ClockChoice::kAuto ? "auto clock" : "monotonic clock");
+    sized_runs(clock);
+  }
 }
 
 // Without Options::ir_size the spans carry no size.

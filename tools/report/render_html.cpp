@@ -110,8 +110,9 @@ void skeleton(std::string& o, const PageSections& s) {
          "</table>\n";
     if (s.ir_growth) {
       o += "<h3 id=\"ir-growth\">IR growth per pass (the adapters' ir_size: LLVM instructions, "
-           "MLIR operations), summed over its runs</h3>\n"
-           "<table id=\"ir-growth-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n";
+           "MLIR operations), summed over its runs</h3>\n";
+      pager(o, "ir-growth-pager");
+      o += "<table id=\"ir-growth-table\" class=\"data\"><thead></thead><tbody></tbody></table>\n";
     }
     o += "</section>\n";
   }

@@ -352,15 +352,19 @@ struct CallbackState {
     end_general(*stack, kind, name, invalidated);
   }
 
-  // end() with Options::ir_size: the innermost run, when it is this one and
-  // its span the thread's innermost, gets "ir_size_after" and ends at the
-  // time read before the count; any other case counts nothing and takes
-  // end()'s paths.
+  // end() with Options::ir_size: the innermost run, when it is this one, its
+  // span was recorded and no span is open inside it, gets "ir_size_after"
+  // and ends at the time read before the count (through the library, which
+  // also ends the spans begun while the inline path was closed: another
+  // clock, NVTX emission); any other case counts nothing and takes end()'s
+  // paths.
   [[gnu::noinline]] void end_sized(::llvm::StringRef name, const ::llvm::Any& ir) noexcept {
     detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
     if (stack != nullptr && !stack->empty() && !stack->has_deferred) {
       detail::PassRun& top = stack->top();
-      if (top.matches(kPass, name.data(), name.size()) && detail::is_innermost(top.token())) {
+      const std::uint64_t open_x8 = detail::open_spans_x8();
+      if (top.matches(kPass, name.data(), name.size()) && top.session_word != 0 &&
+          top.token().recorded() && open_x8 == top.depth_x8 && open_x8 < detail::kParkedDepth * 8) {
         const detail::SpanToken token = top.token();
         const std::uint64_t ts = detail::read_clock(token.session());
         detail::add_arg_bits(token, "ir_size_after", detail::ValueType::kUint, ir_size(ir));

@@ -109,6 +109,7 @@ function buildIrGrowth(page) {
   const count = (key, label, f, title) => ({ key, label, num: true, sort: f, cls: key, cell: textCell(f), title });
   new DataTable({
     table,
+    pager: document.getElementById('ir-growth-pager'),
     rows,
     rowAttrs: (g) => ({ 'data-pass': g.pass }),
     columns: [
