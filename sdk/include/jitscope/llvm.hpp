@@ -321,9 +321,7 @@ struct CallbackState {
     if (unit.functions != 0) args.add("functions", unit.functions);
     if (kind == kAnalysis) args.add("analysis", true);
     if (unit.size_before != 0) args.add("ir_size_before", unit.size_before - 1);
-    const std::uint64_t ts = detail::read_clock(s);
-    if (kept != nullptr) return detail::begin_static_args(s, ts, kept, args.data(), args.size());
-    return detail::begin_dynamic_args(s, ts, view_of(name), args.data(), args.size());
+    return detail::begin_adapter_token(s, kept, view_of(name), args.data(), args.size());
   }
 
   // A pass or analysis ends (the after-callbacks at the front of LLVM's
@@ -344,8 +342,7 @@ struct CallbackState {
       if (top.matches(static_cast<std::uint8_t>(kind), name.data(), name.size()) &&
           !stack->has_deferred && detail::is_innermost(top.token())) [[likely]] {
         detail::end_innermost_now();
-        if (--stack->next == stack->base && stack->outer_phase.open()) [[unlikely]]
-          stack->outer_phase.end();
+        stack->pop();
         return;
       }
     }
@@ -369,7 +366,7 @@ struct CallbackState {
         const std::uint64_t ts = detail::read_clock(token.session());
         detail::add_arg_bits(token, "ir_size_after", detail::ValueType::kUint, ir_size(ir));
         detail::end_span(token, ts);
-        if (--stack->next == stack->base && stack->outer_phase.open()) stack->outer_phase.end();
+        stack->pop();
         return;
       }
     }
@@ -564,26 +561,25 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     // a callback registered later with ToFront (as LLVM's time-trace
     // instrumentations do) opened inside ours ends before it ("Order").
     ::llvm::PassInstrumentationCallbacks* const owner = &callbacks;
+    // With Options::ir_size, callbacks of their own: the default ones never
+    // test it.
     if (options.ir_size) {
       callbacks.registerBeforeNonSkippedPassCallback(
           [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
             a->add_tail(a, *owner);
             a->state->template begin<true>(State::kPass, pass, ir);
           });
-    } else {
-      callbacks.registerBeforeNonSkippedPassCallback(
-          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
-            a->add_tail(a, *owner);
-            a->state->begin(State::kPass, pass, ir);
-          });
-    }
-    if (options.ir_size) {
       callbacks.registerAfterPassCallback(
           [a](::llvm::StringRef pass, ::llvm::Any ir, const ::llvm::PreservedAnalyses&) {
             a->state->end_sized(pass, ir);
           },
           /*ToFront=*/true);
     } else {
+      callbacks.registerBeforeNonSkippedPassCallback(
+          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
+            a->add_tail(a, *owner);
+            a->state->begin(State::kPass, pass, ir);
+          });
       callbacks.registerAfterPassCallback(
           [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
             a->state->end(State::kPass, pass, false);

@@ -42,7 +42,8 @@ bool adapter_guarded(Work&& work) noexcept {
 #endif
 }
 
-// One pass, analysis or pipeline run begun on this thread, until its end.
+// One pass, analysis or pipeline run begun on this thread, until its end
+// (the MLIR adapter's; the LLVM adapter's runs are pass_run_stack.hpp's).
 struct AdapterFrame {
   std::uint32_t kind = 0;   // the adapter's own enum
   std::uintptr_t key = 0;   // what its end callback is matched by (a pass, a name)
@@ -56,10 +57,6 @@ struct AdapterFrame {
   // (its wait for workers begins after it); a pipeline's: run on a worker.
   std::uint64_t last_own_end = 0;
   bool threaded = false;
-  // LLVM: this thread's open spans (times 8) just after the span began, and
-  // whether its end waits for the tail after-callback (end_waits_for_inner).
-  std::uint64_t depth_x8 = 0;
-  bool end_deferred = false;
 
   bool matches(std::uint32_t k, std::uintptr_t a, std::uintptr_t b) const noexcept {
     return kind == k && key == a && key2 == b;
@@ -266,17 +263,19 @@ inline const char* kept_name(std::string_view name) noexcept {
   return kept;
 }
 
-// A run's span and its args through the library (which clamps a long
-// name or string and counts a dropped span), by its kept name or, where the
-// name was not kept, a copied one: the adapters' path when the inline
-// write cannot take the run.
+// A run's span and its args (at most kMaxBeginArgs) through the library
+// (which clamps a long name or string and counts a dropped span), by its
+// kept name or, where the name was not kept, a copied one: the adapters'
+// path when the inline write cannot take the run.
+inline SpanToken begin_adapter_token(std::uint32_t session, const char* kept, std::string_view name,
+                                     const Arg* args, std::size_t n) noexcept {
+  const std::uint64_t ts = read_clock(session);
+  if (kept != nullptr) return begin_static_args(session, ts, kept, args, n);
+  return begin_dynamic_args(session, ts, name, args, n);
+}
 inline void begin_adapter_span(std::uint32_t session, const char* kept, std::string_view name,
                                const Arg* args, std::size_t n, std::optional<Span>& span) noexcept {
-  if (kept != nullptr) {
-    span.emplace(kAdoptToken, begin_static_args(session, read_clock(session), kept, args, n));
-  } else {
-    span.emplace(name, std::span<const Arg>(args, n));
-  }
+  span.emplace(kAdoptToken, begin_adapter_token(session, kept, name, args, n));
 }
 
 // A run's span with its args (keys: literals) in one inline write, by its
@@ -339,33 +338,13 @@ class ArgList {
 
  private:
   static_assert(std::is_trivially_destructible_v<Arg>);
+  static_assert(N <= kMaxBeginArgs, "begin_adapter_token writes them with the Begin");
   alignas(Arg) unsigned char storage_[N * sizeof(Arg)];
   std::size_t n_ = 0;
 };
 
 // This thread's open spans, recorded or not, times 8 (HotThread::depth_x8).
 inline std::uint64_t open_spans_x8() noexcept { return t_hot->depth_x8; }
-
-// True when spans begun after `frame`'s (the host's, opened inside it) are
-// still open, so that ending it now would cut them. Past depth 255 the
-// count is not kept: false.
-inline bool spans_open_inside(const AdapterFrame& frame) noexcept {
-  const std::uint64_t now = open_spans_x8();
-  return frame.span && frame.depth_x8 != 0 && now > frame.depth_x8 && now < kParkedDepth * 8;
-}
-
-// Ends the deferred frames on top of `frames` (innermost first). Rare: the
-// check inline at every callback, the work out of line.
-[[gnu::noinline]] inline void end_deferred_frames_now(AdapterStacks::Frames& frames) noexcept {
-  while (!frames.empty() && frames.back().end_deferred) {
-    if (frames.back().span) frames.back().span->end();
-    frames.pop_back();
-  }
-}
-JITSCOPE_ALWAYS_INLINE void end_deferred_frames(AdapterStacks::Frames& frames) noexcept {
-  if (!frames.empty() && frames.back().end_deferred) [[unlikely]]
-    end_deferred_frames_now(frames);
-}
 
 // Ends frame `index` and pops it with every frame above it. Those above
 // never saw their end callback (a pass that bailed out): jitscope ends

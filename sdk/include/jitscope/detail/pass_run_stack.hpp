@@ -54,6 +54,12 @@ struct PassRunStack {
   bool empty() const noexcept { return next == base; }
   std::size_t size() const noexcept { return static_cast<std::size_t>(next - base); }
   PassRun& top() noexcept { return next[-1]; }
+  // Pops the top run, whose span has ended; the last one ends the column
+  // phase around it.
+  JITSCOPE_ALWAYS_INLINE void pop() noexcept {
+    if (--next == base && outer_phase.open()) [[unlikely]]
+      outer_phase.end();
+  }
   static void end_span_of(const PassRun& r) noexcept {
     if (r.session_word != 0) end_span_now(r.token());
   }
