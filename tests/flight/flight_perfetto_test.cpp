@@ -164,8 +164,8 @@ TEST(FlightPerfetto, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
   constexpr int kThreads = 8;
   // Eight full rings of 512 KiB drain into about 1.5 MiB of packets: well
   // inside the window (a bigger one only makes the decoding here slower).
-  Config cfg = flight_config("flight_pf_load", std::uint64_t{4} << 20);
-  cfg.ring_capacity = 16384;
+  Config cfg = flight_config("flight_pf_load", (std::uint64_t{4} << 20) / kLoadSizeDivisor);
+  cfg.ring_capacity = kLoadRingCapacity;
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   LoadSnapshots run;

@@ -333,13 +333,13 @@ TEST(FlightRecorder, ASignalStormGivesAtMostTheRateLimitedSnapshots) {
 // had made when the snapshot was asked for.
 TEST(FlightRecorder, SnapshotsUnderLoadFromEightThreadsLoseAndRepeatNoEvent) {
   constexpr int kThreads = 8;
-  Config cfg = flight_config("flight_load", std::uint64_t{16} << 20);
+  Config cfg = flight_config("flight_load", (std::uint64_t{16} << 20) / kLoadSizeDivisor);
   // Rings of 512 KiB: eight full ones drain into 4 MiB or so of JSON, well
   // inside the window. With the default 2 MiB, eight full rings (kBlock, a
   // flusher behind on a loaded machine) made more than the window, and the
   // ring drained first was pushed out whole: CI saw a thread with 16,384
   // spans made, a full ring, and none in the snapshot.
-  cfg.ring_capacity = 16384;
+  cfg.ring_capacity = kLoadRingCapacity;
   ScopedSession session(cfg);
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   LoadSnapshots run;

@@ -14,6 +14,8 @@
 // drains and writes.
 #pragma once
 
+#include "sanitizers.hpp"
+
 #include <jitscope/jitscope.hpp>
 
 #include <gtest/gtest.h>
@@ -29,6 +31,14 @@
 #include <vector>
 
 namespace jitscope::testing {
+
+// The rings' size under load, in spans: a full ring must stay small against
+// the window (eight full ones drain at once when the flusher falls behind).
+// A quarter under TSan: the test's own reading of the snapshots (JSON, or
+// packets decoded) was nine tenths of its 30 s there, and the window's
+// rules are the same at any size.
+inline constexpr std::size_t kLoadRingCapacity = kTsan ? 4096 : 16384;
+inline constexpr std::uint64_t kLoadSizeDivisor = kTsan ? 4 : 1;
 
 struct LoadSnapshots {
   std::vector<std::string> paths;

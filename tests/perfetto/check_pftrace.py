@@ -10,7 +10,8 @@ For each file:
      whole packets of a cut file); a field the schema does not name is a
      problem (a wrong field number decodes as "unknown", not as an error);
   2. the packets are parsed with the module protoc generates from
-     perfetto_trace.proto (never committed: generated per run), and the
+     perfetto_trace.proto (never committed: generated into --gen-dir, again
+     only when the schema file changed), and the
      rules a decoder cannot see are checked: sequence ids, the clear flag,
      interning, track descriptors before use, parents, slice pairing and
      nesting, clocks, flows, counters, the __metadata instants.
@@ -85,20 +86,38 @@ class SchemaError(Exception):
 
 
 def load_schema(proto_dir=None, gen_dir=None):
-    """Generates perfetto_trace_pb2 with protoc and imports it."""
+    """Generates perfetto_trace_pb2 with protoc (once per schema file: a
+    stamp in gen_dir names the file it came from) and imports it."""
     proto_dir = os.path.abspath(proto_dir or DEFAULT_PROTO_DIR)
-    if not os.path.isfile(os.path.join(proto_dir, PROTO)):
+    proto_path = os.path.join(proto_dir, PROTO)
+    if not os.path.isfile(proto_path):
         raise SchemaError(
-            f"the Perfetto schema is missing: {os.path.join(proto_dir, PROTO)} (it comes with "
+            f"the Perfetto schema is missing: {proto_path} (it comes with "
             "the shared folder ../shared beside the repository, shared/perfetto/; set "
             "JITSCOPE_PERFETTO_PROTO_DIR or --proto-dir to another copy)")
     gen_dir = gen_dir or tempfile.mkdtemp(prefix="pftrace_pb2.")
     os.makedirs(gen_dir, exist_ok=True)
-    # Generated beside, then renamed: checks run at once (ctest -j) may share gen_dir.
-    tmp = tempfile.mkdtemp(dir=gen_dir)
-    subprocess.run(["protoc", f"--proto_path={proto_dir}", f"--python_out={tmp}", PROTO], check=True)
-    os.replace(os.path.join(tmp, "perfetto_trace_pb2.py"), os.path.join(gen_dir, "perfetto_trace_pb2.py"))
-    os.rmdir(tmp)
+    st = os.stat(proto_path)
+    stamp = f"{proto_path} {st.st_size} {st.st_mtime_ns}\n"
+    stamp_path = os.path.join(gen_dir, "perfetto_trace_pb2.stamp")
+    try:
+        with open(stamp_path) as f:
+            current = f.read() == stamp
+    except OSError:
+        current = False
+    # protoc costs half a second a check, and a suite runs dozens of checks.
+    if not current or not os.path.isfile(os.path.join(gen_dir, "perfetto_trace_pb2.py")):
+        # Generated beside, then renamed: checks run at once (ctest -j) may
+        # share gen_dir. The stamp goes last, so it never names an older module.
+        tmp = tempfile.mkdtemp(dir=gen_dir)
+        subprocess.run(["protoc", f"--proto_path={proto_dir}", f"--python_out={tmp}", PROTO],
+                       check=True)
+        with open(os.path.join(tmp, "stamp"), "w") as f:
+            f.write(stamp)
+        os.replace(os.path.join(tmp, "perfetto_trace_pb2.py"),
+                   os.path.join(gen_dir, "perfetto_trace_pb2.py"))
+        os.replace(os.path.join(tmp, "stamp"), stamp_path)
+        os.rmdir(tmp)
     sys.path.insert(0, gen_dir)
     import perfetto_trace_pb2  # noqa: E402 (generated just above)
     return proto_dir, perfetto_trace_pb2
@@ -614,7 +633,7 @@ def check_file(path, pb, proto_dir, cut, rotated_part, compressed_required=False
     return problems, summary
 
 
-def main():
+def arg_parser():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--cut", action="store_true", help="a trace cut by a crash or SIGKILL")
@@ -623,7 +642,29 @@ def main():
     ap.add_argument("--compressed", action="store_true", help="the file must hold compressed packets")
     ap.add_argument("--proto-dir", help=f"the folder of {PROTO} (default: {DEFAULT_PROTO_DIR})")
     ap.add_argument("--gen-dir", help="where protoc writes the Python module (default: a temporary folder)")
-    args = ap.parse_args()
+    return ap
+
+
+def check_files(args, pb, proto_dir):
+    """The check of args.files: (exit status, the lines it prints)."""
+    bad, out = 0, []
+    for path in args.files:
+        try:
+            problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
+                                           args.compressed, args.snapshot)
+        except MissingModule as e:
+            out.append(f"{path}: SKIPPED: {e}")
+            return SKIP_MISSING_MODULE, out
+        out += [f"{path}: {line}" for line in problems[:MAX_PRINTED]]
+        if len(problems) > MAX_PRINTED:
+            out.append(f"{path}: ... and {len(problems) - MAX_PRINTED} more problems")
+        out.append(f"{path}: {summary}: " + (f"{len(problems)} problem{'s' if len(problems) > 1 else ''}" if problems else "ok"))
+        bad |= bool(problems)
+    return (1 if bad else 0), out
+
+
+def main():
+    args = arg_parser().parse_args()
     gen_dir = args.gen_dir or tempfile.mkdtemp(prefix="pftrace_pb2.")
     try:
         proto_dir, pb = load_schema(args.proto_dir, gen_dir)
@@ -633,21 +674,10 @@ def main():
     finally:
         if not args.gen_dir:
             shutil.rmtree(gen_dir, ignore_errors=True)
-    bad = 0
-    for path in args.files:
-        try:
-            problems, summary = check_file(path, pb, proto_dir, args.cut, args.rotated_part,
-                                           args.compressed, args.snapshot)
-        except MissingModule as e:
-            print(f"{path}: SKIPPED: {e}")
-            return SKIP_MISSING_MODULE
-        for line in problems[:MAX_PRINTED]:
-            print(f"{path}: {line}")
-        if len(problems) > MAX_PRINTED:
-            print(f"{path}: ... and {len(problems) - MAX_PRINTED} more problems")
-        print(f"{path}: {summary}: " + (f"{len(problems)} problem{'s' if len(problems) > 1 else ''}" if problems else "ok"))
-        bad |= bool(problems)
-    return 1 if bad else 0
+    status, lines = check_files(args, pb, proto_dir)
+    for line in lines:
+        print(line)
+    return status
 
 
 if __name__ == "__main__":
