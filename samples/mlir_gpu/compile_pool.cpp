@@ -5,6 +5,7 @@
 #include "disk_cache.hpp"
 #include "kernel_compiler.hpp"
 #include "llvm_backend.hpp"
+#include "ptxas_check.hpp"
 
 #include <llvm/Target/TargetMachine.h>
 #include <jitscope/compile.hpp>
@@ -95,6 +96,12 @@ void build_one(const KernelSpec& k, const BuildSettings& s, llvm::TargetMachine&
       JITSCOPE_PHASE("cache store", {.column = "cache_store_us"});
       (void)s.cache->store(k.name, key, {out.ptx, out.cubin});  // a failure is said once
     }
+  }
+  if (!s.ptxas.empty()) {
+    // No phase on purpose: an uninstrumented call out, as the report sees one.
+    const PtxasCheck check = run_ptxas(s.ptxas, out.ptx, k.name);
+    record("ptxas_check_ns", check.ns);
+    if (!check.ok()) return fail(unit, out, "ptxas_check", check.error, check.log);
   }
   record("ptx_bytes", out.ptx.size());
   record("ptx_hash", fnv1a_hex(out.ptx.data(), out.ptx.size()));

@@ -12,10 +12,15 @@
 //   nvjitlink       nvjitlink_us       PTX -> sm_90 cubin
 //   cache store     cache_store_us     atomic write of the entry
 //
+// With --ptxas-check, CUDA's ptxas then assembles the PTX as a child
+// process, in the unit but outside every phase and span (ptxas_check.hpp):
+// its time is the unit's unexplained time, and the record's ptxas_check_ns.
+//
 // The record (and the unit's trace slice) also gets kernel, family, variant,
 // cache ("hit"/"miss"/"off"), cache_key, mlir_bytes, mlir_hash, llvm_ir_bytes
 // (the optimized IR as text; misses only), ptx_bytes, ptx_hash and
-// cubin_bytes; cache traffic is in caches.disk_cache.
+// cubin_bytes (and ptxas_check_ns with --ptxas-check); cache traffic is in
+// caches.disk_cache.
 #pragma once
 
 #include "kernel_catalog.hpp"
@@ -52,6 +57,7 @@ struct BuildSettings {
   std::vector<ToolchainPart> toolchain_parts;  // the same by part (kernel_compiler.hpp)
   std::string inject_error;                    // a kernel whose MLIR gets an error
   int opt_level = 3;                           // LLVM's (make_target_machine)
+  std::string ptxas;                           // --ptxas-check's ptxas; empty: no check
 };
 
 // Builds every kernel on `threads` threads; results in the kernels' order.

@@ -92,6 +92,7 @@ int run(const Options& o) {
   s.cache = o.no_cache ? nullptr : &cache;
   s.inject_error = o.inject_error;
   s.opt_level = o.opt_level;
+  if (o.ptxas_check) s.ptxas = o.ptxas;
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<BuiltKernel> built;

@@ -2,8 +2,11 @@
 #include "options.hpp"
 
 #include "kernel_catalog.hpp"
+#include "ptxas_check.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -44,11 +47,22 @@ int parse_options(int argc, char** argv, Options* out) {
   app.add_flag("-q,--quiet", o.quiet, "no summary on stdout");
   app.add_option("--inject-error", o.inject_error,
                  "give this kernel's MLIR an error (to see a failing kernel)");
+  app.add_flag("--ptxas-check", o.ptxas_check,
+               "run CUDA's ptxas on each kernel's PTX as a child process, outside every span "
+               "(jitscope-report's unexplained time finds it)");
+  app.add_option("--ptxas", o.ptxas, "the ptxas --ptxas-check runs")
+      ->default_str(default_ptxas().empty() ? "none found at build time" : default_ptxas());
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints the help or the error
     return code == 0 ? 0 : 2;
+  }
+  if (o.ptxas.empty()) o.ptxas = default_ptxas();
+  if (o.ptxas_check && (o.ptxas.empty() || ::access(o.ptxas.c_str(), X_OK) != 0)) {
+    std::fprintf(stderr, "--ptxas-check: no ptxas to run%s (give --ptxas PATH)\n",
+                 o.ptxas.empty() ? "" : (" at " + o.ptxas).c_str());
+    return 2;
   }
   if (!o.inject_error.empty()) {
     bool known = false;

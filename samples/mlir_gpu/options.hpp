@@ -18,6 +18,9 @@ struct Options {
   bool run = false;  // load and launch each kernel with the CUDA driver
   bool quiet = false;
   std::string inject_error;  // a kernel whose MLIR gets an error (tests)
+  // Run CUDA's ptxas on each kernel's PTX, untraced (ptxas_check.hpp).
+  bool ptxas_check = false;
+  std::string ptxas;  // its path; empty: the one found at build time
 };
 
 // Parses argv into *out. Returns -1 to go on, or the exit code to return

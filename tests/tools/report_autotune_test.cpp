@@ -4,6 +4,7 @@
 // and benchmark sums, wall time, time to the winner, time on trials that
 // did not win), and from the instants a real session wrote (read with
 // nlohmann, not the report's reader), in both trace forms.
+#include "autotune_support.hpp"
 #include "report_support.hpp"
 #include "trace_support.hpp"
 
@@ -196,74 +197,12 @@ TEST(ReportAutotune, TrialsPastTheKeptOnesStillCount) {
   EXPECT_EQ(a["time_to_winner_ns"], 3 * ms);
 }
 
-// The instants a trace holds for tuning session `tune`: per trial, its
-// steps' sums; and the session's start, end and winner times.
-struct Written {
-  std::map<int, long long> compile, benchmark;
-  std::map<int, long long> last_end;
-  long long start = -1, end = -1;
-  int winner = -1, trials = 0;
-};
-Written read_written(const json& events) {
-  Written w;
-  for (const json& e : events) {
-    const std::string ph = e.value("ph", "");
-    if (!e.contains("name") || (ph != "i" && ph != "I")) continue;
-    const std::string name = e["name"];
-    const json args = e.value("args", json::object());
-    const long long ts = ns_of(e["ts"]);
-    if (name == "autotune_start") w.start = ts;
-    if (name == "autotune_end") w.end = ts;
-    if (name == "autotune_trial") ++w.trials;
-    if (name == "autotune_winner") w.winner = args["trial"];
-    if (name != "autotune_step") continue;
-    const int trial = args["trial"];
-    (args["step"] == "compile" ? w.compile : w.benchmark)[trial] += args["ns"].get<long long>();
-    w.last_end[trial] = std::max(w.last_end[trial], ts);
-  }
-  return w;
-}
-
-// A real session: three trials benchmarked on this thread; trials 0 and 1
-// compiled here, trial 2 as a compile unit on another thread (as a pool
-// would, before the benchmarks); trial 1 wins.
-void run_tuning(const std::string& path, TraceFormat format) {
-  reset_compile_state();
-  ScopedSession session(trace_config(path, format));
-  ASSERT_TRUE(session.status().ok()) << session.status().message();
-  const auto busy = [](int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); };
-  Autotune tune("gemm");
-  std::vector<AutotuneTrial> trials;
-  for (int block : {64, 128, 256}) {
-    trials.push_back(tune.trial({{"block", block}, {"fast_math", block > 64}}));
-  }
-  for (int i = 0; i < 2; ++i) {
-    auto c = trials[i].compile();
-    busy(300 * (i + 1));
-  }
-  CompileId unit_id;
-  std::thread([&] {
-    CompileUnit unit({.frame = "gemm_256"});
-    busy(500);
-    unit_id = unit.id();
-  }).join();
-  trials[2].compiled_by(unit_id);
-  for (int i = 0; i < 3; ++i) {
-    {
-      auto b = trials[i].benchmark();
-      busy(200);
-    }
-    trials[i].result(10.0 - i);
-  }
-  tune.winner(trials[1]);
-}
-
 TEST(ReportAutotune, ARealSessionsFiguresAreItsInstants) {
   for (const TraceFormat format : {TraceFormat::kJson, TraceFormat::kPerfetto}) {
     const bool is_json = format == TraceFormat::kJson;
     SCOPED_TRACE(is_json ? "json" : "perfetto");
     const std::string trace = temp_path(is_json ? "autotune.json" : "autotune.pftrace");
-    run_tuning(trace, format);
+    run_tuning(trace_config(trace, format));
     const json rep = report_json({trace, "--section", "autotune,units"});
     ASSERT_EQ(rep["autotune"].size(), 1u) << rep.dump(1);
     const json& a = rep["autotune"][0];

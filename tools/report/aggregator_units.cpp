@@ -89,6 +89,7 @@ void Aggregator::unit_rows(Report& r, const MetricsFile* metrics, PidKeys& unit_
     r.has_metrics = true;
     r.runtime_records = metrics->runtime_records;
     r.runtime_duration_ns = metrics->runtime_duration_ns;
+    r.autotune_records = metrics->autotune_records;
     std::unordered_map<std::string, std::vector<std::uint32_t>> by_cid;
     for (std::uint32_t i = 0; i < units_.size(); ++i) {
       if (listed(units_[i])) by_cid[units_[i].id].push_back(i);

@@ -98,7 +98,14 @@ bool read_metrics(const std::string& path, MetricsFile* out, std::string* error)
     simdjson::dom::element id_el;
     if (obj["compile_id"].get(id_el) != simdjson::SUCCESS) return fail("no \"compile_id\"");
     std::string_view record;
-    const bool gpu = obj["record"].get_string().get(record) == simdjson::SUCCESS && record == "gpu";
+    const bool has_kind = obj["record"].get_string().get(record) == simdjson::SUCCESS;
+    const bool gpu = has_kind && record == "gpu";
+    // A tuning session's record (docs/autotuning.md): no unit's, and not the
+    // runtime's; the trace's autotune events are what the report sums.
+    if (has_kind && record == "autotune") {
+      ++out->autotune_records;
+      continue;
+    }
     if (id_el.is_null()) {
       if (gpu) return fail("a \"gpu\" record with a null compile_id");
       ++out->runtime_records;

@@ -15,6 +15,7 @@ struct MetricsFile {
   std::map<std::string, UnitMetrics> units;  // by compile_id
   std::uint64_t runtime_records = 0;
   std::int64_t runtime_duration_ns = 0;
+  std::uint64_t autotune_records = 0;  // "record":"autotune": a tuning session each
   std::uint64_t lines = 0;
 };
 

@@ -311,6 +311,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
                                           [](const UnitRow& u) { return u.metrics != nullptr; })));
       j.member("runtime_records", r.runtime_records);
       j.member("runtime_duration_ns", r.runtime_duration_ns);
+      j.member("autotune_records", r.autotune_records);
       j.end_object();
     } else {
       j.null();

@@ -208,6 +208,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
                                        [](const UnitRow& u) { return u.metrics != nullptr; })));
       row("runtime_records", std::to_string(r.runtime_records));
       if (r.runtime_records > 0) row(human ? "runtime" : "runtime_ns", t(r.runtime_duration_ns));
+      if (r.autotune_records > 0) row("autotune_records", std::to_string(r.autotune_records));
     }
     for (const std::string& w : h.warnings) row("warning", w);
     out.push_back(std::move(tb));

@@ -363,6 +363,7 @@ struct Report {
   std::uint64_t autotune_events_beyond = 0;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null
   std::int64_t runtime_duration_ns = 0;  // their duration_us, summed
+  std::uint64_t autotune_records = 0;    // metrics lines of tuning sessions
   bool has_metrics = false;
 };
 

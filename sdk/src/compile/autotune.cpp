@@ -6,6 +6,7 @@
 #include "base/boundary.hpp"
 #include "base/log.hpp"
 #include "clock/clock.hpp"
+#include "compile/autotune_ledger.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -47,16 +48,19 @@ void append_value(std::string& out, const Arg& a) {
   }
 }
 
-// An instant of a tuning session's at the session's time now, with the
-// session's and (trial >= 0) the trial's ids before `extra`.
+// An instant of a tuning session's at `ticks` (the session's clock; 0: now),
+// with the session's and (trial >= 0) the trial's ids before `extra`. The
+// start, step and end instants take the readings the metrics record sums,
+// so that both say the same times.
 void tune_instant(std::uint32_t session, const char* name, std::uint64_t tune, std::int64_t trial,
-                  std::span<const Arg> extra) {
+                  std::span<const Arg> extra, std::uint64_t ticks = 0) {
   std::vector<Arg> args;
   args.reserve(extra.size() + 2);
   args.emplace_back("tune", tune);
   if (trial >= 0) args.emplace_back("trial", static_cast<std::uint64_t>(trial));
   args.insert(args.end(), extra.begin(), extra.end());
-  detail::instant(session, detail::read_clock(session), name, {}, args.data(), args.size());
+  detail::instant(session, ticks != 0 ? ticks : detail::read_clock(session), name, {}, args.data(),
+                  args.size());
 }
 
 }  // namespace
@@ -72,16 +76,24 @@ Autotune::Autotune(std::string_view kernel) noexcept {
     session_ = s;
     begin_ = detail::read_clock(s);
     id_ = next_tune_id();
-    tune_instant(s, "autotune_start", id_, -1, args);
+    tune_instant(s, "autotune_start", id_, -1, args, begin_);
+    CompileId unit;
+    detail::ledger_open(id_, kernel_, current_compile_id(&unit) ? unit.str() : std::string(), s,
+                        begin_);
   });
 }
 
 Autotune::~Autotune() {
-  if (id_ == 0 || !still_on(session_)) return;
+  if (id_ == 0) return;
+  if (!still_on(session_)) {
+    detail::ledger_close(id_, -1, 0, /*write=*/false);  // its session is gone: forgotten
+    return;
+  }
+  const std::uint64_t end = detail::read_clock(session_);
+  detail::ledger_close(id_, winner_, end, /*write=*/true);  // its metrics record
   detail::guarded("recording an autotuning session", [&] {
     const Arg end_args[] = {{"trials", trials_}};
-    tune_instant(session_, "autotune_end", id_, -1, end_args);
-    const std::uint64_t end = detail::read_clock(session_);
+    tune_instant(session_, "autotune_end", id_, -1, end_args, end);
     if (winner_ >= 0) {
       detail::record_past_span(session_, begin_, end, "autotune session",
                                {{"kernel", std::string_view(kernel_)},
@@ -123,6 +135,7 @@ AutotuneTrial Autotune::trial(std::span<const Arg> config) noexcept {
     }
     args[0].str = text;
     tune_instant(session_, "autotune_trial", id_, t.index_, args);
+    detail::ledger_trial(id_, t.index_, text);
   });
   return t;
 }
@@ -150,6 +163,7 @@ void AutotuneTrial::compiled_by(const CompileId& unit) const noexcept {
     const std::string id = unit.str();
     const Arg args[] = {{"compile_id", std::string_view(id)}};
     tune_instant(s, "autotune_compiled_by", tune_, index_, args);
+    detail::ledger_unit(tune_, index_, id);
   });
 }
 
@@ -159,6 +173,7 @@ void AutotuneTrial::result(double value) const noexcept {
   detail::guarded("recording an autotuning result", [&] {
     const Arg args[] = {{"value", value}};
     tune_instant(s, "autotune_result", tune_, index_, args);
+    detail::ledger_result(tune_, index_, value);
   });
 }
 
@@ -168,6 +183,7 @@ void AutotuneTrial::failed(std::string_view reason) const noexcept {
   detail::guarded("recording an autotuning failure", [&] {
     const Arg args[] = {{"reason", reason}};
     tune_instant(s, "autotune_failed", tune_, index_, args);
+    detail::ledger_failed(tune_, index_, reason);
   });
 }
 
@@ -204,7 +220,8 @@ void AutotuneStep::end() noexcept {
                              benchmark_ ? "autotune benchmark" : "autotune compile",
                              {{"tune", tune}, {"trial", trial_}});
     const Arg args[] = {{"step", step}, {"ns", ns}};
-    tune_instant(session_, "autotune_step", tune, trial_, args);
+    tune_instant(session_, "autotune_step", tune, trial_, args, end);
+    detail::ledger_step(tune, trial_, benchmark_, ns, end);
   });
 }
 

@@ -174,7 +174,8 @@ struct RecordSinks {
   std::mutex mutex;
   RecentRecords recent;
   std::vector<SharedRecord> metrics_queue;  // waiting for the flusher
-  std::size_t queued_bytes = 0;             // approx_bytes() of metrics_queue
+  std::vector<std::string> metrics_lines;   // finish_metrics_line's, waiting too
+  std::size_t queued_bytes = 0;             // approx_bytes() of both
   bool metrics_on = false;
   // Since metrics output was last turned on or off. relaxed: a count, read
   // without the lock (the flusher's stats, also in a crash cycle, where
@@ -438,6 +439,31 @@ MissStormHit note_cache_miss() noexcept {
 void set_serving(bool on) noexcept { g_unit_alarms.serving.store(on, std::memory_order_relaxed); }
 bool serving() noexcept { return g_unit_alarms.serving.load(std::memory_order_relaxed); }
 
+namespace {
+
+// Room for `bytes` more in the metrics queue (under s.mutex), taken; false:
+// dropped and counted. Bounded: the flusher takes the queue every interval
+// and when woken; if it cannot keep up (or is gone), records are dropped
+// and counted, never piled up.
+bool queue_room_locked(RecordSinks& s, std::size_t bytes) {
+  if (s.queued_bytes + bytes > kMaxQueuedMetricsBytes) {
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    log_unique(
+        "compile records are arriving faster than the metrics file is written; some are "
+        "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
+    return false;
+  }
+  s.queued_bytes += bytes;
+  return true;
+}
+
+void wake_metrics_writer() noexcept {
+  // acquire: pairs with set_metrics_wake's release.
+  if (void (*hook)() = g_metrics_wake.load(std::memory_order_acquire)) hook();
+}
+
+}  // namespace
+
 void set_unit_alarms(std::uint64_t slow_us, bool failed, UnitAlarmHook hook) noexcept {
   g_unit_alarms.slow_us.store(slow_us, std::memory_order_relaxed);
   g_unit_alarms.failed.store(failed, std::memory_order_relaxed);
@@ -463,25 +489,23 @@ void finish_record(SharedRecord shared) noexcept {
       return;
     }
     evicted = s.recent.push(shared);
-    const std::size_t bytes = approx_bytes(*shared);
-    // Bounded: the flusher takes them every interval and when woken; if it
-    // cannot keep up (or is gone), records are dropped and counted, never
-    // piled up.
-    if (s.queued_bytes + bytes > kMaxQueuedMetricsBytes) {
-      s.dropped.fetch_add(1, std::memory_order_relaxed);
-      log_unique(
-          "compile records are arriving faster than the metrics file is written; some are "
-          "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
-      return;
-    }
-    s.queued_bytes += bytes;
+    if (!queue_room_locked(s, approx_bytes(*shared))) return;
     s.metrics_queue.push_back(std::move(shared));
     wake = s.metrics_queue.size() % kWakeEveryRecords == 0;
   });
-  if (wake) {
-    // acquire: pairs with set_metrics_wake's release.
-    if (void (*hook)() = g_metrics_wake.load(std::memory_order_acquire)) hook();
-  }
+  if (wake) wake_metrics_writer();
+}
+
+void finish_metrics_line(std::string line) noexcept {
+  RecordSinks& s = sinks();
+  bool wake = false;
+  guarded("writing a metrics line", [&] {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.metrics_on || !queue_room_locked(s, line.size())) return;
+    s.metrics_lines.push_back(std::move(line));
+    wake = s.metrics_lines.size() % kWakeEveryRecords == 0;
+  });
+  if (wake) wake_metrics_writer();
 }
 
 void finish_record(const CompileRecord& record) noexcept {
@@ -510,6 +534,7 @@ void set_metrics_output(bool on) noexcept {
   s.dropped.store(0, std::memory_order_relaxed);  // a session's own count (stop reads it first)
   if (!on) {
     s.metrics_queue.clear();
+    s.metrics_lines.clear();
     s.queued_bytes = 0;
   }
 }
@@ -526,21 +551,27 @@ void add_metrics_records_dropped(std::uint64_t n) noexcept {
   sinks().dropped.fetch_add(n, std::memory_order_relaxed);  // relaxed: see RecordSinks::dropped
 }
 
-void take_metrics_records(std::vector<SharedRecord>& out) {
+namespace {
+void take_locked(RecordSinks& s, MetricsBatch& out) {
+  out.records.swap(s.metrics_queue);
+  out.lines.swap(s.metrics_lines);
+  s.queued_bytes = 0;
+}
+}  // namespace
+
+void take_metrics_records(MetricsBatch& out) {
   out.clear();
   RecordSinks& s = sinks();
   std::lock_guard<std::mutex> lock(s.mutex);
-  out.swap(s.metrics_queue);
-  s.queued_bytes = 0;
+  take_locked(s, out);
 }
 
-bool try_take_metrics_records(std::vector<SharedRecord>& out) {
+bool try_take_metrics_records(MetricsBatch& out) {
   out.clear();
   RecordSinks& s = sinks();
   std::unique_lock<std::mutex> lock(s.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return false;
-  out.swap(s.metrics_queue);
-  s.queued_bytes = 0;
+  take_locked(s, out);
   return true;
 }
 

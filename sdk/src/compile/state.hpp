@@ -309,11 +309,24 @@ using FirstUnitHook = void (*)() noexcept;
 void set_first_unit_hook(FirstUnitHook hook) noexcept;
 
 // The session's metrics output: records wait here for the flusher, which
-// writes their JSON lines.
+// writes their JSON lines; lines made whole already (an autotuning
+// session's record) wait beside them, under the same bound.
 void set_metrics_output(bool on) noexcept;
-void take_metrics_records(std::vector<SharedRecord>& out);
+struct MetricsBatch {
+  std::vector<SharedRecord> records;
+  std::vector<std::string> lines;  // JSON objects, no newline
+  bool empty() const noexcept { return records.empty() && lines.empty(); }
+  void clear() noexcept {
+    records.clear();
+    lines.clear();
+  }
+};
+void take_metrics_records(MetricsBatch& out);
 // The same without waiting: false if the queue is locked (a crash cycle).
-bool try_take_metrics_records(std::vector<SharedRecord>& out);
+bool try_take_metrics_records(MetricsBatch& out);
+// A whole line for the metrics file (when the session writes one; else
+// dropped, as a record is), counted and bounded as records are.
+void finish_metrics_line(std::string line) noexcept;
 // Called (outside any lock) each time a few thousand records wait: the
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.

@@ -113,7 +113,7 @@ void Flusher::write_metrics(bool try_only) {
   if (metrics_batch_.empty() && gpu_lines_.empty()) return;
   std::string text;
   std::uint64_t lost = 0;
-  for (const SharedRecord& record : metrics_batch_) {
+  for (const SharedRecord& record : metrics_batch_.records) {
     // Out of memory: that record is lost and counted, the rest written.
     if (!guarded("writing a compile record's line", [&] {
           text += record->to_json();
@@ -122,12 +122,15 @@ void Flusher::write_metrics(bool try_only) {
       ++lost;
     }
   }
-  for (const std::string& line : gpu_lines_) {
-    text += line;
-    text.push_back('\n');
+  for (const std::vector<std::string>* lines : {&metrics_batch_.lines, &gpu_lines_}) {
+    for (const std::string& line : *lines) {
+      text += line;
+      text.push_back('\n');
+    }
   }
   metrics_->write(text);
-  stats_.compile_records_written += metrics_batch_.size() - lost + gpu_lines_.size();
+  stats_.compile_records_written +=
+      metrics_batch_.records.size() - lost + metrics_batch_.lines.size() + gpu_lines_.size();
   if (lost != 0) add_metrics_records_dropped(lost);
   metrics_batch_.clear();  // the records go now, not at the next batch
   gpu_lines_.clear();

@@ -102,7 +102,7 @@ class Flusher {
   Config config_;
   FileSink sink_;
   std::unique_ptr<FileSink> metrics_;
-  std::vector<SharedRecord> metrics_batch_;
+  MetricsBatch metrics_batch_;
   // Between the writer and sink_ when the Perfetto form is compressed.
   std::unique_ptr<CompressingSink> compress_;
   std::uint32_t word_;

@@ -24,11 +24,15 @@
 //       build); a corrupt cache entry (a miss, said once, rebuilt)
 //   Run.OneLineWithoutAGpu                      --run: without a driver exactly
 //       one stderr line; on a GPU, every kernel runs correctly
+//   Gaps.AnUntracedPtxasIsItsUnitsLongestUnexplainedGap   --ptxas-check: ptxas
+//       as a child process outside every span is, whole, each unit's longest
+//       unexplained gap in jitscope-report, after its last phase
 //   Gpu.RunsEveryKernel                         (label gpu; exit 77 without a GPU)
 //       every kernel runs; with CUPTI on, each kernel's GPU slice is named as
 //       launched and credited to the unit that built it (its LoadScope)
 //
-// Durations are real, so only nesting and presence are checked, never values.
+// Durations are real, so only nesting, presence and order are checked, never
+// values.
 // Not covered: the GPU half on this machine (no driver).
 #include "fnv1a_reference.hpp"
 #include "samples/sample_support.hpp"
@@ -458,7 +462,9 @@ TEST_F(Compile, AnotherOptLevelMissesTheCacheAndComparesPassByPass) {
     EXPECT_EQ(l.parts.size(), was.size());
     EXPECT_EQ(l.parts.size(), 6u);  // mlir_pipeline, llvm, opt_level, nvjitlink, kernel, source
     for (const auto& [part, value] : l.parts.items()) {
-      if (part != "opt_level") EXPECT_EQ(value, was.value(part, json())) << part;
+      if (part != "opt_level") {
+        EXPECT_EQ(value, was.value(part, json())) << part;
+      }
     }
   }
   const std::string report = JITSCOPE_REPORT;
@@ -502,6 +508,61 @@ TEST_F(Compile, AnotherOptLevelMissesTheCacheAndComparesPassByPass) {
   std::map<std::string, int> reasons;
   for (const json& r : caches[0].at("reasons")) reasons[str(r, "reason")] = r.value("misses", 0);
   EXPECT_EQ(reasons["opt_level"], kKernels) << caches.dump();
+}
+
+// ---- an untraced child process: unexplained time ---------------------------------
+
+// --ptxas-check runs CUDA's ptxas on each kernel's PTX as a child process,
+// in its unit but outside every span (as an uninstrumented call out): the
+// report's longest unexplained gap of each unit holds the whole of it
+// (the sample's own clock around the child, ptxas_check_ns in its record)
+// and begins after the unit's last phase, nvjitlink.
+TEST(Gaps, AnUntracedPtxasIsItsUnitsLongestUnexplainedGap) {
+  const std::string ptxas = JITSCOPE_PTXAS, report = JITSCOPE_REPORT;
+  if (ptxas.empty() || report.empty()) {
+    GTEST_SKIP() << "needs ptxas and jitscope-report";
+  }
+  const fs::path dir = test_dir("gaps");
+  const SampleRun r = run_sample(
+      dir, "run",
+      {"--kernels", "3", "--threads", "1", "--no-cache", "--ptxas-check", "--ptxas", ptxas});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  std::map<std::string, long long> ptxas_ns;  // by kernel
+  for (const json& rec : read_json_lines(r.metrics)) {
+    if (rec.contains("record")) continue;
+    ptxas_ns[str(rec, "kernel")] = rec.value("ptxas_check_ns", -1LL);
+  }
+  ASSERT_EQ(ptxas_ns.size(), 3u);
+  const json trace = load_trace(r.trace);
+  const std::map<std::string, const json*> units = units_by_kernel(trace);
+  const SampleRun rep =
+      run_program(dir, "report",
+                  {report, r.trace.string(), "--metrics", r.metrics.string(), "--format", "json"});
+  ASSERT_EQ(rep.exit_code, 0) << rep.describe();
+  const json report_units = json::parse(rep.out).at("units");
+  ASSERT_EQ(report_units.size(), 3u);
+  for (const json& u : report_units) {
+    const std::string kernel = str(u, "frame");
+    SCOPED_TRACE(kernel);
+    ASSERT_EQ(units.count(kernel), 1u);
+    const long long ns = ptxas_ns.at(kernel);
+    EXPECT_GT(ns, 0);
+    const std::vector<const json*> link = within(trace, *units.at(kernel), "phase", "nvjitlink");
+    ASSERT_EQ(link.size(), 1u);
+    const double link_end_us = link[0]->at("ts").get<double>() + link[0]->at("dur").get<double>();
+    ASSERT_TRUE(u.at("longest_gap").is_object()) << u.dump();
+    const long long gap_ns = u["longest_gap"]["dur_ns"], gap_start = u["longest_gap"]["start_ns"];
+    EXPECT_GE(gap_ns, ns) << "the child's whole run is one stretch no span covers";
+    EXPECT_GE(u["unexplained_ns"].get<long long>(), ns);
+    EXPECT_GE(static_cast<double>(gap_start), link_end_us * 1000 - 2) << "after the last phase";
+  }
+}
+
+TEST(Gaps, PtxasCheckWithoutAPtxasIsABadOption) {
+  const fs::path dir = test_dir("gaps_no_ptxas");
+  const SampleRun r = run_sample(dir, "run", {"--ptxas-check", "--ptxas", (dir / "none").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_NE(r.err.find("--ptxas-check: no ptxas to run at"), std::string::npos) << r.describe();
 }
 
 // ---- error paths ----------------------------------------------------------------

@@ -53,6 +53,7 @@ function buildSummary(page) {
     }
   }
   add('runtime records', h.metrics ? String(h.metrics.runtime_records) : 'no metrics file');
+  if (h.metrics && h.metrics.autotune_records > 0) add('autotune records', String(h.metrics.autotune_records));
   add('dropped events', h.events_dropped === null ? '0' : String(h.events_dropped));
   if (h.jitscope_session) {
     const s = h.jitscope_session;
