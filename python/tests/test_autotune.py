@@ -77,6 +77,32 @@ def test_a_session_is_written_as_the_cpp_api_writes_it(out):
     assert instants(trace, "autotune_end")[0]["trials"] == 3
 
 
+def test_a_session_writes_its_metrics_record(out):
+    path, metrics = out("autotune_record.json"), out("autotune_record.jsonl")
+    assert jitscope.start(path, metrics=metrics)
+    with jitscope.compile_unit("tuning") as outer:
+        trials, unit_id = tune_session()
+    jitscope.stop()
+    trace = load_trace(path)
+    with open(metrics) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    (record,) = [r for r in lines if r.get("record") == "autotune"]
+    steps = instants(trace, "autotune_step")
+    compile_ns = sum(a["ns"] for a in steps if a["step"] == "compile")  # the unit's is its own
+    bench_ns = sum(a["ns"] for a in steps if a["step"] == "benchmark")
+    won = sum(a["ns"] for a in steps if a["trial"] == 1)
+    assert record["compile_id"] is None and record["unit"] == outer.compile_id
+    assert record["kernel"] == "gemm" and record["trials"] == 3 and record["failed"] == 1
+    assert record["winner"] == 1
+    assert record["winner_config"] == "block=128, fast_math=true, dtype=bf16, ratio=0.5"
+    assert record["compile_steps_ns"] == compile_ns and record["benchmark_ns"] == bench_ns
+    assert record["not_won_steps_ns"] == compile_ns + bench_ns - won
+    rows = record["trial_rows"]
+    assert [r["trial"] for r in rows] == [0, 1, 2]
+    assert rows[2]["units"] == [unit_id] and rows[2]["failed"] == "wrong result"
+    assert [r["result"] for r in rows] == [10.0, 9.0, 8.0]
+
+
 def test_the_report_sums_what_the_trace_holds(out):
     report = os.environ.get("JSPY_REPORT")
     if not report:

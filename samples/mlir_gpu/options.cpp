@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 namespace mlir_gpu {
 
@@ -47,11 +49,13 @@ int parse_options(int argc, char** argv, Options* out) {
   app.add_flag("-q,--quiet", o.quiet, "no summary on stdout");
   app.add_option("--inject-error", o.inject_error,
                  "give this kernel's MLIR an error (to see a failing kernel)");
-  app.add_flag("--ptxas-check", o.ptxas_check,
-               "run CUDA's ptxas on each kernel's PTX as a child process, outside every span "
-               "(jitscope-report's unexplained time finds it)");
+  CLI::Option* ptxas_check =
+      app.add_flag("--ptxas-check", o.ptxas_check,
+                   "run CUDA's ptxas on each kernel's PTX as a child process, outside every "
+                   "span (jitscope-report's unexplained time finds it)");
   app.add_option("--ptxas", o.ptxas, "the ptxas --ptxas-check runs")
-      ->default_str(default_ptxas().empty() ? "none found at build time" : default_ptxas());
+      ->default_str(default_ptxas().empty() ? "none found at build time" : default_ptxas())
+      ->needs(ptxas_check);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -59,7 +63,9 @@ int parse_options(int argc, char** argv, Options* out) {
     return code == 0 ? 0 : 2;
   }
   if (o.ptxas.empty()) o.ptxas = default_ptxas();
-  if (o.ptxas_check && (o.ptxas.empty() || ::access(o.ptxas.c_str(), X_OK) != 0)) {
+  std::error_code ec;
+  if (o.ptxas_check && (o.ptxas.empty() || !std::filesystem::is_regular_file(o.ptxas, ec) ||
+                        ::access(o.ptxas.c_str(), X_OK) != 0)) {
     std::fprintf(stderr, "--ptxas-check: no ptxas to run%s (give --ptxas PATH)\n",
                  o.ptxas.empty() ? "" : (" at " + o.ptxas).c_str());
     return 2;

@@ -12,14 +12,15 @@
 namespace mlir_gpu {
 
 struct PtxasCheck {
-  std::string error;  // empty: ptxas took the PTX
-  std::string log;    // what ptxas said
+  std::string error;     // empty: ptxas took the PTX
+  std::string log;       // what ptxas said
   std::uint64_t ns = 0;  // from its spawn to its exit, on the steady clock
   bool ok() const { return error.empty(); }
 };
 
-// Writes `ptx` to a scratch file, runs `ptxas -arch=sm_90 <file> -o
-// <file>.cubin` and waits; removes both files. Never throws.
+// Writes `ptx` into a private scratch folder, runs `ptxas -arch=sm_90
+// <file> -o <file>.cubin` there and waits; removes the folder. Never throws
+// for a failure of its own (the result says it).
 PtxasCheck run_ptxas(const std::string& ptxas, const std::string& ptx, const std::string& kernel);
 
 // The ptxas found when the sample was built ("" if none).

@@ -7,7 +7,8 @@
 // kept names): phases (the phase
 // registry and each phase's spin lock), compile events and metric data on a
 // unit shared with the main thread (its mutex), units of their own (the unit
-// registry, the records queue), the runtime record, wait counters, step log
+// registry, the records queue), tuning sessions (the autotuning ledger), the
+// runtime record, wait counters, step log
 // lines and a progress bar (the step log's two mutexes), the tables, and a
 // bad phase column whose line goes through log_unique (the dedup lock). The
 // main thread forks <forks> times. Each child uses the compile API (a phase
@@ -15,6 +16,7 @@
 // a step line, the tables) and _exit(0)s. The parent waits for each child up
 // to 20 s; a hung one is killed and this program exits 1 naming the fork.
 // With `session`, a session writes <trace> meanwhile (its flusher runs too).
+#include <jitscope/autotune.hpp>
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 #include <jitscope/step_log.hpp>
@@ -69,6 +71,15 @@ void work(const CompileUnitRef& shared, const std::atomic<bool>& stop, int id) {
     }
     { Phase bad("fork.bad", PhaseOptions{.column = "bad"}); }  // log_unique, every time
     { Phase runtime("fork.runtime", PhaseOptions{.column = "runtime_us"}); }
+    {
+      // With a session: the autotuning ledger's lock, and its record's line
+      // into the metrics queue.
+      Autotune tune("fork.tune");
+      const AutotuneTrial trial = tune.trial({{"worker", id}});
+      { const AutotuneStep step = trial.compile(); }
+      trial.result(1.0);
+      tune.winner(trial);
+    }
     if (id == 0) {
       (void)phase_times();
       (void)recent_compile_records();

@@ -3,6 +3,7 @@
 // trace's instants hold (read with nlohmann, summed here), and
 // jitscope-report --metrics counting it apart from the runtime records.
 #include "autotune_support.hpp"
+#include "compile/autotune_ledger.hpp"
 #include "report_support.hpp"
 #include "trace_support.hpp"
 
@@ -81,16 +82,18 @@ TEST(AutotuneRecord, ARealSessionsRecordIsItsInstants) {
     EXPECT_FALSE(row.contains("failed"));
   }
   EXPECT_EQ(r["trial_rows"][0]["config"], "block=64, fast_math=false");
-  EXPECT_EQ(r["trial_rows"][2]["compile_ns"], 0) << "its compile is its unit's own record";
+  EXPECT_EQ(r["trial_rows"][2]["compile_steps_ns"], 0) << "its compile is its unit's own record";
   EXPECT_EQ(r["trial_rows"][2]["units"], json::array({unit.str()}));
-  EXPECT_GE(compile, 900'000);  // 300 + 600 µs slept
-  EXPECT_EQ(r["compile_ns"], compile);
+  EXPECT_GE(compile, 900'000);    // 300 + 600 µs slept
+  EXPECT_GE(benchmark, 600'000);  // 3 x 200 µs
+  EXPECT_EQ(r["compile_steps_ns"], compile);
   EXPECT_EQ(r["benchmark_ns"], benchmark);
-  EXPECT_EQ(r["not_won_ns"], not_won);
+  EXPECT_EQ(r["not_won_steps_ns"], not_won);
   EXPECT_PRED2(near, r["wall_ns"].get<long long>(), w.end - w.start);
-  EXPECT_PRED2(near, r["time_to_winner_ns"].get<long long>(), w.last_end.at(1) - w.start);
+  EXPECT_PRED2(near, r["winner_last_step_ns"].get<long long>(), w.last_end.at(1) - w.start);
   EXPECT_LE(r["start_time_us"].get<long long>(), r["end_time_us"].get<long long>());
   EXPECT_FALSE(r.contains("trial_rows_dropped"));
+  EXPECT_EQ(detail::ledger_open_count(), 0u);
 
   // The report with the metrics file: a tuning session's record, not a
   // runtime one, and the unit still joined to its own record.
@@ -125,11 +128,11 @@ TEST(AutotuneRecord, AFailedTrialAndNoWinnerInsideAUnit) {
   EXPECT_EQ(r["unit"], outer.str());
   EXPECT_EQ(r["failed"], 1);
   EXPECT_TRUE(r["winner"].is_null());
-  EXPECT_FALSE(r.contains("time_to_winner_ns"));
+  EXPECT_FALSE(r.contains("winner_last_step_ns"));
   EXPECT_EQ(r["trial_rows"][1]["failed"], "too many registers");
   EXPECT_FALSE(r["trial_rows"][0].contains("failed"));
-  EXPECT_EQ(r["not_won_ns"], w.compile.at(0) + w.compile.at(1));
-  EXPECT_EQ(r["compile_ns"], r["not_won_ns"]);
+  EXPECT_EQ(r["not_won_steps_ns"], w.compile.at(0) + w.compile.at(1));
+  EXPECT_EQ(r["compile_steps_ns"], r["not_won_steps_ns"]);
   EXPECT_EQ(r["benchmark_ns"], 0);
 }
 
@@ -160,41 +163,80 @@ TEST(AutotuneRecord, TrialsPastTheRowsKeptCountInTheSums) {
   EXPECT_EQ(r["trials"], kTrials);
   EXPECT_EQ(r["trial_rows"].size(), 1000u);
   EXPECT_EQ(r["trial_rows_dropped"], kTrials - 1000);
-  EXPECT_EQ(r["compile_ns"], compile);
-  EXPECT_EQ(r["not_won_ns"], compile - w.compile.at(kTrials - 1));
+  EXPECT_EQ(r["compile_steps_ns"], compile);
+  EXPECT_EQ(r["not_won_steps_ns"], compile - w.compile.at(kTrials - 1));
   EXPECT_EQ(r["winner"], kTrials - 1);
   EXPECT_FALSE(r.contains("winner_config"));
-  EXPECT_PRED2(near, r["time_to_winner_ns"].get<long long>(), w.last_end.at(kTrials - 1) - w.start);
+  EXPECT_PRED2(near, r["winner_last_step_ns"].get<long long>(),
+               w.last_end.at(kTrials - 1) - w.start);
 }
 
 // A tuning session whose jitscope session stopped before it ended writes
 // no record, nor into the next session's file; a step ended after its
-// Autotune is gone is harmless and counted nowhere.
-TEST(AutotuneRecord, NoRecordOnceItsSessionStopped) {
+// Autotune is gone (on the session still on) is harmless and counted
+// nowhere; and the ledger forgets every one of them.
+TEST(AutotuneRecord, NoRecordOnceItsSessionStoppedAndNothingKept) {
   std::optional<Autotune> tune;
   AutotuneTrial trial;
-  std::optional<AutotuneStep> late;
   const Config first = with_metrics("autotune_record_first");
   {
     ScopedSession session(first);
     ASSERT_TRUE(session.status().ok()) << session.status().message();
     tune.emplace("early");
     trial = tune->trial({{"x", 1}});
+    EXPECT_EQ(detail::ledger_open_count(), 1u);
   }
   const Config second = with_metrics("autotune_record_second");
   {
     ScopedSession session(second);
     ASSERT_TRUE(session.status().ok()) << session.status().message();
-    tune.reset();
-    Autotune kept("kept");
-    late.emplace(kept.trial({{"y", 2}}).compile());
+    tune.reset();  // its session stopped: forgotten, not written
+    EXPECT_EQ(detail::ledger_open_count(), 0u);
+    std::optional<AutotuneStep> late;
+    {
+      Autotune kept("kept");
+      late.emplace(kept.trial({{"y", 2}}).compile());
+    }
+    late.reset();  // after its Autotune, inside the session
+    EXPECT_EQ(detail::ledger_open_count(), 0u);
   }
-  late.reset();
   EXPECT_TRUE(autotune_records(first.metrics_path).empty());
   const std::vector<json> records = autotune_records(second.metrics_path);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["kernel"], "kept");
-  EXPECT_EQ(records[0]["compile_ns"], 0) << "its step ended after it";
+  EXPECT_EQ(records[0]["compile_steps_ns"], 0) << "its step ended after it";
+  EXPECT_EQ(records[0]["trials"], 1);
+}
+
+// Without a metrics file nothing is kept; text past 1 KiB is cut between
+// characters, and a trial keeps its first 64 units.
+TEST(AutotuneRecord, NothingKeptWithoutAMetricsFileAndTextIsBounded) {
+  {
+    ScopedSession session(test_config("autotune_record_no_metrics"));
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    Autotune tune("unkept");
+    (void)tune.trial({{"x", 1}});
+    EXPECT_EQ(detail::ledger_open_count(), 0u);
+  }
+  const Config cfg = with_metrics("autotune_record_bounded");
+  std::string kernel(1023, 'k');
+  kernel += "\xC3\xA9tail";  // a 2-byte character across the 1,024th byte
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    Autotune tune(kernel);
+    const AutotuneTrial t = tune.trial({{"x", 1}});
+    for (std::uint32_t i = 0; i < 70; ++i) t.compiled_by(CompileId{i, 0});
+    t.failed(std::string(5000, 'r'));
+  }
+  const std::vector<json> records = autotune_records(cfg.metrics_path);
+  ASSERT_EQ(records.size(), 1u);
+  const json& r = records[0];
+  EXPECT_EQ(r["kernel"], std::string(1023, 'k') + "\xE2\x80\xA6");
+  EXPECT_EQ(r["trial_rows"][0]["units"].size(), 64u);
+  EXPECT_EQ(r["trial_rows"][0]["units"][63], "63/0");
+  EXPECT_EQ(r["trial_rows"][0]["units_not_kept"], 6);
+  EXPECT_EQ(r["trial_rows"][0]["failed"], std::string(1024, 'r') + "\xE2\x80\xA6");
 }
 
 }  // namespace

@@ -35,8 +35,8 @@
 //     "autotune_result" (value), "autotune_failed" (reason),
 //     "autotune_winner".
 // With a metrics file, each tuning session also writes one line there when
-// it ends ("record":"autotune": its trials, step sums, winner and time to
-// it; docs/autotuning.md). jitscope-report's autotune section sums the
+// it ends ("record":"autotune": its trials, step sums, winner and the end
+// of its last step; docs/autotuning.md). jitscope-report's autotune section sums the
 // trace's events per tuning session: trials,
 // compile and benchmark time, wall time, time to the winner (from the
 // session's start to the end of the winner's last step) and the time spent

@@ -15,6 +15,7 @@
 #include "base/spawn_flow.hpp"
 #include "clock/clock.hpp"
 #include "compile/artifacts.hpp"
+#include "compile/autotune_ledger.hpp"
 #include "compile/state.hpp"
 #include "crash/crash_handler.hpp"
 #include "crash/snapshot_signal.hpp"
@@ -206,6 +207,7 @@ void fork_child() noexcept {
   stable_names_unlock_after_fork();
   log_unlock_after_fork();
   compile_unlock_after_fork();
+  ledger_forget_in_child();   // the parent's tuning sessions end in the parent
   set_metrics_output(false);  // no flusher here: queued records would only pile up
   set_metrics_wake(nullptr);
   cupti_unlock_after_fork(/*child=*/true);

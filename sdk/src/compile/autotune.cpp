@@ -86,11 +86,11 @@ Autotune::Autotune(std::string_view kernel) noexcept {
 Autotune::~Autotune() {
   if (id_ == 0) return;
   if (!still_on(session_)) {
-    detail::ledger_close(id_, -1, 0, /*write=*/false);  // its session is gone: forgotten
+    detail::ledger_close(id_, trials_, -1, 0, /*write=*/false);  // its session is gone: forgotten
     return;
   }
   const std::uint64_t end = detail::read_clock(session_);
-  detail::ledger_close(id_, winner_, end, /*write=*/true);  // its metrics record
+  detail::ledger_close(id_, trials_, winner_, end, /*write=*/true);  // its metrics record
   detail::guarded("recording an autotuning session", [&] {
     const Arg end_args[] = {{"trials", trials_}};
     tune_instant(session_, "autotune_end", id_, -1, end_args, end);

@@ -8,7 +8,9 @@
 #include "clock/clock.hpp"
 #include "compile/state.hpp"
 
+#include <algorithm>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -28,6 +30,7 @@ struct TrialFigures {
 struct TrialText {
   std::string config, fail_reason;
   std::vector<std::string> units;
+  std::uint64_t units_not_kept = 0;
 };
 
 struct Tune {
@@ -46,8 +49,18 @@ struct Ledger {
 // Immortal: an Autotune may end during exit.
 Ledger& ledger() noexcept { return immortal<Ledger>(); }
 
-// `f(tune's figures, its text or nullptr)` under the lock, for a trial the
-// ledger holds.
+// `text` cut to kLedgerTextBytes, between characters, then "…" (a copy:
+// made before the ledger's lock is taken).
+std::string kept_text(std::string_view text) {
+  if (text.size() <= kLedgerTextBytes) return std::string(text);
+  std::size_t n = kLedgerTextBytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  std::string out(text.substr(0, n));
+  out += "\xE2\x80\xA6";
+  return out;
+}
+
+// `f(figures, text or nullptr)` under the lock, for a trial the ledger holds.
 template <class F>
 void with_trial(std::uint64_t tune, std::uint32_t trial, const char* what, F&& f) noexcept {
   Ledger& l = ledger();
@@ -60,7 +73,8 @@ void with_trial(std::uint64_t tune, std::uint32_t trial, const char* what, F&& f
   });
 }
 
-std::string render(const Tune& t, std::uint64_t tune, std::int64_t winner, std::uint64_t end) {
+std::string render(const Tune& t, std::uint64_t tune, std::uint32_t trials, std::int64_t winner,
+                   std::uint64_t end) {
   const auto ns_since_begin = [&](std::uint64_t at) {
     return tick_delta_to_ns(t.session, at >= t.begin ? at - t.begin : 0);
   };
@@ -88,17 +102,19 @@ std::string render(const Tune& t, std::uint64_t tune, std::int64_t winner, std::
   w.member("start_time_us", unix_ns_at(t.session, t.begin) / 1000);
   w.member("end_time_us", unix_ns_at(t.session, end) / 1000);
   w.member("wall_ns", ns_since_begin(end));
-  w.member("trials", static_cast<std::uint64_t>(t.figures.size()));
+  w.member("trials", std::max<std::uint64_t>(trials, t.figures.size()));
   w.member("failed", failed);
-  w.member("compile_ns", compile_ns);
+  // The steps' own times: a compile done by a unit (compiled_by) is in the
+  // unit's record, its id in the trial's units (jitscope-report adds it).
+  w.member("compile_steps_ns", compile_ns);
   w.member("benchmark_ns", benchmark_ns);
-  w.member("not_won_ns", not_won_ns);
+  w.member("not_won_steps_ns", not_won_ns);
   if (won != nullptr) {
     w.member("winner", winner);
     const std::size_t wi = static_cast<std::size_t>(winner);
     if (wi < t.text.size()) w.member("winner_config", std::string_view(t.text[wi].config));
     if (won->has_result) w.member("winner_result", won->result);
-    if (won->last_end != 0) w.member("time_to_winner_ns", ns_since_begin(won->last_end));
+    if (won->last_end != 0) w.member("winner_last_step_ns", ns_since_begin(won->last_end));
   } else {
     w.key("winner");
     w.null();
@@ -111,7 +127,7 @@ std::string render(const Tune& t, std::uint64_t tune, std::int64_t winner, std::
     w.begin_object();
     w.member("trial", static_cast<std::uint64_t>(i));
     w.member("config", std::string_view(x.config));
-    w.member("compile_ns", f.compile_ns);
+    w.member("compile_steps_ns", f.compile_ns);
     w.member("benchmark_ns", f.benchmark_ns);
     if (f.has_result) w.member("result", f.result);
     if (f.failed) w.member("failed", std::string_view(x.fail_reason));
@@ -121,6 +137,7 @@ std::string render(const Tune& t, std::uint64_t tune, std::int64_t winner, std::
       for (const std::string& id : x.units) w.value(std::string_view(id));
       w.end_array();
     }
+    if (x.units_not_kept != 0) w.member("units_not_kept", x.units_not_kept);
     w.end_object();
   }
   w.end_array();
@@ -135,10 +152,11 @@ std::string render(const Tune& t, std::uint64_t tune, std::int64_t winner, std::
 
 void ledger_open(std::uint64_t tune, std::string_view kernel, std::string unit,
                  std::uint32_t session, std::uint64_t begin) noexcept {
+  if (!metrics_output_on()) return;  // no file to write the record to
   Ledger& l = ledger();
   guarded("keeping an autotuning session's figures", [&] {
     Tune t;
-    t.kernel = std::string(kernel);
+    t.kernel = kept_text(kernel);
     t.unit = std::move(unit);
     t.session = session;
     t.begin = begin;
@@ -150,6 +168,7 @@ void ledger_open(std::uint64_t tune, std::string_view kernel, std::string unit,
 void ledger_trial(std::uint64_t tune, std::uint32_t trial, std::string_view config) noexcept {
   Ledger& l = ledger();
   guarded("keeping an autotuning trial's figures", [&] {
+    std::string text = trial < kLedgerRowsKept ? kept_text(config) : std::string();
     std::lock_guard<std::mutex> lock(l.mutex);
     const auto it = l.tunes.find(tune);
     if (it == l.tunes.end()) return;
@@ -157,7 +176,7 @@ void ledger_trial(std::uint64_t tune, std::uint32_t trial, std::string_view conf
     if (trial >= t.figures.size()) t.figures.resize(std::size_t{trial} + 1);
     if (trial < kLedgerRowsKept) {
       if (trial >= t.text.size()) t.text.resize(std::size_t{trial} + 1);
-      t.text[trial].config = std::string(config);
+      t.text[trial].config = std::move(text);
     }
   });
 }
@@ -166,13 +185,20 @@ void ledger_step(std::uint64_t tune, std::uint32_t trial, bool benchmark, std::u
                  std::uint64_t end) noexcept {
   with_trial(tune, trial, "keeping an autotuning step's time", [&](TrialFigures& f, TrialText*) {
     (benchmark ? f.benchmark_ns : f.compile_ns) += ns;
-    if (end > f.last_end) f.last_end = end;
+    f.last_end = std::max(f.last_end, end);
   });
 }
 
 void ledger_unit(std::uint64_t tune, std::uint32_t trial, std::string_view compile_id) noexcept {
+  std::string id;
+  if (!guarded("keeping an autotuning trial's unit", [&] { id = kept_text(compile_id); })) return;
   with_trial(tune, trial, "keeping an autotuning trial's unit", [&](TrialFigures&, TrialText* x) {
-    if (x != nullptr) x->units.emplace_back(compile_id);
+    if (x == nullptr) return;
+    if (x->units.size() < kLedgerUnitsKept) {
+      x->units.push_back(std::move(id));
+    } else {
+      ++x->units_not_kept;
+    }
   });
 }
 
@@ -184,28 +210,51 @@ void ledger_result(std::uint64_t tune, std::uint32_t trial, double value) noexce
 }
 
 void ledger_failed(std::uint64_t tune, std::uint32_t trial, std::string_view reason) noexcept {
+  std::string why;
+  if (!guarded("keeping an autotuning failure", [&] { why = kept_text(reason); })) why.clear();
   with_trial(tune, trial, "keeping an autotuning failure", [&](TrialFigures& f, TrialText* x) {
     f.failed = true;
-    if (x != nullptr) x->fail_reason = std::string(reason);
+    if (x != nullptr) x->fail_reason = std::move(why);
   });
 }
 
-void ledger_close(std::uint64_t tune, std::int64_t winner, std::uint64_t end, bool write) noexcept {
+void lock_ledger_for_fork() noexcept { ledger().mutex.lock(); }
+void unlock_ledger_after_fork() noexcept { ledger().mutex.unlock(); }
+
+void ledger_forget_in_child() noexcept {
+  Ledger& l = ledger();
+  guarded_quiet([&] {  // out of memory here only keeps the parent's figures
+    std::lock_guard<std::mutex> lock(l.mutex);
+    l.tunes.clear();
+  });
+}
+
+std::size_t ledger_open_count() noexcept {
+  Ledger& l = ledger();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  return l.tunes.size();
+}
+
+void ledger_close(std::uint64_t tune, std::uint32_t trials, std::int64_t winner, std::uint64_t end,
+                  bool write) noexcept {
   Ledger& l = ledger();
   Tune t;
   bool found = false;
-  guarded("ending an autotuning session's figures", [&] {
+  {
     std::lock_guard<std::mutex> lock(l.mutex);
     const auto it = l.tunes.find(tune);
-    if (it == l.tunes.end()) return;
-    t = std::move(it->second);
-    l.tunes.erase(it);
-    found = true;
-  });
+    if (it != l.tunes.end()) {
+      t = std::move(it->second);  // moves: no allocation
+      l.tunes.erase(it);
+      found = true;
+    }
+  }
   if (!found || !write) return;
   std::string line;
-  if (guarded("writing an autotuning session's record", [&] { line = render(t, tune, winner, end); }))
+  if (guarded("writing an autotuning session's record",
+              [&] { line = render(t, tune, trials, winner, end); })) {
     finish_metrics_line(std::move(line));
+  }
 }
 
 }  // namespace jitscope::detail

@@ -16,12 +16,15 @@
 //      log_unique, below)
 //   7. the artifacts state (held for a copy of its folder's name; the unit's
 //      mutex and log lines come after it is released)
+//   8. the autotuning ledger (held for its own figures only; the record's
+//      line goes to the metrics queue after it is released)
 //
 // Below all of them: base/log's log_unique lock, which the session's
 // handlers take last. Each of these is held for a few instructions, an
 // allocation or a write to stderr, never across a call into the host (hooks
 // and step sinks run outside them), so fork() waits at most that long.
 #include "compile/artifacts.hpp"
+#include "compile/autotune_ledger.hpp"
 #include "compile/state.hpp"
 
 namespace jitscope::detail {
@@ -34,9 +37,11 @@ void compile_lock_for_fork() noexcept {
   lock_step_log_for_fork();
   lock_record_sinks_for_fork();
   lock_artifacts_for_fork();
+  lock_ledger_for_fork();
 }
 
 void compile_unlock_after_fork() noexcept {
+  unlock_ledger_after_fork();
   unlock_artifacts_after_fork();
   unlock_record_sinks_after_fork();
   unlock_step_log_after_fork();

@@ -445,12 +445,12 @@ namespace {
 // dropped and counted. Bounded: the flusher takes the queue every interval
 // and when woken; if it cannot keep up (or is gone), records are dropped
 // and counted, never piled up.
-bool queue_room_locked(RecordSinks& s, std::size_t bytes) {
+bool queue_room_locked(RecordSinks& s, std::size_t bytes, const char* what) {
   if (s.queued_bytes + bytes > kMaxQueuedMetricsBytes) {
     s.dropped.fetch_add(1, std::memory_order_relaxed);
-    log_unique(
-        "compile records are arriving faster than the metrics file is written; some are "
-        "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
+    log_unique(std::string(what) +
+               " are arriving faster than the metrics file is written; some are "
+               "dropped (counted: compile_records_dropped in the trace's jitscope_stats)");
     return false;
   }
   s.queued_bytes += bytes;
@@ -489,7 +489,7 @@ void finish_record(SharedRecord shared) noexcept {
       return;
     }
     evicted = s.recent.push(shared);
-    if (!queue_room_locked(s, approx_bytes(*shared))) return;
+    if (!queue_room_locked(s, approx_bytes(*shared), "compile records")) return;
     s.metrics_queue.push_back(std::move(shared));
     wake = s.metrics_queue.size() % kWakeEveryRecords == 0;
   });
@@ -501,7 +501,7 @@ void finish_metrics_line(std::string line) noexcept {
   bool wake = false;
   guarded("writing a metrics line", [&] {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (!s.metrics_on || !queue_room_locked(s, line.size())) return;
+    if (!s.metrics_on || !queue_room_locked(s, line.size(), "autotuning records")) return;
     s.metrics_lines.push_back(std::move(line));
     wake = s.metrics_lines.size() % kWakeEveryRecords == 0;
   });
@@ -537,6 +537,12 @@ void set_metrics_output(bool on) noexcept {
     s.metrics_lines.clear();
     s.queued_bytes = 0;
   }
+}
+
+bool metrics_output_on() noexcept {
+  RecordSinks& s = sinks();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.metrics_on;
 }
 
 void set_metrics_wake(void (*wake)()) noexcept {

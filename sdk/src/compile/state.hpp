@@ -327,6 +327,8 @@ bool try_take_metrics_records(MetricsBatch& out);
 // A whole line for the metrics file (when the session writes one; else
 // dropped, as a record is), counted and bounded as records are.
 void finish_metrics_line(std::string line) noexcept;
+// Whether a session writes a metrics file now (a line made now would go there).
+bool metrics_output_on() noexcept;
 // Called (outside any lock) each time a few thousand records wait: the
 // session's flusher wake, so that a burst of units is written before the
 // queue's bound. nullptr: none.

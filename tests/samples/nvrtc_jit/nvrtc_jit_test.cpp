@@ -19,8 +19,9 @@
 //       not compile
 //
 //   Gpu.LoadsAutotunesAndRunsTheWinners     (label gpu; exit 77 without a GPU)
-//       8 kernels loaded inside their units, one winner per family, and with
-//       CUPTI on, the winners' kernel slices carrying compiled_by
+//       8 kernels loaded inside their units, one winner per family (and its
+//       tuning session's metrics record), and with CUPTI on, the winners'
+//       kernel slices carrying compiled_by
 //   Gpu.JitscopeCuptiOffIsHonoured          (label gpu) JITSCOPE_CUPTI=off: no
 //       GPU activity in the trace
 //
@@ -101,11 +102,14 @@ std::vector<pid_t> children_of(pid_t parent) {
 }
 
 // The metrics file's lines: the compile records, or (gpu) only the lines
-// that CUPTI adds per unit at stop on a GPU machine ("record": "gpu").
+// that CUPTI adds per unit at stop on a GPU machine ("record": "gpu"). On a
+// GPU the autotuner's tuning sessions add lines of their own ("record":
+// "autotune"), which are neither.
 std::vector<json> load_metrics(const fs::path& path, bool gpu = false) {
   std::vector<json> out;
   for (json& j : read_json_lines(path)) {
-    if ((j.value("record", "") == "gpu") == gpu) out.push_back(std::move(j));
+    const std::string record = j.value("record", "");
+    if (gpu ? record == "gpu" : !j.contains("record")) out.push_back(std::move(j));
   }
   return out;
 }
@@ -639,6 +643,19 @@ TEST(Gpu, LoadsAutotunesAndRunsTheWinners) {
     EXPECT_NE(units.find(winner), units.end()) << family << " winner '" << winner << "'";
     winners.push_back(winner);
   }
+  // One metrics record per tuning session: a winner each, and every trial's
+  // compile a unit of the pool (its id in units, no compile step).
+  std::set<std::string> tuned;
+  for (const json& rec : read_json_lines(r.metrics)) {
+    if (rec.value("record", "") != "autotune") continue;
+    tuned.insert(str(rec, "kernel"));
+    EXPECT_FALSE(rec.at("winner").is_null()) << rec.dump();
+    EXPECT_EQ(rec.at("compile_steps_ns"), 0) << rec.dump();
+    for (const json& row : rec.at("trial_rows")) {
+      EXPECT_EQ(row.value("units", json::array()).size(), 1u) << row.dump();
+    }
+  }
+  EXPECT_EQ(tuned, (std::set<std::string>{"gelu", "matmul", "reduce", "silu"}));
 
   // With CUPTI on, every winner's launches carry the unit that built it,
   // and every kernel's unit has its GPU line in the metrics file.
