@@ -72,17 +72,17 @@ PtxasCheck run_ptxas(const std::string& ptxas, const std::string& ptx, const std
     return out;
   }
   posix_spawn_file_actions_t actions;
-  int rc = posix_spawn_file_actions_init(&actions);
-  if (rc == 0) {
+  const int made = posix_spawn_file_actions_init(&actions);
+  int rc = made;
+  if (rc == 0)
     rc = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, log_fd, STDOUT_FILENO);
-    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, log_fd, STDERR_FILENO);
-  }
+  if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, log_fd, STDOUT_FILENO);
+  if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, log_fd, STDERR_FILENO);
   const auto t0 = std::chrono::steady_clock::now();
   pid_t pid = -1;
   int spawned =
       rc == 0 ? posix_spawn(&pid, ptxas.c_str(), &actions, nullptr, argv.data(), environ) : rc;
-  if (rc == 0) posix_spawn_file_actions_destroy(&actions);
+  if (made == 0) posix_spawn_file_actions_destroy(&actions);
   ::close(log_fd);
   int status = 0;
   if (spawned == 0) {
