@@ -50,8 +50,8 @@ void append_value(std::string& out, const Arg& a) {
 
 // An instant of a tuning session's at `ticks` (the session's clock; 0: now),
 // with the session's and (trial >= 0) the trial's ids before `extra`. The
-// start, step and end instants take the readings the metrics record sums,
-// so that both say the same times.
+// start, step and end instants take the clock readings the metrics record
+// sums (converted to ns apart, they may differ by a rounding).
 void tune_instant(std::uint32_t session, const char* name, std::uint64_t tune, std::int64_t trial,
                   std::span<const Arg> extra, std::uint64_t ticks = 0) {
   std::vector<Arg> args;
