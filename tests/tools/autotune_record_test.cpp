@@ -10,9 +10,14 @@
 #include <jitscope/autotune.hpp>
 #include <jitscope/compile.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace jitscope::testing::report {
@@ -237,6 +242,65 @@ TEST(AutotuneRecord, NothingKeptWithoutAMetricsFileAndTextIsBounded) {
   EXPECT_EQ(r["trial_rows"][0]["units"][63], "63/0");
   EXPECT_EQ(r["trial_rows"][0]["units_not_kept"], 6);
   EXPECT_EQ(r["trial_rows"][0]["failed"], std::string(1024, 'r') + "\xE2\x80\xA6");
+}
+
+// The timeline's slices: the session and each step on tracks of their own
+// (async b/e pairs), spanning their time, though the thread wrote other
+// spans meanwhile. Written on the thread as spans after the fact, the
+// writer had started each after the thread's last event: the session's
+// came out 0 ns long, and a step's began where its inner span ended.
+TEST(AutotuneRecord, TheSessionAndItsStepsSpanTheirTimeOnTracksOfTheirOwn) {
+  const Config cfg = with_metrics("autotune_tracks");
+  {
+    ScopedSession session(cfg);
+    ASSERT_TRUE(session.status().ok()) << session.status().message();
+    Autotune tune("tracks");
+    const AutotuneTrial a = tune.trial({{"x", 1}});
+    const AutotuneTrial b = tune.trial({{"x", 2}});
+    for (const AutotuneTrial* t : {&a, &b}) {
+      const AutotuneStep step = t->compile();
+      Span inner("inner");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    tune.winner(b);
+  }
+  const json events = load_events(cfg.output_path);
+  // Async pairs by (name, id): their begin and end, in ns.
+  std::map<std::pair<std::string, long long>, std::pair<long long, long long>> pairs;
+  std::vector<std::pair<long long, long long>> inner;
+  long long start = -1, end = -1;
+  for (const json& e : events) {
+    const std::string ph = e.value("ph", ""), name = e.value("name", "");
+    if (name == "autotune_start") start = ns_of(e["ts"]);
+    if (name == "autotune_end") end = ns_of(e["ts"]);
+    if (ph == "X" && name == "inner") inner.emplace_back(ns_of(e["ts"]), ns_of(e["dur"]));
+    if (ph != "b" && ph != "e") continue;
+    auto& p = pairs[{name, e["id"].get<long long>()}];
+    (ph == "b" ? p.first : p.second) = ns_of(e["ts"]);
+  }
+  ASSERT_GE(start, 0);
+  ASSERT_GE(end, start);
+  std::vector<std::pair<long long, long long>> sessions, compiles;
+  std::set<long long> step_tracks;
+  for (const auto& [key, p] : pairs) {
+    if (key.first == "autotune session") sessions.push_back(p);
+    if (key.first == "autotune compile") {
+      compiles.push_back(p);
+      step_tracks.insert(key.second);
+    }
+  }
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_LE(sessions[0].first, start);
+  EXPECT_GE(sessions[0].second, end) << "the session's slice spans its instants";
+  ASSERT_EQ(compiles.size(), 2u);
+  EXPECT_EQ(step_tracks.size(), 2u) << "a track per trial";
+  ASSERT_EQ(inner.size(), 2u);
+  std::sort(compiles.begin(), compiles.end());
+  std::sort(inner.begin(), inner.end());
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(compiles[i].first, inner[i].first) << i;
+    EXPECT_GE(compiles[i].second, inner[i].first + inner[i].second) << i;
+  }
 }
 
 }  // namespace

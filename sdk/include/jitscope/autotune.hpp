@@ -15,17 +15,19 @@
 //   tune.winner(best);                                    // the trial that won
 //
 // What is recorded, while a session is on (instants for jitscope-report,
-// spans for the timeline; every event has args "tune", the session's
+// slices for the timeline; every event has args "tune", the session's
 // process-unique id, and "trial", the trial's index from 0):
 //   - the tuning session: instants "autotune_start" (args kernel) and
-//     "autotune_end" (trials), and a span "autotune session" over it
-//     (kernel, trials, winner) written when it ends;
+//     "autotune_end" (trials), and a slice "autotune session" over it
+//     (kernel, trials, winner) written when it ends, on a track of its own
+//     (as async_slice's: written after the fact, on the thread it would
+//     start after everything the thread wrote meanwhile);
 //   - each trial: an instant "autotune_trial" with the config as its args
 //     (typed, as given; a parameter named tune, trial or config is left
 //     out, said once) and as one string "config" ("block=128, warps=4");
-//   - each step: a span "autotune compile" or "autotune benchmark" and an
-//     instant "autotune_step" (step: "compile" or "benchmark", ns: its
-//     length) when it ends, on the thread that ends it;
+//   - each step: a slice "autotune compile" or "autotune benchmark" on its
+//     trial's track, and an instant "autotune_step" (step: "compile" or
+//     "benchmark", ns: its length) on the thread that ends it, when it ends;
 //   - compiled_by: the trial's compile was that compile unit (built before,
 //     on another thread, or shared by trials): an instant
 //     "autotune_compiled_by" (compile_id); the report counts the unit's wall

@@ -8,6 +8,7 @@
 #include "clock/clock.hpp"
 #include "compile/autotune_ledger.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <vector>
@@ -25,6 +26,32 @@ std::uint64_t next_tune_id() noexcept {
 // records: an event of a later session would not be its.
 bool still_on(std::uint32_t session) noexcept {
   return session != 0 && session == detail::session_word();
+}
+
+// The timeline's slices of a tuning session go on tracks of their own
+// (async_slice), never on the thread's: written when they end, a slice on
+// the thread would start after every event the thread wrote meanwhile (the
+// writer keeps a thread's events in order), and came out empty. One track
+// for the session, one per trial for its steps (steps of different trials
+// may overlap on a pool). Above 2^52, where a host's own tracks (its
+// objects' addresses) never are, and below 2^53, as the trace's ids are.
+std::uint64_t tune_track(std::uint64_t tune, std::int64_t trial) noexcept {
+  constexpr std::uint64_t kBase = std::uint64_t{1} << 52;
+  constexpr std::uint64_t kTrialBits = 20;  // a trial past 2^20 - 2 shares the last track
+  const std::uint64_t slot = trial < 0
+                                 ? 0
+                                 : std::min<std::uint64_t>(static_cast<std::uint64_t>(trial) + 1,
+                                                           (std::uint64_t{1} << kTrialBits) - 1);
+  return kBase | ((tune & ((std::uint64_t{1} << 31) - 1)) << kTrialBits) | slot;
+}
+
+// A slice from `begin` (the session's clock, read on any thread) to now.
+void tune_slice(std::uint32_t session, std::uint64_t begin, std::uint64_t track,
+                std::string_view name, std::span<const Arg> args) noexcept {
+  AsyncBegin begun;
+  begun.session = session;
+  begun.ticks = begin;
+  (void)async_slice(track, name, begun, args);
 }
 
 bool reserved_key(const char* key) noexcept {
@@ -94,17 +121,12 @@ Autotune::~Autotune() {
   detail::guarded("recording an autotuning session", [&] {
     const Arg end_args[] = {{"trials", trials_}};
     tune_instant(session_, "autotune_end", id_, -1, end_args, end);
-    if (winner_ >= 0) {
-      detail::record_past_span(session_, begin_, end, "autotune session",
-                               {{"kernel", std::string_view(kernel_)},
-                                {"tune", id_},
-                                {"trials", trials_},
-                                {"winner", winner_}});
-    } else {
-      detail::record_past_span(
-          session_, begin_, end, "autotune session",
-          {{"kernel", std::string_view(kernel_)}, {"tune", id_}, {"trials", trials_}});
-    }
+    const Arg span_args[] = {{"kernel", std::string_view(kernel_)},
+                             {"tune", id_},
+                             {"trials", trials_},
+                             {"winner", winner_}};
+    tune_slice(session_, begin_, tune_track(id_, -1), "autotune session",
+               std::span<const Arg>(span_args, winner_ >= 0 ? 4 : 3));
   });
 }
 
@@ -216,9 +238,9 @@ void AutotuneStep::end() noexcept {
     const std::uint64_t end = detail::read_clock(session_);
     const std::uint64_t ns = detail::tick_delta_to_ns(session_, end >= begin_ ? end - begin_ : 0);
     const char* step = benchmark_ ? "benchmark" : "compile";
-    detail::record_past_span(session_, begin_, end,
-                             benchmark_ ? "autotune benchmark" : "autotune compile",
-                             {{"tune", tune}, {"trial", trial_}});
+    const Arg span_args[] = {{"tune", tune}, {"trial", trial_}};
+    tune_slice(session_, begin_, tune_track(tune, trial_),
+               benchmark_ ? "autotune benchmark" : "autotune compile", span_args);
     const Arg args[] = {{"step", step}, {"ns", ns}};
     tune_instant(session_, "autotune_step", tune, trial_, args, end);
     detail::ledger_step(tune, trial_, benchmark_, ns, end);
