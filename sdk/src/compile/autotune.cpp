@@ -1,7 +1,6 @@
 // Autotuning sessions, trials and steps as instants and spans
 // (<jitscope/autotune.hpp>; jitscope-report sums them).
 #include <jitscope/autotune.hpp>
-#include <jitscope/detail/adapter_stack.hpp>
 
 #include "base/boundary.hpp"
 #include "base/log.hpp"
