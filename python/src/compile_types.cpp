@@ -8,6 +8,7 @@
 
 #include <jitscope/compile.hpp>
 
+#include <charconv>
 #include <deque>
 #include <new>
 #include <string>
@@ -304,6 +305,47 @@ PyObject* unit_cache_lookup(PyObject* obj, PyObject* const* args, Py_ssize_t nar
   Py_RETURN_NONE;
 }
 
+// "3/1" or "[3/1]" (a unit's compile_id, or its display form) into `out`.
+bool parse_compile_id(std::string_view text, jitscope::CompileId* out) {
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return false;
+  const auto number = [](std::string_view t, std::uint32_t* v) {
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return !t.empty() && ec == std::errc() && ptr == t.data() + t.size();
+  };
+  return number(text.substr(0, slash), &out->frame) &&
+         number(text.substr(slash + 1), &out->attempt);
+}
+
+// unit.waits_for(compile_id, pid=0): this unit waited for that unit (of
+// process `pid`, 0: this one); the report's critical path follows it.
+PyObject* unit_waits_for(PyObject* obj, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"compile_id", "pid", nullptr};
+  PyObject* id_obj = nullptr;
+  long long pid = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|L:waits_for", const_cast<char**>(names),
+                                   &id_obj, &pid)) {
+    return nullptr;
+  }
+  std::string scratch;
+  jitscope::CompileId id;
+  if (!parse_compile_id(utf8_of(id_obj, scratch), &id)) {
+    PyErr_SetString(PyExc_ValueError,
+                    "unit.waits_for: compile_id must be \"frame/attempt\" (a unit's compile_id)");
+    return nullptr;
+  }
+  if (pid < 0) {
+    PyErr_SetString(PyExc_ValueError, "unit.waits_for: pid must be a pid, or 0 for this process");
+    return nullptr;
+  }
+  jitscope::CompileUnit* unit = open_unit(as_unit(obj));
+  if (unit == nullptr) Py_RETURN_FALSE;
+  return PyBool_FromLong(unit->waits_for(id, pid).ok());
+}
+
 PyObject* unit_fail(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   std::string a, b;
   std::string_view type, reason;
@@ -441,6 +483,10 @@ PyMethodDef g_unit_methods[] = {
      "cache_lookup(layer, key: dict of the key's parts by name, hit): for the report's miss "
      "reasons"},
     {"fail", fast(unit_fail), METH_FASTCALL, "fail(type, reason): marks the compile failed."},
+    {"waits_for", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_waits_for)),
+     METH_VARARGS | METH_KEYWORDS,
+     "waits_for(compile_id, pid=0): this unit waited for that unit's result (of process pid;\n"
+     "0: this one), for the report's critical path. True when recorded (a session is on)."},
     {"set", fast(unit_set), METH_FASTCALL, "set(key, value): a field of the unit's record."},
     {"increment", fast(unit_increment), METH_FASTCALL, "increment(key, by=1)"},
     {"artifact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_artifact)),

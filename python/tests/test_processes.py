@@ -248,3 +248,47 @@ def test_forks_while_threads_record_never_hang(out):
         os.waitpid(pid, 0)
     assert not pending, f"{len(pending)} forked children hung"
     jitscope.stop()
+
+
+def compile_for(seconds):
+    with jitscope.compile_unit("kernel") as unit:
+        time.sleep(seconds)
+        return os.getpid(), unit.compile_id
+
+
+def test_the_critical_path_follows_a_pools_results(out):
+    # The pool's workers hand back (pid, compile_id) with their result; the
+    # link unit waits for each. The slow kernel is what the wall waited for:
+    # the path ends with it, then link.
+    report = os.environ.get("JSPY_REPORT")
+    if not report:
+        pytest.skip("JSPY_REPORT is not set (the ctest entry sets it)")
+    trace = out("critical.json")
+    assert jitscope.start(trace)
+    with jitscope.ProcessPoolExecutor(
+            2, mp_context=multiprocessing.get_context("fork")) as pool:
+        results = list(pool.map(compile_for, [0.01, 0.01, 0.4, 0.01]))
+    with jitscope.compile_unit("link") as link:
+        for pid, compile_id in results:
+            assert link.waits_for(compile_id, pid=pid)
+        with pytest.raises(ValueError):
+            link.waits_for("3")
+        with pytest.raises(ValueError):
+            link.waits_for("0/0", pid=-1)
+        assert link.waits_for("[7/0]")  # the display form too; no such unit here
+    jitscope.stop()
+    assert not link.waits_for("0/0")  # closed: nothing recorded
+    whole = merged(trace)
+    merged_path = trace + ".merged.json"
+    r = subprocess.run([report, merged_path, "--format", "json", "--section", "critical_path"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    cp = json.loads(r.stdout)["critical_path"]
+    slow_pid, slow_id = results[2]
+    *_, before, last = cp["steps"]
+    assert (last["pid"], last["compile_id"]) == (os.getpid(), link.compile_id), cp
+    assert (before["pid"], before["compile_id"]) == (slow_pid, slow_id), cp
+    assert before["next"] == "waited_for"
+    assert before["on_path_ns"] >= 0.3e9
+    assert cp["waits"] == 5 and cp["waits_unmatched"] == 1  # "[7/0]": no such unit
+    assert cp["processes"] == 3 and len(whole) > 0

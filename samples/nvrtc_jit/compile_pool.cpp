@@ -8,6 +8,8 @@
 #include <jitscope/compile.hpp>
 #include <jitscope/jitscope.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -43,6 +45,21 @@ void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
   out.error = error;
   unit.fail(stage, error);
   sample_common::report_failure("nvrtc_jit", out.spec.name, stage, error, log);
+}
+
+// A cache hit on an entry that a worker process of this run stored: this
+// unit waited for the unit that stored it. (An entry of an earlier run
+// whose worker had a pid one of this run's has again would be taken for
+// this run's: the system does not hand a pid out again that soon.)
+void wait_for_producer(jitscope::CompileUnit& unit, const CubinProducer& producer,
+                       const BuildSettings& s) {
+  if (producer.pid <= 0 || std::find(s.producer_pids.begin(), s.producer_pids.end(),
+                                     producer.pid) == s.producer_pids.end()) {
+    return;
+  }
+  unsigned frame = 0, attempt = 0;
+  if (std::sscanf(producer.compile_id.c_str(), "%u/%u", &frame, &attempt) != 2) return;
+  (void)unit.waits_for({.frame = frame, .attempt = attempt}, producer.pid);  // no session: ok
 }
 
 void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
@@ -101,6 +118,7 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
     if (out.cache_hit) {
       out.cubin = std::move(cached.cubin);
       out.ltoir_bytes = cached.ltoir_bytes;
+      wait_for_producer(unit, cached.producer, s);
     }
     record("cache", out.cache_hit ? "hit" : "miss");
     record("cache_key", hash);
@@ -140,7 +158,11 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
     out.cubin = std::move(cubin.bytes);
     if (s.cache != nullptr) {
       JITSCOPE_PHASE("cache store", {.column = "cache_store_us"});
-      (void)s.cache->store(k.name, key, out.cubin, out.ltoir_bytes);  // a failure is said once
+      // A failure is said once. The entry names this unit, for a unit of
+      // this run that reads it (wait_for_producer).
+      (void)s.cache->store(
+          k.name, key, out.cubin, out.ltoir_bytes,
+          {jitscope::active() ? static_cast<long long>(::getpid()) : 0, unit.id().str()});
     }
   }
   record("ltoir_bytes", out.ltoir_bytes);

@@ -52,6 +52,11 @@ struct BuildSettings {
   bool compile = true;                      // false: the cubin must already be in the cache
                                             // (the parent, after its worker processes)
   std::string inject_error;                 // a kernel whose source gets a compile error
+  // Processes of this run that store cubins (the worker processes): a unit
+  // that reads an entry one of them stored waited for the unit that stored
+  // it (jitscope::CompileUnit::waits_for), and the report's critical path
+  // crosses into that worker. Entries of earlier runs name none of them.
+  std::vector<long long> producer_pids;
   std::string thread_label = "compile worker";
 };
 

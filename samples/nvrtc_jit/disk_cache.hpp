@@ -19,9 +19,18 @@ namespace nvrtc_jit {
 
 struct Toolchain;
 
+// The compile unit that stored an entry: its process and compile id
+// ("frame/attempt"). A unit that reads the entry in the same run waited
+// for that one (jitscope::CompileUnit::waits_for: the critical path).
+struct CubinProducer {
+  long long pid = 0;  // 0: not known (an entry without it, or stored untraced)
+  std::string compile_id;
+};
+
 struct CachedCubin {
   std::vector<char> cubin;
   std::uint64_t ltoir_bytes = 0;  // the LTO-IR it was linked from (for the record)
+  CubinProducer producer;
 };
 
 class DiskCache {
@@ -44,7 +53,8 @@ class DiskCache {
   // Atomic (temporary file + rename). False on failure; the first failure
   // in this process prints one line.
   bool store(const std::string& kernel_name, const std::string& key_text,
-             const std::vector<char>& cubin, std::uint64_t ltoir_bytes);
+             const std::vector<char>& cubin, std::uint64_t ltoir_bytes,
+             const CubinProducer& producer = {});
 
   std::string entry_path(const std::string& kernel_name, const std::string& hash) const;
 

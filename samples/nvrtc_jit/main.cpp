@@ -163,8 +163,10 @@ int run(const Options& o) {
       std::fprintf(stderr, "nvrtc_jit: a compile worker process failed (see above): stopping\n");
       return 1;
     }
-    // The cubins are in the cache now; this process loads them, one unit each.
+    // The cubins are in the cache now; this process loads them, one unit
+    // each, which waited for the worker's unit that stored it.
     s.compile = false;
+    for (const WorkerProcess& w : workers) s.producer_pids.push_back(w.pid);
     s.thread_label = "load worker";
     JITSCOPE_SPAN_ARGS("load", {"kernels", kernels.size()});
     built = build_all(kernels, o.workers, s);

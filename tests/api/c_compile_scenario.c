@@ -55,6 +55,11 @@ static int on_compile_done(hook_state* s) {
     jitscope_unit_cache_lookup(s->unit, "ptx", key, 2, 0);
     jitscope_unit_cache_lookup(s->unit, NULL, NULL, 5, 1); /* no parts: an empty key */
   }
+  /* Waits for the first compile of the frame (0/0), of this process. */
+  if (jitscope_unit_waits_for(s->unit, 0, 0, 0) != 0) return 30;
+  if (jitscope_unit_waits_for(NULL, 0, 0, 0) == 0) return 31;
+  if (jitscope_unit_waits_for(s->unit, 0, 0, -1) == 0) return 32;
+  if (strstr(jitscope_last_error(), "pid") == NULL) return 33;
   if (jitscope_unit_artifact(s->unit, "ptx", ".version 7.8", 12, "ptx") != 0) return 27;
   if (jitscope_unit_artifact(s->unit, "ptx", NULL, 3, NULL) == 0) return 28;
   jitscope_unit_close(s->unit);

@@ -138,6 +138,7 @@ void compile_calls() {
     EXPECT(unit.set("mode", "fast", true).ok());
     EXPECT(unit.increment("lower_time_us", 5).ok());
     EXPECT(unit.add_to_set("ops", std::string("add")).ok());
+    EXPECT(unit.waits_for({.frame = 1, .attempt = 0}, 42).ok());
     unit.fail("Error", "reason");
     try {
       throw std::runtime_error("boom");

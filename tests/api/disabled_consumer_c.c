@@ -74,7 +74,8 @@ int c_api_failures(void) {
     if (unit != NULL || frame != 0 || attempt != 0 || o.is_forward != 1 ||
         jitscope_unit_set_int(unit, "k", 1) != 0 || jitscope_unit_set_double(unit, "k", 1) != 0 ||
         jitscope_unit_set_string(unit, "k", "v") != 0 ||
-        jitscope_unit_set_bool(unit, "k", 1) != 0 || jitscope_unit_increment(unit, "k", 1) != 0) {
+        jitscope_unit_set_bool(unit, "k", 1) != 0 || jitscope_unit_increment(unit, "k", 1) != 0 ||
+        jitscope_unit_waits_for(unit, 0, 0, 0) != 0) {
       fprintf(stderr, "FAILED: C compile API compiled out\n");
       ++failures;
     }

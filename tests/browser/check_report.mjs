@@ -337,6 +337,7 @@ async function checkReportInto(browser, opts, f) {
   if (opts.compareHtml) await checkCompare(browser, opts.compareHtml, f);
   if (opts.passesHtml) await checkPasses(browser, opts.passesHtml, f);
   if (opts.autotuneHtml) await checkAutotune(browser, opts.autotuneHtml, f);
+  if (opts.criticalPathHtml) await checkCriticalPath(browser, opts.criticalPathHtml, f);
   // The pass_pipeline page has no tuning sessions: no section for them.
   const plain = await browser.newPage();
   await plain.goto(pathToFileURL(path.resolve(opts.html)).href, { waitUntil: "load" });
@@ -385,6 +386,59 @@ async function checkAutotune(browser, html, f) {
   const unit = trials.find((t) => t.kernel === "matmul" && t.trial === "2");
   f.check(unit && unit.link.endsWith("0/0"), `${name}: trial 2 does not link its unit 0/0: ${JSON.stringify(unit)}`);
   f.check((await page.$("nav a[href='#autotune']")) !== null, `${name}: no Autotuning link in the nav`);
+  f.list.push(...problems.map((p) => `${name}: ${p}`));
+  await page.close();
+}
+
+// The critical path page (fixture/critical_path_trace.json): parse, the
+// worker's remote, link, worked out by hand in report_critical_path_test
+// (FollowsWaitsAcrossThreadsAndProcesses); the bar holds their three units
+// and the two waits, to scale; a unit's link opens its row.
+async function checkCriticalPath(browser, html, f) {
+  const problems = [];
+  const page = await browser.newPage();
+  await guard(page, problems);
+  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
+  const name = path.basename(html);
+  try {
+    await page.waitForSelector("#critical-path-table tbody tr", { timeout: 30000 });
+  } catch {
+    f.add(`${name}: no #critical-path-table with rows`);
+    await page.close();
+    return;
+  }
+  const rows = await page.$$eval("#critical-path-table tbody tr", (trs) =>
+    trs.map((tr) => [tr.dataset.pid, tr.dataset.compileId, tr.dataset.next,
+                     tr.querySelector("td.on_path_ns").textContent,
+                     tr.querySelector("td.wait_before_ns").textContent].join(" ")));
+  const want = ["1 0/0 waited_for 10.0 ms 0 ns", "2 0/0 waited_for 30.0 ms 5.00 ms", "1 3/0 last 10.0 ms 5.00 ms"];
+  f.check(JSON.stringify(rows) === JSON.stringify(want),
+          `${name}: path rows ${JSON.stringify(rows)}, not ${JSON.stringify(want)}`);
+  const note = await page.$eval("#critical-path-note", (e) => e.textContent);
+  for (const part of ["units on the path 50.0 ms (83.3%)", "waits between them 10.0 ms (16.7%)",
+                      "Work in units 96.0 ms on 4 threads in 2 processes (1.60× the wall)",
+                      "3 units on the path, 2 of them reached by a wait"]) {
+    f.check(note.includes(part), `${name}: #critical-path-note lacks "${part}": ${note}`);
+  }
+  // The bar: widths in % of the wall (60 ms), waits before their unit.
+  const bar = await page.$$eval("#critical-path-bar > *", (els) =>
+    els.map((e) => e.className + " " + Math.round(e.getBoundingClientRect().width * 1000 /
+                                                     e.parentElement.clientWidth) / 10));
+  const wantBar = ["cp-unit 16.7", "cp-wait 8.3", "cp-unit 50", "cp-wait 8.3", "cp-unit 16.7"];
+  const close = bar.length === wantBar.length && bar.every((b, i) => {
+    const [cls, pct] = b.split(" ");
+    const [wcls, wpct] = wantBar[i].split(" ");
+    return cls === wcls && Math.abs(Number(pct) - Number(wpct)) <= 0.6;  // borders and rounding
+  });
+  f.check(close, `${name}: the bar ${JSON.stringify(bar)}, not about ${JSON.stringify(wantBar)}`);
+  f.check((await page.$("nav a[href='#critical-path']")) !== null, `${name}: no Critical path link in the nav`);
+  // The remote unit's link opens its row in the units table (pid 2's 0/0).
+  await page.click("#critical-path-table tbody tr[data-pid='2'] a.unit-link");
+  try {
+    await page.waitForFunction(() => window.location.hash.startsWith("#unit=2:0/0"), { timeout: 10000 });
+  } catch {
+    f.add(`${name}: the path's unit link did not go to #unit=2:0/0 (${await page.evaluate(() => window.location.hash)})`);
+  }
   f.list.push(...problems.map((p) => `${name}: ${p}`));
   await page.close();
 }
@@ -452,8 +506,8 @@ async function checkPasses(browser, html, f) {
 function main() {
   return runCheck(
     "check_report",
-    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html] [--passes-html P.html] [--autotune-html A.html]",
-    ["compare-html", "passes-html", "autotune-html"],
+    "node check_report.mjs --html R.html --metrics M.jsonl --trace T.json [--screenshot P.png] [--compare-html C.html] [--passes-html P.html] [--autotune-html A.html] [--critical-path-html P.html]",
+    ["compare-html", "passes-html", "autotune-html", "critical-path-html"],
     (browser, args) =>
       checkReport(browser, {
         html: args.html,
@@ -463,6 +517,7 @@ function main() {
         compareHtml: args["compare-html"],
         passesHtml: args["passes-html"],
         autotuneHtml: args["autotune-html"],
+        criticalPathHtml: args["critical-path-html"],
       }),
   );
 }

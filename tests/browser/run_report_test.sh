@@ -87,6 +87,15 @@ if ! "$report" "$here/fixture/autotune_trace.json" --format html -o "$out/autotu
   cat "$out/autotune.err" >&2
   exit 1
 fi
+# Units on 3 threads of one process and a worker process, with waits
+# (fixture/critical_path_trace.json, report_critical_path_test's pool): the
+# critical path section.
+if ! "$report" "$here/fixture/critical_path_trace.json" --format html -o "$out/critical_path.html" \
+    2>"$out/critical_path.err"; then
+  err "the critical path report failed:"
+  cat "$out/critical_path.err" >&2
+  exit 1
+fi
 echo "run_report_test: report: $out/report.html ($(stat -c %s "$out/report.html") bytes)"
 
 bash "$here/../npm_ci.sh" "$here" "$npm_dir" puppeteer-core "browser test"
@@ -96,7 +105,7 @@ rc=$?
 PUPPETEER_DIR="$npm_dir" node "$here/check_report.mjs" --html "$out/report.html" \
   --metrics "$out/metrics.jsonl" --trace "$out/trace.json" --screenshot "$shot" \
   --compare-html "$out/compare.html" --passes-html "$out/passes.html" \
-  --autotune-html "$out/autotune.html"
+  --autotune-html "$out/autotune.html" --critical-path-html "$out/critical_path.html"
 rc=$?
 [ "$rc" -eq "$SKIP" ] && rc=1
 exit "$rc"

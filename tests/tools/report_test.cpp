@@ -435,9 +435,10 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
   EXPECT_EQ(keys, (std::set<std::string>{"header", "compile_times", "pipelines", "ir_growth",
                                          "phases", "unit_walls", "waterfalls", "units",
                                          "failed_passes", "top_spans", "gpu", "caches", "autotune",
-                                         "autotune_events_not_kept"}));
-  EXPECT_TRUE(all["caches"].empty());    // no cache_lookup in this trace
-  EXPECT_TRUE(all["autotune"].empty());  // no tuning session either
+                                         "autotune_events_not_kept", "critical_path"}));
+  EXPECT_TRUE(all["critical_path"].is_null());  // no compile unit in this trace
+  EXPECT_TRUE(all["caches"].empty());           // no cache_lookup in this trace
+  EXPECT_TRUE(all["autotune"].empty());         // no tuning session either
   EXPECT_EQ(all["autotune_events_not_kept"], 0);
   const json caches = report_json({path, "--section", "caches"});
   EXPECT_EQ(caches.size(), 1u);

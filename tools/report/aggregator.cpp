@@ -234,6 +234,7 @@ void Aggregator::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder
     case 'i':
       if (ev.cat == "jitscope" && ev.name.substr(0, 7) == "crash: ") crash_instant(ev, decoder);
       if (ev.name == "cache_lookup" && ev.has_args) cache_lookup(ev, decoder);
+      if (ev.name == "unit_waits" && ev.has_args) waits_.add(ev, decoder);
       if (ev.name.starts_with("autotune_")) autotune_.add(ev, decoder);
       if (ev.has_pid && ev.has_tid) ++threads_[thread_id(ev)].events;
       return;
@@ -553,6 +554,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
   failed_rows(r);
   r.caches = caches_.rows();
   autotune_rows(r);
+  r.critical_path = find_critical_path(r.units, waits_);
   r.multi_process_units = unit_pids.size() > 1;
   return r;
 }

@@ -38,6 +38,7 @@
 
 #include "autotune_sessions.hpp"
 #include "cache_lookups.hpp"
+#include "critical_path.hpp"
 #include "report_data.hpp"
 #include "self_time.hpp"
 
@@ -256,6 +257,7 @@ class Aggregator final : private SelfTimeSink {
   std::uint64_t end_overflow_ = 0;   // events whose end does not fit in int64 ns (skipped)
   GpuSection gpu_;
   CacheLookups caches_;
+  UnitWaits waits_;  // CompileUnit::waits_for, for the critical path
   AutotuneSessions autotune_;
   std::vector<CrashNote> crashes_;                              // the first crash of each process
   std::unordered_map<std::string, std::uint32_t> crash_index_;  // its pid key -> crashes_

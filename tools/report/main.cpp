@@ -148,7 +148,10 @@ int run(int argc, char** argv) {
       "each miss missed: the key parts that differ from the nearest earlier key; "
       "CompileUnit::cache_lookup), autotune (per tuning session: trials, compile and benchmark "
       "time, wall time, time to the winner, time on trials that did not win; "
-      "jitscope::Autotune).\n"
+      "jitscope::Autotune), critical_path (the units the run's wall time waited for: from the "
+      "unit that ended last, back through the unit each waited for, CompileUnit::waits_for, or "
+      "ran after on its thread; its share of the wall against the work summed over threads and "
+      "processes).\n"
       "Compare runs: --baseline BASE [--baseline BASE2...] NEW [NEW2...]: per span name, compile "
       "unit (by unit_key) and GPU kernel, what is slower or faster beyond the runs' spread, "
       "added or removed (docs/tools.md, 'Comparing runs'); --fail-if-slower PCT exits 3 on a "
@@ -220,14 +223,14 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000000}));
   app.add_option("--section,-s", sections,
                  "only these sections (repeat or comma-separate): header, compile_times, phases, "
-                 "units, top_spans, gpu, caches, autotune (or with '-' for '_')")
+                 "units, top_spans, gpu, caches, autotune, critical_path (or with '-' for '_')")
       ->delimiter(',')
-      ->transform(CLI::IsMember(
-          {"header", "compile_times", "phases", "units", "top_spans", "gpu", "caches", "autotune"},
-          [](std::string s) {  // compile-times == compile_times
-            std::replace(s.begin(), s.end(), '-', '_');
-            return s;
-          }));
+      ->transform(CLI::IsMember({"header", "compile_times", "phases", "units", "top_spans", "gpu",
+                                 "caches", "autotune", "critical_path"},
+                                [](std::string s) {  // compile-times == compile_times
+                                  std::replace(s.begin(), s.end(), '-', '_');
+                                  return s;
+                                }));
   app.add_option("--output,-o", output, "write the report here instead of stdout");
   try {
     app.parse(argc, argv);
@@ -280,7 +283,7 @@ int run(int argc, char** argv) {
 
   report::Sections sec;
   if (!sections.empty()) {
-    sec = report::Sections{false, false, false, false, false, false, false, false};
+    sec = report::Sections{false, false, false, false, false, false, false, false, false};
     for (const std::string& s : sections) {
       if (s == "header") sec.header = true;
       if (s == "compile_times") sec.compile_times = true;
@@ -290,6 +293,7 @@ int run(int argc, char** argv) {
       if (s == "gpu") sec.gpu = true;
       if (s == "caches") sec.caches = true;
       if (s == "autotune") sec.autotune = true;
+      if (s == "critical_path") sec.critical_path = true;
     }
   }
   report::Format fmt = report::Format::kTable;

@@ -25,11 +25,13 @@ struct Sections {
   bool gpu = true;
   bool caches = true;
   bool autotune = true;
+  bool critical_path = true;
 };
 
 // The section names --section accepts (also the JSON keys).
-inline constexpr std::string_view kSectionNames[] = {
-    "header", "compile_times", "phases", "units", "top_spans", "gpu", "caches", "autotune"};
+inline constexpr std::string_view kSectionNames[] = {"header", "compile_times", "phases",
+                                                     "units",  "top_spans",     "gpu",
+                                                     "caches", "autotune",      "critical_path"};
 
 // Receives the report in pieces (about 1 MiB each), in order.
 using Writer = std::function<void(std::string_view)>;

@@ -56,9 +56,10 @@ void pager(std::string& o, const char* id) {
 
 struct PageSections {
   bool summary, compare, units, compile_times, gpu, top_spans;
-  bool ir_growth;  // only with passes that carried IR sizes
-  bool caches;     // only with lookups: most traces have none
-  bool autotune;   // only with tuning sessions
+  bool ir_growth;      // only with passes that carried IR sizes
+  bool caches;         // only with lookups: most traces have none
+  bool autotune;       // only with tuning sessions
+  bool critical_path;  // with units
 };
 
 void skeleton(std::string& o, const PageSections& s) {
@@ -67,6 +68,7 @@ void skeleton(std::string& o, const PageSections& s) {
       {s.summary, "<a href=\"#summary\">Summary</a>"},
       {s.compare, "<a href=\"#compare\">Comparison</a>"},
       {s.units, "<a href=\"#units\">Compile units</a><a href=\"#timeline\">Timeline</a>"},
+      {s.critical_path, "<a href=\"#critical-path\">Critical path</a>"},
       {s.compile_times, "<a href=\"#compile-times\">Compile times</a>"},
       {s.gpu, "<a href=\"#gpu\">GPU</a>"},
       {s.top_spans, "<a href=\"#top-spans\">Slowest spans</a>"},
@@ -100,6 +102,16 @@ void skeleton(std::string& o, const PageSections& s) {
          "<button type=\"button\" id=\"timeline-reset\">reset</button>"
          "<span id=\"timeline-note\" class=\"note\"></span></div>\n"
          "<svg id=\"timeline-chart\" width=\"0\" height=\"0\"></svg>\n</section>\n";
+  }
+  if (s.critical_path) {
+    section_open(o, "critical-path",
+                 "Critical path (the units the wall time waited for, against the work)");
+    o += "<p id=\"critical-path-note\" class=\"note\"></p>\n"
+         "<div id=\"critical-path-bar\" class=\"cp-bar\" aria-label=\"the path across the wall "
+         "time\"></div>\n";
+    pager(o, "critical-path-pager");
+    o += "<table id=\"critical-path-table\" class=\"data\"><thead></thead><tbody></tbody>"
+         "</table>\n</section>\n";
   }
   if (s.compile_times) {
     section_open(o, "compile-times", "Compile times (per span name)");
@@ -230,7 +242,8 @@ void write_html(const Report& r, const Sections& sec, const Comparison* comparis
                           sec.top_spans,
                           sec.compile_times && !r.ir_growth.empty(),
                           sec.caches && !r.caches.empty(),
-                          sec.autotune && !r.autotune.empty()};
+                          sec.autotune && !r.autotune.empty(),
+                          sec.critical_path && r.critical_path.present()};
   std::string& o = em.buf();
   o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

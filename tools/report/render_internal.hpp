@@ -71,6 +71,11 @@ void json_caches(const Report& r, detail::JsonWriter& j);
 // when `human`, else ns.
 void autotune_tables(const Report& r, bool human, std::vector<Table>& out);
 void json_autotune(const Report& r, detail::JsonWriter& j);
+// The critical path section (render_critical_path.cpp), likewise, and its
+// totals as one line.
+void critical_path_tables(const Report& r, bool human, std::vector<Table>& out);
+void json_critical_path(const Report& r, detail::JsonWriter& j);
+std::string critical_path_summary(const CriticalPath& p);
 // JSON values shared by the sections (render_json.cpp): a pid or tid as
 // written (number or string), null for none; an optional time, null for none.
 void json_id(detail::JsonWriter& j, const Id& id);

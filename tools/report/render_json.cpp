@@ -454,6 +454,7 @@ void write_json_members(const Report& r, const Sections& sec, detail::JsonWriter
   }
   if (sec.caches) json_caches(r, j);
   if (sec.autotune) json_autotune(r, j);
+  if (sec.critical_path) json_critical_path(r, j);
 }
 
 }  // namespace jitscope::report

@@ -481,6 +481,7 @@ std::vector<Table> build(const Report& r, const Sections& sec, bool human) {
   }
   if (sec.caches) cache_tables(r, out);
   if (sec.autotune) autotune_tables(r, human, out);
+  if (sec.critical_path) critical_path_tables(r, human, out);
   return out;
 }
 

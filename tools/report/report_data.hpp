@@ -330,6 +330,44 @@ struct UnitWallSummary {
   std::int64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, stddev_ns = 0;
 };
 
+// How the next unit on the critical path (critical_path.hpp) depends on a
+// step: it waited for it (CompileUnit::waits_for), or it ran after it on its
+// thread; kLast for the unit that ended last.
+enum class PathLink : std::uint8_t { kWaitedFor, kSameThread, kLast };
+const char* path_link_name(PathLink l) noexcept;  // "waited_for", "same_thread", "last"
+
+// One unit on the critical path. Its time on the path runs from the end of
+// the step before it (or its own start, if later) to its end; its wait
+// before is the time from the step before's end (the units' first start,
+// for the first step) to its start, when it started after.
+struct CriticalPathStep {
+  std::optional<Id> pid;
+  std::string compile_id, name;
+  std::optional<UnitLane> thread;
+  std::int64_t start_ns = 0, end_ns = 0;  // its own slice
+  std::int64_t on_path_ns = 0, wait_before_ns = 0;
+  PathLink next = PathLink::kLast;  // how the next step depends on it
+};
+
+// The chain of units the run's wall time waited for: from the unit that
+// ended last, back through the unit each one waited for or ran after on its
+// thread, whichever ended latest (docs/critical-path.md). path_ns +
+// waits_ns == wall_ns; work_ns is the time threads spent inside units,
+// summed over threads and processes.
+struct CriticalPath {
+  std::uint64_t units = 0, threads = 0, processes = 0;  // units with a slice, their threads
+  std::int64_t begin_ns = 0, end_ns = 0, wall_ns = 0;   // the units' first start to last end
+  std::int64_t path_ns = 0, waits_ns = 0, work_ns = 0;
+  std::uint64_t steps_total = 0, steps_waited = 0;  // steps, of them reached by a wait
+  std::vector<CriticalPathStep> steps;              // by time; the longest kMaxSteps
+  std::uint64_t waits = 0;                          // unit_waits instants read
+  std::uint64_t waits_unmatched = 0;  // of them, naming a unit without a slice in the trace
+  std::uint64_t waits_beyond = 0;     // not kept (past kMaxWaits): not followed
+  bool present() const { return units > 0; }
+  static constexpr std::size_t kMaxSteps = 1000;
+  static constexpr std::size_t kMaxWaits = std::size_t{1} << 20;
+};
+
 struct Report {
   Header header;
   std::vector<NameRow> names;  // host span names, by total desc (GPU work: gpu.names)
@@ -359,6 +397,7 @@ struct Report {
   std::vector<CacheLayerRow> caches;
   // Tuning sessions, longest first (autotune_sessions.hpp), and the events
   // of sessions past the kept number (counted only).
+  CriticalPath critical_path;
   std::vector<AutotuneRow> autotune;
   std::uint64_t autotune_events_beyond = 0;
   std::uint64_t runtime_records = 0;     // metrics lines with compile_id null

@@ -82,6 +82,11 @@ JITSCOPE_API void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key,
 JITSCOPE_API void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
                                              const jitscope_cache_key_part* parts, size_t count,
                                              int hit);
+/* This unit waited for unit frame/attempt of process `pid` (0: this one):
+ * CompileUnit::waits_for, which jitscope-report's critical path follows
+ * (docs/critical-path.md). 0, or -1 (jitscope_last_error says why). */
+JITSCOPE_API int jitscope_unit_waits_for(jitscope_unit* unit, unsigned frame, unsigned attempt,
+                                         long long pid);
 /* Metric-level data on the unit's record; keys ending in "_us" are columns. */
 JITSCOPE_API int jitscope_unit_set_int(jitscope_unit* unit, const char* key, long long value);
 JITSCOPE_API int jitscope_unit_set_double(jitscope_unit* unit, const char* key, double value);

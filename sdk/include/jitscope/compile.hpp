@@ -312,6 +312,17 @@ class JITSCOPE_API CompileUnit {
   void cache_lookup(std::string_view layer, const CacheKeyPart* key, std::size_t parts,
                     CacheOutcome outcome) noexcept;
 
+  // This unit needed unit `on`'s result and waited for it: a link step for
+  // the compiles it links, a pool's caller for the unit a worker compiled.
+  // jitscope-report's critical path follows these waits, besides the units
+  // that ran before on the same thread (docs/critical-path.md). `pid`: the
+  // process that compiled `on`, for a worker's unit in a merged trace (0:
+  // this process). Call it while this unit is open, once per unit waited
+  // for, e.g. as each wait ends. The trace gets an instant "unit_waits" on
+  // this thread (args unit, on, on_pid). An error without a session, for a
+  // unit never opened, or for a negative pid. Cold: one instant.
+  Status waits_for(CompileId on, std::int64_t pid = 0) noexcept;
+
   // Writes `content` (text or bytes) now, as a file of the session's
   // artifacts folder (Config::artifacts_dir): <compile id>/<kind>.<extension>
   // ("3_1/ptx.ptx"; a kind recorded again gets ".1", ".2" ...), and lists it

@@ -199,6 +199,12 @@ void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
   });
 }
 
+int jitscope_unit_waits_for(jitscope_unit* unit, unsigned frame, unsigned attempt, long long pid) {
+  return with_unit(unit, "", "jitscope_unit_waits_for", [&](jitscope::CompileUnit& u) {
+    return u.waits_for({.frame = frame, .attempt = attempt}, pid);
+  });
+}
+
 int jitscope_unit_set_int(jitscope_unit* unit, const char* key, long long value) {
   return with_unit(unit, key, "jitscope_unit_set_int", [&](jitscope::CompileUnit& u) {
     return u.set(key, jitscope::FieldValue(static_cast<std::int64_t>(value)));

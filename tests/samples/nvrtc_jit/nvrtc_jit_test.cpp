@@ -355,6 +355,8 @@ TEST(Processes, TwoWorkerProcesses) {
 
   std::set<long long> pids = {parent_pid};
   std::set<std::string> compiled;  // kernels with an nvrtc phase in a worker's trace
+  // Kernel -> "<worker pid> <its unit's compile id>": who stored its cubin.
+  std::map<std::string, std::string> stored_by;
   int worker_lines = 0;
   for (const json* child : children) {
     const json& a = args(*child);
@@ -389,6 +391,7 @@ TEST(Processes, TwoWorkerProcesses) {
       ASSERT_EQ(nvrtc.size(), 1u) << kernel;
       expect_nested(*nvrtc[0], *unit);
       EXPECT_TRUE(compiled.insert(kernel).second) << kernel << " compiled by both workers";
+      stored_by[kernel] = std::to_string(pid) + " " + str(args(*unit), "compile_id");
     }
     EXPECT_EQ(units.size(), static_cast<std::size_t>(kKernels / 2)) << "an even shard";
     // Its files are named after the parent's: parent.trace.worker-<i>.json and
@@ -420,6 +423,26 @@ TEST(Processes, TwoWorkerProcesses) {
   }
   EXPECT_EQ(loaded, kKernelNames);
   EXPECT_NE(r.out.find("16 hits, 0 misses"), std::string::npos) << r.out;
+
+  // Each parent unit waited for the worker's unit that stored its cubin
+  // (the cache entry names it): one unit_waits instant each, for the
+  // report's critical path.
+  std::map<std::string, std::string> kernel_of;  // parent compile id -> kernel
+  for (const auto& [kernel, unit] : units_by_kernel(trace)) {
+    kernel_of[str(args(*unit), "compile_id")] = kernel;
+  }
+  std::map<std::string, std::string> waited;  // kernel -> "<pid> <compile id>"
+  for (const json& e : trace) {
+    if (str(e, "name") != "unit_waits") continue;
+    const json& a = args(e);
+    ASSERT_TRUE(kernel_of.count(str(a, "unit"))) << e.dump();
+    EXPECT_TRUE(waited
+                    .emplace(kernel_of[str(a, "unit")],
+                             std::to_string(a.at("on_pid").get<long long>()) + " " + str(a, "on"))
+                    .second)
+        << "a second wait: " << e.dump();
+  }
+  EXPECT_EQ(waited, stored_by);
 }
 
 TEST(Processes, FailingWorkerProcessFailsTheRun) {

@@ -34,6 +34,7 @@ function buildPage() {
   buildIrGrowth(page);
   buildGpu(page);
   buildTimeline(page);
+  buildCriticalPath(page);
   buildTopSpans(page);
   buildCaches(page);
   buildAutotune(page);

@@ -59,6 +59,10 @@ inline void CompileUnit::cache_lookup(std::string_view layer, const CacheKeyPart
   static_cast<void>(layer), static_cast<void>(key), static_cast<void>(parts),
       static_cast<void>(outcome);
 }
+inline Status CompileUnit::waits_for(CompileId on, std::int64_t pid) noexcept {
+  static_cast<void>(on), static_cast<void>(pid);
+  return {};
+}
 inline Status CompileUnit::set(std::string_view key, const FieldValue& value,
                                bool overwrite) noexcept {
   static_cast<void>(key), static_cast<void>(value), static_cast<void>(overwrite);

@@ -44,6 +44,14 @@ static inline void jitscope_unit_cache_miss(jitscope_unit* unit, const char* key
   (void)key;
   (void)cache;
 }
+static inline int jitscope_unit_waits_for(jitscope_unit* unit, unsigned frame, unsigned attempt,
+                                          long long pid) {
+  (void)unit;
+  (void)frame;
+  (void)attempt;
+  (void)pid;
+  return 0;
+}
 static inline void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
                                               const jitscope_cache_key_part* parts, size_t count,
                                               int hit) {
