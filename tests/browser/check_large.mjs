@@ -18,7 +18,9 @@
 // file:/data:/blob:, no console error, no page error, no failed request.
 // #caches-table holds the one layer with gen_units' lookups, hits and
 // misses, and #cache-misses-table its misses per reason and each reason's
-// first change (gen_units.mjs expectedCaches).
+// first change (gen_units.mjs expectedCaches). #critical-path-note counts
+// the units of the last unit's thread on the path (no waits in gen_units),
+// and the table and bar hold the 1,000 kept.
 // Not checked: load time (bench/report/html_bench.sh measures it).
 //
 // exit 0: pass; 1: a check failed; 2: usage or the browser could not start.
@@ -217,6 +219,22 @@ async function checkLargeInto(browser, opts, f) {
     const row = reasons.find((r) => r.reason === reason);
     f.check(row?.change === text, `the ${reason} miss row's td.change is ${JSON.stringify(row?.change)}, want ${JSON.stringify(text)}`);
   }
+
+  // ---- the critical path: no waits, so the thread of the unit that ended
+  // last (gen_units' units never overlap on a thread): all its units, the
+  // 1,000 longest kept ----
+  const lastEnd = [...trace.values()].reduce((a, u) => (u.end > a.end ? u : a));
+  const onThread = [...trace.values()].filter((u) => u.pid === lastEnd.pid && u.tid === lastEnd.tid).length;
+  const cpNote = await page.$eval("#critical-path-note", (e) => e.textContent).catch(() => "");
+  f.check(cpNote.includes(`${onThread} units on the path, 0 of them reached by a wait`),
+          `#critical-path-note does not say ${onThread} units on the path: ${JSON.stringify(cpNote)}`);
+  const cpInfo = await page.$eval("#critical-path-pager .page-info", (e) => e.textContent.trim()).catch(() => "");
+  f.check(cpInfo.endsWith(`of ${Math.min(onThread, 1000)}`),
+          `#critical-path-pager says ${JSON.stringify(cpInfo)}, want "... of ${Math.min(onThread, 1000)}"`);
+  const cpRows = await page.$$eval("#critical-path-table tbody tr", (trs) => trs.length);
+  f.check(cpRows > 0 && cpRows <= kPageRows, `${cpRows} rows in #critical-path-table, want 1..${kPageRows}`);
+  const segments = await page.$$eval("#critical-path-bar .cp-unit", (els) => els.length);
+  f.check(segments === Math.min(onThread, 1000), `#critical-path-bar has ${segments} units, want ${Math.min(onThread, 1000)}`);
 
   if (opts.screenshot) {
     await page.screenshot({ path: opts.screenshot });

@@ -27,12 +27,13 @@ struct Node {
   const UnitRow* row = nullptr;
 };
 
-// Units with a slice, and the index of each by (pid, compile id).
+// Units with a slice, their threads, and the waits between them. 40 bytes
+// a unit or so beside the report's rows; the index by (pid, compile id)
+// only while the waits are matched, and only when there are waits.
 struct Graph {
   std::vector<Node> nodes;
-  std::unordered_map<std::string, std::uint32_t> by_key;
-  std::vector<std::vector<std::uint32_t>> by_thread;  // nodes, by end
-  std::vector<std::vector<std::uint32_t>> waited;     // per node, the nodes it waited for
+  std::vector<std::vector<std::uint32_t>> by_thread;           // nodes, by end
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> waits;  // (waiter, waited for), sorted
   std::uint64_t processes = 0;
 };
 
@@ -55,7 +56,6 @@ Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalP
       n.thread = it->second;
       g.by_thread[n.thread].push_back(static_cast<std::uint32_t>(g.nodes.size()));
     }
-    g.by_key.try_emplace(key_of(pid, u.compile_id), static_cast<std::uint32_t>(g.nodes.size()));
     g.nodes.push_back(n);
   }
   g.processes = pids.size();
@@ -64,16 +64,23 @@ Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalP
       return g.nodes[a].end != g.nodes[b].end ? g.nodes[a].end < g.nodes[b].end : a < b;
     });
   }
-  g.waited.resize(g.nodes.size());
+  if (waits.waits().empty()) return g;
+  std::unordered_map<std::string, std::uint32_t> by_key;
+  by_key.reserve(g.nodes.size());
+  for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
+    const UnitRow& u = *g.nodes[i].row;
+    by_key.try_emplace(key_of(u.pid ? u.pid->str() : std::string(), u.compile_id), i);
+  }
   for (const UnitWaits::Wait& w : waits.waits()) {
-    const auto waiter = g.by_key.find(key_of(w.waiter_pid, w.waiter));
-    const auto on = g.by_key.find(key_of(w.on_pid, w.on));
-    if (waiter == g.by_key.end() || on == g.by_key.end()) {
+    const auto waiter = by_key.find(key_of(w.waiter_pid, w.waiter));
+    const auto on = by_key.find(key_of(w.on_pid, w.on));
+    if (waiter == by_key.end() || on == by_key.end()) {
       ++out.waits_unmatched;
       continue;
     }
-    if (waiter->second != on->second) g.waited[waiter->second].push_back(on->second);
+    if (waiter->second != on->second) g.waits.emplace_back(waiter->second, on->second);
   }
+  std::sort(g.waits.begin(), g.waits.end());
   return g;
 }
 
@@ -103,7 +110,9 @@ std::pair<std::uint32_t, PathLink> predecessor(const Graph& g, std::uint32_t at,
   const Node& n = g.nodes[at];
   std::uint32_t best = kNone;
   PathLink link = PathLink::kLast;
-  for (const std::uint32_t w : g.waited[at]) {
+  const auto first = std::lower_bound(g.waits.begin(), g.waits.end(), std::make_pair(at, 0u));
+  for (auto it = first; it != g.waits.end() && it->first == at; ++it) {
+    const std::uint32_t w = it->second;
     if (on_path[w] || g.nodes[w].end > n.end) continue;
     if (best == kNone || g.nodes[w].end > g.nodes[best].end ||
         (g.nodes[w].end == g.nodes[best].end && w < best)) {
