@@ -190,28 +190,7 @@ PyObject* trial_benchmark(PyObject* obj, PyObject*) {
 // compiled_by(unit): a jitscope.compile_unit, or its compile id "3/0".
 PyObject* trial_compiled_by(PyObject* obj, PyObject* unit) {
   jitscope::CompileId id;
-  if (PyObject_TypeCheck(unit, &g_unit_type)) {
-    const jitscope::CompileUnit* u = last_compile_unit(unit);
-    if (u == nullptr) {
-      PyErr_SetString(PyExc_ValueError, "compiled_by: that compile_unit never opened");
-      return nullptr;
-    }
-    id = u->id();
-  } else if (PyUnicode_Check(unit)) {
-    const char* text = PyUnicode_AsUTF8(unit);
-    unsigned frame = 0, attempt = 0;
-    char end = 0;
-    if (text == nullptr || std::sscanf(text, "%u/%u%c", &frame, &attempt, &end) != 2) {
-      if (text != nullptr)
-        PyErr_Format(PyExc_ValueError, "compiled_by: %R is not a compile id like \"3/0\"", unit);
-      return nullptr;
-    }
-    id = {frame, attempt};
-  } else {
-    PyErr_Format(PyExc_TypeError, "compiled_by takes a compile_unit or a compile id, not %.100s",
-                 Py_TYPE(unit)->tp_name);
-    return nullptr;
-  }
+  if (!compile_id_of(unit, "compiled_by", &id)) return nullptr;
   as_trial(obj)->trial.compiled_by(id);
   Py_RETURN_NONE;
 }

@@ -305,38 +305,19 @@ PyObject* unit_cache_lookup(PyObject* obj, PyObject* const* args, Py_ssize_t nar
   Py_RETURN_NONE;
 }
 
-// "3/1" or "[3/1]" (a unit's compile_id, or its display form) into `out`.
-bool parse_compile_id(std::string_view text, jitscope::CompileId* out) {
-  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
-    text = text.substr(1, text.size() - 2);
-  }
-  const std::size_t slash = text.find('/');
-  if (slash == std::string_view::npos) return false;
-  const auto number = [](std::string_view t, std::uint32_t* v) {
-    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
-    return !t.empty() && ec == std::errc() && ptr == t.data() + t.size();
-  };
-  return number(text.substr(0, slash), &out->frame) &&
-         number(text.substr(slash + 1), &out->attempt);
-}
-
-// unit.waits_for(compile_id, pid=0): this unit waited for that unit (of
-// process `pid`, 0: this one); the report's critical path follows it.
+// unit.waits_for(other, pid=0): this unit waited for `other` (a
+// compile_unit or its compile id; of process `pid`, 0: this one); the
+// report's critical path follows it.
 PyObject* unit_waits_for(PyObject* obj, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"compile_id", "pid", nullptr};
-  PyObject* id_obj = nullptr;
+  static const char* names[] = {"unit", "pid", nullptr};
+  PyObject* other = nullptr;
   long long pid = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|L:waits_for", const_cast<char**>(names),
-                                   &id_obj, &pid)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L:waits_for", const_cast<char**>(names), &other,
+                                   &pid)) {
     return nullptr;
   }
-  std::string scratch;
   jitscope::CompileId id;
-  if (!parse_compile_id(utf8_of(id_obj, scratch), &id)) {
-    PyErr_SetString(PyExc_ValueError,
-                    "unit.waits_for: compile_id must be \"frame/attempt\" (a unit's compile_id)");
-    return nullptr;
-  }
+  if (!compile_id_of(other, "unit.waits_for", &id)) return nullptr;
   if (pid < 0) {
     PyErr_SetString(PyExc_ValueError, "unit.waits_for: pid must be a pid, or 0 for this process");
     return nullptr;
@@ -485,8 +466,9 @@ PyMethodDef g_unit_methods[] = {
     {"fail", fast(unit_fail), METH_FASTCALL, "fail(type, reason): marks the compile failed."},
     {"waits_for", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_waits_for)),
      METH_VARARGS | METH_KEYWORDS,
-     "waits_for(compile_id, pid=0): this unit waited for that unit's result (of process pid;\n"
-     "0: this one), for the report's critical path. True when recorded (a session is on)."},
+     "waits_for(unit, pid=0): this unit waited for that unit's result (a compile_unit, or its\n"
+     "compile_id \"3/0\" of process pid; 0: this one), for the report's critical path. True\n"
+     "when recorded (a session is on and this unit is open)."},
     {"set", fast(unit_set), METH_FASTCALL, "set(key, value): a field of the unit's record."},
     {"increment", fast(unit_increment), METH_FASTCALL, "increment(key, by=1)"},
     {"artifact", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(unit_artifact)),
@@ -723,6 +705,39 @@ PyGetSetDef g_phase_getset[] = {
 }  // namespace
 
 PyTypeObject g_unit_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+bool compile_id_of(PyObject* unit, const char* what, jitscope::CompileId* out) {
+  if (PyObject_TypeCheck(unit, &g_unit_type)) {
+    const jitscope::CompileUnit* u = last_compile_unit(unit);
+    if (u == nullptr) {
+      PyErr_Format(PyExc_ValueError, "%s: that compile_unit never opened", what);
+      return false;
+    }
+    *out = u->id();
+    return true;
+  }
+  if (!PyUnicode_Check(unit)) {
+    PyErr_Format(PyExc_TypeError, "%s takes a compile_unit or a compile id, not %.100s", what,
+                 Py_TYPE(unit)->tp_name);
+    return false;
+  }
+  std::string scratch;
+  std::string_view text = utf8_of(unit, scratch);
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  const std::size_t slash = text.find('/');
+  const auto number = [](std::string_view t, std::uint32_t* v) {
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), *v);
+    return !t.empty() && ec == std::errc() && ptr == t.data() + t.size();
+  };
+  if (slash == std::string_view::npos || !number(text.substr(0, slash), &out->frame) ||
+      !number(text.substr(slash + 1), &out->attempt)) {
+    PyErr_Format(PyExc_ValueError, "%s: %R is not a compile id like \"3/0\"", what, unit);
+    return false;
+  }
+  return true;
+}
 
 const jitscope::CompileUnit* last_compile_unit(PyObject* unit) noexcept {
   return as_unit(unit)->unit;

@@ -16,6 +16,11 @@ extern PyTypeObject g_phase_type;
 // if it never opened.
 const jitscope::CompileUnit* last_compile_unit(PyObject* unit) noexcept;
 
+// A unit named by a caller: a jitscope.compile_unit that opened (its
+// compile id), or its compile id as text ("3/0", or "[3/0]" as shown).
+// False with ValueError or TypeError set, the message led by `what`.
+bool compile_id_of(PyObject* unit, const char* what, jitscope::CompileId* out);
+
 // Ready both types (module init). False with an exception set.
 bool init_compile_types() noexcept;
 

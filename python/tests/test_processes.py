@@ -265,12 +265,18 @@ def test_the_critical_path_follows_a_pools_results(out):
         pytest.skip("JSPY_REPORT is not set (the ctest entry sets it)")
     trace = out("critical.json")
     assert jitscope.start(trace)
+    with jitscope.compile_unit("prep") as prep:  # before the pool: ends first
+        pass
     with jitscope.ProcessPoolExecutor(
             2, mp_context=multiprocessing.get_context("fork")) as pool:
         results = list(pool.map(compile_for, [0.01, 0.01, 0.4, 0.01]))
     with jitscope.compile_unit("link") as link:
         for pid, compile_id in results:
             assert link.waits_for(compile_id, pid=pid)
+        assert link.waits_for(prep)  # a compile_unit of this process, open or closed
+        assert not link.waits_for(link)  # itself: refused
+        with pytest.raises(TypeError):
+            link.waits_for(3)
         with pytest.raises(ValueError):
             link.waits_for("3")
         with pytest.raises(ValueError):
@@ -287,8 +293,8 @@ def test_the_critical_path_follows_a_pools_results(out):
     slow_pid, slow_id = results[2]
     *_, before, last = cp["steps"]
     assert (last["pid"], last["compile_id"]) == (os.getpid(), link.compile_id), cp
-    assert (before["pid"], before["compile_id"]) == (slow_pid, slow_id), cp
+    assert (before["pid"], before["compile_id"]) == (slow_pid, slow_id), (results, cp["steps"])
     assert before["next"] == "waited_for"
     assert before["on_path_ns"] >= 0.3e9
-    assert cp["waits"] == 5 and cp["waits_unmatched"] == 1  # "[7/0]": no such unit
+    assert cp["waits"] == 6 and cp["waits_unmatched"] == 1  # "[7/0]": no such unit
     assert cp["processes"] == 3 and len(whole) > 0

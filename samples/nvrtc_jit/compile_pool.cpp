@@ -47,16 +47,11 @@ void fail(jitscope::CompileUnit& unit, BuiltKernel& out, std::string_view stage,
   sample_common::report_failure("nvrtc_jit", out.spec.name, stage, error, log);
 }
 
-// A cache hit on an entry that a worker process of this run stored: this
-// unit waited for the unit that stored it. (An entry of an earlier run
-// whose worker had a pid one of this run's has again would be taken for
-// this run's: the system does not hand a pid out again that soon.)
+// A cache hit on an entry that a unit of this run stored (a worker
+// process's): this unit waited for that one.
 void wait_for_producer(jitscope::CompileUnit& unit, const CubinProducer& producer,
                        const BuildSettings& s) {
-  if (producer.pid <= 0 || std::find(s.producer_pids.begin(), s.producer_pids.end(),
-                                     producer.pid) == s.producer_pids.end()) {
-    return;
-  }
+  if (producer.pid <= 0 || s.run.empty() || producer.run != s.run) return;
   unsigned frame = 0, attempt = 0;
   if (std::sscanf(producer.compile_id.c_str(), "%u/%u", &frame, &attempt) != 2) return;
   (void)unit.waits_for({.frame = frame, .attempt = attempt}, producer.pid);  // no session: ok
@@ -162,7 +157,7 @@ void build_one(const KernelSpec& k, const BuildSettings& s, BuiltKernel& out) {
       // this run that reads it (wait_for_producer).
       (void)s.cache->store(
           k.name, key, out.cubin, out.ltoir_bytes,
-          {jitscope::active() ? static_cast<long long>(::getpid()) : 0, unit.id().str()});
+          {jitscope::active() ? static_cast<long long>(::getpid()) : 0, unit.id().str(), s.run});
     }
   }
   record("ltoir_bytes", out.ltoir_bytes);

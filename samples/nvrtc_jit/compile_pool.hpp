@@ -52,11 +52,12 @@ struct BuildSettings {
   bool compile = true;                      // false: the cubin must already be in the cache
                                             // (the parent, after its worker processes)
   std::string inject_error;                 // a kernel whose source gets a compile error
-  // Processes of this run that store cubins (the worker processes): a unit
-  // that reads an entry one of them stored waited for the unit that stored
-  // it (jitscope::CompileUnit::waits_for), and the report's critical path
-  // crosses into that worker. Entries of earlier runs name none of them.
-  std::vector<long long> producer_pids;
+  // This run's id (worker_processes.hpp's run_id), with worker processes:
+  // a unit that stores a cubin names itself and the run in the entry, and
+  // a unit that reads an entry of the same run waited for the unit that
+  // stored it (jitscope::CompileUnit::waits_for): the report's critical
+  // path crosses into that worker. Empty: entries name no unit.
+  std::string run;
   std::string thread_label = "compile worker";
 };
 

@@ -4,10 +4,10 @@
 //   nvrtc_jit cache entry 1
 //   key <hash> <key bytes>
 //   <key text>
-//   cubin <cubin bytes> <cubin FNV-1a> ltoir <ltoir bytes>[ by <pid> <compile id>]
+//   cubin <cubin bytes> <cubin FNV-1a> ltoir <ltoir bytes>[ by <pid> <compile id> <run>]
 //   <cubin>
-// The " by" part (the unit that stored it) is optional: entries without it
-// are read as before.
+// The " by" part (the unit that stored it, and its run) is optional:
+// entries without it are read as before.
 #include "disk_cache.hpp"
 
 #include "common/cache_dir.hpp"
@@ -108,11 +108,11 @@ std::string parse_entry(const std::string& text, const std::string& key_text, Ca
   ++pos;
   unsigned long long cubin_bytes = 0, ltoir_bytes = 0;
   long long producer_pid = 0;
-  char sum[17] = {}, producer_id[24] = {};
+  char sum[17] = {}, producer_id[24] = {}, run[17] = {};
   if (!next_line(text, &pos, &line)) return "bad cubin line";
-  const int fields = std::sscanf(line.c_str(), "cubin %llu %16s ltoir %llu by %lld %23s",
-                                 &cubin_bytes, sum, &ltoir_bytes, &producer_pid, producer_id);
-  if (fields != 3 && fields != 5) return "bad cubin line";
+  const int fields = std::sscanf(line.c_str(), "cubin %llu %16s ltoir %llu by %lld %23s %16s",
+                                 &cubin_bytes, sum, &ltoir_bytes, &producer_pid, producer_id, run);
+  if (fields != 3 && fields != 6) return "bad cubin line";
   if (cubin_bytes != text.size() - pos) {
     return "the cubin is " + std::to_string(text.size() - pos) + " bytes, the header says " +
            std::to_string(cubin_bytes);
@@ -124,7 +124,7 @@ std::string parse_entry(const std::string& text, const std::string& key_text, Ca
   if (hex16(fnv1a(text.data() + pos, cubin_bytes)) != sum) return "the cubin's checksum is wrong";
   out->cubin.assign(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end());
   out->ltoir_bytes = ltoir_bytes;
-  if (fields == 5 && producer_pid > 0) out->producer = {producer_pid, producer_id};
+  if (fields == 6 && producer_pid > 0) out->producer = {producer_pid, producer_id, run};
   return {};
 }
 
@@ -187,8 +187,8 @@ bool DiskCache::store(const std::string& kernel_name, const std::string& key_tex
       std::string(kMagic) + "key " + hash + " " + std::to_string(key_text.size()) + "\n" +
       key_text + "\ncubin " + std::to_string(cubin.size()) + " " +
       hex16(fnv1a(cubin.data(), cubin.size())) + " ltoir " + std::to_string(ltoir_bytes) +
-      (producer.pid > 0 && !producer.compile_id.empty()
-           ? " by " + std::to_string(producer.pid) + " " + producer.compile_id
+      (producer.pid > 0 && !producer.compile_id.empty() && !producer.run.empty()
+           ? " by " + std::to_string(producer.pid) + " " + producer.compile_id + " " + producer.run
            : std::string()) +
       "\n";
   // Unique per process and store: concurrent writers never share a temp file.

@@ -19,12 +19,14 @@ namespace nvrtc_jit {
 
 struct Toolchain;
 
-// The compile unit that stored an entry: its process and compile id
-// ("frame/attempt"). A unit that reads the entry in the same run waited
-// for that one (jitscope::CompileUnit::waits_for: the critical path).
+// The compile unit that stored an entry: its process, its compile id
+// ("frame/attempt") and the run it was part of (worker_processes.hpp's
+// run_id). A unit of the same run that reads the entry waited for that one
+// (jitscope::CompileUnit::waits_for: the critical path).
 struct CubinProducer {
   long long pid = 0;  // 0: not known (an entry without it, or stored untraced)
   std::string compile_id;
+  std::string run;
 };
 
 struct CachedCubin {

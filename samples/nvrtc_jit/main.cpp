@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -94,6 +95,7 @@ int run_worker_process(const Options& o) {
     s.toolchain = &tc;
     s.cache = &cache;
     s.inject_error = o.inject_error;
+    if (const char* run = std::getenv(kRunIdVariable)) s.run = run;  // from the parent
     built = build_all(shard, o.workers, s);
   }
   return tally(built).failed.empty() ? 0 : 1;
@@ -166,7 +168,7 @@ int run(const Options& o) {
     // The cubins are in the cache now; this process loads them, one unit
     // each, which waited for the worker's unit that stored it.
     s.compile = false;
-    for (const WorkerProcess& w : workers) s.producer_pids.push_back(w.pid);
+    s.run = run_id();
     s.thread_label = "load worker";
     JITSCOPE_SPAN_ARGS("load", {"kernels", kernels.size()});
     built = build_all(kernels, o.workers, s);

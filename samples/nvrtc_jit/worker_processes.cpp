@@ -8,9 +8,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -32,14 +34,30 @@ std::vector<std::string> worker_environment() {
     const std::string_view v(*e);
     bool drop = false;
     for (std::string_view name : {"JITSCOPE_TRACE=", "JITSCOPE_METRICS=", "JITSCOPE_COMPILE_TIMES=",
-                                  "JITSCOPE_PARENT_PID="}) {
+                                  "JITSCOPE_PARENT_PID=", "NVRTC_JIT_RUN="}) {
       drop |= v.substr(0, name.size()) == name;
     }
     if (!drop) env.emplace_back(v);
   }
   env.push_back("JITSCOPE_PARENT_PID=" + std::to_string(::getpid()));
+  env.push_back(std::string(kRunIdVariable) + "=" + run_id());
   return env;
 }
+
+}  // namespace
+
+const std::string& run_id() {
+  static const std::string id = [] {
+    std::random_device random;
+    const std::uint64_t bits = (std::uint64_t{random()} << 32) ^ random();
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(bits));
+    return std::string(text);
+  }();
+  return id;
+}
+
+namespace {
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> out;

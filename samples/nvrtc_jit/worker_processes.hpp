@@ -22,6 +22,14 @@ struct WorkerProcess {
   std::string failure;  // how it ended otherwise
 };
 
+// This run's id (16 hex digits, random, the same for the whole process),
+// which spawn_workers hands each worker in NVRTC_JIT_RUN: a cache entry a
+// worker stores names it, so that the parent tells this run's entries from
+// an earlier run's, whose worker may have had the same pid (a container's
+// pids start over every run).
+const std::string& run_id();
+inline constexpr const char* kRunIdVariable = "NVRTC_JIT_RUN";
+
 // "dir/run.trace.json" -> "dir/run.trace.worker-3.json" (same folder and extension).
 std::string worker_file(const std::string& path, int index);
 

@@ -55,8 +55,18 @@ static int on_compile_done(hook_state* s) {
     jitscope_unit_cache_lookup(s->unit, "ptx", key, 2, 0);
     jitscope_unit_cache_lookup(s->unit, NULL, NULL, 5, 1); /* no parts: an empty key */
   }
-  /* Waits for the first compile of the frame (0/0), of this process. */
-  if (jitscope_unit_waits_for(s->unit, 0, 0, 0) != 0) return 30;
+  /* Waits for the first compile of the frame (0/0), of this process: the
+   * recompile (0/1) does; 0/0 itself is refused. */
+  {
+    unsigned frame = 0, attempt = 0;
+    jitscope_unit_compile_id(s->unit, &frame, &attempt);
+    if (attempt == 0) {
+      if (jitscope_unit_waits_for(s->unit, 0, 0, 0) == 0) return 30;
+      if (strstr(jitscope_last_error(), "itself") == NULL) return 34;
+    } else if (jitscope_unit_waits_for(s->unit, 0, 0, 0) != 0) {
+      return 35;
+    }
+  }
   if (jitscope_unit_waits_for(NULL, 0, 0, 0) == 0) return 31;
   if (jitscope_unit_waits_for(s->unit, 0, 0, -1) == 0) return 32;
   if (strstr(jitscope_last_error(), "pid") == NULL) return 33;

@@ -348,22 +348,32 @@ async function checkReportInto(browser, opts, f) {
   await plain.close();
 }
 
-// The autotune page (fixture/autotune_trace.json): two tuning sessions, the
-// longer one first; matmul's winner and its trials, one of them failed and
-// one compiled by a unit that links to its row.
-async function checkAutotune(browser, html, f) {
+// A page of one section's check, loaded, with rows in `table`: the page,
+// its file's name and the problems its guard collects; null (said in `f`)
+// when the table gets no rows.
+async function openWithRows(browser, html, table, f) {
   const problems = [];
   const page = await browser.newPage();
   await guard(page, problems);
   await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
   const name = path.basename(html);
   try {
-    await page.waitForSelector("#autotune-table tbody tr", { timeout: 30000 });
+    await page.waitForSelector(`${table} tbody tr`, { timeout: 30000 });
   } catch {
-    f.add(`${name}: no #autotune-table with rows`);
+    f.add(`${name}: no ${table} with rows`);
     await page.close();
-    return;
+    return null;
   }
+  return { page, name, problems };
+}
+
+// The autotune page (fixture/autotune_trace.json): two tuning sessions, the
+// longer one first; matmul's winner and its trials, one of them failed and
+// one compiled by a unit that links to its row.
+async function checkAutotune(browser, html, f) {
+  const opened = await openWithRows(browser, html, "#autotune-table", f);
+  if (!opened) return;
+  const { page, name, problems } = opened;
   const sessions = await page.$$eval("#autotune-table tbody tr", (trs) =>
     trs.map((tr) => ({ kernel: tr.dataset.kernel, winner: tr.querySelector("td.winner").textContent,
                        trials: tr.querySelector("td.trials").textContent })));
@@ -395,18 +405,9 @@ async function checkAutotune(browser, html, f) {
 // (FollowsWaitsAcrossThreadsAndProcesses); the bar holds their three units
 // and the two waits, to scale; a unit's link opens its row.
 async function checkCriticalPath(browser, html, f) {
-  const problems = [];
-  const page = await browser.newPage();
-  await guard(page, problems);
-  await page.goto(pathToFileURL(path.resolve(html)).href, { waitUntil: "load" });
-  const name = path.basename(html);
-  try {
-    await page.waitForSelector("#critical-path-table tbody tr", { timeout: 30000 });
-  } catch {
-    f.add(`${name}: no #critical-path-table with rows`);
-    await page.close();
-    return;
-  }
+  const opened = await openWithRows(browser, html, "#critical-path-table", f);
+  if (!opened) return;
+  const { page, name, problems } = opened;
   const rows = await page.$$eval("#critical-path-table tbody tr", (trs) =>
     trs.map((tr) => [tr.dataset.pid, tr.dataset.compileId, tr.dataset.next,
                      tr.querySelector("td.on_path_ns").textContent,
@@ -420,15 +421,21 @@ async function checkCriticalPath(browser, html, f) {
                       "3 units on the path, 2 of them reached by a wait"]) {
     f.check(note.includes(part), `${name}: #critical-path-note lacks "${part}": ${note}`);
   }
-  // The bar: widths in % of the wall (60 ms), waits before their unit.
+  // The bar: each part's place and width in % of the wall (60 ms), waits
+  // before their unit.
   const bar = await page.$$eval("#critical-path-bar > *", (els) =>
-    els.map((e) => e.className + " " + Math.round(e.getBoundingClientRect().width * 1000 /
-                                                     e.parentElement.clientWidth) / 10));
-  const wantBar = ["cp-unit 16.7", "cp-wait 8.3", "cp-unit 50", "cp-wait 8.3", "cp-unit 16.7"];
+    els.map((e) => {
+      const box = e.parentElement.getBoundingClientRect();
+      const r = e.getBoundingClientRect();
+      const pct = (v) => Math.round(v * 1000 / e.parentElement.clientWidth) / 10;
+      return [e.className, pct(r.left - box.left - e.parentElement.clientLeft), pct(r.width)].join(" ");
+    }));
+  const wantBar = ["cp-unit 0 16.7", "cp-wait 16.7 8.3", "cp-unit 25 50", "cp-wait 75 8.3", "cp-unit 83.3 16.7"];
   const close = bar.length === wantBar.length && bar.every((b, i) => {
-    const [cls, pct] = b.split(" ");
-    const [wcls, wpct] = wantBar[i].split(" ");
-    return cls === wcls && Math.abs(Number(pct) - Number(wpct)) <= 0.6;  // borders and rounding
+    const [cls, left, width] = b.split(" ");
+    const [wcls, wleft, wwidth] = wantBar[i].split(" ");
+    return cls === wcls && Math.abs(Number(left) - Number(wleft)) <= 0.6 &&
+      Math.abs(Number(width) - Number(wwidth)) <= 0.6;  // rounding
   });
   f.check(close, `${name}: the bar ${JSON.stringify(bar)}, not about ${JSON.stringify(wantBar)}`);
   f.check((await page.$("nav a[href='#critical-path']")) !== null, `${name}: no Critical path link in the nav`);

@@ -12,8 +12,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -35,9 +35,9 @@ std::string in_pid(std::string event, int pid) {
 // (of on_pid; 0: no on_pid arg, the same process).
 std::string wait(int pid, int tid, long long at, const std::string& unit, const std::string& on,
                  int on_pid = 0) {
-  return R"({"ph":"i","s":"t","name":"unit_waits","pid":)" + std::to_string(pid) +
-         R"(,"tid":)" + std::to_string(tid) + R"(,"ts":)" + us(at) + R"(,"args":{"unit":")" +
-         unit + R"(","on":")" + on + "\"" +
+  return R"({"ph":"i","s":"t","name":"unit_waits","pid":)" + std::to_string(pid) + R"(,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + us(at) + R"(,"args":{"unit":")" + unit +
+         R"(","on":")" + on + "\"" +
          (on_pid != 0 ? ",\"on_pid\":" + std::to_string(on_pid) : std::string()) + "}}";
 }
 
@@ -113,8 +113,8 @@ TEST(ReportCriticalPath, FollowsWaitsAcrossThreadsAndProcesses) {
 // kB waited for nothing. Path: kB 14 (11 waited from the first start), kC
 // 22 (1 waited), link 10 (2 waited): 46 + 14 = 60.
 TEST(ReportCriticalPath, RunsAfterEachOtherOnAThreadAreOnePath) {
-  const json rep = report_json({trace_of(
-      pool(48 * kMs, 50 * kMs, {wait(1, 1, 50 * kMs, "3/0", "4/0")}), "cp_thread")});
+  const json rep = report_json(
+      {trace_of(pool(48 * kMs, 50 * kMs, {wait(1, 1, 50 * kMs, "3/0", "4/0")}), "cp_thread")});
   const json& cp = rep["critical_path"];
   expect_path(cp, {{1, "2/0", "same_thread", 14 * kMs, 11 * kMs},
                    {1, "4/0", "waited_for", 22 * kMs, 1 * kMs},
@@ -162,11 +162,13 @@ TEST(ReportCriticalPath, WithoutWaitsTheThreadDecidesAndUnknownUnitsAreCounted) 
   ev.push_back(wait(1, 1, 50 * kMs, "3/0", "0/0", 99));
   ev.push_back(wait(1, 1, 50 * kMs, "3/0", "7/0"));
   ev.push_back(wait(1, 1, 50 * kMs, "9/0", "0/0"));
+  ev.push_back(R"({"ph":"i","s":"t","name":"unit_waits","pid":1,"tid":1,"ts":50000,)"
+               R"("args":{"unit":"3/0","on":"0/0","on_pid":-2}})");
   const json rep = report_json({trace_of(ev, "cp_nowaits")});
   const json& cp = rep["critical_path"];
   expect_path(cp, {{1, "0/0", "same_thread", 10 * kMs, 0}, {1, "3/0", "last", 10 * kMs, 40 * kMs}});
-  EXPECT_EQ(cp["waits"], 3);
-  EXPECT_EQ(cp["waits_unmatched"], 3);
+  EXPECT_EQ(cp["waits"], 4);
+  EXPECT_EQ(cp["waits_unmatched"], 4);
   EXPECT_EQ(cp["steps_waited"], 0);
 }
 
@@ -198,6 +200,68 @@ TEST(ReportCriticalPath, ALongPathKeepsItsLongestSteps) {
   EXPECT_EQ(cp["work_ns"], at);
 }
 
+// Unit 7/0 runs 0-100 ms on thread 1 and holds 6/0 (10-20) and 5/0
+// (30-100), which ends with it: the path is 7/0 alone (its thread was busy
+// all along), though the inner one comes first by compile id.
+TEST(ReportCriticalPath, OfUnitsEndingTogetherTheOuterIsTaken) {
+  const json nested = report_json({trace_of(
+      {
+          unit_event("6/0", "inner_a", 10 * kMs, 10 * kMs, 1),
+          unit_event("5/0", "inner_b", 30 * kMs, 70 * kMs, 1),
+          unit_event("7/0", "outer", 0, 100 * kMs, 1),
+      },
+      "cp_tie")});
+  expect_path(nested["critical_path"], {{1, "7/0", "last", 100 * kMs, 0}});
+  EXPECT_EQ(nested["critical_path"]["waits_ns"], 0);
+}
+
+// 9/0 (thread 4, 205-220) waited for 8/0 (thread 2, 200-210) and for 10/0
+// (thread 3, 200-300), which ended after it: not what held it up. 11/0
+// (230-320) ran after 9/0 on thread 4. Path: 8/0, 9/0, 11/0. And 12/0
+// (thread 5, 400-420) and 13/0 (thread 6, 410-420) wait for each other
+// and end together: the walk takes 12/0 (the earlier start) last, 13/0
+// before it, and stops (12/0 is on the path already).
+TEST(ReportCriticalPath, LaterUnitsAndCyclesAreNotFollowed) {
+  const json later = report_json({trace_of(
+      {
+          unit_event("8/0", "a", 200 * kMs, 10 * kMs, 2),
+          unit_event("9/0", "b", 205 * kMs, 15 * kMs, 4),
+          unit_event("10/0", "late", 200 * kMs, 100 * kMs, 3),
+          unit_event("11/0", "c", 230 * kMs, 90 * kMs, 4),
+          wait(1, 4, 206 * kMs, "9/0", "8/0"),
+          wait(1, 4, 206 * kMs, "9/0", "10/0"),
+      },
+      "cp_later_unit")});
+  expect_path(later["critical_path"], {{1, "8/0", "waited_for", 10 * kMs, 0},
+                                       {1, "9/0", "same_thread", 10 * kMs, 0},
+                                       {1, "11/0", "last", 90 * kMs, 10 * kMs}});
+  const json cycle = report_json({trace_of(
+      {
+          unit_event("12/0", "x", 400 * kMs, 20 * kMs, 5),
+          unit_event("13/0", "y", 410 * kMs, 10 * kMs, 6),
+          wait(1, 5, 401 * kMs, "12/0", "13/0"),
+          wait(1, 6, 411 * kMs, "13/0", "12/0"),
+      },
+      "cp_cycle")});
+  expect_path(cycle["critical_path"],
+              {{1, "13/0", "waited_for", 10 * kMs, 10 * kMs}, {1, "12/0", "last", 0, 0}});
+}
+
+// 3,000 zero-length units at one time on one thread, then one unit after
+// them: the path is the last unit and every zero-length one before it
+// (each ran before the next on the thread), found without rescanning them.
+TEST(ReportCriticalPath, ZeroLengthUnitsAtOneTime) {
+  std::vector<std::string> ev;
+  for (int i = 0; i < 3000; ++i) ev.push_back(unit_event(std::to_string(i) + "/0", "z", kMs, 0, 1));
+  ev.push_back(unit_event("3000/0", "after", 2 * kMs, kMs, 1));
+  const json rep = report_json({trace_of(ev, "cp_zero")});
+  const json& cp = rep["critical_path"];
+  EXPECT_EQ(cp["steps_total"], 3001);
+  EXPECT_EQ(cp["path_ns"], kMs);
+  EXPECT_EQ(cp["waits_ns"], kMs);  // the units' first start is 1 ms: 1 ms before "after"
+  EXPECT_EQ(cp["wall_ns"], 2 * kMs);
+}
+
 // The table: the totals' line and a row per step, times in ns in CSV.
 TEST(ReportCriticalPath, TheTableSaysTheTotalsAndTheSteps) {
   const std::string trace = trace_of(pool(40 * kMs, 50 * kMs), "cp_table");
@@ -215,9 +279,13 @@ TEST(ReportCriticalPath, TheTableSaysTheTotalsAndTheSteps) {
                           "work in units 96.0 ms on 4 threads in 2 processes (1.60× the wall)"),
             std::string::npos)
       << text.out;
-  // No units: no section, and JSON's is null.
-  const json none = report_json({trace_of({x_event("work", 0, kMs)}, "cp_none")});
+  // No units: the table says so, and JSON's is null.
+  const std::string no_units = trace_of({x_event("work", 0, kMs)}, "cp_none");
+  const json none = report_json({no_units});
   EXPECT_TRUE(none["critical_path"].is_null()) << none.dump();
+  const Result said = report({no_units, "--section", "critical_path"});
+  EXPECT_NE(said.out.find("no compile unit with a slice in the trace"), std::string::npos)
+      << said.out;
 }
 
 // Real sessions: the parent parses (unit 0/0), then compiles on two threads
@@ -239,6 +307,9 @@ TEST(ReportCriticalPath, RealSessionsOfTwoProcessesMerged) {
       CompileUnit parse({.frame = "parse", .graph = "parse"});
       sleep_ms(5);
       parse_id = parse.id();
+      EXPECT_FALSE(parse.waits_for(parse_id).ok()) << "itself";
+      parse.close();
+      EXPECT_FALSE(parse.waits_for({.frame = 99, .attempt = 0}).ok()) << "closed";
     }
     std::thread t2([&] {
       CompileUnit a({.frame = "kA", .graph = "kA"});
@@ -270,6 +341,7 @@ TEST(ReportCriticalPath, RealSessionsOfTwoProcessesMerged) {
     EXPECT_TRUE(link.waits_for(c_id).ok());
     EXPECT_TRUE(link.waits_for({.frame = rf, .attempt = ra}, worker_pid).ok());
     EXPECT_FALSE(link.waits_for(a_id, -1).ok());
+    EXPECT_FALSE(link.waits_for(link.id(), ::getpid()).ok()) << "itself, named by its pid";
     sleep_ms(5);
   }
   const std::string merged = temp_path("cp_merged") + ".json";

@@ -27,15 +27,28 @@ struct Node {
   const UnitRow* row = nullptr;
 };
 
-// Units with a slice, their threads, and the waits between them. 40 bytes
-// a unit or so beside the report's rows; the index by (pid, compile id)
+// Units with a slice, their threads, and the waits between them. About 50
+// bytes a unit beside the report's rows; the index by (pid, compile id)
 // only while the waits are matched, and only when there are waits.
 struct Graph {
   std::vector<Node> nodes;
-  std::vector<std::vector<std::uint32_t>> by_thread;           // nodes, by end
+  std::vector<std::vector<std::uint32_t>> by_thread;           // nodes, by ends_before
+  std::vector<std::uint32_t> position;                         // a node's index in its thread's
   std::vector<std::pair<std::uint32_t, std::uint32_t>> waits;  // (waiter, waited for), sorted
   std::uint64_t processes = 0;
 };
+
+// The order the walk prefers units in: by end, and of units that end
+// together the outermost (the earliest start), then the first row. A unit
+// and the last unit nested in it end together: the walk takes the outer
+// one, whose thread was busy all along.
+bool ends_before(const Graph& g, std::uint32_t a, std::uint32_t b) {
+  const Node& x = g.nodes[a];
+  const Node& y = g.nodes[b];
+  if (x.end != y.end) return x.end < y.end;
+  if (x.start != y.start) return x.start > y.start;
+  return a > b;
+}
 
 Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalPath& out) {
   Graph g;
@@ -59,10 +72,11 @@ Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalP
     g.nodes.push_back(n);
   }
   g.processes = pids.size();
+  g.position.assign(g.nodes.size(), kNone);
   for (auto& list : g.by_thread) {
-    std::sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return g.nodes[a].end != g.nodes[b].end ? g.nodes[a].end < g.nodes[b].end : a < b;
-    });
+    std::sort(list.begin(), list.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return ends_before(g, a, b); });
+    for (std::uint32_t i = 0; i < list.size(); ++i) g.position[list[i]] = i;
   }
   if (waits.waits().empty()) return g;
   std::unordered_map<std::string, std::uint32_t> by_key;
@@ -103,40 +117,85 @@ std::int64_t work(const Graph& g) {
   return total;
 }
 
-// The unit `at` last waited for: the latest-ending of those it named (ended
-// by its end) and of its thread's units ended by its start; kNone if none.
-std::pair<std::uint32_t, PathLink> predecessor(const Graph& g, std::uint32_t at,
-                                               const std::vector<bool>& on_path) {
-  const Node& n = g.nodes[at];
-  std::uint32_t best = kNone;
-  PathLink link = PathLink::kLast;
-  const auto first = std::lower_bound(g.waits.begin(), g.waits.end(), std::make_pair(at, 0u));
-  for (auto it = first; it != g.waits.end() && it->first == at; ++it) {
-    const std::uint32_t w = it->second;
-    if (on_path[w] || g.nodes[w].end > n.end) continue;
-    if (best == kNone || g.nodes[w].end > g.nodes[best].end ||
-        (g.nodes[w].end == g.nodes[best].end && w < best)) {
-      best = w;
-      link = PathLink::kWaitedFor;
+// The walk's state: which units are on the path, and per thread the
+// nearest unit at or before a position that is not (a union-find over
+// positions, so that units already on the path are stepped over once, not
+// on every step: zero-length units that end together would make that
+// quadratic).
+class Walk {
+ public:
+  explicit Walk(const Graph& g)
+      : g_(g), on_path_(g.nodes.size(), false), left_(g.by_thread.size()) {
+    for (std::size_t t = 0; t < g.by_thread.size(); ++t) {
+      left_[t].resize(g.by_thread[t].size() + 1);
+      for (std::uint32_t k = 0; k < left_[t].size(); ++k) left_[t][k] = k;
     }
   }
-  if (n.thread != kNone) {
-    const auto& list = g.by_thread[n.thread];
-    auto it = std::upper_bound(list.begin(), list.end(), n.start, [&](std::int64_t t, std::uint32_t i) {
-      return t < g.nodes[i].end;
-    });
-    while (it != list.begin()) {
-      const std::uint32_t i = *--it;
-      if (on_path[i]) continue;
-      if (best == kNone || g.nodes[i].end > g.nodes[best].end) {
-        best = i;
-        link = PathLink::kSameThread;
+
+  void visit(std::uint32_t node) {
+    on_path_[node] = true;
+    const std::uint32_t t = g_.nodes[node].thread;
+    if (t != kNone) left_[t][g_.position[node] + 1] = g_.position[node];  // to its left
+  }
+
+  // The unit `at` last waited for: the latest (ends_before) of those it
+  // named that ended by its end, and the latest of its thread's units that
+  // ended by its start if that one ended later still; kNone if none.
+  std::pair<std::uint32_t, PathLink> predecessor(std::uint32_t at) {
+    const Node& n = g_.nodes[at];
+    std::uint32_t best = kNone;
+    PathLink link = PathLink::kLast;
+    const auto first = std::lower_bound(g_.waits.begin(), g_.waits.end(), std::make_pair(at, 0u));
+    for (auto it = first; it != g_.waits.end() && it->first == at; ++it) {
+      const std::uint32_t w = it->second;
+      if (on_path_[w] || g_.nodes[w].end > n.end) continue;
+      if (best == kNone || ends_before(g_, best, w)) best = w;
+    }
+    if (best != kNone) link = PathLink::kWaitedFor;
+    if (n.thread != kNone) {
+      const auto& list = g_.by_thread[n.thread];
+      // Positions [0, k) hold the units that ended by its start.
+      const auto k = static_cast<std::uint32_t>(
+          std::upper_bound(list.begin(), list.end(), n.start,
+                           [&](std::int64_t t, std::uint32_t i) { return t < g_.nodes[i].end; }) -
+          list.begin());
+      const std::uint32_t free = find(n.thread, k);  // 1 + a position, or 0: none
+      if (free > 0) {
+        const std::uint32_t i = list[free - 1];
+        if (best == kNone || g_.nodes[i].end > g_.nodes[best].end) {
+          best = i;
+          link = PathLink::kSameThread;
+        }
       }
-      break;
     }
+    return {best, link};
   }
-  return {best, link};
-}
+
+ private:
+  // The largest k' <= k whose position k' - 1 is off the path (0: none).
+  std::uint32_t find(std::uint32_t t, std::uint32_t k) {
+    std::vector<std::uint32_t>& p = left_[t];
+    std::uint32_t root = k;
+    while (p[root] != root) root = p[root];
+    while (p[k] != root) {
+      const std::uint32_t next = p[k];
+      p[k] = root;
+      k = next;
+    }
+    return root;
+  }
+
+  const Graph& g_;
+  std::vector<bool> on_path_;
+  std::vector<std::vector<std::uint32_t>> left_;  // per thread, 1 + position
+};
+
+// A step as the walk finds it; made a CriticalPathStep only when kept.
+struct Found {
+  std::uint32_t node;
+  PathLink next;
+  std::int64_t on_path, wait_before;
+};
 
 }  // namespace
 
@@ -158,9 +217,17 @@ void UnitWaits::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder)
     return;
   }
   w.waiter_pid = ev.has_pid ? id_text(ev.pid) : std::string();
-  std::int64_t on_pid = 0;
-  w.on_pid = decoder.arg_integer(ev, "on_pid", &on_pid) && on_pid > 0 ? std::to_string(on_pid)
-                                                                       : w.waiter_pid;
+  std::string_view raw;
+  if (decoder.arg(ev, "on_pid", &raw)) {
+    std::int64_t on_pid = 0;
+    if (!decoder.arg_integer(ev, "on_pid", &on_pid) || on_pid <= 0) {
+      ++not_a_pid_;  // the SDK writes a positive number: this names no unit
+      return;
+    }
+    w.on_pid = std::to_string(on_pid);
+  } else {
+    w.on_pid = w.waiter_pid;
+  }
   waits_.push_back(std::move(w));
 }
 
@@ -168,6 +235,7 @@ CriticalPath find_critical_path(const std::vector<UnitRow>& units, const UnitWai
   CriticalPath p;
   p.waits = waits.seen();
   p.waits_beyond = waits.beyond();
+  p.waits_unmatched = waits.not_a_pid();
   const Graph g = build(units, waits, p);
   if (g.nodes.empty()) return p;
   p.units = g.nodes.size();
@@ -178,54 +246,61 @@ CriticalPath find_critical_path(const std::vector<UnitRow>& units, const UnitWai
   p.begin_ns = g.nodes[0].start;
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     p.begin_ns = std::min(p.begin_ns, g.nodes[i].start);
-    if (g.nodes[i].end > g.nodes[last].end) last = i;
+    if (ends_before(g, last, i)) last = i;
   }
   p.end_ns = g.nodes[last].end;
   p.wall_ns = sat_sub(p.end_ns, p.begin_ns);
 
   // Walk back from the last unit; steps come out latest first.
-  std::vector<bool> on_path(g.nodes.size(), false);
-  std::vector<CriticalPathStep> steps;
+  Walk walk(g);
+  std::vector<Found> found;
   PathLink next = PathLink::kLast;
   for (std::uint32_t at = last; at != kNone;) {
-    on_path[at] = true;
+    walk.visit(at);
     const Node& n = g.nodes[at];
-    const auto [before, link] = predecessor(g, at, on_path);
+    const auto [before, link] = walk.predecessor(at);
     const std::int64_t prior_end = before == kNone ? p.begin_ns : g.nodes[before].end;
-    CriticalPathStep s;
-    s.pid = n.row->pid;
-    s.compile_id = n.row->compile_id;
-    s.name = n.row->name;
-    s.thread = n.row->thread;
-    s.start_ns = n.start;
-    s.end_ns = n.end;
-    s.on_path_ns = sat_sub(n.end, std::max(n.start, prior_end));
-    s.wait_before_ns = std::max<std::int64_t>(0, sat_sub(n.start, prior_end));
-    s.next = next;
+    Found f{at, next, sat_sub(n.end, std::max(n.start, prior_end)),
+            std::max<std::int64_t>(0, sat_sub(n.start, prior_end))};
     if (next == PathLink::kWaitedFor) ++p.steps_waited;
-    p.path_ns = sat_add(p.path_ns, s.on_path_ns);
-    p.waits_ns = sat_add(p.waits_ns, s.wait_before_ns);
-    steps.push_back(std::move(s));
+    p.path_ns = sat_add(p.path_ns, f.on_path);
+    p.waits_ns = sat_add(p.waits_ns, f.wait_before);
+    found.push_back(f);
     next = link;
     at = before;
   }
-  std::reverse(steps.begin(), steps.end());
-  p.steps_total = steps.size();
-  if (steps.size() > CriticalPath::kMaxSteps) {
+  std::reverse(found.begin(), found.end());
+  p.steps_total = found.size();
+  if (found.size() > CriticalPath::kMaxSteps) {
     // The longest on the path, kept in time order.
-    std::vector<std::uint32_t> order(steps.size());
+    const auto kept = found.begin() + CriticalPath::kMaxSteps;
+    std::vector<std::uint32_t> order(found.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::nth_element(order.begin(), order.begin() + CriticalPath::kMaxSteps, order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) {
-                       return steps[a].on_path_ns != steps[b].on_path_ns
-                                  ? steps[a].on_path_ns > steps[b].on_path_ns
-                                  : a < b;
-                     });
+    std::nth_element(
+        order.begin(), order.begin() + CriticalPath::kMaxSteps, order.end(),
+        [&](std::uint32_t a, std::uint32_t b) {
+          return found[a].on_path != found[b].on_path ? found[a].on_path > found[b].on_path : a < b;
+        });
     order.resize(CriticalPath::kMaxSteps);
     std::sort(order.begin(), order.end());
-    for (const std::uint32_t i : order) p.steps.push_back(std::move(steps[i]));
-  } else {
-    p.steps = std::move(steps);
+    for (std::uint32_t i = 0; i < order.size(); ++i) found[i] = found[order[i]];
+    found.erase(kept, found.end());
+  }
+  p.steps.reserve(found.size());
+  for (const Found& f : found) {
+    const UnitRow& u = *g.nodes[f.node].row;
+    CriticalPathStep s;
+    s.pid = u.pid;
+    s.compile_id = u.compile_id;
+    s.name = u.name;
+    s.unit_key = u.unit_key;
+    s.thread = u.thread;
+    s.start_ns = g.nodes[f.node].start;
+    s.end_ns = g.nodes[f.node].end;
+    s.on_path_ns = f.on_path;
+    s.wait_before_ns = f.wait_before;
+    s.next = f.next;
+    p.steps.push_back(std::move(s));
   }
   return p;
 }

@@ -31,10 +31,11 @@ class UnitWaits {
   const std::vector<Wait>& waits() const { return waits_; }
   std::uint64_t seen() const { return seen_; }
   std::uint64_t beyond() const { return beyond_; }
+  std::uint64_t not_a_pid() const { return not_a_pid_; }  // on_pid not a positive number
 
  private:
   std::vector<Wait> waits_;
-  std::uint64_t seen_ = 0, beyond_ = 0;
+  std::uint64_t seen_ = 0, beyond_ = 0, not_a_pid_ = 0;
 };
 
 // The path through `units` (those with a slice), following `waits`.

@@ -13,9 +13,9 @@ namespace {
 constexpr std::size_t kTableSteps = 30;
 
 std::string share(std::int64_t part, std::int64_t whole) {
-  return whole <= 0 ? std::string("-")
-                    : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) +
-                          "%";
+  return whole <= 0
+             ? std::string("-")
+             : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
 }
 
 const char* link_text(PathLink l) {
@@ -27,6 +27,11 @@ const char* link_text(PathLink l) {
   return "";
 }
 
+// "1 unit", "3 units".
+std::string count_of(std::uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string thread_text(const std::optional<UnitLane>& t) {
   if (!t) return "";
   return t->thread.empty() ? t->tid.str() : visible(t->thread) + " (" + t->tid.str() + ")";
@@ -36,12 +41,13 @@ std::string thread_text(const std::optional<UnitLane>& t) {
 
 // The totals, as one line: what the text's note and the HTML's say.
 std::string critical_path_summary(const CriticalPath& p) {
-  std::string s = "wall " + human_ns(p.wall_ns) + " (the units' first start to the last end): " +
-                  "units on the path " + human_ns(p.path_ns) + " (" + share(p.path_ns, p.wall_ns) +
+  std::string s = "wall " + human_ns(p.wall_ns) +
+                  " (the units' first start to the last end): " + "units on the path " +
+                  human_ns(p.path_ns) + " (" + share(p.path_ns, p.wall_ns) +
                   "), waits between them " + human_ns(p.waits_ns) + " (" +
                   share(p.waits_ns, p.wall_ns) + "); work in units " + human_ns(p.work_ns) +
-                  " on " + std::to_string(p.threads) + " threads in " +
-                  std::to_string(p.processes) + (p.processes == 1 ? " process" : " processes");
+                  " on " + count_of(p.threads, "thread", "threads") + " in " +
+                  count_of(p.processes, "process", "processes");
   if (p.wall_ns > 0) {
     s += " (" + fixed(static_cast<double>(p.work_ns) / static_cast<double>(p.wall_ns), 2) +
          "× the wall)";
@@ -51,7 +57,6 @@ std::string critical_path_summary(const CriticalPath& p) {
 
 void critical_path_tables(const Report& r, bool human, std::vector<Table>& out) {
   const CriticalPath& p = r.critical_path;
-  if (!p.present()) return;
   const auto t = [human](std::int64_t ns) { return human ? human_ns(ns) : std::to_string(ns); };
   const auto col = [human](const char* name) {
     return human ? std::string(name) : std::string(name) + "_ns";
@@ -65,9 +70,22 @@ void critical_path_tables(const Report& r, bool human, std::vector<Table>& out) 
               {},
               "",
               {}};
+  if (!p.present()) {
+    table.empty =
+        "no compile unit with a slice in the trace (a slice with cat \"compile_unit\" and "
+        "args.compile_id): no path";
+    out.push_back(std::move(table));
+    return;
+  }
+  // The unit's key where units have one: a kernel's units in two processes
+  // have names of their own, and the same key.
+  const bool with_key = std::any_of(p.steps.begin(), p.steps.end(),
+                                    [](const CriticalPathStep& s) { return !s.unit_key.empty(); });
   if (r.multi_process_units) table.columns.push_back("pid");
-  for (const std::string& c : {std::string("compile_id"), std::string("unit"),
-                               std::string("thread"), col("start"), col("on_path"),
+  table.columns.push_back("compile_id");
+  table.columns.push_back("unit");
+  if (with_key) table.columns.push_back("unit_key");
+  for (const std::string& c : {std::string("thread"), col("start"), col("on_path"),
                                std::string("of_wall"), col("wait_before"), std::string("next")}) {
     table.columns.push_back(c);
   }
@@ -75,13 +93,13 @@ void critical_path_tables(const Report& r, bool human, std::vector<Table>& out) 
   const std::size_t first_number = table.columns.size() - 5;
   for (std::size_t i = first_number; i < first_number + 4; ++i) table.numeric[i] = true;
   table.notes.push_back(critical_path_summary(p));
-  table.notes.push_back(std::to_string(p.steps_total) + " units on the path, " +
-                        std::to_string(p.steps_waited) +
-                        " of them reached by a wait (CompileUnit::waits_for); start is from " +
-                        "the units' first start");
+  table.notes.push_back(
+      count_of(p.steps_total, "unit", "units") + " on the path, " + std::to_string(p.steps_waited) +
+      " of them reached by a wait (waits_for); start is from the units' " + "first start");
   if (p.waits_unmatched > 0) {
     table.notes.push_back(std::to_string(p.waits_unmatched) + " of " + std::to_string(p.waits) +
-                          " waits named a unit without a slice in the trace (not followed)");
+                          " waits were not followed: the unit waited for, or the one waiting, "
+                          "has no slice in the trace");
   }
   if (p.waits_beyond > 0) {
     table.notes.push_back(std::to_string(p.waits_beyond) + " waits beyond the first " +
@@ -105,10 +123,12 @@ void critical_path_tables(const Report& r, bool human, std::vector<Table>& out) 
     const CriticalPathStep& s = p.steps[i];
     Row row;
     if (r.multi_process_units) row.push_back(s.pid ? s.pid->str() : "");
-    for (std::string cell :
-         {s.compile_id, visible(s.name), thread_text(s.thread), t(s.start_ns - p.begin_ns),
-          t(s.on_path_ns), share(s.on_path_ns, p.wall_ns), t(s.wait_before_ns),
-          std::string(human ? link_text(s.next) : path_link_name(s.next))}) {
+    row.push_back(s.compile_id);
+    row.push_back(visible(s.name));
+    if (with_key) row.push_back(visible(s.unit_key));
+    for (std::string cell : {thread_text(s.thread), t(sat_sub(s.start_ns, p.begin_ns)),
+                             t(s.on_path_ns), share(s.on_path_ns, p.wall_ns), t(s.wait_before_ns),
+                             std::string(human ? link_text(s.next) : path_link_name(s.next))}) {
       row.push_back(std::move(cell));
     }
     table.rows.push_back(std::move(row));
@@ -146,6 +166,7 @@ void json_critical_path(const Report& r, detail::JsonWriter& j) {
     json_pid(j, s.pid);
     j.member("compile_id", std::string_view(s.compile_id));
     j.member("name", std::string_view(s.name));
+    j.member("unit_key", std::string_view(s.unit_key));
     j.key("tid");
     if (s.thread) {
       json_id(j, s.thread->tid);

@@ -343,6 +343,7 @@ const char* path_link_name(PathLink l) noexcept;  // "waited_for", "same_thread"
 struct CriticalPathStep {
   std::optional<Id> pid;
   std::string compile_id, name;
+  std::string unit_key;  // what it compiles (UnitRow::unit_key): the same kernel in two processes
   std::optional<UnitLane> thread;
   std::int64_t start_ns = 0, end_ns = 0;  // its own slice
   std::int64_t on_path_ns = 0, wait_before_ns = 0;
@@ -361,8 +362,10 @@ struct CriticalPath {
   std::uint64_t steps_total = 0, steps_waited = 0;  // steps, of them reached by a wait
   std::vector<CriticalPathStep> steps;              // by time; the longest kMaxSteps
   std::uint64_t waits = 0;                          // unit_waits instants read
-  std::uint64_t waits_unmatched = 0;  // of them, naming a unit without a slice in the trace
-  std::uint64_t waits_beyond = 0;     // not kept (past kMaxWaits): not followed
+  // Of them, not followed: the unit named, or the waiting one, has no
+  // slice in the trace (or on_pid is not a pid).
+  std::uint64_t waits_unmatched = 0;
+  std::uint64_t waits_beyond = 0;  // not kept (past kMaxWaits): not followed
   bool present() const { return units > 0; }
   static constexpr std::size_t kMaxSteps = 1000;
   static constexpr std::size_t kMaxWaits = std::size_t{1} << 20;

@@ -319,8 +319,10 @@ class JITSCOPE_API CompileUnit {
   // process that compiled `on`, for a worker's unit in a merged trace (0:
   // this process). Call it while this unit is open, once per unit waited
   // for, e.g. as each wait ends. The trace gets an instant "unit_waits" on
-  // this thread (args unit, on, on_pid). An error without a session, for a
-  // unit never opened, or for a negative pid. Cold: one instant.
+  // this thread (args unit, on, on_pid). An error without a session, when
+  // this unit is not open, for this unit itself, or for a negative pid; the
+  // unit named is not checked (it may be another process's): the report
+  // counts a wait on a unit not in the trace. Cold: one instant.
   Status waits_for(CompileId on, std::int64_t pid = 0) noexcept;
 
   // Writes `content` (text or bytes) now, as a file of the session's

@@ -200,6 +200,7 @@ void jitscope_unit_cache_lookup(jitscope_unit* unit, const char* layer,
 }
 
 int jitscope_unit_waits_for(jitscope_unit* unit, unsigned frame, unsigned attempt, long long pid) {
+  if (unit == nullptr) return result(jitscope::Status::error("the unit must not be NULL"));
   return with_unit(unit, "", "jitscope_unit_waits_for", [&](jitscope::CompileUnit& u) {
     return u.waits_for({.frame = frame, .attempt = attempt}, pid);
   });

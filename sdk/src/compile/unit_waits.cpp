@@ -6,12 +6,19 @@
 
 #include <jitscope/compile.hpp>
 
+#include <unistd.h>
+
 namespace jitscope {
 
 Status CompileUnit::waits_for(CompileId on, std::int64_t pid) noexcept {
   detail::UnitState* state = state_.get();
-  if (state == nullptr) return Status::error("waits_for: the compile unit was not opened");
+  if (state == nullptr || !frame_.open) {
+    return Status::error("waits_for: the compile unit is not open");
+  }
   if (pid < 0) return Status::error("waits_for: pid must be a pid, or 0 for this process");
+  if ((pid == 0 || pid == ::getpid()) && on == state->id) {
+    return Status::error("waits_for: a unit cannot wait for itself");
+  }
   if (!active()) return Status::error("waits_for: no session is recording");
   return detail::guarded_status("waits_for", [&] {
     const std::string unit = state->id.str();
@@ -19,9 +26,9 @@ Status CompileUnit::waits_for(CompileId on, std::int64_t pid) noexcept {
     if (pid == 0) {
       instant("unit_waits", {{"unit", std::string_view(unit)}, {"on", std::string_view(target)}});
     } else {
-      instant("unit_waits", {{"unit", std::string_view(unit)},
-                             {"on", std::string_view(target)},
-                             {"on_pid", pid}});
+      instant(
+          "unit_waits",
+          {{"unit", std::string_view(unit)}, {"on", std::string_view(target)}, {"on_pid", pid}});
     }
     return Status();
   });

@@ -443,6 +443,17 @@ TEST(Processes, TwoWorkerProcesses) {
         << "a second wait: " << e.dump();
   }
   EXPECT_EQ(waited, stored_by);
+
+  // Again on the same cache: the workers hit and store nothing, and the
+  // entries name the first run, whose workers' pids may come again (a
+  // container's do): the parent waits for none of them.
+  const SampleRun again = run_sample(dir, "again",
+                                     {"--kernels", std::to_string(kKernels), "--workers", "1",
+                                      "--processes", "2", "--cache-dir", (dir / "cache").string()});
+  ASSERT_EQ(again.exit_code, 0) << again.describe();
+  for (const json& e : load_trace(again.trace)) {
+    EXPECT_NE(str(e, "name"), "unit_waits") << "a wait on an earlier run's unit: " << e.dump();
+  }
 }
 
 TEST(Processes, FailingWorkerProcessFailsTheRun) {

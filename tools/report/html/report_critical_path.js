@@ -13,15 +13,21 @@ const PATH_LINK_TEXT = {
 
 function criticalPathNote(p) {
   const pct = (v) => (p.wall_ns > 0 ? (100 * v / p.wall_ns).toFixed(1) + '%' : '-');
+  const count = (n, one, many) => n + ' ' + (n === 1 ? one : many);
   let s = 'Wall ' + humanNs(p.wall_ns) + ' (the units\' first start to the last end): units on ' +
     'the path ' + humanNs(p.path_ns) + ' (' + pct(p.path_ns) + '), waits between them ' +
     humanNs(p.waits_ns) + ' (' + pct(p.waits_ns) + '). Work in units ' + humanNs(p.work_ns) +
-    ' on ' + p.threads + (p.threads === 1 ? ' thread' : ' threads') + ' in ' + p.processes +
-    (p.processes === 1 ? ' process' : ' processes');
+    ' on ' + count(p.threads, 'thread', 'threads') + ' in ' + count(p.processes, 'process', 'processes');
   if (p.wall_ns > 0) s += ' (' + (p.work_ns / p.wall_ns).toFixed(2) + '× the wall)';
-  s += '. ' + p.steps_total + ' units on the path, ' + p.steps_waited + ' of them reached by a wait.';
-  if (p.steps.length < p.steps_total) s += ' The ' + p.steps.length + ' longest are kept.';
-  if (p.waits_unmatched) s += ' ' + p.waits_unmatched + ' waits named a unit not in the trace.';
+  s += '. ' + count(p.steps_total, 'unit', 'units') + ' on the path, ' + p.steps_waited +
+    ' of them reached by a wait. In the bar, units are blue and waits hatched.';
+  if (p.steps.length < p.steps_total) {
+    s += ' The ' + p.steps.length + ' longest are kept; in the bar, the others are the plain stretches.';
+  }
+  if (p.waits_unmatched) {
+    s += ' ' + p.waits_unmatched + ' of ' + p.waits + ' waits were not followed: the unit waited ' +
+      'for, or the one waiting, has no slice in the trace.';
+  }
   return s;
 }
 
@@ -30,16 +36,20 @@ function buildCriticalPath(page) {
   const sec = document.getElementById('critical-path');
   if (!sec || !p || !p.steps) return;
   document.getElementById('critical-path-note').textContent = criticalPathNote(p);
-  // The bar: the path's waits and units across the wall time, to scale.
+  // The bar: the path's waits and units across the wall time, each at its
+  // place (so that it stays to scale when only the longest steps are kept:
+  // the others' time is the bar's plain background).
   const bar = document.getElementById('critical-path-bar');
-  const width = (ns) => (p.wall_ns > 0 ? (100 * ns / p.wall_ns) : 0) + '%';
+  const pct = (ns) => (p.wall_ns > 0 ? (100 * ns / p.wall_ns) : 0) + '%';
+  const place = (from, ns) => 'left:' + pct(from - p.begin_ns) + ';width:' + pct(ns);
   for (const s of p.steps) {
+    const pathFrom = s.end_ns - s.on_path_ns;  // where its time on the path begins
     if (s.wait_before_ns > 0) {
-      bar.appendChild(el('div', { class: 'cp-wait', style: 'width:' + width(s.wait_before_ns),
+      bar.appendChild(el('div', { class: 'cp-wait', style: place(s.start_ns - s.wait_before_ns, s.wait_before_ns),
         title: 'waiting ' + humanNs(s.wait_before_ns) }));
     }
     const seg = el('a', { class: 'cp-unit', href: unitHash(s.pid, s.compile_id),
-      style: 'width:' + width(s.on_path_ns),
+      style: place(pathFrom, s.on_path_ns),
       title: s.compile_id + ' ' + s.name + ': ' + humanNs(s.on_path_ns) + ' on the path' });
     seg.dataset.compileId = s.compile_id;
     bar.appendChild(seg);
@@ -53,6 +63,8 @@ function buildCriticalPath(page) {
         td.append(page.unitIndex.has(pidText(s.pid) + ':' + s.compile_id) ? unitLink(s.pid, s.compile_id) : s.compile_id);
       } },
     { key: 'name', label: 'unit', sort: (s) => s.name, cls: 'name', cell: textCell((s) => s.name) },
+    { key: 'unit_key', label: 'unit key', sort: (s) => s.unit_key, cls: 'unit-key', cell: textCell((s) => s.unit_key),
+      title: 'what the unit compiles: the same kernel in two processes has one key' },
     { key: 'thread', label: 'thread', sort: threadText, cls: 'thread', cell: textCell(threadText) },
     ns('start_ns', 'start', (s) => s.start_ns - p.begin_ns, 'from the units\' first start'),
     ns('on_path_ns', 'on the path', (s) => s.on_path_ns,
@@ -63,6 +75,7 @@ function buildCriticalPath(page) {
       'from the end of the unit before it on the path to its start: no unit of the path ran'),
     { key: 'next', label: 'next', sort: (s) => s.next, cls: 'next', cell: textCell((s) => PATH_LINK_TEXT[s.next] || s.next) },
   ];
+  if (!p.steps.some((s) => s.unit_key)) columns.splice(2, 1);
   if (multiPid) {
     columns.unshift({ key: 'pid', label: 'pid', sort: (s) => pidText(s.pid), cls: 'pid', cell: textCell((s) => pidText(s.pid)) });
   }
