@@ -135,9 +135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Every format with every section, and JSON again with a subset picked by
   // the input.
-  const report::Sections subset{(size & 2) != 0,   (size & 4) != 0,  (size & 8) != 0,
-                                (size & 16) != 0,  (size & 32) != 0, (size & 64) != 0,
-                                (size & 128) != 0, (size & 256) != 0};
+  const report::Sections subset{(size & 2) != 0,   (size & 4) != 0,   (size & 8) != 0,
+                                (size & 16) != 0,  (size & 32) != 0,  (size & 64) != 0,
+                                (size & 128) != 0, (size & 256) != 0, (size & 512) != 0};
   for (int pass = 0; pass < 2; ++pass) {
     const report::Sections sec = pass == 0 ? report::Sections{} : subset;
     for (report::Format f : {report::Format::kJson, report::Format::kTable, report::Format::kCsv,
@@ -154,8 +154,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(err == simdjson::SUCCESS, std::string(simdjson::error_message(err)) + ": " + out);
       simdjson::dom::object obj;
       FUZZ_CHECK(root.get_object().get(obj) == simdjson::SUCCESS, out);
-      const bool want[] = {sec.header,    sec.compile_times, sec.phases, sec.units,
-                           sec.top_spans, sec.gpu,           sec.caches, sec.autotune};
+      const bool want[] = {sec.header,    sec.compile_times, sec.phases,   sec.units,
+                           sec.top_spans, sec.gpu,           sec.caches,   sec.autotune,
+                           sec.critical_path};
       static_assert(std::size(want) == std::size(report::kSectionNames),
                     "a section's flag for each of its names");
       for (std::size_t i = 0; i < std::size(report::kSectionNames); ++i) {

@@ -11,14 +11,9 @@ python3 scripts/check_layers.py
 # (the browser tests share Chromium under a RESOURCE_LOCK; each test writes
 # its own files).
 export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc)}"
-# The Python package builds for, and its tests run with, one interpreter:
-# the first python3 on PATH unless that one has no pytest and Debian's
-# /usr/bin/python3 has (python3-pytest), as on machines where a pyenv
-# python3 comes first (another one: configure with -DPython3_EXECUTABLE=...).
-python_arg=()
-if ! python3 -c "import pytest" 2>/dev/null && /usr/bin/python3 -c "import pytest" 2>/dev/null; then
-  python_arg=(-DPython3_EXECUTABLE=/usr/bin/python3)
-fi
+# The Python package builds for, and its tests run with, one interpreter
+# (scripts/python_arg.sh says which).
+read -r -a python_arg <<<"$(bash scripts/python_arg.sh)"
 # The preset's workflow (configure, build, test), as three steps: the
 # workflow takes no -D, and configuring twice cost CI a configure.
 cmake --preset "$preset" "${python_arg[@]}"
