@@ -3,7 +3,7 @@
 // forms. The expected reasons are worked out here from the scripted keys
 // (which parts changed against which earlier key), not by the code under
 // test; CacheLookups is also driven directly for its nearest-key rules.
-// Not covered: the HTML page (no caches section there yet).
+// The HTML page's caches section: tests/browser/check_large.mjs.
 #include "report_support.hpp"
 #include "trace_support.hpp"
 
