@@ -154,9 +154,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(err == simdjson::SUCCESS, std::string(simdjson::error_message(err)) + ": " + out);
       simdjson::dom::object obj;
       FUZZ_CHECK(root.get_object().get(obj) == simdjson::SUCCESS, out);
-      const bool want[] = {sec.header,    sec.compile_times, sec.phases,   sec.units,
-                           sec.top_spans, sec.gpu,           sec.caches,   sec.autotune,
-                           sec.critical_path};
+      const bool want[] = {sec.header, sec.compile_times, sec.phases,
+                           sec.units,  sec.top_spans,     sec.gpu,
+                           sec.caches, sec.autotune,      sec.critical_path};
       static_assert(std::size(want) == std::size(report::kSectionNames),
                     "a section's flag for each of its names");
       for (std::size_t i = 0; i < std::size(report::kSectionNames); ++i) {

@@ -25,12 +25,6 @@ namespace {
 
 constexpr long long kMs = 1'000'000;
 
-// The same event in process `pid` (the helpers write pid 1).
-std::string in_pid(std::string event, int pid) {
-  const std::string from = R"("pid":1,)";
-  return event.replace(event.find(from), from.size(), "\"pid\":" + std::to_string(pid) + ",");
-}
-
 // CompileUnit::waits_for's instant: unit `unit` of `pid` waited for `on`
 // (of on_pid; 0: no on_pid arg, the same process).
 std::string wait(int pid, int tid, long long at, const std::string& unit, const std::string& on,

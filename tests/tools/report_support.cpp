@@ -336,6 +336,11 @@ std::string unit_event(const std::string& cid, const std::string& name, long lon
          R"(,"args":{"compile_id":")" + cid + "\"" + (args.empty() ? "" : "," + args) + "}}";
 }
 
+std::string in_pid(std::string event, int pid) {
+  const std::string from = R"("pid":1,)";
+  return event.replace(event.find(from), from.size(), "\"pid\":" + std::to_string(pid) + ",");
+}
+
 std::string unit_span(const std::string& cid, const std::string& name, long long start,
                       long long dur, int tid, const std::string& args) {
   return R"({"ph":"X","name":")" + name + R"(","pid":1,"tid":)" + std::to_string(tid) +

@@ -92,6 +92,8 @@ std::string unit_event(const std::string& cid, const std::string& name, long lon
                        long long dur, int tid = 1, const std::string& args = "");
 std::string unit_span(const std::string& cid, const std::string& name, long long start,
                       long long dur, int tid = 1, const std::string& args = "");
+// The same event in process `pid` (the helpers above write pid 1).
+std::string in_pid(std::string event, int pid);
 // A trace file (array form) of these events; its path.
 std::string trace_of(const std::vector<std::string>& events, const std::string& stem = "trace");
 

@@ -75,12 +75,6 @@ TEST(ReportUnexplained, TheTableListsTheUnitsWithTheMostFirst) {
   EXPECT_EQ(table.find("2/0,"), std::string::npos) << "a unit with none is not listed";
 }
 
-// The same event in process `pid` (the helpers write pid 1).
-std::string in_pid(std::string event, int pid) {
-  const std::string from = R"("pid":1,)";
-  return event.replace(event.find(from), from.size(), "\"pid\":" + std::to_string(pid) + ",");
-}
-
 // A parent's "spawn" slice (note_child_process) at `at` on thread 1 of pid 1.
 std::string spawn(long long at, int child_pid) {
   return R"({"ph":"X","cat":"jitscope.process","name":"spawn","pid":1,"tid":1,"ts":)" + us(at) +

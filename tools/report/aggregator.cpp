@@ -564,7 +564,7 @@ Report Aggregator::finish(const std::string& input, std::uint64_t bytes, std::ui
 void Aggregator::autotune_rows(Report& r) const {
   std::unordered_map<std::string, AutotuneSessions::UnitTimes> units;
   const auto key = [](const std::optional<Id>& pid, const std::string& id) {
-    return (pid ? pid->str() : std::string()) + '\n' + id;
+    return key_in_process(pid_text(pid), id);
   };
   if (autotune_.any()) {
     for (const UnitRow& u : r.units) {

@@ -1,25 +1,13 @@
 #include "critical_path.hpp"
 
+#include "aggregator_state.hpp"  // kNone, owned
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace jitscope::report {
 namespace {
-
-constexpr std::uint32_t kNone = UINT32_MAX;
-
-std::string id_text(const tools::TraceId& id) {
-  return id.is_string ? std::string(id.text) : std::to_string(id.number);
-}
-
-// (pid, id) as one key: a pid's text never holds a NUL.
-std::string key_of(std::string_view pid, std::string_view id) {
-  std::string k(pid);
-  k.push_back('\0');
-  k.append(id);
-  return k;
-}
 
 struct Node {
   std::int64_t start = 0, end = 0;  // the unit's own slice
@@ -60,11 +48,11 @@ Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalP
     n.end = u.compile_end_ns;
     n.start = sat_sub(u.compile_end_ns, u.wall_ns);
     n.row = &u;
-    const std::string pid = u.pid ? u.pid->str() : std::string();
+    const std::string pid = pid_text(u.pid);
     pids.insert(pid);
     if (u.thread) {
       const auto [it, added] =
-          threads.try_emplace(key_of(pid, u.thread->tid.str()), g.by_thread.size());
+          threads.try_emplace(key_in_process(pid, u.thread->tid.str()), g.by_thread.size());
       if (added) g.by_thread.emplace_back();
       n.thread = it->second;
       g.by_thread[n.thread].push_back(static_cast<std::uint32_t>(g.nodes.size()));
@@ -83,11 +71,11 @@ Graph build(const std::vector<UnitRow>& units, const UnitWaits& waits, CriticalP
   by_key.reserve(g.nodes.size());
   for (std::uint32_t i = 0; i < g.nodes.size(); ++i) {
     const UnitRow& u = *g.nodes[i].row;
-    by_key.try_emplace(key_of(u.pid ? u.pid->str() : std::string(), u.compile_id), i);
+    by_key.try_emplace(key_in_process(pid_text(u.pid), u.compile_id), i);
   }
   for (const UnitWaits::Wait& w : waits.waits()) {
-    const auto waiter = by_key.find(key_of(w.waiter_pid, w.waiter));
-    const auto on = by_key.find(key_of(w.on_pid, w.on));
+    const auto waiter = by_key.find(key_in_process(w.waiter_pid, w.waiter));
+    const auto on = by_key.find(key_in_process(w.on_pid, w.on));
     if (waiter == by_key.end() || on == by_key.end()) {
       ++out.waits_unmatched;
       continue;
@@ -216,7 +204,7 @@ void UnitWaits::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder)
     ++beyond_;
     return;
   }
-  w.waiter_pid = ev.has_pid ? id_text(ev.pid) : std::string();
+  w.waiter_pid = ev.has_pid ? owned(true, ev.pid).str() : std::string();
   std::string_view raw;
   if (decoder.arg(ev, "on_pid", &raw)) {
     std::int64_t on_pid = 0;

@@ -17,6 +17,11 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string percent(std::int64_t part, std::int64_t whole) {
+  if (whole <= 0) return "-";
+  return fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
+}
+
 std::string us_text(std::int64_t ns) {
   // The magnitude as unsigned: -INT64_MIN does not fit in int64.
   const std::uint64_t mag =

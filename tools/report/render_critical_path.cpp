@@ -12,12 +12,6 @@ namespace {
 // Steps the table shows (the JSON has all kept): the longest on the path.
 constexpr std::size_t kTableSteps = 30;
 
-std::string share(std::int64_t part, std::int64_t whole) {
-  return whole <= 0
-             ? std::string("-")
-             : fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
-}
-
 const char* link_text(PathLink l) {
   switch (l) {
     case PathLink::kWaitedFor: return "the next waited for it";
@@ -43,9 +37,9 @@ std::string thread_text(const std::optional<UnitLane>& t) {
 std::string critical_path_summary(const CriticalPath& p) {
   std::string s = "wall " + human_ns(p.wall_ns) +
                   " (the units' first start to the last end): " + "units on the path " +
-                  human_ns(p.path_ns) + " (" + share(p.path_ns, p.wall_ns) +
+                  human_ns(p.path_ns) + " (" + percent(p.path_ns, p.wall_ns) +
                   "), waits between them " + human_ns(p.waits_ns) + " (" +
-                  share(p.waits_ns, p.wall_ns) + "); work in units " + human_ns(p.work_ns) +
+                  percent(p.waits_ns, p.wall_ns) + "); work in units " + human_ns(p.work_ns) +
                   " on " + count_of(p.threads, "thread", "threads") + " in " +
                   count_of(p.processes, "process", "processes");
   if (p.wall_ns > 0) {
@@ -127,7 +121,7 @@ void critical_path_tables(const Report& r, bool human, std::vector<Table>& out) 
     row.push_back(visible(s.name));
     if (with_key) row.push_back(visible(s.unit_key));
     for (std::string cell : {thread_text(s.thread), t(sat_sub(s.start_ns, p.begin_ns)),
-                             t(s.on_path_ns), share(s.on_path_ns, p.wall_ns), t(s.wait_before_ns),
+                             t(s.on_path_ns), percent(s.on_path_ns, p.wall_ns), t(s.wait_before_ns),
                              std::string(human ? link_text(s.next) : path_link_name(s.next))}) {
       row.push_back(std::move(cell));
     }

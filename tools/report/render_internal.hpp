@@ -84,6 +84,8 @@ void json_opt(detail::JsonWriter& j, std::string_view key, const std::optional<s
 
 // v with `decimals` decimals ("%.*f").
 std::string fixed(double v, int decimals);
+// part of whole as a percentage with one decimal ("12.5%"), "-" when whole <= 0.
+std::string percent(std::int64_t part, std::int64_t whole);
 // A timestamp in ns as µs with three decimals, exactly ("1712195495406752.797"):
 // never through a double, whose 53 bits cannot hold a µs epoch time to the ns.
 std::string us_text(std::int64_t ns);

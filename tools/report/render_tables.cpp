@@ -10,16 +10,10 @@ namespace jitscope::report {
 namespace {
 
 std::string id_text(const Id& id) { return id.str(); }
-std::string pid_text(const std::optional<Id>& pid) { return pid ? pid->str() : std::string(); }
 
 std::string thread_label(const SpanRow& s) {
   std::string where = id_text(s.pid) + "/" + id_text(s.tid);
   return s.thread.empty() ? where : s.thread + " (" + where + ")";
-}
-
-std::string percent(std::int64_t part, std::int64_t whole) {
-  if (whole <= 0) return "-";
-  return fixed(100.0 * static_cast<double>(part) / static_cast<double>(whole), 1) + "%";
 }
 
 // The units with the most wall time outside every span on their threads

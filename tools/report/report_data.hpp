@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,20 @@ struct AutotuneRow {
   std::vector<AutotuneTrialRow> trial_rows;  // by index, at most kMaxTrials
   std::uint64_t trials_beyond = 0;           // trials not kept (their times still counted)
 };
+
+// A pid's text (Id::str), empty for none.
+inline std::string pid_text(const std::optional<Id>& pid) {
+  return pid ? pid->str() : std::string();
+}
+// An id that restarts in every process (a compile id, a tid) as a key with
+// its pid's text: one unit or thread of the report's rows. A pid's text
+// holds no '\n'.
+inline std::string key_in_process(std::string_view pid, std::string_view id) {
+  std::string k(pid);
+  k.push_back('\n');
+  k.append(id);
+  return k;
+}
 
 struct SessionInfo {  // the jitscope_session metadata event
   std::string version, clock, cupti_state, cupti_reason, cupti_timestamps;
