@@ -158,11 +158,16 @@ TEST(ReportCriticalPath, WithoutWaitsTheThreadDecidesAndUnknownUnitsAreCounted) 
   ev.push_back(wait(1, 1, 50 * kMs, "9/0", "0/0"));
   ev.push_back(R"({"ph":"i","s":"t","name":"unit_waits","pid":1,"tid":1,"ts":50000,)"
                R"("args":{"unit":"3/0","on":"0/0","on_pid":-2}})");
+  // An id longer than any the SDK writes is not kept (memory stays bounded
+  // in bytes), though a unit of that id is in the trace.
+  const std::string long_id = std::string(40, '7') + "/0";
+  ev.push_back(unit_event(long_id, "long", 55 * kMs, kMs, 9));
+  ev.push_back(wait(1, 1, 50 * kMs, "3/0", long_id));
   const json rep = report_json({trace_of(ev, "cp_nowaits")});
   const json& cp = rep["critical_path"];
   expect_path(cp, {{1, "0/0", "same_thread", 10 * kMs, 0}, {1, "3/0", "last", 10 * kMs, 40 * kMs}});
-  EXPECT_EQ(cp["waits"], 4);
-  EXPECT_EQ(cp["waits_unmatched"], 4);
+  EXPECT_EQ(cp["waits"], 5);
+  EXPECT_EQ(cp["waits_unmatched"], 5);
   EXPECT_EQ(cp["steps_waited"], 0);
 }
 

@@ -205,11 +205,16 @@ void UnitWaits::add(const tools::DecodedEvent& ev, tools::EventDecoder& decoder)
     return;
   }
   w.waiter_pid = ev.has_pid ? owned(true, ev.pid).str() : std::string();
+  if (w.waiter.size() > kMaxIdBytes || w.on.size() > kMaxIdBytes ||
+      w.waiter_pid.size() > kMaxIdBytes) {
+    ++unfollowable_;  // no compile id or pid the SDK writes is so long
+    return;
+  }
   std::string_view raw;
   if (decoder.arg(ev, "on_pid", &raw)) {
     std::int64_t on_pid = 0;
     if (!decoder.arg_integer(ev, "on_pid", &on_pid) || on_pid <= 0) {
-      ++not_a_pid_;  // the SDK writes a positive number: this names no unit
+      ++unfollowable_;  // the SDK writes a positive number: this names no unit
       return;
     }
     w.on_pid = std::to_string(on_pid);
@@ -223,7 +228,7 @@ CriticalPath find_critical_path(const std::vector<UnitRow>& units, const UnitWai
   CriticalPath p;
   p.waits = waits.seen();
   p.waits_beyond = waits.beyond();
-  p.waits_unmatched = waits.not_a_pid();
+  p.waits_unmatched = waits.unfollowable();
   const Graph g = build(units, waits, p);
   if (g.nodes.empty()) return p;
   p.units = g.nodes.size();

@@ -8,7 +8,9 @@
 // its thread before it started, the one that ended latest. A wait names its
 // unit by compile id and pid, so it crosses processes in a merged trace.
 // Cost: O(units log units + waits) after the trace is read; memory: the
-// kept waits (two compile ids and two pids each, at most kMaxWaits).
+// kept waits: at most kMaxWaits, each four ids of at most kMaxIdBytes
+// (under 300 MB for a hostile trace; a few dozen bytes a wait as the SDK
+// writes them).
 #pragma once
 
 #include "report_data.hpp"
@@ -31,11 +33,15 @@ class UnitWaits {
   const std::vector<Wait>& waits() const { return waits_; }
   std::uint64_t seen() const { return seen_; }
   std::uint64_t beyond() const { return beyond_; }
-  std::uint64_t not_a_pid() const { return not_a_pid_; }  // on_pid not a positive number
+  // Waits that name no unit whatever the trace holds: on_pid not a
+  // positive number, or an id longer than kMaxIdBytes (a compile id is at
+  // most 21, "4294967295/4294967295"; a pid's text at most 20).
+  std::uint64_t unfollowable() const { return unfollowable_; }
+  static constexpr std::size_t kMaxIdBytes = 32;
 
  private:
   std::vector<Wait> waits_;
-  std::uint64_t seen_ = 0, beyond_ = 0, not_a_pid_ = 0;
+  std::uint64_t seen_ = 0, beyond_ = 0, unfollowable_ = 0;
 };
 
 // The path through `units` (those with a slice), following `waits`.

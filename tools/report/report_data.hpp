@@ -378,7 +378,8 @@ struct CriticalPath {
   std::vector<CriticalPathStep> steps;              // by time; the longest kMaxSteps
   std::uint64_t waits = 0;                          // unit_waits instants read
   // Of them, not followed: the unit named, or the waiting one, has no
-  // slice in the trace (or on_pid is not a pid).
+  // slice in the trace (or on_pid is not a pid, or an id is longer than
+  // UnitWaits::kMaxIdBytes).
   std::uint64_t waits_unmatched = 0;
   std::uint64_t waits_beyond = 0;  // not kept (past kMaxWaits): not followed
   bool present() const { return units > 0; }
