@@ -69,6 +69,19 @@ EventDecoder::~EventDecoder() = default;
 
 bool EventDecoder::decode(const RawEvent& raw, DecodedEvent* out, std::string* error) {
   if (raw.fields == nullptr) return decode_json(raw, out, error);
+  if (raw.args_read) {
+    // Every field, its args' members too: the text `{"args":{...}}` is
+    // only found, for args_json().
+    *out = *raw.fields;
+    out->offset = raw.offset;
+    out->args_begin_ = out->event_end_ = nullptr;
+    if (!raw.json.empty()) {
+      constexpr std::string_view kArgs = "{\"args\":";
+      out->args_begin_ = raw.json.data() + kArgs.size();
+      out->event_end_ = raw.json.data() + raw.json.size();
+    }
+    return true;
+  }
   // The protobuf form's fields, and its args as `{"args":{...}}` (RawEvent::fields).
   if (raw.json.empty()) {
     clear(out);

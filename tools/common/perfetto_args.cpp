@@ -10,6 +10,9 @@ namespace jitscope::tools {
 namespace {
 
 namespace pf = detail::pf;
+
+bool has_backslash(std::string_view s) noexcept { return s.find('\\') != std::string_view::npos; }
+
 using proto::Field;
 using proto::FieldReader;
 
@@ -17,8 +20,9 @@ const std::string kNoName, kNoNameJson = "\"\"";  // an unknown iid's (lookup)
 
 // s as a JSON string. Most args are short plain ASCII ("0/0", a pass
 // name): copied as they are, without the JSON writer's general path
-// (escapes, UTF-8 checks, six bytes of room per byte).
-void append_string(std::string* out, std::string_view s) {
+// (escapes, UTF-8 checks, six bytes of room per byte). true when written
+// without escapes (its text between the quotes is the string).
+bool append_string(std::string* out, std::string_view s) {
   if (s.size() <= 64) {
     bool plain = true;
     for (const char c : s) {
@@ -32,19 +36,27 @@ void append_string(std::string* out, std::string_view s) {
       d[0] = '"';
       if (!s.empty()) std::memcpy(d + 1, s.data(), s.size());
       d[s.size() + 1] = '"';
-      return;
+      return true;
     }
   }
+  const std::size_t at = out->size();
   detail::append_json_string(*out, s);
+  return !has_backslash(std::string_view(*out).substr(at));
+}
+
+// `key` is `word` (of the size the caller checked): with a constant
+// size, compared in a few loads, not by a call to memcmp.
+template <std::size_t N>
+bool is(std::string_view key, const char (&word)[N]) noexcept {
+  return std::memcmp(key.data(), word, N - 1) == 0;
 }
 
 }  // namespace
 
 std::string PerfettoDecoder::State::limit() const { return size_text(max_bytes); }
 
-void PerfettoDecoder::State::check_size(const std::string& s, const char* at,
-                                        const char* what) const {
-  if (s.size() > max_bytes) bad(at, std::string(what) + " larger than " + limit());
+void PerfettoDecoder::State::too_large(const char* at, const char* what) const {
+  bad(at, std::string(what) + " larger than " + limit());
 }
 
 void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes) {
@@ -81,6 +93,8 @@ void PerfettoDecoder::State::interned_data(Sequence& seq, std::string_view bytes
     const std::size_t grown = buckets(seq.interned.bucket_count()) - before_table;
     seq.table += grown;
     hold(grown, f.start);
+    // A string redefined: args written with the old one are not the same.
+    if (!added) seq.generation = ++generations;
     const std::size_t before = added ? 0 : entry(sizeof(Strings::value_type), it->second);
     // A fresh string: its room is its size (assign would keep a longer
     // name's room), so that the count below is what the table holds.
@@ -120,33 +134,138 @@ const std::string& PerfettoDecoder::State::lookup(Sequence& seq, Table kind, std
   return kind == Table::kArgName || kind == Table::kString ? kNoNameJson : kNoName;
 }
 
-void PerfettoDecoder::State::append_args(Sequence& seq, std::string* out) {
+void PerfettoDecoder::State::append_args(Sequence& seq, std::string* out, ArgsRead* read) {
+  if (read != nullptr) read->clear();
+  if (annotations.empty()) return;
+  // The same annotations as the last args kept, read against the same strings?
+  const bool memo_fits = out->empty() && memo.generation == seq.generation;
+  if (memo_fits && same_annotations(memo.key)) {
+    const std::size_t room_before = out->capacity();
+    out->assign(memo.text);
+    if (read != nullptr) *read = memo.read;
+    if (out->capacity() != room_before) check_memory(annotations.front().data());
+    return;
+  }
+  const bool may_keep = out->empty();
+  const std::uint64_t unknown_before = skips.unknown_iids;
   bool first = true;
   for (const std::string_view a : annotations) {
     if (!first) out->push_back(',');
     first = false;
-    annotation(seq, a, out, true, 0);
+    annotation(seq, a, out, true, 0, read);
   }
+  if (!may_keep || skips.unknown_iids != unknown_before || out->size() > kMemoBytes) return;
+  std::size_t key_size = 0;
+  for (const std::string_view a : annotations) key_size += sizeof(std::uint32_t) + a.size();
+  if (key_size > kMemoBytes) return;
+  // Room for the largest kept once, so that keeping never allocates again.
+  memo.key.reserve(kMemoBytes);
+  memo.text.reserve(kMemoBytes);
+  check_memory(annotations.front().data());
+  memo.key.clear();
+  for (const std::string_view a : annotations) {
+    const auto size = static_cast<std::uint32_t>(a.size());
+    memo.key.append(reinterpret_cast<const char*>(&size), sizeof size);
+    memo.key.append(a);
+  }
+  memo.text.assign(*out);
+  if (read != nullptr) memo.read = *read;
+  memo.generation = seq.generation;
+}
+
+bool PerfettoDecoder::State::same_annotations(std::string_view key) const noexcept {
+  std::size_t at = 0;
+  for (const std::string_view a : annotations) {
+    std::uint32_t size = 0;
+    if (key.size() - at < sizeof size + a.size()) return false;
+    std::memcpy(&size, key.data() + at, sizeof size);
+    at += sizeof size;
+    if (size != a.size() || std::memcmp(key.data() + at, a.data(), a.size()) != 0) return false;
+    at += a.size();
+  }
+  return at == key.size();
+}
+
+void PerfettoDecoder::State::note_arg(ArgsRead* r, std::string_view key, ArgKind kind,
+                                      std::uint64_t value, bool unescaped, const std::string& out,
+                                      std::size_t value_at) {
+  using Kind = ArgKind;
+  using F = ArgsRead::Field;
+  // A pointer is written as a string ("0x1f"), and read as one.
+  const bool is_string =
+      kind == Kind::kString || kind == Kind::kStringIid || kind == Kind::kPointer;
+  F field;
+  // By length first: most args are compile_id, and most keys are none of these.
+  switch (key.size()) {
+    case 4:
+      if (is(key, "name")) {
+        field = F::kName;
+      } else if (is(key, "grid")) {
+        return r->add(F::kGrid, 0, 1);
+      } else {
+        return;
+      }
+      break;
+    case 5:
+      if (is(key, "bytes")) return r->add(F::kBytes, 0, 1);
+      if (!is(key, "frame") || !is_string) return;  // of another type: not read, not counted
+      field = F::kFrame;
+      break;
+    case 6:
+      if (is(key, "device")) return r->add(F::kDevice, 0, 1);
+      if (is(key, "stream")) return r->add(F::kStream, 0, 1);
+      if (is(key, "failed")) return r->add(F::kFailed, 0, kind == Kind::kBool && value != 0);
+      return;
+    case 8:
+      if (is(key, "attached")) return r->add(F::kAttached, 0, kind == Kind::kBool && value != 0);
+      if (!is(key, "unit_key") || !is_string) return;
+      field = F::kUnitKey;
+      break;
+    case 10:
+      if (is(key, "compile_id")) {
+        field = F::kCompileId;
+        break;
+      }
+      if (is(key, "incomplete"))
+        return r->add(F::kIncomplete, 0, kind == Kind::kBool && value != 0);
+      return;
+    case 11:
+      if (is(key, "correlation")) {
+        if (kind == Kind::kDouble) {
+          r->plain = false;  // an int64 or not by its text
+          return;
+        }
+        const bool int64 =
+            kind == Kind::kInt || (kind == Kind::kUint && value <= std::uint64_t{INT64_MAX});
+        return r->add(F::kCorrelation, 0, int64, static_cast<std::int64_t>(value));
+      }
+      if (!is(key, "compiled_by")) return;
+      field = F::kCompiledBy;
+      break;
+    case 14:
+      if (!is(key, "compiled_by_id")) return;
+      field = F::kCompiledById;
+      break;
+    default: return;  // EventDecoder reads other args on demand, from the text
+  }
+  // A string field: its text between the quotes, unless it was escaped
+  // (EventDecoder's unescaping is the reference then) or is not a string
+  // (which EventDecoder counts as ignored).
+  if (!is_string || !unescaped) {
+    r->plain = false;
+    return;
+  }
+  r->add(field, static_cast<std::uint32_t>(value_at + 1),
+         static_cast<std::uint32_t>(out.size() - value_at - 2));
 }
 
 void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, std::string* out,
-                                        bool named, int depth) {
+                                        bool named, int depth, ArgsRead* read) {
   if (depth >= kMaxAnnotationDepth) {
     bad(bytes.data(),
         "debug annotations nested deeper than " + std::to_string(kMaxAnnotationDepth) + " levels");
   }
-  enum class Kind {
-    kNull,
-    kBool,
-    kUint,
-    kInt,
-    kDouble,
-    kString,
-    kStringIid,
-    kPointer,
-    kDict,
-    kArray
-  };
+  using Kind = ArgKind;
   const std::size_t room_before = out->capacity();
   Kind kind = Kind::kNull;
   std::uint64_t value = 0;
@@ -203,6 +322,7 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     }
   }
   check(r);
+  const std::size_t key_at = out->size();
   if (named) {
     if (name_is_json) {
       out->append(name);
@@ -211,18 +331,26 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
     }
     out->push_back(':');
   }
+  const std::size_t value_at = out->size();
+  bool unescaped = false;  // a string value written as it is (note_arg)
   switch (kind) {
     case Kind::kNull: out->append("null"); break;
     case Kind::kBool: out->append(value != 0 ? "true" : "false"); break;
     case Kind::kUint: detail::append_uint(*out, value); break;
     case Kind::kInt: detail::append_int(*out, static_cast<std::int64_t>(value)); break;
     case Kind::kDouble: detail::append_double(*out, std::bit_cast<double>(value)); break;
-    case Kind::kString: append_string(out, text); break;
-    case Kind::kStringIid: out->append(lookup(seq, Table::kString, value)); break;
+    case Kind::kString: unescaped = append_string(out, text); break;
+    case Kind::kStringIid: {
+      const std::string& json = lookup(seq, Table::kString, value);  // kept escaped
+      out->append(json);
+      unescaped = read != nullptr && !has_backslash(json);
+      break;
+    }
     case Kind::kPointer: {
       char buf[24];
       std::snprintf(buf, sizeof buf, "\"0x%llx\"", static_cast<unsigned long long>(value));
       out->append(buf);
+      unescaped = true;
       break;
     }
     case Kind::kDict:
@@ -242,6 +370,11 @@ void PerfettoDecoder::State::annotation(Sequence& seq, std::string_view bytes, s
       out->push_back(dict ? '}' : ']');
       break;
     }
+  }
+  if (read != nullptr && named) {
+    // The key as EventDecoder sees it: its text between the quotes, as written.
+    const std::string_view key(out->data() + key_at + 1, value_at - key_at - 3);
+    note_arg(read, key, kind, value, unescaped, *out, value_at);
   }
   check_size(*out, bytes.data(), "an event's args");
   // Only a grown buffer can have passed the bound (all else is counted as it grows).

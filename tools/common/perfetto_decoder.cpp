@@ -199,6 +199,7 @@ PerfettoDecoder::State::Sequence& PerfettoDecoder::State::find_sequence(std::uin
   hold(chunk(sizeof(void*) + sizeof(std::pair<std::uint32_t, Sequence>)), at);
   const std::size_t before = buckets(sequences.bucket_count());
   Sequence& s = sequences[id];
+  s.generation = ++generations;
   hold(buckets(sequences.bucket_count()) - before, at);  // a rehash's new bucket array
   last_sequence_id = id;
   last_sequence = &s;
@@ -209,6 +210,7 @@ void PerfettoDecoder::State::reset(Sequence& s) {
   interned_bytes -= s.interned_bytes;
   drop(s.interned_bytes + s.table + room(s.clocks));
   s = Sequence{};
+  s.generation = ++generations;
 }
 
 std::int64_t PerfettoDecoder::State::to_trace_clock(std::uint32_t clock,

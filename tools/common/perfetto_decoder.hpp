@@ -17,10 +17,19 @@
 // Output::kFields hands each event over as its fields (RawEvent::fields:
 // the DecodedEvent that EventDecoder would read off the JSON text, args
 // aside) with its args as `{"args":{...}}` text, so that the report neither
-// writes nor parses the rest. An event with a time of 10^18 ns or more (not
-// plain in the text), or whose text could pass max_bytes, comes as its JSON
-// text. perfetto_fields_test and fuzz_perfetto hold the two outputs to the
-// same decoded events and errors. One difference is left: the event buffer
+// writes nor parses the rest. The args' members that EventDecoder reads on
+// every event (compile_id, failed, ...) are noted as they are written and
+// handed over too (RawEvent::args_read), where their text needs no
+// unescaping; else EventDecoder parses that text. An event with a time of
+// 10^18 ns or more (not plain in the text), or whose text could pass
+// max_bytes, comes as its JSON text. perfetto_fields_test,
+// perfetto_args_read_test and fuzz_perfetto hold the two outputs to the
+// same decoded events and errors.
+//
+// Both outputs copy an event's args text from the last event whose
+// annotations had the same bytes on a sequence whose strings have not
+// changed since (a compile unit's spans carry the same compile_id), where
+// that text is short (256 bytes) and named no unknown iid. One difference is left: the event buffer
 // is smaller with kFields (its args alone), so a trace within a few hundred
 // bytes of max_memory may be read with kFields and refused with kJson; and
 // largest_event() is then the largest args text.

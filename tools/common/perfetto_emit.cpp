@@ -105,7 +105,7 @@ void PerfettoDecoder::State::fill_fields(const Emit& e, const char* at) {
     return std::string_view(*fixed);
   };
   // Every field EventDecoder::decode takes from here is set (those of
-  // args are never: they stay empty).
+  // args by read_args, below).
   fields.ph = e.ph;
   fields.scope = e.scope;
   fields.cat = e.has_cat ? text(e.cat, &fixed_cat) : std::string_view();
@@ -126,13 +126,63 @@ void PerfettoDecoder::State::fill_fields(const Emit& e, const char* at) {
   fields.bind_id = {};
   fields.bp = e.bp_e ? std::string_view("e") : std::string_view();
   if (repaired) check_memory(at);
-  // The args, for EventDecoder to read as it reads the JSON form's.
+  // The args as text, for EventDecoder::arg(); the members it reads on
+  // every event as noted while they were written, or else read off that
+  // text as for the JSON form.
   event.clear();
   if (e.has_args()) {
     event.push_back('{');
     e.append_args(event);
     event.push_back('}');
   }
+  args_read = read_args(e);
+}
+
+bool PerfettoDecoder::State::read_args(const Emit& e) {
+  const bool a = !e.args_a.empty(), b = !e.args_b.empty();
+  if ((a && (e.read_a == nullptr || !e.read_a->plain)) ||
+      (b && (e.read_b == nullptr || !e.read_b->plain))) {
+    return false;
+  }
+  // As decode_json leaves them: the BEGIN's members, then the END's (the
+  // last of a key counts).
+  DecodedEvent& d = fields;
+  d.has_args = e.has_args();
+  d.compile_id = d.arg_name = d.compiled_by = d.compiled_by_id = d.unit_key = d.frame = {};
+  d.has_correlation = false;
+  d.correlation = 0;
+  d.has_device = d.has_stream = d.has_grid = d.has_bytes = false;
+  d.attached = d.failed = d.incomplete = false;
+  auto apply = [&d](std::string_view text, const ArgsRead& r) {
+    using F = ArgsRead::Field;
+    for (std::size_t i = 0; i < r.count; ++i) {
+      const ArgsRead::Note& n = r.notes[i];
+      const std::string_view s(text.data() + n.at, n.size);
+      switch (n.field) {
+        case F::kCompileId: d.compile_id = s; break;
+        case F::kName: d.arg_name = s; break;
+        case F::kCompiledBy: d.compiled_by = s; break;
+        case F::kCompiledById: d.compiled_by_id = s; break;
+        case F::kUnitKey: d.unit_key = s; break;
+        case F::kFrame: d.frame = s; break;
+        case F::kCorrelation:
+          d.has_correlation = n.size != 0;
+          d.correlation = n.value;
+          break;
+        case F::kDevice: d.has_device = true; break;
+        case F::kStream: d.has_stream = true; break;
+        case F::kGrid: d.has_grid = true; break;
+        case F::kBytes: d.has_bytes = true; break;
+        case F::kAttached: d.attached = n.size != 0; break;
+        case F::kFailed: d.failed = n.size != 0; break;
+        case F::kIncomplete: d.incomplete = n.size != 0; break;
+      }
+    }
+  };
+  if (a) apply(e.args_a, *e.read_a);
+  if (b) apply(e.args_b, *e.read_b);
+  d.has_compile_id = !d.compile_id.empty();
+  return true;
 }
 
 void PerfettoDecoder::State::hand_over(const char* at, bool with_fields) {
@@ -147,7 +197,10 @@ void PerfettoDecoder::State::hand_over(const char* at, bool with_fields) {
   const std::size_t size = event.size();
   event.append(kJsonPadding, ' ');  // what simdjson may read past the event
   RawEvent raw{std::string_view(event.data(), size), offset};
-  if (with_fields) raw.fields = &fields;
+  if (with_fields) {
+    raw.fields = &fields;
+    raw.args_read = args_read;
+  }
   if (!on_event(raw)) {
     stopped = true;
     bad(at, "");  // unwinds; packet() returns false and keeps the callback's error

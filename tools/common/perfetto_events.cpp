@@ -137,7 +137,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       refit(s.head, before, at);
       before = heap(s.args);
       s.args.clear();
-      append_args(seq, &s.args);
+      append_args(seq, &s.args, reading(s.read));
       refit(s.args, before, at);
       s.ts = ts;
       s.pid = where.pid;
@@ -155,7 +155,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       OpenSlice& s = t.open[--t.depth];
       open_bytes -= s.head.size() + s.args.size();
       scratch.clear();
-      append_args(seq, &scratch);
+      append_args(seq, &scratch, reading(scratch_read));
       Emit e("X", std::string_view(s.head).substr(s.cat_size), s.ts, s.pid, s.tid);
       e.has_cat = s.has_cat;
       e.cat = std::string_view(s.head).substr(0, s.cat_size);
@@ -164,16 +164,19 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       e.dur = ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0;
       e.args_a = s.args;
       e.args_b = scratch;
+      e.read_a = reading(s.read);
+      e.read_b = reading(scratch_read);
       emit(e, bytes.data());  // before trim(): the event's name is s's
       trim(t, s);             // s may be gone after it
       break;
     }
     case pf::event::kInstant: {
       scratch.clear();
-      append_args(seq, &scratch);
+      append_args(seq, &scratch, reading(scratch_read));
       const bool metadata = has_cat && cats == pf::kMetadataCategory;
       Emit e(metadata ? "M" : "I", name, ts, where.pid, where.tid);
       e.args_a = scratch;
+      e.read_a = reading(scratch_read);
       if (metadata) {
         // The JSON form's other metadata: {"ph":"M","name":N,"pid":P,"tid":0,"args":{...}}.
         e.has_ts = false;
@@ -196,7 +199,9 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       Emit e("C", has_name ? name : std::string_view(t.name), ts, where.pid, where.tid);
       e.has_cat = has_cat;
       e.cat = cats;
-      e.args_a = scratch;
+      e.args_a = scratch;  // "value", which EventDecoder does not read
+      scratch_read.clear();
+      e.read_a = reading(scratch_read);
       emit(e, bytes.data());
       break;
     }

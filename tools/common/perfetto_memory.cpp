@@ -49,7 +49,7 @@ std::string PerfettoDecoder::State::size_text(std::size_t bytes) {
 std::size_t PerfettoDecoder::State::in_use() const noexcept {
   return held + outside + inflated + heap(event) + heap(scratch) + heap(cats) + heap(fixed_name) +
          heap(fixed_cat) + heap(numbers) + room(annotations) + room(flows) + room(terminating) +
-         room(ids);
+         room(ids) + heap(memo.key) + heap(memo.text);
 }
 
 void PerfettoDecoder::State::hold(std::size_t bytes, const char* at) {
@@ -68,7 +68,7 @@ void PerfettoDecoder::State::over_memory(const char* at, std::size_t more) const
               mib(in_use() - held + more) + " MiB for the packet being read)");
 }
 
-void PerfettoDecoder::State::refit(std::string& s, std::size_t before, const char* at) {
+void PerfettoDecoder::State::refit_room(std::string& s, std::size_t before, const char* at) {
   if (s.capacity() > 2 * s.size() + 64) std::string(s).swap(s);  // a fresh string: its own size
   const std::size_t after = heap(s);
   if (after > before) {
@@ -78,7 +78,7 @@ void PerfettoDecoder::State::refit(std::string& s, std::size_t before, const cha
   }
 }
 
-void PerfettoDecoder::State::trim(Track& t, OpenSlice& ended) {
+void PerfettoDecoder::State::trim_room(Track& t, OpenSlice& ended) {
   if (heap(ended.head) + heap(ended.args) > kKeptSliceBytes) {
     drop(heap(ended.head) + heap(ended.args));
     std::string().swap(ended.head);

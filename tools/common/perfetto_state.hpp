@@ -91,10 +91,58 @@ struct PerfettoDecoder::State {
     std::vector<SeqClock> clocks;
     std::size_t interned_bytes = 0;  // the table's entries, overhead included
     std::size_t table = 0;           // its bucket array
+    // Its strings' version: new when it is made, reset, or a string it had
+    // is redefined; from State::generations, so no two are the same, in
+    // this sequence or another.
+    std::uint64_t generation = 0;
+  };
+  // Output::kFields: the args members EventDecoder reads into a
+  // DecodedEvent (compile_id, failed, ...), noted in order as they are
+  // written, so that it takes them without parsing the text again. A
+  // string by its place in the text written (which may move before it is
+  // handed over). `plain` is false where an arg has a form only
+  // EventDecoder's parse settles (a string with escapes, a compile_id that
+  // is not a string, a double correlation), or there were more than
+  // kNotes: the text is parsed then, as the JSON form's.
+  struct ArgsRead {
+    enum class Field : std::uint8_t {
+      kCompileId,
+      kName,
+      kCompiledBy,
+      kCompiledById,
+      kUnitKey,
+      kFrame,
+      kCorrelation,  // value: the int64; size 1 if it is one, else 0
+      kDevice,
+      kStream,
+      kGrid,
+      kBytes,
+      kAttached,  // size 1 if true
+      kFailed,
+      kIncomplete,
+    };
+    struct Note {
+      Field field;
+      std::uint32_t at, size;
+      std::int64_t value;
+    };
+    static constexpr std::size_t kNotes = 4;
+    Note notes[kNotes];
+    std::uint8_t count = 0;
+    bool plain = true;
+    void clear() noexcept { count = 0, plain = true; }
+    void add(Field f, std::uint32_t at, std::uint32_t size, std::int64_t value = 0) noexcept {
+      if (count == kNotes) {
+        plain = false;
+        return;
+      }
+      notes[count++] = Note{f, at, size, value};
+    }
   };
   struct OpenSlice {
     std::string head;  // the category (cat_size bytes), then the name, as in the packet
     std::string args;  // the BEGIN's args, members without braces
+    ArgsRead read;     // kFields: what of `args` EventDecoder reads
     std::size_t cat_size = 0;
     bool has_cat = false;
     std::int64_t ts = 0;
@@ -132,6 +180,8 @@ struct PerfettoDecoder::State {
     std::string_view scope = {};  // an instant's "p" or "t"
     std::string_view cat = {};    // as in the packet, like name: escaped or repaired on the way out
     std::string_view args_a = {}, args_b = {};  // args members as JSON text, without braces
+    const ArgsRead* read_a = nullptr;           // kFields: what of args_a EventDecoder reads
+    const ArgsRead* read_b = nullptr;
     std::int64_t ts;
     std::int64_t pid, tid;
     std::uint64_t dur = 0;
@@ -168,7 +218,20 @@ struct PerfettoDecoder::State {
   std::uint32_t primary_clock = detail::pf::clock::kBoottime;    // Perfetto's default
   std::vector<std::pair<std::uint32_t, std::int64_t>> snapshot;  // latest absolute one, ns
   std::size_t interned_bytes = 0;
-  std::size_t open_bytes = 0;  // the open slices' strings, by size
+  std::size_t open_bytes = 0;     // the open slices' strings, by size
+  std::uint64_t generations = 0;  // the last Sequence::generation given
+
+  // The last event's args as append_args wrote them, for the next event
+  // with the same annotations on the same sequence (a unit's spans carry
+  // the same compile_id): its text copied, not written again. Small args
+  // only, and none that named an unknown iid (each is counted).
+  static constexpr std::size_t kMemoBytes = 256;
+  struct ArgsMemo {
+    std::uint64_t generation = 0;  // the sequence's when kept (Sequence::generation); 0: none
+    std::string key;   // the annotations' bytes, each after its size
+    std::string text;  // the members written
+    ArgsRead read;
+  } memo;
 
   // Memory (perfetto_memory.cpp): everything the decoder holds, and the
   // caller's buffer around the packet, against max_memory.
@@ -187,9 +250,11 @@ struct PerfettoDecoder::State {
   std::string event;           // the event being written, then its padding
   std::size_t event_room = 0;  // its room when memory was last checked
   DecodedEvent fields;         // Output::kFields: the event handed over, beside its args in `event`
+  bool args_read = false;      // fields holds its args' members too (RawEvent::args_read)
   std::string fixed_name, fixed_cat;  // kFields: a name or category with invalid UTF-8, repaired
   std::string numbers;                // kFields: a flow's id as text
   std::string scratch;                // END args, instant args
+  ArgsRead scratch_read;              // kFields: what of scratch's args EventDecoder reads
   std::string cats;                   // the event's categories, ','-joined
   std::vector<std::string_view> annotations;
   std::vector<std::uint64_t> flows, terminating, ids;
@@ -262,10 +327,22 @@ struct PerfettoDecoder::State {
   // `s` rebuilt in place (its heap() was `before`): a room far beyond its
   // text given back (the JSON writer's escaping asks for 6x a name's size,
   // and a kept string keeps its room), held adjusted.
-  void refit(std::string& s, std::size_t before, const char* at);
+  void refit(std::string& s, std::size_t before, const char* at) {
+    // Most often nothing to do: the room it had was enough, and not far beyond.
+    if (heap(s) == before && s.capacity() <= 2 * s.size() + 64) return;
+    refit_room(s, before, at);
+  }
+  void refit_room(std::string& s, std::size_t before, const char* at);
   // After a slice ended: its strings' room and the track's deepest nesting
   // given back beyond what a next BEGIN reuses.
-  void trim(Track& t, OpenSlice& ended);
+  void trim(Track& t, OpenSlice& ended) {
+    if (heap(ended.head) + heap(ended.args) <= kKeptSliceBytes &&
+        (t.open.size() <= kKeptSlices || t.depth > t.open.size() / 4)) {
+      return;  // the usual case, inline
+    }
+    trim_room(t, ended);
+  }
+  void trim_room(Track& t, OpenSlice& ended);
   // After a packet: the per-packet buffers' room past what events need.
   // A per-packet buffer keeps its room up to kKeptBufferBytes.
   static constexpr std::size_t kKeptBufferBytes = std::size_t{1} << 20;
@@ -290,16 +367,46 @@ struct PerfettoDecoder::State {
   void emit(const Emit& e, const char* at);
   void write_json(const Emit& e);
   void fill_fields(const Emit& e, const char* at);
+  // `fields`' args members from what was noted (read_a, read_b); false
+  // where something was not (EventDecoder parses the args' text then).
+  bool read_args(const Emit& e);
   void hand_over(const char* at, bool with_fields);  // with_fields: `fields` too
 
   // perfetto_args.cpp
   void interned_data(Sequence& seq, std::string_view bytes);
-  // Appends each annotation as a JSON member (comma-separated, no braces).
-  void append_args(Sequence& seq, std::string* out);
+  // Appends each annotation as a JSON member (comma-separated, no braces);
+  // with kFields, notes in *read what EventDecoder would read of them.
+  void append_args(Sequence& seq, std::string* out, ArgsRead* read);
+  // The annotations' bytes are those `key` holds (ArgsMemo::key).
+  bool same_annotations(std::string_view key) const noexcept;
+  // `r` where args are noted for EventDecoder (kFields), else null.
+  ArgsRead* reading(ArgsRead& r) noexcept { return output == Output::kFields ? &r : nullptr; }
   const std::string& lookup(Sequence& seq, Table kind, std::uint64_t iid);
-  void annotation(Sequence& seq, std::string_view bytes, std::string* out, bool named, int depth);
+  enum class ArgKind : std::uint8_t {
+    kNull,
+    kBool,
+    kUint,
+    kInt,
+    kDouble,
+    kString,
+    kStringIid,
+    kPointer,
+    kDict,
+    kArray
+  };
+  // What EventDecoder::decode_json reads of the member just written to
+  // `out` (its key's text as written; its value from `value_at`, a string
+  // `unescaped` when its text between the quotes is the string), in *r.
+  static void note_arg(ArgsRead* r, std::string_view key, ArgKind kind, std::uint64_t value,
+                       bool unescaped, const std::string& out, std::size_t value_at);
+  void annotation(Sequence& seq, std::string_view bytes, std::string* out, bool named, int depth,
+                  ArgsRead* read = nullptr);
   // Bounds a string the decoder builds at max_bytes: "<what> larger than 256 MiB".
-  void check_size(const std::string& s, const char* at, const char* what) const;
+  void check_size(const std::string& s, const char* at, const char* what) const {
+    if (s.size() > max_bytes) [[unlikely]]
+      too_large(at, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void too_large(const char* at, const char* what) const;
   std::string limit() const;                        // max_bytes as "256 MiB" or "N bytes"
   static std::string size_text(std::size_t bytes);  // "256 MiB" or "N bytes"
 

@@ -107,6 +107,9 @@ struct RawEvent {
   // rare event whose times are not plain (10^18 ns and beyond): its json
   // is then the whole event, as without the option.
   const DecodedEvent* fields = nullptr;
+  // With fields: they hold the members of args that EventDecoder reads
+  // (compile_id, failed, ...) too, so that it does not parse json's text.
+  bool args_read = false;
 };
 
 // A top-level member of the object form other than "traceEvents".
