@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -190,6 +192,38 @@ TEST(FlatEvent, EdgeCasesAgreeAndInvalidJsonIsLeftToSimdjson) {
        }) {
     EXPECT_FALSE(d.check(declined)) << declined;
   }
+}
+
+// Numbers are read eight digits at a time: every length of an integer
+// part and a fraction, each digit different, agree with simdjson's
+// reading (or are left to it: past 18 digits, past 15 with a fraction).
+TEST(FlatEvent, NumbersOfEveryLengthAgree) {
+  Differential d;
+  const std::string digits = "9876543210123456789012345";
+  std::size_t taken = 0;
+  for (std::size_t whole = 1; whole <= 21; ++whole) {
+    for (std::size_t frac = 0; frac <= 10; ++frac) {
+      for (const char* sign : {"", "-"}) {
+        std::string number = sign + digits.substr(digits.size() - whole);
+        if (frac > 0) number += "." + digits.substr(0, frac);
+        for (const char* key : {"ts", "dur", "pid", "tid"}) {
+          const std::string text = std::string(R"({")") + key + R"(":)" + number + "}";
+          taken += d.check(text) ? 1 : 0;
+          if (frac == 0) taken += d.check(R"({"args":{"correlation":)" + number + "}}") ? 1 : 0;
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  // ts and dur: up to 15 digits with up to 3 decimals, and the rest as
+  // parse_us_to_ns reads them; pid and tid: integers up to 18 digits.
+  EXPECT_GT(taken, 400u);
+  // A number that runs to the end of the event, digits after it in the buffer.
+  const std::string cut = R"({"pid":12345678)";
+  Padded p(cut);
+  std::fill(p.buf.begin() + static_cast<std::ptrdiff_t>(cut.size()), p.buf.end(), '7');
+  DecodedEvent ev;
+  EXPECT_FALSE(jitscope::tools::decode_flat(p.ev, &ev));
 }
 
 TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {

@@ -1,5 +1,6 @@
 #include "flat_event.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -67,7 +68,58 @@ struct Number {
   std::int64_t integer = 0, time_ns = 0;
 };
 
+// Digits eight at a time (SWAR), where a byte at a time took about 8
+// instructions a digit (a trace time has 14): the 8 bytes at p, read as one
+// little-endian word. The event's buffer has kJsonPadding readable bytes
+// past its end, so the word may reach past it; only bytes before `end`
+// are taken.
+static_assert(kJsonPadding >= 8);
+std::uint64_t word_at(const char* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// How many of the word's bytes, from the first, are ASCII digits (0 to 8).
+unsigned leading_digits(std::uint64_t v) noexcept {
+  const std::uint64_t x = v ^ 0x3030303030303030u;  // a digit's byte: 0 to 9
+  // Any high-nibble bit, or a low nibble past 9 (+6 carries into bit 4;
+  // nibbles added apart, so no carry crosses a byte).
+  const std::uint64_t not_digit =
+      (x & 0xF0F0F0F0F0F0F0F0u) |
+      (((x & 0x0F0F0F0F0F0F0F0Fu) + 0x0606060606060606u) & 0x1010101010101010u);
+  return not_digit == 0 ? 8 : static_cast<unsigned>(__builtin_ctzll(not_digit)) / 8;
+}
+
+// The value of the word's first k digits (1 <= k <= 8): moved to the top,
+// zeros before them, then summed in pairs, fours and eights.
+std::uint64_t digits_value(std::uint64_t v, unsigned k) noexcept {
+  std::uint64_t x = ((v ^ 0x3030303030303030u) & 0x0F0F0F0F0F0F0F0Fu) << (8 * (8 - k));
+  x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFu;
+  x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFu;
+  return (x * 10000 + (x >> 32)) & 0xFFFFFFFFu;
+}
+
+constexpr std::uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// How many digits lead at p, at most 8 and none at or past `end`, and
+// their word.
+unsigned digits_at(const char* p, const char* end, std::uint64_t* word) noexcept {
+  *word = word_at(p);
+  const unsigned k = leading_digits(*word);
+  const std::ptrdiff_t left = end - p;
+  return static_cast<std::ptrdiff_t>(k) <= left ? k : static_cast<unsigned>(left < 0 ? 0 : left);
+}
+
+// A run of 8 digits or more at p, from its 9th: the rest counted, and
+// taken into *value (which wraps past 19 digits: then not used).
+const char* more_digits(const char* p, const char* end, std::uint64_t* value) noexcept {
+  for (; p < end && is_digit(*p); ++p) *value = *value * 10 + static_cast<std::uint64_t>(*p - '0');
+  return p;
+}
+
 // JSON's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, at p.
+// Digits are read eight at a time (a trace time has 14).
 const char* number(const char* p, const char* end, Number* n) noexcept {
   const bool negative = p < end && *p == '-';
   if (negative) ++p;
@@ -77,7 +129,16 @@ const char* number(const char* p, const char* end, Number* n) noexcept {
   if (*p == '0') {
     ++p;
   } else {
-    for (; p < end && is_digit(*p); ++p) whole = whole * 10 + static_cast<std::uint64_t>(*p - '0');
+    std::uint64_t w;
+    const unsigned k = digits_at(p, end, &w);  // 1 or more: *p is a digit
+    whole = digits_value(w, k);
+    p += k;
+    if (k == 8) {
+      const unsigned k2 = digits_at(p, end, &w);
+      if (k2 != 0) whole = whole * kPow10[k2] + digits_value(w, k2);
+      p += k2;
+      if (k2 == 8) p = more_digits(p, end, &whole);
+    }
   }
   const auto int_digits = p - int_start;
   std::uint64_t frac = 0;
@@ -85,10 +146,17 @@ const char* number(const char* p, const char* end, Number* n) noexcept {
   bool fraction = false, exponent = false;
   if (p < end && *p == '.') {
     fraction = true;
-    const char* const frac_start = ++p;
-    if (p >= end || !is_digit(*p)) return nullptr;
-    for (; p < end && is_digit(*p); ++p) {
-      if (p - frac_start < 3) frac = frac * 10 + static_cast<std::uint64_t>(*p - '0');
+    ++p;
+    std::uint64_t w;
+    const unsigned k = digits_at(p, end, &w);
+    if (k == 0) return nullptr;
+    const unsigned kept = k < 3 ? k : 3;  // ns: the first three
+    frac = digits_value(w, kept);
+    const char* const frac_start = p;
+    p += k;
+    if (k == 8) {
+      std::uint64_t ignored = 0;
+      p = more_digits(p, end, &ignored);
     }
     frac_digits = p - frac_start;
   }
@@ -105,10 +173,7 @@ const char* number(const char* p, const char* end, Number* n) noexcept {
   n->is_integer = !fraction && !exponent && int_digits <= 18;
   if (n->is_integer) n->integer = sign(whole);
   n->is_plain_time = !exponent && int_digits <= 15 && frac_digits <= 3;
-  if (n->is_plain_time) {
-    for (auto d = frac_digits; d < 3; ++d) frac *= 10;
-    n->time_ns = sign(whole * 1000 + frac);
-  }
+  if (n->is_plain_time) n->time_ns = sign(whole * 1000 + frac * kPow10[3 - frac_digits]);
   return p;
 }
 
