@@ -52,7 +52,10 @@ struct Value {
   std::function<Msg(const std::string& key)> arg;
   bool plain_string;  // a string whose JSON text has no escapes
   bool is_double;
-  bool is_string() const { return plain_string || std::string_view(what).find("escape") != std::string_view::npos || std::string_view(what) == "a control byte"; }
+  bool is_string() const {
+    return plain_string || std::string_view(what).find("escape") != std::string_view::npos ||
+           std::string_view(what) == "a control byte";
+  }
 };
 
 std::vector<Value> every_value() {
@@ -61,11 +64,10 @@ std::vector<Value> every_value() {
       {"an empty string", [](const std::string& k) { return arg_string(k, ""); }, true, false},
       {"a string to escape", [](const std::string& k) { return arg_string(k, "a\"b\\"); }, false,
        false},
-      {"a control byte", [](const std::string& k) { return arg_string(k, "x\x01"); }, false,
-       false},
+      {"a control byte", [](const std::string& k) { return arg_string(k, "x\x01"); }, false, false},
       {"invalid UTF-8", [](const std::string& k) { return arg_string(k, "v\xFF"); }, true, false},
-      {"a long string",
-       [](const std::string& k) { return arg_string(k, std::string(100, 'k')); }, true, false},
+      {"a long string", [](const std::string& k) { return arg_string(k, std::string(100, 'k')); },
+       true, false},
       {"an interned string",
        [](const std::string& k) {
          return Msg().bytes(an::kName, k).varint(an::kStringValueIid, 1);
@@ -94,23 +96,23 @@ std::vector<Value> every_value() {
        true, false},
       {"null", [](const std::string& k) { return Msg().bytes(an::kName, k); }, false, false},
       {"a dict",
-       [](const std::string& k) { return arg_dict(k, {arg_string("compile_id", "1/1")}); },
-       false, false},
+       [](const std::string& k) { return arg_dict(k, {arg_string("compile_id", "1/1")}); }, false,
+       false},
       {"an array", [](const std::string& k) { return arg_array(k, {arg_bool("", true)}); }, false,
        false},
   };
 }
 
 const char* const kReadKeys[] = {
-    "compile_id", "name",   "compiled_by", "compiled_by_id", "unit_key", "frame",    "correlation",
-    "device",     "stream", "grid",        "bytes",          "attached", "failed",   "incomplete"};
+    "compile_id", "name",   "compiled_by", "compiled_by_id", "unit_key", "frame",  "correlation",
+    "device",     "stream", "grid",        "bytes",          "attached", "failed", "incomplete"};
 
 // Whether the decoder takes `key` with this value as noted (else EventDecoder
 // parses the args' text): strings of the string members only when written
 // without escapes, and a correlation unless a double (read by its text).
 bool taken_as_noted(const std::string& key, const Value& v) {
-  const bool string_member = key == "compile_id" || key == "name" || key == "compiled_by" ||
-                             key == "compiled_by_id";
+  const bool string_member =
+      key == "compile_id" || key == "name" || key == "compiled_by" || key == "compiled_by_id";
   if (string_member) return v.plain_string;
   // unit_key and frame of another type are not read (nor counted).
   if (key == "unit_key" || key == "frame") return !v.is_string() || v.plain_string;
@@ -126,15 +128,26 @@ TEST(PerfettoArgsRead, EveryReadArgOfEveryKindDecodesAsItsText) {
       const Msg arg = v.arg(key);
       const Msg other = arg_string(key, "9/9");
       // An instant; a BEGIN's; an END's; both; twice in one event, each order.
-      p.push_back(event_at(2, 10, typed(ev::kInstant).bytes(ev::kName, "i").msg(ev::kDebugAnnotations, arg)));
-      p.push_back(event_at(2, 20, typed(ev::kSliceBegin).bytes(ev::kName, "b").msg(ev::kDebugAnnotations, arg)));
+      p.push_back(event_at(
+          2, 10, typed(ev::kInstant).bytes(ev::kName, "i").msg(ev::kDebugAnnotations, arg)));
+      p.push_back(event_at(
+          2, 20, typed(ev::kSliceBegin).bytes(ev::kName, "b").msg(ev::kDebugAnnotations, arg)));
       p.push_back(event_at(2, 21, typed(ev::kSliceEnd)));
       p.push_back(event_at(2, 30, typed(ev::kSliceBegin).bytes(ev::kName, "e")));
       p.push_back(event_at(2, 31, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg)));
-      p.push_back(event_at(2, 40, typed(ev::kSliceBegin).bytes(ev::kName, "be").msg(ev::kDebugAnnotations, other)));
+      p.push_back(event_at(
+          2, 40, typed(ev::kSliceBegin).bytes(ev::kName, "be").msg(ev::kDebugAnnotations, other)));
       p.push_back(event_at(2, 41, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg)));
-      p.push_back(event_at(2, 50, typed(ev::kInstant).bytes(ev::kName, "twice").msg(ev::kDebugAnnotations, arg).msg(ev::kDebugAnnotations, other)));
-      p.push_back(event_at(2, 60, typed(ev::kInstant).bytes(ev::kName, "twice").msg(ev::kDebugAnnotations, other).msg(ev::kDebugAnnotations, arg)));
+      p.push_back(event_at(2, 50,
+                           typed(ev::kInstant)
+                               .bytes(ev::kName, "twice")
+                               .msg(ev::kDebugAnnotations, arg)
+                               .msg(ev::kDebugAnnotations, other)));
+      p.push_back(event_at(2, 60,
+                           typed(ev::kInstant)
+                               .bytes(ev::kName, "twice")
+                               .msg(ev::kDebugAnnotations, other)
+                               .msg(ev::kDebugAnnotations, arg)));
       const Decoded d = expect_same(write_trace(trace(p)));
       ASSERT_TRUE(d.ok) << d.error;
       // The thread's name (metadata, written once a thread and parsed), then the six.
@@ -218,7 +231,8 @@ TEST(PerfettoArgsRead, KeptArgsFollowRedefinedStringsResetsAndSequences) {
   const Decoded d = expect_same(write_trace(trace(p)));
   ASSERT_TRUE(d.ok) << d.error;
   // The thread's name first (metadata).
-  const std::vector<std::string> want = {"", "7/0", "7/0", "8/0", "8/0", "6/0", "5/0", "6/0", "", ""};
+  const std::vector<std::string> want = {"",    "7/0", "7/0", "8/0", "8/0",
+                                         "6/0", "5/0", "6/0", "",    ""};
   EXPECT_EQ(d.compile_ids, want);
   bool counted_twice = false;
   for (const std::string& w : d.warnings) {

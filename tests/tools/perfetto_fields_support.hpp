@@ -40,8 +40,9 @@ struct Decoded {
 
 // `path` read and decoded as jitscope-report does (fields) or through the
 // JSON text; `stop_after` > 0 stops the read at that event.
-inline Decoded decode(const std::string& path, bool fields, std::size_t chunk, std::size_t stop_after = 0,
-               std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
+inline Decoded decode(const std::string& path, bool fields, std::size_t chunk,
+                      std::size_t stop_after = 0,
+                      std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
   tools::TraceReader reader(chunk);
   reader.set_decoded_fields(fields);
   reader.set_max_event_bytes(max_bytes);
@@ -77,9 +78,9 @@ inline Decoded decode(const std::string& path, bool fields, std::size_t chunk, s
 // Every event comes with its fields unless `all_fields` is false (times
 // past 10^18 ns come as their JSON text).
 inline Decoded expect_same(const std::string& path,
-                    std::size_t chunk = tools::TraceReader::kDefaultChunkSize,
-                    bool all_fields = true,
-                    std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
+                           std::size_t chunk = tools::TraceReader::kDefaultChunkSize,
+                           bool all_fields = true,
+                           std::size_t max_bytes = tools::TraceReader::kMaxEventBytes) {
   const Decoded text = decode(path, false, chunk, 0, max_bytes);
   const Decoded direct = decode(path, true, chunk, 0, max_bytes);
   EXPECT_EQ(direct.ok, text.ok);

@@ -228,8 +228,8 @@ struct PerfettoDecoder::State {
   static constexpr std::size_t kMemoBytes = 256;
   struct ArgsMemo {
     std::uint64_t generation = 0;  // the sequence's when kept (Sequence::generation); 0: none
-    std::string key;   // the annotations' bytes, each after its size
-    std::string text;  // the members written
+    std::string key;               // the annotations' bytes, each after its size
+    std::string text;              // the members written
     ArgsRead read;
   } memo;
 
