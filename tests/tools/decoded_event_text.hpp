@@ -26,7 +26,8 @@ inline std::string decoded_event_text(const tools::DecodedEvent& e) {
   s += id(e.has_pid, e.pid) + "|" + id(e.has_tid, e.tid) + "|";
   s += (e.has_ts ? std::to_string(e.ts_ns) : "-") + "|" +
        (e.has_dur ? std::to_string(e.dur_ns) : "-");
-  s += "|" + (e.has_correlation ? std::to_string(e.correlation) : "-") + "|";
+  // The value even without has_correlation: what a failed read left (simdjson's get).
+  s += "|" + std::string(e.has_correlation ? "" : "-") + std::to_string(e.correlation) + "|";
   for (bool b : {e.has_args, e.has_compile_id, e.has_device, e.has_stream, e.has_grid, e.has_bytes,
                  e.attached, e.failed, e.incomplete}) {
     s += b ? '1' : '0';

@@ -7,7 +7,8 @@
 // annotations (PerfettoDecoder's ArgsMemo).
 //
 // Covered: every such key with a value of every kind, on an instant, a
-// slice's BEGIN, its END, both, and given twice; which of them are taken
+// slice's BEGIN, its END, both (each first, and after an int), and given
+// twice; which of them are taken
 // as noted and which are left to the parse; kept args across a redefined
 // interned string, a sequence reset, another sequence, and an unknown iid
 // (counted each time). The JSON text is the reference, and for the kept
@@ -121,6 +122,8 @@ bool taken_as_noted(const std::string& key, const Value& v) {
 }
 
 TEST(PerfettoArgsRead, EveryReadArgOfEveryKindDecodesAsItsText) {
+  const Value an_int = every_value()[9];
+  ASSERT_EQ(std::string(an_int.what), "an int");
   for (const char* key : kReadKeys) {
     for (const Value& v : every_value()) {
       SCOPED_TRACE(std::string(key) + " with " + v.what);
@@ -138,6 +141,16 @@ TEST(PerfettoArgsRead, EveryReadArgOfEveryKindDecodesAsItsText) {
       p.push_back(event_at(
           2, 40, typed(ev::kSliceBegin).bytes(ev::kName, "be").msg(ev::kDebugAnnotations, other)));
       p.push_back(event_at(2, 41, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg)));
+      p.push_back(event_at(
+          2, 42, typed(ev::kSliceBegin).bytes(ev::kName, "eb").msg(ev::kDebugAnnotations, arg)));
+      p.push_back(event_at(2, 43, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, other)));
+      // An int first, then this value (a correlation that is not an int64
+      // keeps the int's value).
+      p.push_back(event_at(2, 44,
+                           typed(ev::kSliceBegin)
+                               .bytes(ev::kName, "ib")
+                               .msg(ev::kDebugAnnotations, arg_int(key, 11))));
+      p.push_back(event_at(2, 45, typed(ev::kSliceEnd).msg(ev::kDebugAnnotations, arg)));
       p.push_back(event_at(2, 50,
                            typed(ev::kInstant)
                                .bytes(ev::kName, "twice")
@@ -150,29 +163,39 @@ TEST(PerfettoArgsRead, EveryReadArgOfEveryKindDecodesAsItsText) {
                                .msg(ev::kDebugAnnotations, arg)));
       const Decoded d = expect_same(write_trace(trace(p)));
       ASSERT_TRUE(d.ok) << d.error;
-      // The thread's name (metadata, written once a thread and parsed), then the six.
-      ASSERT_EQ(d.args_read.size(), 7u);
+      // The thread's name (metadata, written once a thread and parsed), then the eight.
+      ASSERT_EQ(d.args_read.size(), 9u);
       // "other" is a plain string: it changes nothing of which way is taken.
       for (std::size_t i = 1; i < d.args_read.size(); ++i) {
-        EXPECT_EQ(d.args_read[i], taken_as_noted(key, v)) << "event " << i;
+        const bool noted = taken_as_noted(key, v) && (i != 6 || taken_as_noted(key, an_int));
+        EXPECT_EQ(d.args_read[i], noted) << "event " << i;
       }
       if (::testing::Test::HasFailure()) return;
     }
   }
 }
 
-// More members EventDecoder reads than the decoder notes (4): parsed.
-TEST(PerfettoArgsRead, ManyReadMembersAreParsed) {
+// A GPU kernel's members (8) are noted; more than the decoder notes (8)
+// are parsed.
+TEST(PerfettoArgsRead, AKernelsMembersAreNotedAndMoreAreParsed) {
   std::vector<Msg> p = thread_with_strings();
-  Msg many = typed(ev::kInstant).bytes(ev::kName, "many");
-  for (const char* key : {"device", "stream", "grid", "bytes", "failed"}) {
-    many.msg(ev::kDebugAnnotations, arg_bool(key, true));
+  Msg kernel = typed(ev::kInstant).bytes(ev::kName, "kernel");
+  for (const char* key : {"device", "stream", "grid", "bytes"}) {
+    kernel.msg(ev::kDebugAnnotations, arg_int(key, 1));
   }
-  p.push_back(event_at(2, 10, many));
+  kernel.msg(ev::kDebugAnnotations, arg_int("correlation", 77))
+      .msg(ev::kDebugAnnotations, arg_string("compile_id", "4/0"))
+      .msg(ev::kDebugAnnotations, arg_string("compiled_by", "[4/0] k"))
+      .msg(ev::kDebugAnnotations, arg_string("compiled_by_id", "4/0"));
+  p.push_back(event_at(2, 10, kernel));
+  p.push_back(event_at(2, 20, Msg(kernel).msg(ev::kDebugAnnotations, arg_bool("failed", true))));
   const Decoded d = expect_same(write_trace(trace(p)));
   ASSERT_TRUE(d.ok) << d.error;
-  ASSERT_EQ(d.args_read.size(), 2u);  // the thread's name, then the instant
-  EXPECT_FALSE(d.args_read[1]);
+  ASSERT_EQ(d.args_read.size(), 3u);  // the thread's name, then the two
+  EXPECT_TRUE(d.args_read[1]);
+  EXPECT_FALSE(d.args_read[2]);
+  EXPECT_EQ(d.compile_ids[1], "4/0");
+  EXPECT_EQ(d.compile_ids[2], "4/0");
 }
 
 // One BEGIN's annotations, the same bytes each time: compile_id by interned

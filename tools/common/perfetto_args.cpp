@@ -237,7 +237,8 @@ void PerfettoDecoder::State::note_arg(ArgsRead* r, std::string_view key, ArgKind
         }
         const bool int64 =
             kind == Kind::kInt || (kind == Kind::kUint && value <= std::uint64_t{INT64_MAX});
-        return r->add(F::kCorrelation, 0, int64, static_cast<std::int64_t>(value));
+        if (int64) r->correlation = static_cast<std::int64_t>(value);
+        return r->add(F::kCorrelation, 0, int64);
       }
       if (!is(key, "compiled_by")) return;
       field = F::kCompiledBy;
@@ -251,7 +252,7 @@ void PerfettoDecoder::State::note_arg(ArgsRead* r, std::string_view key, ArgKind
   // A string field: its text between the quotes, unless it was escaped
   // (EventDecoder's unescaping is the reference then) or is not a string
   // (which EventDecoder counts as ignored).
-  if (!is_string || !unescaped) {
+  if (!is_string || !unescaped || out.size() > UINT32_MAX) {  // offsets in 32 bits
     r->plain = false;
     return;
   }

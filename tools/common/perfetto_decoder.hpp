@@ -70,7 +70,7 @@
 //   "byte N: reading this trace takes more than 512 MiB of memory (...)".
 //   Counts are not bounded: the SDK writes a sequence per thread, and a
 //   long-running compiler's threads come and go (70,000 threads as the SDK
-//   writes them take 768 bytes each, their sequences, names and tracks:
+//   writes them take 782 bytes each, their sequences, names and tracks:
 //   some 650,000 threads fit). A track keeps the room of its deepest nesting only while
 //   it is that deep; an ended slice keeps up to 256 bytes of strings for
 //   the next BEGIN.

@@ -165,9 +165,9 @@ bool PerfettoDecoder::State::read_args(const Emit& e) {
         case F::kCompiledById: d.compiled_by_id = s; break;
         case F::kUnitKey: d.unit_key = s; break;
         case F::kFrame: d.frame = s; break;
-        case F::kCorrelation:
+        case F::kCorrelation:  // one not an int64 leaves the value (simdjson's get)
           d.has_correlation = n.size != 0;
-          d.correlation = n.value;
+          if (n.size != 0) d.correlation = r.correlation;
           break;
         case F::kDevice: d.has_device = true; break;
         case F::kStream: d.has_stream = true; break;

@@ -137,7 +137,17 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       refit(s.head, before, at);
       before = heap(s.args);
       s.args.clear();
-      append_args(seq, &s.args, reading(s.read));
+      ArgsRead* read = nullptr;
+      if (output == Output::kFields) {
+        if (t.depth == t.reads.size()) {
+          const std::size_t before = room(t.reads);
+          make_room(t.reads, at);
+          held += room(t.reads) - before;  // make_room checked it
+          t.reads.emplace_back();
+        }
+        read = &t.reads[t.depth];
+      }
+      append_args(seq, &s.args, read);
       refit(s.args, before, at);
       s.ts = ts;
       s.pid = where.pid;
@@ -164,7 +174,7 @@ void PerfettoDecoder::State::track_event(Sequence& seq, std::string_view bytes, 
       e.dur = ts > s.ts ? static_cast<std::uint64_t>(ts) - static_cast<std::uint64_t>(s.ts) : 0;
       e.args_a = s.args;
       e.args_b = scratch;
-      e.read_a = reading(s.read);
+      e.read_a = output == Output::kFields ? &t.reads[t.depth] : nullptr;
       e.read_b = reading(scratch_read);
       emit(e, bytes.data());  // before trim(): the event's name is s's
       trim(t, s);             // s may be gone after it

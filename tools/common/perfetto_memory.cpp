@@ -88,13 +88,15 @@ void PerfettoDecoder::State::trim_room(Track& t, OpenSlice& ended) {
   // it: amortized, each slice is moved at most once more.
   if (t.open.size() <= kKeptSlices || t.depth > t.open.size() / 4) return;
   const std::size_t keep = std::max(t.depth, kKeptSlices);
-  std::size_t freed = room(t.open);
+  std::size_t freed = room(t.open) + room(t.reads);
   for (std::size_t i = keep; i < t.open.size(); ++i) {
     freed += heap(t.open[i].head) + heap(t.open[i].args);
   }
   t.open.resize(keep);
   t.open.shrink_to_fit();
-  drop(freed - room(t.open));
+  if (t.reads.size() > keep) t.reads.resize(keep);
+  t.reads.shrink_to_fit();
+  drop(freed - room(t.open) - room(t.reads));
 }
 
 void PerfettoDecoder::State::settle_buffers() noexcept {

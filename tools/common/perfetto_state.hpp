@@ -112,7 +112,7 @@ struct PerfettoDecoder::State {
       kCompiledById,
       kUnitKey,
       kFrame,
-      kCorrelation,  // value: the int64; size 1 if it is one, else 0
+      kCorrelation,  // size 1 if an int64 (ArgsRead::correlation), else 0
       kDevice,
       kStream,
       kGrid,
@@ -122,27 +122,28 @@ struct PerfettoDecoder::State {
       kIncomplete,
     };
     struct Note {
-      Field field;
       std::uint32_t at, size;
-      std::int64_t value;
+      Field field;
     };
-    static constexpr std::size_t kNotes = 4;
+    // A GPU kernel's event has 8 (device, stream, grid, bytes, correlation
+    // and its compile unit's three).
+    static constexpr std::size_t kNotes = 8;
     Note notes[kNotes];
+    std::int64_t correlation = 0;  // the last int64 one's
     std::uint8_t count = 0;
     bool plain = true;
     void clear() noexcept { count = 0, plain = true; }
-    void add(Field f, std::uint32_t at, std::uint32_t size, std::int64_t value = 0) noexcept {
+    void add(Field f, std::uint32_t at, std::uint32_t size) noexcept {
       if (count == kNotes) {
         plain = false;
         return;
       }
-      notes[count++] = Note{f, at, size, value};
+      notes[count++] = Note{at, size, f};
     }
   };
   struct OpenSlice {
     std::string head;  // the category (cat_size bytes), then the name, as in the packet
     std::string args;  // the BEGIN's args, members without braces
-    ArgsRead read;     // kFields: what of `args` EventDecoder reads
     std::size_t cat_size = 0;
     bool has_cat = false;
     std::int64_t ts = 0;
@@ -160,6 +161,9 @@ struct PerfettoDecoder::State {
     // what a hostile file asks (a collision would drop one rename).
     std::uint64_t named = 0;
     std::vector<OpenSlice> open;  // [0, depth) open; kept beyond for their room (trim())
+    // kFields: what of open[i].args EventDecoder reads (beside them, so
+    // that kJson's slices carry none); at most as many as `open`.
+    std::vector<ArgsRead> reads;
     std::size_t depth = 0;
   };
   // Where an event on a track goes in the JSON form.
