@@ -6,7 +6,7 @@
 #   bash bench/report/units_bench.sh [DIR] [UNITS...]   (default: 2000 42000 200000)
 # REPORT=/path/to/jitscope-report times another build on the same traces
 # (default: build/release's if built, else build/dev's); FORMS="json" limits
-# the trace forms.
+# the trace forms; REPORT_ARGS="--no-huge-pages" passes arguments to it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-/tmp/jitscope-units-bench}
@@ -30,7 +30,8 @@ for n in "${counts[@]}"; do
     events=$(cat "$trace.events")
     mb=$(awk -v b="$(stat -c %s "$trace")" 'BEGIN { printf "%.1f", b / 1e6 }')
     for output in table json; do
-      /usr/bin/time -f '%M %U %S' -o "$dir/time" "$report" "$trace" -f "$output" > /dev/null
+      # shellcheck disable=SC2086  # REPORT_ARGS: words
+      /usr/bin/time -f '%M %U %S' -o "$dir/time" "$report" "$trace" -f "$output" ${REPORT_ARGS:-} > /dev/null
       read -r kib user sys < "$dir/time"
       awk -v n="$n" -v t="$form" -v o="$output" -v mb="$mb" -v ev="$events" -v kib="$kib" \
         -v u="$user" -v s="$sys" 'BEGIN { cpu = u + s;

@@ -452,6 +452,11 @@ TEST(ReportFormats, EveryFormatAndSectionSelection) {
 
   const json top0 = report_json({path, "--top", "0"});
   EXPECT_TRUE(top0["top_spans"].empty());
+
+  // The heap's page size changes nothing of the report.
+  const Result small_pages = report({path, "--no-huge-pages"});
+  ASSERT_EQ(small_pages.code, 0) << small_pages.err;
+  EXPECT_EQ(small_pages.out, table.out);
 }
 
 TEST(ReportFormats, NoGpuActivityIsSaid) {

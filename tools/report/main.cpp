@@ -50,6 +50,7 @@
 #include "render.hpp"
 
 #include <event_decoder.hpp>
+#include <huge_pages.hpp>
 #include <output_file.hpp>
 #include <trace_reader.hpp>
 
@@ -115,6 +116,7 @@ bool read_report(const std::string& trace, const std::string& metrics_path,
   tools::EventDecoder decoder;
   tools::DecodedEvent ev;
   const std::string label = trace == "-" ? "<stdin>" : trace;
+  std::uint64_t events = 0;
   const bool ok = reader.read(
       trace,
       [&](const tools::RawEvent& raw) {
@@ -123,10 +125,12 @@ bool read_report(const std::string& trace, const std::string& metrics_path,
           return false;
         }
         agg.add(ev, decoder);
+        if ((++events & 4095) == 0) tools::advise_heap_growth();
         return true;
       },
       nullptr, why);
   if (!ok) return false;
+  tools::advise_heap_growth();
   *out = agg.finish(label, reader.bytes_read(), reader.events(), reader.unterminated(),
                     decoder.fields_ignored(), metrics_path.empty() ? nullptr : &metrics,
                     reader.repairs());
@@ -232,12 +236,17 @@ int run(int argc, char** argv) {
                                   return s;
                                 }));
   app.add_option("--output,-o", output, "write the report here instead of stdout");
+  bool small_pages = false;
+  app.add_flag("--no-huge-pages", small_pages,
+               "leave malloc as it is: by default the heap asks for 2 MiB pages (about a "
+               "quarter less CPU on large traces, a few percent more peak memory)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     return error(std::string(e.what()) + " (run with --help for usage)", kUsage);
   }
+  if (!small_pages) tools::prefer_huge_pages();
   const bool comparing = base_opt->count() > 0;
   if (!comparing) {
     for (const CLI::Option* o :
