@@ -32,20 +32,30 @@ using jitscope::testing::write_trace;
 namespace ev = pf::event;
 namespace an = pf::annotation;
 
-// A thread sequence (2) with absolute times on thread track 2, and its
-// strings: arg name 1 "compile_id"; string values 1 "7/0" and 2 "q\"".
-std::vector<Msg> thread_with_strings() {
+// A packet that clears sequence `seq` (absolute times, events on thread
+// track 2) and defines `interned`.
+Msg cleared_sequence(std::uint32_t seq, const Msg& interned) {
+  return on_sequence(seq)
+      .varint(pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared)
+      .msg(pf::packet::kTracePacketDefaults,
+           Msg().msg(pf::defaults::kTrackEventDefaults, Msg().varint(pf::defaults::kTrackUuid, 2)))
+      .msg(pf::packet::kInternedData, interned);
+}
+
+// Arg name 1 "compile_id" and string value 1 `value`.
+Msg compile_id_strings(const char* value) {
   Msg interned;
   intern(interned, pf::interned::kDebugAnnotationNames, 1, "compile_id");
-  intern(interned, pf::interned::kDebugAnnotationStringValues, 1, "7/0");
+  intern(interned, pf::interned::kDebugAnnotationStringValues, 1, value);
+  return interned;
+}
+
+// Thread track 2 and its sequence (2), with its strings: arg name 1
+// "compile_id"; string values 1 "7/0" and 2 "q\"".
+std::vector<Msg> thread_with_strings() {
+  Msg interned = compile_id_strings("7/0");
   intern(interned, pf::interned::kDebugAnnotationStringValues, 2, "q\"");
-  return {descriptor(thread_track(2, 1, 5, 6, "t")),
-          on_sequence(2)
-              .varint(pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared)
-              .msg(pf::packet::kTracePacketDefaults,
-                   Msg().msg(pf::defaults::kTrackEventDefaults,
-                             Msg().varint(pf::defaults::kTrackUuid, 2)))
-              .msg(pf::packet::kInternedData, interned)};
+  return {descriptor(thread_track(2, 1, 5, 6, "t")), cleared_sequence(2, interned)};
 }
 
 struct Value {
@@ -220,26 +230,10 @@ TEST(PerfettoArgsRead, KeptArgsFollowRedefinedStringsResetsAndSequences) {
   span(2, 30, &redefine);
   span(2, 40);
   // The sequence reset, then value 1 defined again as 6/0.
-  Msg again;
-  intern(again, pf::interned::kDebugAnnotationNames, 1, "compile_id");
-  intern(again, pf::interned::kDebugAnnotationStringValues, 1, "6/0");
-  p.push_back(on_sequence(2)
-                  .varint(pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared)
-                  .msg(pf::packet::kTracePacketDefaults,
-                       Msg().msg(pf::defaults::kTrackEventDefaults,
-                                 Msg().varint(pf::defaults::kTrackUuid, 2)))
-                  .msg(pf::packet::kInternedData, again));
+  p.push_back(cleared_sequence(2, compile_id_strings("6/0")));
   span(2, 50);
   // Another sequence on the same track, whose value 1 is 5/0.
-  Msg third;
-  intern(third, pf::interned::kDebugAnnotationNames, 1, "compile_id");
-  intern(third, pf::interned::kDebugAnnotationStringValues, 1, "5/0");
-  p.push_back(on_sequence(3)
-                  .varint(pf::packet::kSequenceFlags, pf::packet::kSeqIncrementalStateCleared)
-                  .msg(pf::packet::kTracePacketDefaults,
-                       Msg().msg(pf::defaults::kTrackEventDefaults,
-                                 Msg().varint(pf::defaults::kTrackUuid, 2)))
-                  .msg(pf::packet::kInternedData, third));
+  p.push_back(cleared_sequence(3, compile_id_strings("5/0")));
   span(3, 60);
   span(2, 70);
   // An unknown iid, twice: counted twice.
