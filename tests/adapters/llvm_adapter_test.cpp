@@ -446,13 +446,113 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
   }
 }
 
+// jitscope adds its after-callbacks at the back of LLVM's lists when a host
+// span first needs them, not when the first pass runs: the host's
+// span-making callbacks, added without ToFront after a first pipeline ran,
+// still nest inside jitscope's spans in the next. With
+// Options::tail_from_first_pass they came before the host's, which then run
+// too late for them: those spans end with jitscope's, marked.
+TEST(LlvmAdapter, HostCallbacksAddedAfterAPipelineRanStillNest) {
+  for (const bool from_first_pass : {false, true}) {
+    SCOPED_TRACE(from_first_pass ? "tail_from_first_pass" : "default");
+    jitscope::SessionStats stats;
+    nlohmann::json trace;
+    {
+      jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_late_host"));
+      ASSERT_TRUE(session.status().ok()) << session.status().message();
+      llvm::PassInstrumentationCallbacks pic;
+      jitscope::llvm::Options options;
+      options.tail_from_first_pass = from_first_pass;
+      jitscope::llvm::register_callbacks(pic, options);
+      run_o2(pic);
+      register_user_spans(pic, /*to_front=*/false);
+      run_o2(pic);
+      stats = session.finish();
+      trace = jitscope::testing::load_trace(session.path());
+    }
+    const auto threads = spans_by_thread(
+        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+    ASSERT_EQ(threads.size(), 1u);
+    const auto& spans = threads.begin()->second;
+    EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
+    std::size_t host = 0, marked = 0;
+    for (const auto& s : spans) {
+      if (s.name != "user_pass") continue;
+      ++host;
+      marked += s.args.value("jitscope_ended_with_outer", false) ? 1 : 0;
+    }
+    EXPECT_GT(host, 100u);
+    if (from_first_pass) {
+      EXPECT_EQ(marked, host);
+      EXPECT_EQ(stats.spans_ended_out_of_order, host);
+    } else {
+      EXPECT_EQ(marked, 0u);
+      EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+      EXPECT_EQ(stats.spans_incomplete, 0u);
+    }
+  }
+}
+
+// Once a second thread has run the callbacks, jitscope cannot add its
+// after-callbacks late (another thread may be running LLVM's lists): the
+// host's spans that then need them end with jitscope's, marked, and one
+// line says so and names the option. A tail added while one thread ran
+// serves the threads after it.
+TEST(LlvmAdapter, WhereSeveralThreadsRanTheCallbacksLateHostSpansEndWithThePassRun) {
+  for (const bool host_first : {false, true}) {
+    SCOPED_TRACE(host_first ? "host callbacks before the first pipeline" : "added later");
+    jitscope::SessionStats stats;
+    nlohmann::json trace;
+    jitscope::testing::StderrCapture err;
+    {
+      jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_many"));
+      ASSERT_TRUE(session.status().ok()) << session.status().message();
+      llvm::PassInstrumentationCallbacks pic;
+      jitscope::llvm::register_callbacks(pic);
+      if (host_first) register_user_spans(pic, /*to_front=*/false);
+      // One thread after the other: which thread runs first is fixed.
+      std::thread([&] { run_o2(pic); }).join();
+      std::thread([&] { run_o2(pic); }).join();
+      if (!host_first) register_user_spans(pic, /*to_front=*/false);
+      run_o2(pic);
+      stats = session.finish();
+      trace = jitscope::testing::load_trace(session.path());
+    }
+    const auto threads = spans_by_thread(
+        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+    ASSERT_EQ(threads.size(), 3u);
+    std::size_t host = 0, marked = 0;
+    for (const auto& [tid, spans] : threads) {
+      EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
+      for (const auto& s : spans) {
+        if (s.name != "user_pass") continue;
+        ++host;
+        marked += s.args.value("jitscope_ended_with_outer", false) ? 1 : 0;
+      }
+    }
+    const std::string said = err.text();
+    EXPECT_GT(host, 100u);
+    if (host_first) {
+      EXPECT_EQ(marked, 0u);
+      EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+    } else {
+      EXPECT_EQ(marked, host);
+      EXPECT_EQ(stats.spans_ended_out_of_order, host);
+      EXPECT_NE(said.find("Options::tail_from_first_pass"), std::string::npos) << said;
+    }
+  }
+}
+
 // Four threads run their pipelines through one callbacks object, the host's
-// span-making callbacks registered after the attach without ToFront: on
-// every thread the host's spans nest inside jitscope's, and the after-
-// callbacks jitscope adds when the first pass runs are added once, while
-// other threads may already be running passes (the ThreadSanitizer run's
-// subject).
-TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
+// span-making callbacks registered after the attach without ToFront. With
+// Options::tail_from_first_pass, on every thread the host's spans nest
+// inside jitscope's, and the after-callbacks jitscope adds when the first
+// pass runs are added once, while other threads may already be running
+// passes (the ThreadSanitizer run's subject). By default they come when
+// the first host span needs them if one thread has run the callbacks by
+// then, which the threads' timing decides: the host's spans nest either way,
+// each whole or ended with jitscope's (marked).
+void threads_share_one_callbacks_object(bool from_first_pass) {
   constexpr int kThreads = 4;
   jitscope::SessionStats stats;
   nlohmann::json trace;
@@ -461,7 +561,9 @@ TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
     jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_threads"));
     ASSERT_TRUE(session.status().ok()) << session.status().message();
     llvm::PassInstrumentationCallbacks pic;
-    const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic);
+    jitscope::llvm::Options options;
+    options.tail_from_first_pass = from_first_pass;
+    const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic, options);
     // The host's spans, on a stack per thread.
     static thread_local std::vector<jitscope::Span> open;
     pic.registerBeforeNonSkippedPassCallback(
@@ -490,8 +592,11 @@ TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
     stats = session.finish();
     trace = jitscope::testing::load_trace(session.path());
   }
-  const auto threads = nested_host_and_pass_spans(stats, trace);
+  EXPECT_EQ(stats.spans_incomplete, 0u);
+  const auto threads = spans_by_thread(
+      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
   ASSERT_EQ(threads.size(), static_cast<std::size_t>(kThreads));
+  std::uint64_t marked = 0;
   std::uint64_t pass_spans = 0;
   for (const auto& [tid, spans] : threads) {
     SCOPED_TRACE("thread " + std::to_string(tid));
@@ -502,12 +607,22 @@ TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
       EXPECT_NE(spans[i].name, "user_pass");
       EXPECT_EQ(spans[i + 1].name, "user_pass");
       EXPECT_EQ(spans[i + 1].depth, spans[i].depth + 1);
-      EXPECT_FALSE(spans[i + 1].args.value("jitscope_ended_with_outer", false));
+      marked += spans[i + 1].args.value("jitscope_ended_with_outer", false) ? 1 : 0;
     }
     pass_spans += spans.size() / 2;
   }
   EXPECT_EQ(pass_spans, counts.passes);
   EXPECT_GT(counts.passes, static_cast<std::uint64_t>(kThreads) * 100);
+  EXPECT_EQ(stats.spans_ended_out_of_order, marked);
+  if (from_first_pass) EXPECT_EQ(marked, 0u);
+}
+
+TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
+  threads_share_one_callbacks_object(/*from_first_pass=*/true);
+}
+
+TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectByDefaultNestWithTheHostsSpans) {
+  threads_share_one_callbacks_object(/*from_first_pass=*/false);
 }
 
 TEST(LlvmAdapter, SecondRegistrationOnTheSameCallbacksIsANoOp) {

@@ -48,14 +48,16 @@
 //
 // Order: LLVM runs before-callbacks in registration order and after-callbacks
 // in list order; jitscope's after-callbacks go to the front of their lists
-// (ToFront), and when the first pass runs jitscope adds one more at the back
-// of each list. A span the host's own callbacks open around a pass nests
-// with jitscope's whatever the order: around it when registered before the
+// (ToFront). A span the host's own callbacks open around a pass nests with
+// jitscope's whatever the order: around it when registered before the
 // attach, inside it when registered after it (with ToFront, LLVM's
 // time-trace convention, it ends first; without, jitscope's span waits for
-// it and ends in the callback at the back). Only after-callbacks the host
-// adds after the first pass ran come too late for that.
-//
+// it: jitscope adds after-callbacks at the back of each list the first time
+// it sees such a span, and that run ends at the thread's next callback).
+// Only after-callbacks the host adds after that come too late for it; and
+// where several threads share one callbacks object, the back ones cannot
+// be added late: Options::tail_from_first_pass adds them when the first
+// pass runs.
 // Once: a second register_callbacks on the same callbacks object registers
 // nothing, says so in one `jitscope:` line (once per process) and returns
 // the first one's Registration.
@@ -122,6 +124,21 @@ struct Options {
   // the span's end time is read, so a pass's time does not include it; a
   // pass that invalidated its IR unit has no after count.
   bool ir_size = false;
+  // Spans the host's own callbacks open around pass runs ("Order"): with a
+  // before-callback registered after jitscope's and an after-callback
+  // without ToFront, the host's span is still open inside jitscope's when
+  // jitscope's after-callback runs. jitscope then waits for the host's with
+  // after-callbacks of its own at the back of LLVM's lists ("the tail"),
+  // which LLVM calls on every pass run whatever they do (about 520
+  // instructions a run, a quarter of jitscope's cost: docs/performance.md).
+  // false (the default): the tail is added only once such a span is seen,
+  // at the next pass run, while only one thread has used these callbacks;
+  // the run that saw it ends at that next pass run. With more threads,
+  // runs end at their after-callback, the host's spans inside ending with
+  // them (marked "jitscope_ended_with_outer"; one `jitscope:` line says
+  // so). true: the tail is added when the first pass runs, for every
+  // thread (the cost whether or not such spans come).
+  bool tail_from_first_pass = false;
 };
 
 // What one registration recorded (all zero when compiled out).
@@ -391,14 +408,32 @@ struct CallbackState {
         detail::add_arg(run.token(), Arg("ir_invalidated", true));
       this->invalidated.fetch_add(1, std::memory_order_relaxed);
     }
-    if (tail_registered.load(std::memory_order_relaxed) &&
-        static_cast<std::size_t>(at) + 1 == stack.size() &&
-        detail::PassRunStack::spans_open_inside(run)) {
+    if (static_cast<std::size_t>(at) + 1 == stack.size() &&
+        detail::PassRunStack::spans_open_inside(run) && may_defer()) {
       run.end_deferred = true;
       stack.has_deferred = true;
       return;
     }
     stack.end_from(static_cast<std::size_t>(at));
+  }
+
+  // A run with a host span open inside it waits: for the tail, when it is
+  // there; without it, for this thread's next callback (its next pass run,
+  // whose before-callback adds the tail: AttachedCallbacks::before), while
+  // the tail can still come (one thread so far). Else it ends now.
+  bool may_defer() noexcept {
+    if (tail_registered.load(std::memory_order_relaxed)) return true;
+    if (sole_thread.load(std::memory_order_relaxed) != kManyThreads) {
+      tail_wanted.store(true, std::memory_order_relaxed);
+      return true;
+    }
+    static std::atomic<bool> said{false};
+    detail::adapter_log_once(
+        said,
+        "jitscope::llvm: a host span was open inside a pass run at its end, on callbacks "
+        "several threads use: such spans end with the pass run's (marked "
+        "jitscope_ended_with_outer); Options::tail_from_first_pass keeps them whole");
+    return false;
   }
 
   // The after-callbacks at the back of LLVM's lists: the spans end() left
@@ -421,8 +456,17 @@ struct CallbackState {
   const Options options;
   const std::string column;  // options.column's text, owned
   const std::uint64_t id = detail::new_adapter_id();
-  // The tail after-callbacks are registered (AttachedCallbacks::add_tail).
+  // The tail after-callbacks are registered (AttachedCallbacks::before).
   std::atomic<bool> tail_registered{false};
+  // The next before-callback is to register them (from the start with
+  // Options::tail_from_first_pass).
+  std::atomic<bool> tail_wanted{options.tail_from_first_pass};
+  // The one thread that has run these callbacks (its word, this_thread_word),
+  // kManyThreads once another has; 0 before any. Only while one thread has
+  // can the tail come after the first pass: no other thread is then inside
+  // LLVM's lists of after-callbacks, which registering changes.
+  static constexpr std::uintptr_t kManyThreads = 1;
+  std::atomic<std::uintptr_t> sole_thread{0};
   std::atomic<std::uint64_t> passes{0}, invalidated{0}, skipped{0}, analyses{0}, unmatched{0},
       dropped{0};
 };
@@ -479,42 +523,72 @@ struct AttachedCallbacks {
       }
     }
   }
-  // Registers, once, the after-callbacks at the back of the lists that end
-  // deferred spans (CallbackState::end_deferred), when the first of
-  // jitscope's before-callbacks runs: by then the host has registered its
-  // own. `callbacks` owns the callback that calls this, so it is alive.
-  // Safe beside other threads: one that runs an after-callback list ran one
-  // of jitscope's before-callbacks first, which waits here until the lists
-  // are whole (the mutex, then the flag's release).
-  void add_tail(const std::shared_ptr<AttachedCallbacks>& self,
-                ::llvm::PassInstrumentationCallbacks& callbacks) noexcept {
-    if (tail_done.load(std::memory_order_acquire)) return;
+  // Every before-callback of jitscope's, first: notes the thread, and adds
+  // the tail when it is wanted (CallbackState::tail_wanted). Both rare: one
+  // test inline.
+  JITSCOPE_ALWAYS_INLINE void before(const std::shared_ptr<AttachedCallbacks>& self,
+                                     ::llvm::PassInstrumentationCallbacks& callbacks) noexcept {
+    const std::uintptr_t me = this_thread_word();
+    const std::uintptr_t sole = state->sole_thread.load(std::memory_order_relaxed);
+    // acquire: a tail another thread added is whole before this thread's
+    // after-callbacks run (its release below).
+    if ((sole != me && sole != CallbackState::kManyThreads) ||
+        state->tail_wanted.load(std::memory_order_acquire)) [[unlikely]]
+      before_slow(self, callbacks, me);
+  }
+
+  // Registers the after-callbacks at the back of the lists that end
+  // deferred runs (CallbackState::end_deferred), once; by the time they are
+  // wanted the host has registered its own. `callbacks` owns the callback
+  // that calls this, so it is alive. Registering changes LLVM's lists of
+  // after-callbacks, so no other thread may be running them: with
+  // Options::tail_from_first_pass, none has passed a before-callback of
+  // jitscope's yet (each waits here, under the mutex, and its acquire
+  // above sees the lists whole); else only while one thread has run
+  // these callbacks (a second thread's first before-callback takes the
+  // mutex too, so it comes wholly before or after).
+  [[gnu::noinline]] void before_slow(const std::shared_ptr<AttachedCallbacks>& self,
+                                     ::llvm::PassInstrumentationCallbacks& callbacks,
+                                     std::uintptr_t me) noexcept {
     std::lock_guard<std::mutex> lock(tail_mutex);
-    if (tail_done.load(std::memory_order_relaxed)) return;
-    const bool ok = detail::adapter_guarded([&] {
+    CallbackState& s = *state;
+    const std::uintptr_t sole = s.sole_thread.load(std::memory_order_relaxed);
+    const bool first = sole == 0;
+    if (sole != me) {
+      s.sole_thread.store(first ? me : CallbackState::kManyThreads, std::memory_order_relaxed);
+    }
+    if (!s.tail_wanted.load(std::memory_order_relaxed)) return;
+    const bool alone = s.options.tail_from_first_pass ? first : sole == me || first;
+    const bool ok = alone && detail::adapter_guarded([&] {
       callbacks.registerAfterPassCallback(
-          [self](::llvm::StringRef, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+          [self](::llvm::StringRef, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
             self->state->end_deferred();
           });
       callbacks.registerAfterPassInvalidatedCallback(
           [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
             self->state->end_deferred();
           });
-      if (state->options.analyses) {
+      if (s.options.analyses) {
         callbacks.registerAfterAnalysisCallback(
-            [self](::llvm::StringRef, ::llvm::Any) { self->state->end_deferred(); });
+            [self](::llvm::StringRef, const ::llvm::Any&) { self->state->end_deferred(); });
       }
     });
-    // Out of memory: no deferral (spans end at the front), and no retry.
-    state->tail_registered.store(ok, std::memory_order_relaxed);  // published by tail_done
-    tail_done.store(true, std::memory_order_release);
+    // Out of memory, or too late: no tail (runs end at their after-callback),
+    // and no retry. Published by tail_wanted's release.
+    s.tail_registered.store(ok, std::memory_order_relaxed);
+    s.tail_wanted.store(false, std::memory_order_release);
+  }
+
+  // This thread's word: the address of a thread-local, which no two live
+  // threads share.
+  static std::uintptr_t this_thread_word() noexcept {
+    return reinterpret_cast<std::uintptr_t>(&detail::last_pass_run_stack());
   }
 
   const std::shared_ptr<CallbackState> state;
   const void* const callbacks;  // a key only: never dereferenced
   bool listed = false;          // its entry is in attachments() (guarded by its mutex)
-  std::mutex tail_mutex;        // add_tail's
-  std::atomic<bool> tail_done{false};
+  std::mutex tail_mutex;        // before_slow's
 };
 
 inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
@@ -565,23 +639,23 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     // test it.
     if (options.ir_size) {
       callbacks.registerBeforeNonSkippedPassCallback(
-          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
-            a->add_tail(a, *owner);
+          [a, owner](::llvm::StringRef pass, const ::llvm::Any& ir) {
+            a->before(a, *owner);
             a->state->template begin<true>(State::kPass, pass, ir);
           });
       callbacks.registerAfterPassCallback(
-          [a](::llvm::StringRef pass, ::llvm::Any ir, const ::llvm::PreservedAnalyses&) {
+          [a](::llvm::StringRef pass, const ::llvm::Any& ir, const ::llvm::PreservedAnalyses&) {
             a->state->end_sized(pass, ir);
           },
           /*ToFront=*/true);
     } else {
       callbacks.registerBeforeNonSkippedPassCallback(
-          [a, owner](::llvm::StringRef pass, ::llvm::Any ir) {
-            a->add_tail(a, *owner);
+          [a, owner](::llvm::StringRef pass, const ::llvm::Any& ir) {
+            a->before(a, *owner);
             a->state->begin(State::kPass, pass, ir);
           });
       callbacks.registerAfterPassCallback(
-          [a](::llvm::StringRef pass, ::llvm::Any, const ::llvm::PreservedAnalyses&) {
+          [a](::llvm::StringRef pass, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
             a->state->end(State::kPass, pass, false);
           },
           /*ToFront=*/true);
@@ -592,14 +666,14 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
         },
         /*ToFront=*/true);
     callbacks.registerBeforeSkippedPassCallback(
-        [a](::llvm::StringRef pass, ::llvm::Any ir) { a->state->skip(pass, ir); });
+        [a](::llvm::StringRef pass, const ::llvm::Any& ir) { a->state->skip(pass, ir); });
     if (options.analyses) {
-      callbacks.registerBeforeAnalysisCallback([a, owner](::llvm::StringRef name, ::llvm::Any ir) {
-        a->add_tail(a, *owner);
+      callbacks.registerBeforeAnalysisCallback([a, owner](::llvm::StringRef name, const ::llvm::Any& ir) {
+        a->before(a, *owner);
         a->state->begin(State::kAnalysis, name, ir);
       });
       callbacks.registerAfterAnalysisCallback(
-          [a](::llvm::StringRef name, ::llvm::Any) {
+          [a](::llvm::StringRef name, const ::llvm::Any&) {
             a->state->end(State::kAnalysis, name, false);
           },
           /*ToFront=*/true);
