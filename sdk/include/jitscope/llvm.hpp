@@ -346,22 +346,33 @@ struct CallbackState {
   // Spans the host began inside it and ends in a later after-callback keep
   // it open until end_deferred, at the back of the lists ("Order").
   [[gnu::noinline]] void end(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
-    detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
-    if (stack == nullptr) {  // no run begun on this thread (or none with a session)
-      if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
     // Almost always: the innermost run ends, nothing deferred, and its span
     // is the innermost open on the thread, so no host span is open inside
-    // it (the inline end's own test of the thread's innermost serial).
-    if (!stack->empty() && !invalidated) [[likely]] {
+    // it (the inline end's own test of the thread's innermost serial). All
+    // else in end_slow, a tail call: this path saves no register.
+    detail::PassRunStack* const stack = detail::last_pass_run_stack();
+    if (stack != nullptr && stack->owner == id && !stack->empty() && !invalidated) [[likely]] {
       detail::PassRun& top = stack->top();
       if (top.matches(static_cast<std::uint8_t>(kind), name.data(), name.size()) &&
           !stack->has_deferred && detail::is_innermost(top.token())) [[likely]] {
         detail::end_innermost_now();
-        stack->pop();
+        if (--stack->next == stack->base && stack->outer_phase.open()) [[unlikely]]
+          end_outer_phase(*stack);
         return;
       }
+    }
+    end_slow(kind, name, invalidated);
+  }
+
+  [[gnu::noinline]] static void end_outer_phase(detail::PassRunStack& stack) noexcept {
+    stack.outer_phase.end();
+  }
+
+  [[gnu::noinline]] void end_slow(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {
+    detail::PassRunStack* const stack = detail::find_pass_run_stack(id);
+    if (stack == nullptr) {  // no run begun on this thread (or none with a session)
+      if (::jitscope::active()) unmatched.fetch_add(1, std::memory_order_relaxed);
+      return;
     }
     end_general(*stack, kind, name, invalidated);
   }
