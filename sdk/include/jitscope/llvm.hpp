@@ -32,11 +32,11 @@
 // Cost: with no session on at register_callbacks, nothing is registered and
 // nothing is paid. Attached with no session (Options::attach_without_session,
 // or a session that has since stopped): LLVM's own dispatch of the
-// callbacks, 5 to 8 % of an O2 pipeline, each callback then one relaxed
-// load and a branch. With a session, a pass run is one span (its name kept
+// callbacks, about 5 % of an O2 pipeline, each callback then a few loads
+// and a branch. With a session, a pass run is one span (its name kept
 // once per pass, then taken by pointer) with two or three args written with
-// its Begin: about 360 instructions beside LLVM's own 1,600 to call the
-// callbacks. Nothing here
+// its Begin: about 340 instructions beside LLVM's own 1,060 to call the
+// two callbacks (docs/performance.md). Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
 //
@@ -110,7 +110,7 @@ struct Options {
   // session is on (a PassBuilder made per compile does). LLVM computes each
   // pass's name and boxes its IR unit for every callback on its lists,
   // whatever the callback does: attached with no session, jitscope's cost
-  // is 5 to 8 % of an O2 pipeline. true registers anyway, for callbacks made
+  // is about 5 % of an O2 pipeline. true registers anyway, for callbacks made
   // before a session starts that are still used after it. Callbacks stay
   // attached once registered (LLVM cannot remove them), also after the
   // session stops.
@@ -570,20 +570,21 @@ struct AttachedCallbacks {
     }
     if (!s.tail_wanted.load(std::memory_order_relaxed)) return;
     const bool alone = s.options.tail_from_first_pass ? first : sole == me || first;
-    const bool ok = alone && detail::adapter_guarded([&] {
-      callbacks.registerAfterPassCallback(
-          [self](::llvm::StringRef, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
-            self->state->end_deferred();
-          });
-      callbacks.registerAfterPassInvalidatedCallback(
-          [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
-            self->state->end_deferred();
-          });
-      if (s.options.analyses) {
-        callbacks.registerAfterAnalysisCallback(
-            [self](::llvm::StringRef, const ::llvm::Any&) { self->state->end_deferred(); });
-      }
-    });
+    const bool ok =
+        alone && detail::adapter_guarded([&] {
+          callbacks.registerAfterPassCallback(
+              [self](::llvm::StringRef, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
+                self->state->end_deferred();
+              });
+          callbacks.registerAfterPassInvalidatedCallback(
+              [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
+                self->state->end_deferred();
+              });
+          if (s.options.analyses) {
+            callbacks.registerAfterAnalysisCallback(
+                [self](::llvm::StringRef, const ::llvm::Any&) { self->state->end_deferred(); });
+          }
+        });
     // Out of memory, or too late: no tail (runs end at their after-callback),
     // and no retry. Published by tail_wanted's release.
     s.tail_registered.store(ok, std::memory_order_relaxed);
@@ -679,10 +680,11 @@ inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& cal
     callbacks.registerBeforeSkippedPassCallback(
         [a](::llvm::StringRef pass, const ::llvm::Any& ir) { a->state->skip(pass, ir); });
     if (options.analyses) {
-      callbacks.registerBeforeAnalysisCallback([a, owner](::llvm::StringRef name, const ::llvm::Any& ir) {
-        a->before(a, *owner);
-        a->state->begin(State::kAnalysis, name, ir);
-      });
+      callbacks.registerBeforeAnalysisCallback(
+          [a, owner](::llvm::StringRef name, const ::llvm::Any& ir) {
+            a->before(a, *owner);
+            a->state->begin(State::kAnalysis, name, ir);
+          });
       callbacks.registerAfterAnalysisCallback(
           [a](::llvm::StringRef name, const ::llvm::Any&) {
             a->state->end(State::kAnalysis, name, false);
