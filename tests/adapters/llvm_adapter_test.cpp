@@ -408,6 +408,11 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
                        Case{"host callbacks after the attach, ToFront", false, true},
                        Case{"host callbacks after the attach", false, false}}) {
     SCOPED_TRACE(c.what);
+    // The last case needs jitscope's after-callbacks at the back of the
+    // lists: asked for (the default's way is the next test's).
+    jitscope::llvm::CallbackState::tail_needed().store(false);
+    jitscope::llvm::Options options;
+    options.tail_from_first_pass = !c.user_first && !c.to_front;
     Recorded recorded;
     jitscope::SessionStats stats;
     nlohmann::json trace;
@@ -417,7 +422,7 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
       llvm::PassInstrumentationCallbacks pic;
       record_independently(pic, recorded);
       if (c.user_first) register_user_spans(pic, c.to_front);
-      jitscope::llvm::register_callbacks(pic);
+      jitscope::llvm::register_callbacks(pic, options);
       if (!c.user_first) register_user_spans(pic, c.to_front);
       run_o2(pic);
       stats = session.finish();
@@ -446,113 +451,57 @@ TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
   }
 }
 
-// jitscope adds its after-callbacks at the back of LLVM's lists when a host
-// span first needs them, not when the first pass runs: the host's
-// span-making callbacks, added without ToFront after a first pipeline ran,
-// still nest inside jitscope's spans in the next. With
-// Options::tail_from_first_pass they came before the host's, which then run
-// too late for them: those spans end with jitscope's, marked.
-TEST(LlvmAdapter, HostCallbacksAddedAfterAPipelineRanStillNest) {
-  for (const bool from_first_pass : {false, true}) {
-    SCOPED_TRACE(from_first_pass ? "tail_from_first_pass" : "default");
+// By default jitscope adds no after-callbacks at the back of LLVM's lists
+// (LLVM would call them on every pass run): the host's span-making
+// callbacks, registered after jitscope's without ToFront, have their spans
+// end with jitscope's (marked), and one line says so and names the option.
+// Callbacks registered after that in the process have them, and the host's
+// spans nest whole.
+TEST(LlvmAdapter, ALateHostSpanEndsWithTheRunUntilTheProcessLearnsToWaitForIt) {
+  jitscope::llvm::CallbackState::tail_needed().store(false);
+  jitscope::testing::StderrCapture err;
+  for (const bool learned : {false, true}) {
+    SCOPED_TRACE(learned ? "callbacks registered after one needed the tail" : "the first");
     jitscope::SessionStats stats;
     nlohmann::json trace;
     {
       jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_late_host"));
       ASSERT_TRUE(session.status().ok()) << session.status().message();
       llvm::PassInstrumentationCallbacks pic;
-      jitscope::llvm::Options options;
-      options.tail_from_first_pass = from_first_pass;
-      jitscope::llvm::register_callbacks(pic, options);
-      run_o2(pic);
+      jitscope::llvm::register_callbacks(pic);
       register_user_spans(pic, /*to_front=*/false);
       run_o2(pic);
       stats = session.finish();
       trace = jitscope::testing::load_trace(session.path());
     }
+    EXPECT_EQ(stats.spans_incomplete, 0u);
     const auto threads = spans_by_thread(
         trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
     ASSERT_EQ(threads.size(), 1u);
     const auto& spans = threads.begin()->second;
     EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
-    std::size_t host = 0, marked = 0;
+    std::uint64_t host = 0, marked = 0;
     for (const auto& s : spans) {
       if (s.name != "user_pass") continue;
       ++host;
       marked += s.args.value("jitscope_ended_with_outer", false) ? 1 : 0;
     }
     EXPECT_GT(host, 100u);
-    if (from_first_pass) {
-      EXPECT_EQ(marked, host);
-      EXPECT_EQ(stats.spans_ended_out_of_order, host);
-    } else {
-      EXPECT_EQ(marked, 0u);
-      EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
-      EXPECT_EQ(stats.spans_incomplete, 0u);
-    }
+    EXPECT_EQ(marked, learned ? 0u : host);
+    EXPECT_EQ(stats.spans_ended_out_of_order, marked);
   }
-}
-
-// Once a second thread has run the callbacks, jitscope cannot add its
-// after-callbacks late (another thread may be running LLVM's lists): the
-// host's spans that then need them end with jitscope's, marked, and one
-// line says so and names the option. A tail added while one thread ran
-// serves the threads after it.
-TEST(LlvmAdapter, WhereSeveralThreadsRanTheCallbacksLateHostSpansEndWithThePassRun) {
-  for (const bool host_first : {false, true}) {
-    SCOPED_TRACE(host_first ? "host callbacks before the first pipeline" : "added later");
-    jitscope::SessionStats stats;
-    nlohmann::json trace;
-    jitscope::testing::StderrCapture err;
-    {
-      jitscope::testing::ScopedSession session(jitscope::testing::test_config("llvm_many"));
-      ASSERT_TRUE(session.status().ok()) << session.status().message();
-      llvm::PassInstrumentationCallbacks pic;
-      jitscope::llvm::register_callbacks(pic);
-      if (host_first) register_user_spans(pic, /*to_front=*/false);
-      // One thread after the other: which thread runs first is fixed.
-      std::thread([&] { run_o2(pic); }).join();
-      std::thread([&] { run_o2(pic); }).join();
-      if (!host_first) register_user_spans(pic, /*to_front=*/false);
-      run_o2(pic);
-      stats = session.finish();
-      trace = jitscope::testing::load_trace(session.path());
-    }
-    const auto threads = spans_by_thread(
-        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
-    ASSERT_EQ(threads.size(), 3u);
-    std::size_t host = 0, marked = 0;
-    for (const auto& [tid, spans] : threads) {
-      EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
-      for (const auto& s : spans) {
-        if (s.name != "user_pass") continue;
-        ++host;
-        marked += s.args.value("jitscope_ended_with_outer", false) ? 1 : 0;
-      }
-    }
-    const std::string said = err.text();
-    EXPECT_GT(host, 100u);
-    if (host_first) {
-      EXPECT_EQ(marked, 0u);
-      EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
-    } else {
-      EXPECT_EQ(marked, host);
-      EXPECT_EQ(stats.spans_ended_out_of_order, host);
-      EXPECT_NE(said.find("Options::tail_from_first_pass"), std::string::npos) << said;
-    }
-  }
+  const std::string said = err.text();
+  EXPECT_EQ(count_lines_starting(said, "jitscope: jitscope::llvm: a span the host"), 1) << said;
+  EXPECT_NE(said.find("Options::tail_from_first_pass"), std::string::npos) << said;
 }
 
 // Four threads run their pipelines through one callbacks object, the host's
-// span-making callbacks registered after the attach without ToFront. With
-// Options::tail_from_first_pass, on every thread the host's spans nest
+// span-making callbacks registered after the attach without ToFront, with
+// Options::tail_from_first_pass: on every thread the host's spans nest
 // inside jitscope's, and the after-callbacks jitscope adds when the first
 // pass runs are added once, while other threads may already be running
-// passes (the ThreadSanitizer run's subject). By default they come when
-// the first host span needs them if one thread has run the callbacks by
-// then, which the threads' timing decides: the host's spans nest either way,
-// each whole or ended with jitscope's (marked).
-void threads_share_one_callbacks_object(bool from_first_pass) {
+// passes (the ThreadSanitizer run's subject).
+TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
   constexpr int kThreads = 4;
   jitscope::SessionStats stats;
   nlohmann::json trace;
@@ -562,7 +511,7 @@ void threads_share_one_callbacks_object(bool from_first_pass) {
     ASSERT_TRUE(session.status().ok()) << session.status().message();
     llvm::PassInstrumentationCallbacks pic;
     jitscope::llvm::Options options;
-    options.tail_from_first_pass = from_first_pass;
+    options.tail_from_first_pass = true;
     const jitscope::llvm::Registration reg = jitscope::llvm::register_callbacks(pic, options);
     // The host's spans, on a stack per thread.
     static thread_local std::vector<jitscope::Span> open;
@@ -613,16 +562,8 @@ void threads_share_one_callbacks_object(bool from_first_pass) {
   }
   EXPECT_EQ(pass_spans, counts.passes);
   EXPECT_GT(counts.passes, static_cast<std::uint64_t>(kThreads) * 100);
-  EXPECT_EQ(stats.spans_ended_out_of_order, marked);
-  if (from_first_pass) EXPECT_EQ(marked, 0u);
-}
-
-TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectNestWithTheHostsSpans) {
-  threads_share_one_callbacks_object(/*from_first_pass=*/true);
-}
-
-TEST(LlvmAdapter, ThreadsSharingOneCallbacksObjectByDefaultNestWithTheHostsSpans) {
-  threads_share_one_callbacks_object(/*from_first_pass=*/false);
+  EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
+  EXPECT_EQ(marked, 0u);
 }
 
 TEST(LlvmAdapter, SecondRegistrationOnTheSameCallbacksIsANoOp) {

@@ -35,7 +35,7 @@
 // callbacks, about 5 % of an O2 pipeline, each callback then a few loads
 // and a branch. With a session, a pass run is one span (its name kept
 // once per pass, then taken by pointer) with two or three args written with
-// its Begin: about 340 instructions beside LLVM's own 1,060 to call the
+// its Begin: about 340 instructions beside LLVM's own 1,040 to call the
 // two callbacks (docs/performance.md). Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
@@ -49,15 +49,14 @@
 // Order: LLVM runs before-callbacks in registration order and after-callbacks
 // in list order; jitscope's after-callbacks go to the front of their lists
 // (ToFront). A span the host's own callbacks open around a pass nests with
-// jitscope's whatever the order: around it when registered before the
-// attach, inside it when registered after it (with ToFront, LLVM's
-// time-trace convention, it ends first; without, jitscope's span waits for
-// it: jitscope adds after-callbacks at the back of each list the first time
-// it sees such a span, and that run ends at the thread's next callback).
-// Only after-callbacks the host adds after that come too late for it; and
-// where several threads share one callbacks object, the back ones cannot
-// be added late: Options::tail_from_first_pass adds them when the first
-// pass runs.
+// jitscope's: around it when registered before the attach; inside it when
+// registered after it, where with ToFront (LLVM's time-trace convention) it
+// ends first. Registered after it without ToFront, jitscope's span can wait
+// for it only with after-callbacks of its own at the back of each list,
+// which LLVM calls on every pass run (Options::tail_from_first_pass): by
+// default such a span ends with jitscope's (marked), once, and callbacks
+// registered after that in the process wait for it. After-callbacks the host
+// adds after the first pass ran come too late for that.
 // Once: a second register_callbacks on the same callbacks object registers
 // nothing, says so in one `jitscope:` line (once per process) and returns
 // the first one's Registration.
@@ -127,17 +126,16 @@ struct Options {
   // Spans the host's own callbacks open around pass runs ("Order"): with a
   // before-callback registered after jitscope's and an after-callback
   // without ToFront, the host's span is still open inside jitscope's when
-  // jitscope's after-callback runs. jitscope then waits for the host's with
+  // jitscope's after-callback runs. To wait for it, jitscope needs
   // after-callbacks of its own at the back of LLVM's lists ("the tail"),
-  // which LLVM calls on every pass run whatever they do (about 520
-  // instructions a run, a quarter of jitscope's cost: docs/performance.md).
-  // false (the default): the tail is added only once such a span is seen,
-  // at the next pass run, while only one thread has used these callbacks;
-  // the run that saw it ends at that next pass run. With more threads,
-  // runs end at their after-callback, the host's spans inside ending with
-  // them (marked "jitscope_ended_with_outer"; one `jitscope:` line says
-  // so). true: the tail is added when the first pass runs, for every
-  // thread (the cost whether or not such spans come).
+  // added when the first pass runs (later, another thread may be running
+  // those lists), which LLVM then calls on every pass run whatever they do:
+  // about 520 instructions a run, a quarter of jitscope's cost
+  // (docs/performance.md). false (the default): no tail, until a run of
+  // this process has ended with such a span open inside it; that span ends
+  // with the run's (marked "jitscope_ended_with_outer", and one `jitscope:`
+  // line says so), and callbacks registered from then on in this process
+  // get the tail. true: the tail from the start.
   bool tail_from_first_pass = false;
 };
 
@@ -271,11 +269,11 @@ struct CallbackState {
       dropped.fetch_add(1, std::memory_order_relaxed);  // relaxed: tallies (all below too)
       return;
     }
+    stack->end_deferred();  // when the tail after-callback did not run
     IrUnit unit = describe_ir(ir);
     if constexpr (kSized) {
       if (kind == kPass) unit.size_before = ir_size(ir) + 1;  // +1: 0 is "not measured"
     }
-    stack->end_deferred();  // when the tail after-callback did not run
     if (stack->empty() && !column.empty()) [[unlikely]]
       stack->outer_phase = detail::begin_column_phase(column);
     // A pass's name is a view into __PRETTY_FUNCTION__, the same for
@@ -420,7 +418,7 @@ struct CallbackState {
       this->invalidated.fetch_add(1, std::memory_order_relaxed);
     }
     if (static_cast<std::size_t>(at) + 1 == stack.size() &&
-        detail::PassRunStack::spans_open_inside(run) && may_defer()) {
+        detail::PassRunStack::spans_open_inside(run) && can_defer()) {
       run.end_deferred = true;
       stack.has_deferred = true;
       return;
@@ -428,23 +426,27 @@ struct CallbackState {
     stack.end_from(static_cast<std::size_t>(at));
   }
 
-  // A run with a host span open inside it waits: for the tail, when it is
-  // there; without it, for this thread's next callback (its next pass run,
-  // whose before-callback adds the tail: AttachedCallbacks::before), while
-  // the tail can still come (one thread so far). Else it ends now.
-  bool may_defer() noexcept {
+  // A run with a host span open inside it waits for the tail, when it is
+  // there. Else it ends now, and the callbacks registered after this get
+  // the tail (tail_needed).
+  bool can_defer() noexcept {
     if (tail_registered.load(std::memory_order_relaxed)) return true;
-    if (sole_thread.load(std::memory_order_relaxed) != kManyThreads) {
-      tail_wanted.store(true, std::memory_order_relaxed);
-      return true;
-    }
+    tail_needed().store(true, std::memory_order_relaxed);
     static std::atomic<bool> said{false};
     detail::adapter_log_once(
         said,
-        "jitscope::llvm: a host span was open inside a pass run at its end, on callbacks "
-        "several threads use: such spans end with the pass run's (marked "
-        "jitscope_ended_with_outer); Options::tail_from_first_pass keeps them whole");
+        "jitscope::llvm: a span the host's callbacks opened inside a pass run was still open at "
+        "the run's end: it ends with the run's span (marked jitscope_ended_with_outer); "
+        "callbacks registered from now on wait for such spans, and "
+        "Options::tail_from_first_pass makes the first ones wait too");
     return false;
+  }
+
+  // Set once a run of this process needed the tail: the callbacks registered
+  // after it add it when their first pass runs. Internal (tests reset it).
+  static std::atomic<bool>& tail_needed() noexcept {
+    static std::atomic<bool> needed{false};
+    return needed;
   }
 
   // The after-callbacks at the back of LLVM's lists: the spans end() left
@@ -469,15 +471,9 @@ struct CallbackState {
   const std::uint64_t id = detail::new_adapter_id();
   // The tail after-callbacks are registered (AttachedCallbacks::before).
   std::atomic<bool> tail_registered{false};
-  // The next before-callback is to register them (from the start with
-  // Options::tail_from_first_pass).
-  std::atomic<bool> tail_wanted{options.tail_from_first_pass};
-  // The one thread that has run these callbacks (its word, this_thread_word),
-  // kManyThreads once another has; 0 before any. Only while one thread has
-  // can the tail come after the first pass: no other thread is then inside
-  // LLVM's lists of after-callbacks, which registering changes.
-  static constexpr std::uintptr_t kManyThreads = 1;
-  std::atomic<std::uintptr_t> sole_thread{0};
+  // The first before-callback is to register them.
+  std::atomic<bool> tail_wanted{options.tail_from_first_pass ||
+                                tail_needed().load(std::memory_order_relaxed)};
   std::atomic<std::uint64_t> passes{0}, invalidated{0}, skipped{0}, analyses{0}, unmatched{0},
       dropped{0};
 };
@@ -534,73 +530,49 @@ struct AttachedCallbacks {
       }
     }
   }
-  // Every before-callback of jitscope's, first: notes the thread, and adds
-  // the tail when it is wanted (CallbackState::tail_wanted). Both rare: one
-  // test inline.
+  // Registers, once, the after-callbacks at the back of the lists that end
+  // deferred spans (CallbackState::end_deferred), when the first of
+  // jitscope's before-callbacks runs, when they are wanted
+  // (CallbackState::tail_wanted): by then the host has registered its own.
+  // `callbacks` owns the callback that calls this, so it is alive.
+  // Safe beside other threads: one that runs an after-callback list ran one
+  // of jitscope's before-callbacks first, which waits here until the lists
+  // are whole (the mutex, then the flag's release). Never later: a thread
+  // may then be running the lists (another, or this one, inside an
+  // after-callback that runs passes).
   JITSCOPE_ALWAYS_INLINE void before(const std::shared_ptr<AttachedCallbacks>& self,
                                      ::llvm::PassInstrumentationCallbacks& callbacks) noexcept {
-    const std::uintptr_t me = this_thread_word();
-    const std::uintptr_t sole = state->sole_thread.load(std::memory_order_relaxed);
-    // acquire: a tail another thread added is whole before this thread's
-    // after-callbacks run (its release below).
-    if ((sole != me && sole != CallbackState::kManyThreads) ||
-        state->tail_wanted.load(std::memory_order_acquire)) [[unlikely]]
-      before_slow(self, callbacks, me);
+    if (state->tail_wanted.load(std::memory_order_acquire)) [[unlikely]]
+      add_tail(self, callbacks);
   }
-
-  // Registers the after-callbacks at the back of the lists that end
-  // deferred runs (CallbackState::end_deferred), once; by the time they are
-  // wanted the host has registered its own. `callbacks` owns the callback
-  // that calls this, so it is alive. Registering changes LLVM's lists of
-  // after-callbacks, so no other thread may be running them: with
-  // Options::tail_from_first_pass, none has passed a before-callback of
-  // jitscope's yet (each waits here, under the mutex, and its acquire
-  // above sees the lists whole); else only while one thread has run
-  // these callbacks (a second thread's first before-callback takes the
-  // mutex too, so it comes wholly before or after).
-  [[gnu::noinline]] void before_slow(const std::shared_ptr<AttachedCallbacks>& self,
-                                     ::llvm::PassInstrumentationCallbacks& callbacks,
-                                     std::uintptr_t me) noexcept {
+  [[gnu::noinline]] void add_tail(const std::shared_ptr<AttachedCallbacks>& self,
+                                  ::llvm::PassInstrumentationCallbacks& callbacks) noexcept {
     std::lock_guard<std::mutex> lock(tail_mutex);
     CallbackState& s = *state;
-    const std::uintptr_t sole = s.sole_thread.load(std::memory_order_relaxed);
-    const bool first = sole == 0;
-    if (sole != me) {
-      s.sole_thread.store(first ? me : CallbackState::kManyThreads, std::memory_order_relaxed);
-    }
     if (!s.tail_wanted.load(std::memory_order_relaxed)) return;
-    const bool alone = s.options.tail_from_first_pass ? first : sole == me || first;
-    const bool ok =
-        alone && detail::adapter_guarded([&] {
-          callbacks.registerAfterPassCallback(
-              [self](::llvm::StringRef, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
-                self->state->end_deferred();
-              });
-          callbacks.registerAfterPassInvalidatedCallback(
-              [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
-                self->state->end_deferred();
-              });
-          if (s.options.analyses) {
-            callbacks.registerAfterAnalysisCallback(
-                [self](::llvm::StringRef, const ::llvm::Any&) { self->state->end_deferred(); });
-          }
-        });
-    // Out of memory, or too late: no tail (runs end at their after-callback),
-    // and no retry. Published by tail_wanted's release.
-    s.tail_registered.store(ok, std::memory_order_relaxed);
+    const bool ok = detail::adapter_guarded([&] {
+      callbacks.registerAfterPassCallback(
+          [self](::llvm::StringRef, const ::llvm::Any&, const ::llvm::PreservedAnalyses&) {
+            self->state->end_deferred();
+          });
+      callbacks.registerAfterPassInvalidatedCallback(
+          [self](::llvm::StringRef, const ::llvm::PreservedAnalyses&) {
+            self->state->end_deferred();
+          });
+      if (s.options.analyses) {
+        callbacks.registerAfterAnalysisCallback(
+            [self](::llvm::StringRef, const ::llvm::Any&) { self->state->end_deferred(); });
+      }
+    });
+    // Out of memory: no deferral (spans end at the front), and no retry.
+    s.tail_registered.store(ok, std::memory_order_relaxed);  // published by the release
     s.tail_wanted.store(false, std::memory_order_release);
-  }
-
-  // This thread's word: the address of a thread-local, which no two live
-  // threads share.
-  static std::uintptr_t this_thread_word() noexcept {
-    return reinterpret_cast<std::uintptr_t>(&detail::last_pass_run_stack());
   }
 
   const std::shared_ptr<CallbackState> state;
   const void* const callbacks;  // a key only: never dereferenced
   bool listed = false;          // its entry is in attachments() (guarded by its mutex)
-  std::mutex tail_mutex;        // before_slow's
+  std::mutex tail_mutex;        // add_tail's
 };
 
 inline Registration register_callbacks(::llvm::PassInstrumentationCallbacks& callbacks,
