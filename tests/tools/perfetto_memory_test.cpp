@@ -173,6 +173,32 @@ TEST(PerfettoMemory, SlicesEndedOnATrackGiveTheirRoomBack) {
   expect_rss_under(r, 320, "jitscope-report, open slices on 2 tracks");
 }
 
+TEST(PerfettoMemory, APacketLengthPastTheInputsEndTakesNoMoreThanTheInput) {
+  // A packet that claims 200 MiB in a file of 100 bytes more: the reader
+  // once made room for the claim (zeroed: 200 MiB resident, a fuzzer's
+  // slowest input), where the input holds a cut packet. Read from the file
+  // (its size known) and from stdin (not known), as the cut trace it is.
+  std::string bytes;
+  bytes.push_back(0x0a);
+  for (std::uint64_t v = std::uint64_t{200} << 20;; v >>= 7) {  // the length, a varint
+    bytes.push_back(static_cast<char>(v < 0x80 ? v : (v & 0x7f) | 0x80));
+    if (v < 0x80) break;
+  }
+  bytes.append(100, '\x08');
+  const TraceFile file("pf_claimed_length", bytes);
+  for (const bool from_stdin : {false, true}) {
+    SCOPED_TRACE(from_stdin ? "stdin" : "file");
+    const ToolRun r =
+        from_stdin ? run_tool({JITSCOPE_REPORT_BIN, "-", "--section", "header"}, {}, file.path)
+                   : run_tool({JITSCOPE_REPORT_BIN, file.path, "--section", "header"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("1 packet cut off by the end of the input"), std::string::npos) << r.out;
+    expect_rss_under(
+        r, 64,
+        std::string("jitscope-report, a 200 MiB claim from ") + (from_stdin ? "stdin" : "a file"));
+  }
+}
+
 TEST(PerfettoMemory, EveryStructureStopsAtTheMemoryBoundWithOneError) {
   // With an 8 MiB bound, in process: long track names, long interned names
   // in many sequences, deep open slices. Each is one "byte N:" error naming

@@ -76,10 +76,25 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
       }
       // Tests shrink chunk_size_ to cross every boundary; otherwise whole
       // packets in reads of at least 1 MiB.
-      const std::size_t to_read = std::min(chunk_size_, std::max(need - end, std::size_t{1} << 20));
+      std::size_t to_read = std::min(chunk_size_, std::max(need - end, std::size_t{1} << 20));
       // The room the packet needs, no more: the buffer counts against the
       // decoder's memory bound, and one big packet must not leave it big.
-      const std::size_t want = std::max(need, end + to_read);
+      std::size_t want = std::max(need, end + to_read);
+      // Nor more than the input holds: a packet's length is the input's
+      // word, and a short file that claims 200 MiB gets a buffer of its own
+      // size (+1: its end is seen in the same read). Of unknown size (a
+      // pipe, gzip; a file read past the size it had), the buffer at most
+      // doubles what it holds per read.
+      const std::uint64_t hint = in.size_hint();
+      const std::uint64_t left =
+          hint != InputFile::kUnknownSize && hint > bytes_read_ ? hint - bytes_read_ : 0;
+      if (left > 0) {
+        to_read = static_cast<std::size_t>(std::min<std::uint64_t>(to_read, left + 1));
+        want = static_cast<std::size_t>(std::min<std::uint64_t>(want, end + left + 1));
+      } else {
+        to_read = std::min(to_read, std::max(end, std::size_t{1} << 20));
+        want = std::min(want, std::max(end + to_read, 2 * buf.size()));
+      }
       if (buf.size() < want || buf.size() > 4 * want + (std::size_t{16} << 20)) {
         std::vector<char> next(want);
         std::memcpy(next.data(), buf.data(), end);
