@@ -82,18 +82,21 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
       std::size_t want = std::max(need, end + to_read);
       // Nor more than the input holds: a packet's length is the input's
       // word, and a short file that claims 200 MiB gets a buffer of its own
-      // size (+1: its end is seen in the same read). Of unknown size (a
-      // pipe, gzip; a file read past the size it had), the buffer at most
-      // doubles what it holds per read.
+      // size (+1: room to see its end). Of unknown size (a pipe, gzip; a
+      // file at or past the size it had), reads fill the room there is, and
+      // none left, the buffer grows by what it holds (doubling: copies stay
+      // linear), so a claim costs at most twice the bytes that came.
       const std::uint64_t hint = in.size_hint();
-      const std::uint64_t left =
-          hint != InputFile::kUnknownSize && hint > bytes_read_ ? hint - bytes_read_ : 0;
-      if (left > 0) {
+      if (hint != InputFile::kUnknownSize && bytes_read_ < hint) {
+        const std::uint64_t left = hint - bytes_read_;
         to_read = static_cast<std::size_t>(std::min<std::uint64_t>(to_read, left + 1));
         want = static_cast<std::size_t>(std::min<std::uint64_t>(want, end + left + 1));
+      } else if (buf.size() > end && buf.size() <= 4 * want + (std::size_t{16} << 20)) {
+        to_read = std::min(to_read, buf.size() - end);
+        want = buf.size();
       } else {
-        to_read = std::min(to_read, std::max(end, std::size_t{1} << 20));
-        want = std::min(want, std::max(end + to_read, 2 * buf.size()));
+        to_read = std::min(to_read, std::max(end, std::size_t{64} << 10));
+        want = end + to_read;
       }
       if (buf.size() < want || buf.size() > 4 * want + (std::size_t{16} << 20)) {
         std::vector<char> next(want);
