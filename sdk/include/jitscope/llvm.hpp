@@ -35,7 +35,7 @@
 // callbacks, about 5 % of an O2 pipeline, each callback then a few loads
 // and a branch. With a session, a pass run is one span (its name kept
 // once per pass, then taken by pointer) with two or three args written with
-// its Begin: about 340 instructions beside LLVM's own 1,040 to call the
+// its Begin: about 340 instructions beside LLVM's own 1,050 to call the
 // two callbacks (docs/performance.md). Nothing here
 // throws into LLVM or aborts it: out of memory loses the span and is
 // counted (Counts::dropped) when exceptions are on.
@@ -53,10 +53,13 @@
 // registered after it, where with ToFront (LLVM's time-trace convention) it
 // ends first. Registered after it without ToFront, jitscope's span can wait
 // for it only with after-callbacks of its own at the back of each list,
-// which LLVM calls on every pass run (Options::tail_from_first_pass): by
-// default such a span ends with jitscope's (marked), once, and callbacks
-// registered after that in the process wait for it. After-callbacks the host
-// adds after the first pass ran come too late for that.
+// which LLVM calls on every pass run and which can only be added when the
+// first pass runs (later, a thread may be inside those lists: another, or
+// this one in an after-callback that runs passes). With
+// Options::tail_from_first_pass they are; by default such a span ends with
+// jitscope's (marked; one `jitscope:` line says so), and callbacks
+// registered after the first such run in the process get them.
+// After-callbacks the host adds after the first pass ran come too late.
 // Once: a second register_callbacks on the same callbacks object registers
 // nothing, says so in one `jitscope:` line (once per process) and returns
 // the first one's Registration.
@@ -128,14 +131,15 @@ struct Options {
   // without ToFront, the host's span is still open inside jitscope's when
   // jitscope's after-callback runs. To wait for it, jitscope needs
   // after-callbacks of its own at the back of LLVM's lists ("the tail"),
-  // added when the first pass runs (later, another thread may be running
-  // those lists), which LLVM then calls on every pass run whatever they do:
+  // added when the first pass runs (later, a thread may be inside those
+  // lists), which LLVM then calls on every pass run whatever they do:
   // about 520 instructions a run, a quarter of jitscope's cost
   // (docs/performance.md). false (the default): no tail, until a run of
-  // this process has ended with such a span open inside it; that span ends
-  // with the run's (marked "jitscope_ended_with_outer", and one `jitscope:`
-  // line says so), and callbacks registered from then on in this process
-  // get the tail. true: the tail from the start.
+  // this process has ended with such a span open inside it: such spans end
+  // with the run's (marked "jitscope_ended_with_outer"; one `jitscope:` line
+  // says so, once per process), and callbacks registered after that in this
+  // process get the tail (and its cost, also attached without a session).
+  // true: the tail from the start.
   bool tail_from_first_pass = false;
 };
 
@@ -431,10 +435,12 @@ struct CallbackState {
   // the tail (tail_needed).
   bool can_defer() noexcept {
     if (tail_registered.load(std::memory_order_relaxed)) return true;
-    tail_needed().store(true, std::memory_order_relaxed);
-    static std::atomic<bool> said{false};
+    // Loaded first: threads cutting runs at once do not take turns writing.
+    if (!tail_needed().load(std::memory_order_relaxed))
+      tail_needed().store(true, std::memory_order_relaxed);
+    if (tail_said().load(std::memory_order_relaxed)) return false;
     detail::adapter_log_once(
-        said,
+        tail_said(),
         "jitscope::llvm: a span the host's callbacks opened inside a pass run was still open at "
         "the run's end: it ends with the run's span (marked jitscope_ended_with_outer); "
         "callbacks registered from now on wait for such spans, and "
@@ -447,6 +453,11 @@ struct CallbackState {
   static std::atomic<bool>& tail_needed() noexcept {
     static std::atomic<bool> needed{false};
     return needed;
+  }
+  // can_defer's line was written (once per process). Internal (tests reset it).
+  static std::atomic<bool>& tail_said() noexcept {
+    static std::atomic<bool> said{false};
+    return said;
   }
 
   // The after-callbacks at the back of LLVM's lists: the spans end() left
