@@ -69,6 +69,15 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// Each line of a JSON-lines file (a metrics file), parsed. A line that is
+// not JSON (an empty one too) throws: the test fails.
+inline std::vector<nlohmann::json> read_json_lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  for (const std::string& line : lines_of(read_file(path)))
+    out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
 // How many of `text`'s lines start with `prefix` ("jitscope:").
 inline int count_lines_starting(const std::string& text, const std::string& prefix) {
   int n = 0;

@@ -25,9 +25,7 @@ TEST(CCompileApi, AJitsHooksInCRecordUnitsPhasesAndWorkers) {
   ASSERT_EQ(jitscope_c_compile_scenario(), 0);
   (void)session.finish();
 
-  std::vector<json> records;
-  std::ifstream in(cfg.metrics_path);
-  for (std::string line; std::getline(in, line);) records.push_back(json::parse(line));
+  const std::vector<json> records = jitscope::testing::read_json_lines(cfg.metrics_path);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["compile_id"], "0/0");
   EXPECT_EQ(records[1]["compile_id"], "0/1");

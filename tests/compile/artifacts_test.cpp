@@ -20,13 +20,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::vector<json> metrics_lines(const std::string& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-  return out;
-}
-
 Config artifact_config(const std::string& stem) {
   Config cfg = test_config(stem);
   cfg.metrics_path = temp_path(stem + ".metrics");
@@ -63,7 +56,7 @@ TEST(Artifacts, NamedByCompileIdListedInTheRecordWithSizeAndHash) {
   EXPECT_EQ(stats.artifact_bytes, ptx.size() * 2 + 9 + bytes.size() + 9);
   EXPECT_EQ(stats.artifacts_over_cap, 0u);
 
-  const std::vector<json> records = metrics_lines(cfg.metrics_path);
+  const std::vector<json> records = read_json_lines(cfg.metrics_path);
   ASSERT_EQ(records.size(), 2u);
   const json& list = records[0]["artifacts"];
   ASSERT_EQ(list.size(), 4u);
@@ -126,7 +119,7 @@ TEST(Artifacts, PastTheBoundTheyAreCountedNotWrittenAndSaidOnce) {
   EXPECT_TRUE(fs::exists(dir + "a.txt"));
   EXPECT_FALSE(fs::exists(dir + "b.txt"));
   EXPECT_TRUE(fs::exists(dir + "c.txt"));
-  const std::vector<json> records = metrics_lines(cfg.metrics_path);
+  const std::vector<json> records = read_json_lines(cfg.metrics_path);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["artifacts"].size(), 2u);
 }

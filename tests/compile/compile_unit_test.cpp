@@ -27,14 +27,6 @@ using nlohmann::json;
 using testing::load_trace;
 using testing::temp_path;
 
-std::vector<json> read_lines(const std::string& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(json::parse(line));  // throws if malformed
-  return out;
-}
-
 // A session writing a trace and a metrics file, with exact (blocking) rings.
 class CompileSession {
  public:
@@ -51,7 +43,7 @@ class CompileSession {
     const Status st = stop(&stats);
     EXPECT_TRUE(st.ok()) << st.message();
     trace_ = load_trace(cfg_.output_path);
-    lines_ = read_lines(cfg_.metrics_path);
+    lines_ = testing::read_json_lines(cfg_.metrics_path);
     return stats;
   }
   const json& trace() const { return trace_; }

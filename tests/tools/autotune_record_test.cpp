@@ -23,18 +23,9 @@
 namespace jitscope::testing::report {
 namespace {
 
-std::vector<json> lines_of(const std::string& path) {
-  std::vector<json> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-
 std::vector<json> autotune_records(const std::string& metrics) {
   std::vector<json> out;
-  for (json& r : lines_of(metrics)) {
+  for (json& r : read_json_lines(metrics)) {
     if (r.value("record", "") == "autotune") out.push_back(std::move(r));
   }
   return out;
