@@ -86,19 +86,23 @@ bool TraceReader::read_protobuf(InputFile& in, const std::string& head,
       // file at or past the size it had), reads fill the room there is, and
       // none left, the buffer grows by what it holds (doubling: copies stay
       // linear), so a claim costs at most twice the bytes that came.
+      // Past four times the room needed (and 16 MiB), the buffer shrinks.
+      const auto oversized = [&](std::size_t room) {
+        return buf.size() > 4 * room + (std::size_t{16} << 20);
+      };
       const std::uint64_t hint = in.size_hint();
       if (hint != InputFile::kUnknownSize && bytes_read_ < hint) {
         const std::uint64_t left = hint - bytes_read_;
         to_read = static_cast<std::size_t>(std::min<std::uint64_t>(to_read, left + 1));
         want = static_cast<std::size_t>(std::min<std::uint64_t>(want, end + left + 1));
-      } else if (buf.size() > end && buf.size() <= 4 * want + (std::size_t{16} << 20)) {
+      } else if (buf.size() > end && !oversized(want)) {
         to_read = std::min(to_read, buf.size() - end);
         want = buf.size();
       } else {
         to_read = std::min(to_read, std::max(end, std::size_t{64} << 10));
         want = end + to_read;
       }
-      if (buf.size() < want || buf.size() > 4 * want + (std::size_t{16} << 20)) {
+      if (buf.size() < want || oversized(want)) {
         std::vector<char> next(want);
         std::memcpy(next.data(), buf.data(), end);
         buf.swap(next);

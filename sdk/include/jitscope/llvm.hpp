@@ -352,22 +352,17 @@ struct CallbackState {
     // is the innermost open on the thread, so no host span is open inside
     // it (the inline end's own test of the thread's innermost serial). All
     // else in end_slow, a tail call: this path saves no register.
-    detail::PassRunStack* const stack = detail::last_pass_run_stack();
-    if (stack != nullptr && stack->owner == id && !stack->empty() && !invalidated) [[likely]] {
+    detail::PassRunStack* const stack = detail::last_pass_run_stack_of(id);
+    if (stack != nullptr && !stack->empty() && !invalidated) [[likely]] {
       detail::PassRun& top = stack->top();
       if (top.matches(static_cast<std::uint8_t>(kind), name.data(), name.size()) &&
           !stack->has_deferred && detail::is_innermost(top.token())) [[likely]] {
         detail::end_innermost_now();
-        if (--stack->next == stack->base && stack->outer_phase.open()) [[unlikely]]
-          end_outer_phase(*stack);
+        stack->pop();
         return;
       }
     }
     end_slow(kind, name, invalidated);
-  }
-
-  [[gnu::noinline]] static void end_outer_phase(detail::PassRunStack& stack) noexcept {
-    stack.outer_phase.end();
   }
 
   [[gnu::noinline]] void end_slow(Kind kind, ::llvm::StringRef name, bool invalidated) noexcept {

@@ -55,11 +55,12 @@ struct PassRunStack {
   std::size_t size() const noexcept { return static_cast<std::size_t>(next - base); }
   PassRun& top() noexcept { return next[-1]; }
   // Pops the top run, whose span has ended; the last one ends the column
-  // phase around it.
+  // phase around it (out of line: the usual pop saves no register).
   JITSCOPE_ALWAYS_INLINE void pop() noexcept {
     if (--next == base && outer_phase.open()) [[unlikely]]
-      outer_phase.end();
+      end_outer_phase();
   }
+  [[gnu::noinline]] void end_outer_phase() noexcept { outer_phase.end(); }
   static void end_span_of(const PassRun& r) noexcept {
     if (r.session_word != 0) end_span_now(r.token());
   }
@@ -186,10 +187,15 @@ JITSCOPE_ALWAYS_INLINE PassRunStack* pass_run_stack_with_room(std::uint64_t owne
     return s;
   return pass_run_stack_slow(owner, true);
 }
+// The stack this thread used last when it is `owner`'s, else nullptr: one
+// load and a test, no call (a caller's usual path saves no register).
+JITSCOPE_ALWAYS_INLINE PassRunStack* last_pass_run_stack_of(std::uint64_t owner) noexcept {
+  PassRunStack* s = last_pass_run_stack();
+  return s != nullptr && s->owner == owner ? s : nullptr;
+}
 // This thread's stack of `owner`, or nullptr when it has none.
 JITSCOPE_ALWAYS_INLINE PassRunStack* find_pass_run_stack(std::uint64_t owner) noexcept {
-  PassRunStack* s = last_pass_run_stack();
-  if (s != nullptr && s->owner == owner) [[likely]]
+  if (PassRunStack* s = last_pass_run_stack_of(owner)) [[likely]]
     return s;
   return pass_run_stack_slow(owner, false);
 }
