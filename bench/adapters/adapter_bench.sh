@@ -12,7 +12,10 @@
 #         Options::ir_size).
 #   bash bench/adapters/adapter_bench.sh [copies] [build dir] [kernels]
 #   (defaults: 20 build/dev 12; ONLY=llvm or ONLY=mlir runs one;
-#   MLIR_ARG=single-thread or no-locations is the MLIR driver's third argument)
+#   MLIR_ARG=single-thread or no-locations is the MLIR driver's third argument,
+#   LLVM_ARG=cold or analyses the LLVM driver's). Both drivers count their
+#   second round: what a process does once stays out (LLVM_ARG=cold counts
+#   LLVM's first).
 set -euo pipefail
 copies=${1:-20}
 build=${2:-build/dev}
@@ -60,7 +63,8 @@ own() {
 }
 
 if [ "$only" != mlir ]; then
-  bench "LLVM default<O2> on $copies copies" "$build/bench/jitscope_llvm_o2_driver" "$copies" "" \
+  bench "LLVM default<O2> on $copies copies" "$build/bench/jitscope_llvm_o2_driver" "$copies" \
+    "${LLVM_ARG:-}" \
     none timing jitscope attached anyway sized
   own "$work/cg.jitscope" 'jitscope::llvm::CallbackState::(begin(<(true|false)>)?|end|end_deferred)' \
     "$runs"
