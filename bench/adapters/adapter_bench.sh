@@ -63,7 +63,8 @@ own() {
 }
 
 if [ "$only" != mlir ]; then
-  bench "LLVM default<O2> on $copies copies" "$build/bench/jitscope_llvm_o2_driver" "$copies" \
+  bench "LLVM default<O2> on $copies copies${LLVM_ARG:+ ($LLVM_ARG)}" \
+    "$build/bench/jitscope_llvm_o2_driver" "$copies" \
     "${LLVM_ARG:-}" \
     none timing jitscope attached anyway sized
   own "$work/cg.jitscope" 'jitscope::llvm::CallbackState::(begin(<(true|false)>)?|end|end_deferred)' \

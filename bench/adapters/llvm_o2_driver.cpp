@@ -106,8 +106,9 @@ int main(int argc, char** argv) {
   }
   if (mode != "none" && mode != "timing" && mode != "jitscope" && mode != "attached" &&
       mode != "anyway" && mode != "sized") {
-    std::fprintf(stderr, "usage: %s none|timing|jitscope|attached|anyway|sized [copies]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr, "usage: %s none|timing|jitscope|attached|anyway|sized [copies] [analyses] [cold]\n",
+        argv[0]);
     return 2;
   }
   options.attach_without_session = mode == "anyway";

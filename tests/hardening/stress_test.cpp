@@ -86,8 +86,9 @@ long rss_kib() {
 // The thread states in the registry but the calling thread's, once the
 // flusher has freed those of exited threads down to `want` (it polls; the
 // deadline only guards against a hang and is far above any expected
-// wait). The calling thread's state lives as long as the thread: it is
-// there when an earlier test in this process recorded on it.
+// wait). The calling thread's state stays until the thread exits or
+// records in a later session: it is there when an earlier test in this
+// process recorded on it.
 std::size_t registered_states(std::size_t want) {
   std::vector<detail::ThreadState*> states;
   std::size_t others = 0;
