@@ -23,6 +23,12 @@ struct TraceSpan {
   int depth = 0;  // spans of the same selection on the same thread that contain it
 };
 
+// An LLVM pass run's span (jitscope::llvm's "ir" arg), not an analysis'.
+inline bool is_llvm_pass_span(const nlohmann::json& e) {
+  const auto args = e.value("args", nlohmann::json::object());
+  return args.contains("ir") && !args.contains("analysis");
+}
+
 // The complete events `keep` selects, per thread, in begin order (an outer
 // span before the spans it contains), with their depths.
 inline std::map<long, std::vector<TraceSpan>> spans_by_thread(

@@ -6,23 +6,21 @@
 # mlir_adapter_test's, and a wrapping ring under TSan is inline_path_test's
 # (DynamicNamesThroughAWrappingRing). So the tsan build leaves the args
 # tests out (55 s of it): what TSan would watch there, the others show.
+# Each adapter's tests are one program (unity sources: parsing LLVM's and
+# MLIR's headers is most of each file's compile).
 if(TARGET jitscope_llvm)
-  jitscope_add_test(llvm_adapter_test SOURCES adapters/llvm_adapter_test.cpp LABELS adapters
-                    LIBS jitscope_llvm)
-  jitscope_add_test(llvm_adapter_stack_test SOURCES adapters/llvm_adapter_stack_test.cpp
-                    LABELS adapters LIBS jitscope_llvm)
+  set(llvm_sources adapters/llvm_adapter_test.cpp adapters/llvm_adapter_stack_test.cpp)
   if(NOT JITSCOPE_UNDER_TSAN)
-    jitscope_add_test(llvm_adapter_args_test SOURCES adapters/llvm_adapter_args_test.cpp
-                      LABELS adapters LIBS jitscope_llvm)
+    list(APPEND llvm_sources adapters/llvm_adapter_args_test.cpp)
   endif()
+  jitscope_add_test(llvm_adapter_test SOURCES ${llvm_sources} LABELS adapters LIBS jitscope_llvm)
 endif()
 if(TARGET jitscope_mlir)
-  jitscope_add_test(mlir_adapter_test SOURCES adapters/mlir_adapter_test.cpp LABELS adapters
-                    LIBS jitscope_mlir)
+  set(mlir_sources adapters/mlir_adapter_test.cpp)
   if(NOT JITSCOPE_UNDER_TSAN)
-    jitscope_add_test(mlir_adapter_args_test SOURCES adapters/mlir_adapter_args_test.cpp
-                      LABELS adapters LIBS jitscope_mlir)
+    list(APPEND mlir_sources adapters/mlir_adapter_args_test.cpp)
   endif()
+  jitscope_add_test(mlir_adapter_test SOURCES ${mlir_sources} LABELS adapters LIBS jitscope_mlir)
 endif()
 # The installed adapters as package components (label: package; not under
 # the sanitizers, as find_package_consumer): both adapter headers in a

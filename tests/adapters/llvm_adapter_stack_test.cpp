@@ -27,6 +27,7 @@
 
 namespace {
 
+using jitscope::testing::is_llvm_pass_span;
 using jitscope::testing::overlaps;
 using jitscope::testing::spans_by_thread;
 using jitscope::testing::TraceSpan;
@@ -61,14 +62,10 @@ struct Fixture {
   }
 };
 
-bool is_pass_span(const nlohmann::json& e) {
-  return e.value("args", nlohmann::json::object()).contains("ir");
-}
-
 // The one thread's pass spans, nesting checked.
 std::vector<TraceSpan> pass_spans(const jitscope::testing::ScopedSession& session) {
   const auto by_thread =
-      spans_by_thread(jitscope::testing::load_trace(session.path()), is_pass_span);
+      spans_by_thread(jitscope::testing::load_trace(session.path()), is_llvm_pass_span);
   EXPECT_EQ(by_thread.size(), 1u);
   if (by_thread.empty()) return {};
   const std::vector<TraceSpan>& spans = by_thread.begin()->second;
@@ -179,7 +176,7 @@ TEST(LlvmAdapterStack, RunsLeftOpenWhenTheirThreadExitsEndThere) {
   EXPECT_EQ(r.counts().passes, 3u);
   session.finish();
   const auto by_thread =
-      spans_by_thread(jitscope::testing::load_trace(session.path()), is_pass_span);
+      spans_by_thread(jitscope::testing::load_trace(session.path()), is_llvm_pass_span);
   ASSERT_EQ(by_thread.size(), 2u);
   std::vector<std::string> names;
   for (const auto& [tid, spans] : by_thread) {

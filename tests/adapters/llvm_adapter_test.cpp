@@ -28,6 +28,7 @@
 namespace {
 
 using jitscope::testing::count_lines_starting;
+using jitscope::testing::is_llvm_pass_span;
 using jitscope::testing::overlaps;
 using jitscope::testing::shape;
 using jitscope::testing::spans_by_thread;
@@ -104,11 +105,6 @@ void run_o2(llvm::PassInstrumentationCallbacks& pic) {
   o2.run();
 }
 
-bool is_pass_span(const nlohmann::json& e) {
-  const auto args = e.value("args", nlohmann::json::object());
-  return args.contains("ir") && !args.contains("analysis");
-}
-
 struct TracedRun {
   Recorded recorded;
   jitscope::llvm::Counts counts;
@@ -144,7 +140,7 @@ TEST(LlvmAdapter, OnePassSpanPerPassRunLlvmReports) {
   std::map<std::string, int> spans_by_name;
   int spans = 0;
   for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
-    if (!is_pass_span(e)) continue;
+    if (!is_llvm_pass_span(e)) continue;
     ++spans_by_name[e["name"].get<std::string>()];
     ++spans;
   }
@@ -158,7 +154,7 @@ TEST(LlvmAdapter, OnePassSpanPerPassRunLlvmReports) {
 
 TEST(LlvmAdapter, SpansNestAsLlvmRanThePasses) {
   const TracedRun run = traced_o2({});
-  const auto threads = spans_by_thread(run.trace, is_pass_span);
+  const auto threads = spans_by_thread(run.trace, is_llvm_pass_span);
   ASSERT_EQ(threads.size(), 1u);  // one pipeline, one thread
   const auto& spans = threads.begin()->second;
   EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
@@ -199,7 +195,8 @@ TEST(LlvmAdapter, IrSizesChainAcrossTheModulesRuns) {
   const std::int64_t after = instructions();
   ASSERT_NE(before, after);  // O2 changed the module (the dead loop goes)
   session.finish();
-  const auto threads = spans_by_thread(jitscope::testing::load_trace(session.path()), is_pass_span);
+  const auto threads =
+      spans_by_thread(jitscope::testing::load_trace(session.path()), is_llvm_pass_span);
   ASSERT_EQ(threads.size(), 1u);
   std::vector<const jitscope::testing::TraceSpan*> top;
   for (const auto& s : threads.begin()->second) {
@@ -222,7 +219,7 @@ TEST(LlvmAdapter, InvalidatedPassesEndTheirSpans) {
   ASSERT_GT(run.recorded.invalidated, 0);  // loop-deletion deleted @dead_loop's loop
   int marked = 0;
   for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
-    if (is_pass_span(e) && e["args"].value("ir_invalidated", false)) ++marked;
+    if (is_llvm_pass_span(e) && e["args"].value("ir_invalidated", false)) ++marked;
   }
   EXPECT_EQ(marked, run.recorded.invalidated);
   EXPECT_EQ(run.counts.invalidated, static_cast<std::uint64_t>(run.recorded.invalidated));
@@ -270,7 +267,7 @@ TEST(LlvmAdapter, SpansCarryTheCompileUnitsId) {
   const TracedRun run = traced_o2({}, /*in_unit=*/true);
   int spans = 0;
   for (const auto& e : jitscope::testing::events_with_ph(run.trace, "X")) {
-    if (!is_pass_span(e)) continue;
+    if (!is_llvm_pass_span(e)) continue;
     ++spans;
     EXPECT_EQ(e["args"].value("compile_id", ""), run.compile_id) << e.dump();
   }
@@ -288,7 +285,7 @@ TEST(LlvmAdapter, ColumnChargesTheUnitWithTheWallTimeInPasses) {
   // One "llvm_passes" phase around each outermost pass span, and the column
   // is their total: the outermost spans' time, nothing counted twice.
   const auto threads = spans_by_thread(run.trace, [](const nlohmann::json& e) {
-    return is_pass_span(e) || e["name"] == "llvm_passes";
+    return is_llvm_pass_span(e) || e["name"] == "llvm_passes";
   });
   ASSERT_EQ(threads.size(), 1u);
   long long phases_ns = 0;
@@ -347,7 +344,8 @@ TEST(LlvmAdapter, WithoutASessionTheDefaultRegistersNothingUntilCalledAgain) {
   session.finish();
   const nlohmann::json trace = jitscope::testing::load_trace(session.path());
   std::uint64_t pass_spans = 0;
-  for (const auto& [tid, spans] : spans_by_thread(trace, is_pass_span)) pass_spans += spans.size();
+  for (const auto& [tid, spans] : spans_by_thread(trace, is_llvm_pass_span))
+    pass_spans += spans.size();
   EXPECT_GT(runs_unregistered, 100);
   // Only the second pipeline's runs: one span per pass run LLVM reported.
   EXPECT_EQ(after.counts().passes, static_cast<std::uint64_t>(recorded.runs - runs_unregistered));
@@ -409,8 +407,9 @@ std::map<long, std::vector<jitscope::testing::TraceSpan>> nested_host_and_pass_s
     const jitscope::SessionStats& stats, const nlohmann::json& trace) {
   EXPECT_EQ(stats.spans_ended_out_of_order, 0u);
   EXPECT_EQ(stats.spans_incomplete, 0u);
-  return spans_by_thread(
-      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+  return spans_by_thread(trace, [](const nlohmann::json& e) {
+    return is_llvm_pass_span(e) || e["name"] == "user_pass";
+  });
 }
 
 TEST(LlvmAdapter, HostSpansAroundPassesNestWhateverTheRegistrationOrder) {
@@ -491,8 +490,9 @@ TEST(LlvmAdapter, ALateHostSpanEndsWithTheRunUntilTheProcessLearnsToWaitForIt) {
       trace = jitscope::testing::load_trace(session.path());
     }
     EXPECT_EQ(stats.spans_incomplete, 0u);
-    const auto threads = spans_by_thread(
-        trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+    const auto threads = spans_by_thread(trace, [](const nlohmann::json& e) {
+      return is_llvm_pass_span(e) || e["name"] == "user_pass";
+    });
     ASSERT_EQ(threads.size(), 1u);
     const auto& spans = threads.begin()->second;
     EXPECT_EQ(overlaps(spans), std::vector<std::string>{});
@@ -561,8 +561,9 @@ void threads_share_one_callbacks_object(bool from_first_pass) {
     trace = jitscope::testing::load_trace(session.path());
   }
   EXPECT_EQ(stats.spans_incomplete, 0u);
-  const auto threads = spans_by_thread(
-      trace, [](const nlohmann::json& e) { return is_pass_span(e) || e["name"] == "user_pass"; });
+  const auto threads = spans_by_thread(trace, [](const nlohmann::json& e) {
+    return is_llvm_pass_span(e) || e["name"] == "user_pass";
+  });
   ASSERT_EQ(threads.size(), static_cast<std::size_t>(kThreads));
   std::uint64_t marked = 0;
   std::uint64_t pass_spans = 0;
@@ -614,7 +615,7 @@ TEST(LlvmAdapter, SecondRegistrationOnTheSameCallbacksIsANoOp) {
   const nlohmann::json trace = jitscope::testing::load_trace(session.path());
   int spans = 0, analyses = 0;
   for (const auto& e : jitscope::testing::events_with_ph(trace, "X")) {
-    if (is_pass_span(e)) ++spans;
+    if (is_llvm_pass_span(e)) ++spans;
     if (e.value("args", nlohmann::json::object()).value("analysis", false)) ++analyses;
   }
   EXPECT_EQ(spans, recorded.runs);  // one attach's spans, not two or three

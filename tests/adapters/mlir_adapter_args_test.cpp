@@ -123,9 +123,9 @@ std::string view_str(llvm::StringRef s) { return s.str(); }
 
 // Writes down what MLIR handed it, with MLIR's accessors; the location is
 // the one the test wrote for that function (by its name), else none.
-struct Recorder : public mlir::PassInstrumentation {
-  Recorder(std::vector<RunArgs>* runs, std::vector<PipelineArgs>* pipelines,
-           const std::map<std::string, std::string>* locations)
+struct ArgsRecorder : public mlir::PassInstrumentation {
+  ArgsRecorder(std::vector<RunArgs>* runs, std::vector<PipelineArgs>* pipelines,
+               const std::map<std::string, std::string>* locations)
       : runs(runs), pipelines(pipelines), locations(locations) {}
   std::vector<RunArgs>* runs;
   std::vector<PipelineArgs>* pipelines;
@@ -210,7 +210,8 @@ void expect_args_as_mlir_gave(const jitscope::Config& cfg) {
     auto ours = jitscope::mlir::make_instrumentation();
     jitscope::mlir::Instrumentation* instrumentation = ours.get();
     pm.addInstrumentation(std::move(ours));
-    pm.addInstrumentation(std::make_unique<Recorder>(&expected, &expected_pipelines, &locations));
+    pm.addInstrumentation(
+        std::make_unique<ArgsRecorder>(&expected, &expected_pipelines, &locations));
     for (int round = 0; round < 3; ++round) ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
     counts = instrumentation->counts();
   }

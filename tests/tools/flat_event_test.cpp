@@ -35,10 +35,10 @@ using jitscope::tools::EventDecoder;
 using jitscope::tools::RawEvent;
 
 // A RawEvent over `text` with the padding the reader guarantees.
-struct Padded {
+struct NulPadded {
   std::string buf;
   RawEvent ev;
-  explicit Padded(const std::string& text)
+  explicit NulPadded(const std::string& text)
       : buf(text + std::string(jitscope::tools::kJsonPadding, '\0')),
         ev{std::string_view(buf.data(), text.size()), 0} {}
 };
@@ -75,7 +75,7 @@ struct Differential {
 
   // Decodes `text` both ways; returns whether the fast path took it.
   bool check(const std::string& text) {
-    const Padded p(text);
+    const NulPadded p(text);
     DecodedEvent fast, slow;
     std::string error;
     ++seen;
@@ -220,7 +220,7 @@ TEST(FlatEvent, NumbersOfEveryLengthAgree) {
   EXPECT_GT(taken, 400u);
   // A number that runs to the end of the event, digits after it in the buffer.
   const std::string cut = R"({"pid":12345678)";
-  Padded p(cut);
+  NulPadded p(cut);
   std::fill(p.buf.begin() + static_cast<std::ptrdiff_t>(cut.size()), p.buf.end(), '7');
   DecodedEvent ev;
   EXPECT_FALSE(jitscope::tools::decode_flat(p.ev, &ev));
@@ -229,7 +229,7 @@ TEST(FlatEvent, NumbersOfEveryLengthAgree) {
 TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
   for (auto path : {EventDecoder::Path::kFastest, EventDecoder::Path::kGeneral}) {
     EventDecoder decoder(path);
-    const Padded p(
+    const NulPadded p(
         R"({"ph":"X","cat":"compile_unit","args":{"unit_key":"kernel","frame":"f7","failed":true,)"
         R"("incomplete":true,"compile_id":"2/0"}})");
     DecodedEvent ev;
@@ -242,7 +242,7 @@ TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
     EXPECT_EQ(ev.compile_id, "2/0");
     // Other tools' args may use these keys for anything: not strings, they
     // are left empty and not counted as fields of an unexpected type.
-    const Padded other(R"({"ph":"X","args":{"frame":3,"unit_key":{"a":1}}})");
+    const NulPadded other(R"({"ph":"X","args":{"frame":3,"unit_key":{"a":1}}})");
     ASSERT_TRUE(decoder.decode(other.ev, &ev, &error)) << error;
     EXPECT_TRUE(ev.frame.empty());
     EXPECT_TRUE(ev.unit_key.empty());
@@ -255,7 +255,7 @@ TEST(FlatEvent, BothPathsReadTheArgsTheReportUses) {
 // quoted only where asked for.
 TEST(FlatEvent, IntegerArgsAreWholeNumbers) {
   EventDecoder decoder;
-  const Padded p(
+  const NulPadded p(
       R"({"ph":"X","args":{"n":12,"q":"12","unit":"12ms","half":12.5,"neg":-3,"open":"\"12",)"
       R"("big":18446744073709551615,"over":18446744073709551616,"empty":"","obj":{"a":1}}})");
   DecodedEvent ev;
@@ -287,7 +287,7 @@ TEST(FlatEvent, IntegerArgsAreWholeNumbers) {
 // nothing of an event with every field is left after an empty one, on
 // both paths, and after one the fast path declines.
 TEST(FlatEvent, EachDecodeStartsFromAnEmptyEvent) {
-  const Padded full(
+  const NulPadded full(
       R"({"ph":"X","cat":"c","name":"n","pid":1,"tid":"t","ts":1.5,"dur":2,"id":3,"bind_id":4,)"
       R"("bp":"e","s":"p","compile_id":"0/1","args":{"name":"a","compiled_by":"b",)"
       R"("compiled_by_id":"0/0","correlation":5,"device":0,"stream":1,"grid":2,"bytes":3,)"
@@ -300,7 +300,7 @@ TEST(FlatEvent, EachDecodeStartsFromAnEmptyEvent) {
       std::string error;
       ASSERT_TRUE(decoder.decode(full.ev, &ev, &error)) << error;
       ASSERT_NE(fields(ev, full.ev), fields(empty, full.ev));
-      const Padded p(next);
+      const NulPadded p(next);
       ASSERT_TRUE(decoder.decode(p.ev, &ev, &error)) << error;
       EXPECT_EQ(fields(ev, p.ev), fields(empty, p.ev)) << next;
     }

@@ -10,6 +10,7 @@
 
 #include <jitscope/jitscope.hpp>
 
+#include <errno.h>  // program_invocation_short_name
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -284,11 +285,12 @@ TEST(MergeTool, TwoSessionsOfOneProcessBecomeTwoLabelledProcesses) {
   ::gethostname(host, sizeof host - 1);
   const auto names = process_names(merged);
   const std::string pid_text = std::to_string(session_pid(ta));
+  const std::string program = program_invocation_short_name;  // this test program's name
   EXPECT_EQ(names.at(pa),
-            "merge_test [host " + std::string(host) + ", rank 0, pid " + pid_text + "]")
+            program + " [host " + std::string(host) + ", rank 0, pid " + pid_text + "]")
       << "(the process name jitscope gave the test binary)";
   EXPECT_EQ(names.at(pb),
-            "merge_test [host " + std::string(host) + ", rank 1, pid " + pid_text + "]");
+            program + " [host " + std::string(host) + ", rank 1, pid " + pid_text + "]");
   EXPECT_NE(r.err.find("rank 1: " + b), std::string::npos) << r.err;
 }
 

@@ -1,18 +1,31 @@
 # jitscope-merge (included last from tests/tools/CMakeLists.txt).
-jitscope_add_tools_test(merge_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp"
-                        LIBS jitscope_merge_lib)
-target_compile_definitions(merge_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>")
-add_dependencies(merge_test jitscope-merge)
+# merge_tools_test, one program (unity sources): merge_test, and the tests
+# described below it.
+jitscope_add_tools_test(merge_tools_test
+                        SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_test.cpp"
+                                "${CMAKE_CURRENT_LIST_DIR}/merge_output_test.cpp"
+                                "${CMAKE_CURRENT_LIST_DIR}/perfetto_memory_test.cpp"
+                                "${CMAKE_CURRENT_LIST_DIR}/tool_inputs_test.cpp"
+                        LIBS jitscope_merge_lib jitscope_trace_reader)
+target_compile_definitions(merge_tools_test PRIVATE
+                           JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
+                           JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
+add_dependencies(merge_tools_test jitscope-merge jitscope-report)
+if(JITSCOPE_TOOLS_HAVE_ZSTD)
+  target_include_directories(merge_tools_test SYSTEM PRIVATE "${JITSCOPE_ZSTD_INCLUDE_DIR}")
+  target_link_libraries(merge_tools_test PRIVATE "${JITSCOPE_ZSTD_LIBRARY}")
+  target_compile_definitions(merge_tools_test PRIVATE JITSCOPE_TEST_HAVE_ZSTD=1)
+endif()
 if(TARGET gpu_trace_writer)
-  target_compile_definitions(merge_test PRIVATE
+  target_compile_definitions(merge_tools_test PRIVATE
                              JITSCOPE_GPU_TRACE_WRITER_BIN="$<TARGET_FILE:gpu_trace_writer>")
-  add_dependencies(merge_test gpu_trace_writer)
+  add_dependencies(merge_tools_test gpu_trace_writer)
 endif()
 # The issue's end to end: nvrtc_jit --processes 2, then merge --children.
 if(TARGET jitscope_nvrtc_jit)
-  target_compile_definitions(merge_test PRIVATE
+  target_compile_definitions(merge_tools_test PRIVATE
                              JITSCOPE_NVRTC_JIT_BIN="$<TARGET_FILE:jitscope_nvrtc_jit>")
-  add_dependencies(merge_test jitscope_nvrtc_jit)
+  add_dependencies(merge_tools_test jitscope_nvrtc_jit)
 endif()
 
 # Chrome DevTools' trace engine reads a merged trace: two gpu_trace_writer
@@ -35,28 +48,10 @@ endif()
 
 # merge_output_test: -o on a FIFO (written in place, its reader gets the
 # merge), a symbolic link (followed, kept) and a directory (refused).
-jitscope_add_tools_test(merge_output_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/merge_output_test.cpp")
-target_compile_definitions(merge_output_test PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
-                           JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
-add_dependencies(merge_output_test jitscope-merge jitscope-report)
-
 # perfetto_memory_test (issue 36, items 15-16): the Perfetto reader's memory
 # bounded in bytes (70,000 SDK-shaped thread sequences read whole; slices'
 # room given back; long names and the rest stop at the bound with one
 # error) and its inflate work (a zstd bomb); the tools' peak RSS under fixed
 # bounds. tool_inputs_test (item 20): neither tool opens a FIFO input or
-# writes over an input (-o naming it by any path, link or stdin).
-jitscope_add_tools_test(perfetto_memory_test
-                        SOURCES "${CMAKE_CURRENT_LIST_DIR}/perfetto_memory_test.cpp"
-                        LIBS jitscope_trace_reader)
-if(JITSCOPE_TOOLS_HAVE_ZSTD)
-  target_include_directories(perfetto_memory_test SYSTEM PRIVATE "${JITSCOPE_ZSTD_INCLUDE_DIR}")
-  target_link_libraries(perfetto_memory_test PRIVATE "${JITSCOPE_ZSTD_LIBRARY}")
-  target_compile_definitions(perfetto_memory_test PRIVATE JITSCOPE_TEST_HAVE_ZSTD=1)
-endif()
-jitscope_add_tools_test(tool_inputs_test SOURCES "${CMAKE_CURRENT_LIST_DIR}/tool_inputs_test.cpp")
-foreach(t perfetto_memory_test tool_inputs_test)
-  target_compile_definitions(${t} PRIVATE JITSCOPE_MERGE_BIN="$<TARGET_FILE:jitscope-merge>"
-                             JITSCOPE_REPORT_BIN="$<TARGET_FILE:jitscope-report>")
-  add_dependencies(${t} jitscope-merge jitscope-report)
-endforeach()
+# writes over an input (-o naming it by any path, link or stdin). All three
+# are in merge_tools_test (above).

@@ -31,8 +31,6 @@ using jitscope::testing::read_file;
 using jitscope::testing::temp_path;
 using namespace jitscope::testing::report;
 
-constexpr long long kMs = 1000000;
-
 // A trace file from events.
 std::string trace(const std::vector<std::string>& events) {
   std::string t = "[";
@@ -59,13 +57,6 @@ std::string gpu_copy(const char* name, long long start, long long dur) {  // no 
   return std::string(R"({"ph":"X","cat":"cuda","name":")") + name +
          R"(","pid":10000001,"tid":7,"ts":)" + us(start) + R"(,"dur":)" + us(dur) +
          R"(,"args":{"device":0,"stream":7,"bytes":4096}})";
-}
-
-// The compare rows of one section, by name.
-std::map<std::string, json> rows(const json& rep, const char* section) {
-  std::map<std::string, json> out;
-  for (const json& r : rep[section]) out[r["name"].get<std::string>()] = r;
-  return out;
 }
 
 std::vector<std::string> order(const json& rep, const char* section) {

@@ -23,8 +23,6 @@
 namespace jitscope::testing::report {
 namespace {
 
-constexpr long long kMs = 1'000'000;
-
 // CompileUnit::waits_for's instant: unit `unit` of `pid` waited for `on`
 // (of on_pid; 0: no on_pid arg, the same process).
 std::string wait(int pid, int tid, long long at, const std::string& unit, const std::string& on,

@@ -24,15 +24,6 @@ namespace {
 
 using namespace jitscope::testing::report;
 
-constexpr long long kMs = 1000000;
-
-// The compare rows of one section, by name.
-std::map<std::string, json> rows(const json& rep, const char* section) {
-  std::map<std::string, json> out;
-  for (const json& r : rep[section]) out[r["name"].get<std::string>()] = r;
-  return out;
-}
-
 std::vector<std::string> failing(const json& rep, const char* section) {
   std::vector<std::string> out;
   for (const json& r : rep[section]) {

@@ -22,8 +22,6 @@ namespace {
 
 using namespace jitscope::testing::report;
 
-constexpr long long kMs = 1000000;
-
 const std::string kLlvmFunction = R"("ir":"function","ir_name":"f")";
 const std::string kLlvmModule = R"("ir":"module","ir_name":"m")";
 

@@ -76,6 +76,12 @@ long long ns_of(const json& v) {
   return std::llround(v.get<double>() * 1000.0);
 }
 
+std::map<std::string, json> rows(const json& rep, const char* section) {
+  std::map<std::string, json> out;
+  for (const json& r : rep[section]) out[r["name"].get<std::string>()] = r;
+  return out;
+}
+
 namespace {
 
 std::string thread_key(const json& e) {

@@ -44,6 +44,11 @@ std::string write_temp(const std::string& stem, const std::string& content);
 // Time in ns from a ts/dur number (three decimals at most in these traces).
 long long ns_of(const json& v);
 
+inline constexpr long long kMs = 1'000'000;  // ns
+
+// The --baseline rows of one section of a report, by name.
+std::map<std::string, json> rows(const json& rep, const char* section);
+
 struct Totals {
   struct Name {
     unsigned long long count = 0;

@@ -15,8 +15,6 @@
 namespace jitscope::testing::report {
 namespace {
 
-constexpr long long kMs = 1'000'000;
-
 const json* unit_in(const json& rep, const std::string& cid) {
   for (const json& u : rep["units"]) {
     if (u["compile_id"] == cid) return &u;

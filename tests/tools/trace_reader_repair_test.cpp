@@ -32,7 +32,7 @@ using Read = jitscope::testing::ReaderOutput;
 using jitscope::testing::read_with;
 
 // `content` read at chunk sizes 1..64 and the default: all the same.
-Read read_all_ways(const std::string& content) {
+Read read_at_every_chunk_size(const std::string& content) {
   const std::string path = temp_path("reader_repair");
   std::ofstream(path, std::ios::binary) << content;
   const Read first = read_with(path, TraceReader::kDefaultChunkSize);
@@ -66,7 +66,7 @@ TEST(TraceReaderRepair, ArrayCutInsideItsLastEvent) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.in);
-    const Read r = read_all_ways(c.in);
+    const Read r = read_at_every_chunk_size(c.in);
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_TRUE(r.unterminated);
     EXPECT_EQ(r.events, c.events);
@@ -79,30 +79,30 @@ TEST(TraceReaderRepair, ArrayCutInsideItsLastEvent) {
                                        std::to_string(c.cut_at) + " dropped)"});
   }
   // A cut between events is the unterminated form, nothing to warn about.
-  const Read between = read_all_ways("[{\"a\":1},\n");
+  const Read between = read_at_every_chunk_size("[{\"a\":1},\n");
   EXPECT_TRUE(between.ok && between.unterminated);
   EXPECT_TRUE(between.warnings.empty());
   EXPECT_FALSE(between.repairs.any());
   // The object form must be complete.
-  EXPECT_EQ(read_all_ways("{\"traceEvents\":[{\"a").error,
+  EXPECT_EQ(read_at_every_chunk_size("{\"traceEvents\":[{\"a").error,
             "byte 19: input ends inside an event that starts at byte 16");
 }
 
 TEST(TraceReaderRepair, ByteOrderMarkIsSkipped) {
-  const Read r = read_all_ways("\xEF\xBB\xBF[{\"a\":1}]");
+  const Read r = read_at_every_chunk_size("\xEF\xBB\xBF[{\"a\":1}]");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.events, (Events{{"{\"a\":1}", 4}}));  // offsets stay the file's
   EXPECT_TRUE(r.repairs.bom);
   EXPECT_EQ(r.warnings, std::vector<std::string>{
                             "1 UTF-8 byte order mark at the start of the input (skipped)"});
-  const Read object = read_all_ways("\xEF\xBB\xBF {\"traceEvents\":[]}");
+  const Read object = read_at_every_chunk_size("\xEF\xBB\xBF {\"traceEvents\":[]}");
   EXPECT_TRUE(object.ok) << object.error;
   EXPECT_TRUE(object.repairs.bom);
   // Only at the start, and only whole.
-  EXPECT_EQ(read_all_ways("\xEF\xBB\xBF").error, "byte 3: empty input: not a trace");
-  EXPECT_EQ(read_all_ways(" \xEF\xBB\xBF[]").error,
+  EXPECT_EQ(read_at_every_chunk_size("\xEF\xBB\xBF").error, "byte 3: empty input: not a trace");
+  EXPECT_EQ(read_at_every_chunk_size(" \xEF\xBB\xBF[]").error,
             "byte 1: not a trace: expected '[' or '{', found byte 0xEF");
-  EXPECT_EQ(read_all_ways("\xEF\xBB[]").error,
+  EXPECT_EQ(read_at_every_chunk_size("\xEF\xBB[]").error,
             "byte 0: not a trace: expected '[' or '{', found byte 0xEF");
 }
 
@@ -110,7 +110,7 @@ TEST(TraceReaderRepair, TrailingCommaBeforeTheClosingBracket) {
   for (const std::string in :
        {"[{\"a\":1},]", "[{\"a\":1} ,\n ]\n", "{\"traceEvents\":[{\"a\":1},]}"}) {
     SCOPED_TRACE(in);
-    const Read r = read_all_ways(in);
+    const Read r = read_at_every_chunk_size(in);
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_FALSE(r.unterminated);
     ASSERT_EQ(r.events.size(), 1u);
@@ -120,8 +120,10 @@ TEST(TraceReaderRepair, TrailingCommaBeforeTheClosingBracket) {
                               "1 trailing ',' before the closing ']' of the events (ignored)"});
   }
   // Two commas, or one in an empty array, are still errors.
-  EXPECT_EQ(read_all_ways("[{},,]").error, "byte 4: an event is not a JSON object (found ',')");
-  EXPECT_EQ(read_all_ways("[,]").error, "byte 1: an event is not a JSON object (found ',')");
+  EXPECT_EQ(read_at_every_chunk_size("[{},,]").error,
+            "byte 4: an event is not a JSON object (found ',')");
+  EXPECT_EQ(read_at_every_chunk_size("[,]").error,
+            "byte 1: an event is not a JSON object (found ',')");
 }
 
 TEST(TraceReaderRepair, InvalidUtf8IsReplacedAndCounted) {
@@ -131,7 +133,7 @@ TEST(TraceReaderRepair, InvalidUtf8IsReplacedAndCounted) {
   const std::string in =
       "[{\"n\":\"a\xFF\"},\n{\"n\":\"ok \xC3\xA9\xE2\x82\xAC\"},\n"
       "{\"n\":\"\xC0\x80\",\"m\":\"\xE2\x82\"},\n{\"n\":\"\xED\xA0\x80\"}]";
-  const Read r = read_all_ways(in);
+  const Read r = read_at_every_chunk_size(in);
   ASSERT_TRUE(r.ok) << r.error;
   const Events want = {
       {"{\"n\":\"a" + kFffd + "\"}", 1},
@@ -169,7 +171,8 @@ TEST(TraceReaderRepair, InvalidUtf8IsReplacedAndCounted) {
 }
 
 TEST(TraceReaderRepair, EveryKindAtOnceOneLineEach) {
-  const Read r = read_all_ways("\xEF\xBB\xBF[{\"n\":\"\xFF\"},{\"n\":\"\xFF\xFF\"},\n{\"x\":");
+  const Read r =
+      read_at_every_chunk_size("\xEF\xBB\xBF[{\"n\":\"\xFF\"},{\"n\":\"\xFF\xFF\"},\n{\"x\":");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.events.size(), 2u);
   EXPECT_EQ(r.warnings, (std::vector<std::string>{
