@@ -78,13 +78,16 @@ inline std::vector<nlohmann::json> read_json_lines(const std::string& path) {
   return out;
 }
 
-// How many of `text`'s lines start with `prefix` ("jitscope:").
-inline int count_lines_starting(const std::string& text, const std::string& prefix) {
-  int n = 0;
+// `text`'s lines that start with `prefix` ("jitscope:"), and how many.
+inline std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
   for (const std::string& line : lines_of(text)) {
-    if (line.rfind(prefix, 0) == 0) ++n;
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
   }
-  return n;
+  return out;
+}
+inline int count_lines_starting(const std::string& text, const std::string& prefix) {
+  return static_cast<int>(lines_starting(text, prefix).size());
 }
 
 // Parses a trace strictly. A cut-off file may lack the closing "]"; with

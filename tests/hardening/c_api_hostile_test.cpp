@@ -111,16 +111,6 @@ json thread_stats(const json& trace, long tid) {
   return nullptr;
 }
 
-std::size_t count_lines_starting(const std::string& text, std::string_view prefix) {
-  std::size_t n = 0;
-  for (std::size_t at = 0; at < text.size();) {
-    if (text.compare(at, prefix.size(), prefix) == 0) ++n;
-    const std::size_t nl = text.find('\n', at);
-    at = nl == std::string::npos ? text.size() : nl + 1;
-  }
-  return n;
-}
-
 TEST(CApiHostile, TheUtf8ReferenceFollowsTheKnownCases) {
   // tests/utf8_reference.hpp against the cases hostile_strings_test pins.
   const std::string f = "\xEF\xBF\xBD";
@@ -158,7 +148,7 @@ TEST(CApiHostile, NullPointersWithoutASessionDoNothing) {
   EXPECT_NE(std::string(jitscope_last_error()).find("JITSCOPE_TRACE"), std::string::npos)
       << jitscope_last_error();
   EXPECT_EQ(jitscope_active(), 0);
-  EXPECT_EQ(count_lines_starting(err, "jitscope: "), 1u) << err;
+  EXPECT_EQ(count_lines_starting(err, "jitscope: "), 1) << err;
 }
 
 TEST(CApiHostile, NullPointersInASessionRecordNothing) {
@@ -462,7 +452,7 @@ TEST(CApiHostile, BadConfigValuesStartNoSession) {
     EXPECT_EQ(rc, -1);
     EXPECT_EQ(jitscope_active(), 0);
     EXPECT_NE(why.find(c.message), std::string::npos) << why;
-    EXPECT_EQ(count_lines_starting(err, "jitscope: "), 1u) << "one line on stderr:\n" << err;
+    EXPECT_EQ(count_lines_starting(err, "jitscope: "), 1) << "one line on stderr:\n" << err;
     EXPECT_NE(::access(path.c_str(), F_OK), 0) << "the output was created";
     if (rc == 0) (void)jitscope_stop();
   }

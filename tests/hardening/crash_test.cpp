@@ -110,14 +110,6 @@ std::vector<nlohmann::json> crash_instants(const nlohmann::json& trace) {
   return crashes;
 }
 
-std::vector<nlohmann::json> slices_named(const nlohmann::json& trace, const std::string& name) {
-  std::vector<nlohmann::json> out;
-  for (const auto& e : events_with_ph(trace, "X")) {
-    if (e["name"] == name) out.push_back(e);
-  }
-  return out;
-}
-
 long tid_named(const nlohmann::json& trace, const std::string& name) {
   for (const auto& [tid, n] : thread_names(trace)) {
     if (n == name) return tid;
@@ -131,7 +123,7 @@ bool incomplete(const nlohmann::json& e) {
 
 // Every span ended before the crash, none of them marked incomplete.
 void expect_ended_spans(const nlohmann::json& trace) {
-  const auto ended = slices_named(trace, "ended");
+  const auto ended = spans_named(trace, "ended");
   ASSERT_EQ(ended.size(), static_cast<std::size_t>(kEndedSpans));
   std::vector<bool> seen(kEndedSpans, false);
   for (const auto& e : ended) {
@@ -156,9 +148,9 @@ void expect_crash_trace(const nlohmann::json& trace, const Subprocess& process,
   ASSERT_GT(main_tid, 0);
   ASSERT_GT(worker_tid, 0);
 
-  const auto outer = slices_named(trace, "outer");
-  const auto inner = slices_named(trace, "inner");
-  const auto worker = slices_named(trace, "worker_open");
+  const auto outer = spans_named(trace, "outer");
+  const auto inner = spans_named(trace, "inner");
+  const auto worker = spans_named(trace, "worker_open");
   ASSERT_EQ(outer.size(), 1u);
   ASSERT_EQ(inner.size(), 1u);
   ASSERT_EQ(worker.size(), 1u);
@@ -338,7 +330,7 @@ TEST(Crash, AStopWhileTheFlusherStartsIsNotSleptThrough) {
   EXPECT_EQ(c.process.exit_code, 0) << c.process.err();
   EXPECT_LT(took, std::chrono::seconds(30));
   const nlohmann::json trace = nlohmann::json::parse(c.text);
-  EXPECT_EQ(slices_named(trace, "quick").size(), 1u);
+  EXPECT_EQ(spans_named(trace, "quick").size(), 1u);
   remove_files(c);
 }
 
@@ -351,8 +343,8 @@ TEST(Crash, ASentSignalTheHostIgnoresIsNoCrash) {
   expect_ended_spans(trace);
   EXPECT_TRUE(crash_instants(trace).empty());
   for (const char* name : {"outer", "inner"}) {
-    ASSERT_EQ(slices_named(trace, name).size(), 1u) << name;
-    EXPECT_FALSE(incomplete(slices_named(trace, name)[0])) << name;
+    ASSERT_EQ(spans_named(trace, name).size(), 1u) << name;
+    EXPECT_FALSE(incomplete(spans_named(trace, name)[0])) << name;
   }
   const nlohmann::json* stats = metadata(trace, "jitscope_stats");
   ASSERT_NE(stats, nullptr);
@@ -369,7 +361,7 @@ TEST(Crash, OptedOutTheCrashIsTheHostsAlone) {
   EXPECT_NE(c.text.back(), '\n');  // no closing "]\n": no crash cycle ran
   const nlohmann::json trace = load_trace(c.trace_path, /*allow_cut=*/true);
   expect_ended_spans(trace);
-  EXPECT_TRUE(slices_named(trace, "outer").empty());
+  EXPECT_TRUE(spans_named(trace, "outer").empty());
   EXPECT_EQ(metadata(trace, "jitscope_stats"), nullptr);
   EXPECT_EQ(c.process.err().find("jitscope:"), std::string::npos) << c.process.err();
   remove_files(c);
@@ -393,8 +385,8 @@ TEST(Crash, ASecondSessionAfterACrashTheHostSurvivedCatchesTheNextOne) {
   EXPECT_EQ(read_file(c.marker_path), "survived\nhost-before\n");
   // The first session wrote its crash and ended with it.
   const nlohmann::json first = load_trace(c.trace_path + ".first.json");
-  ASSERT_EQ(slices_named(first, "before_survived").size(), 1u);
-  EXPECT_TRUE(incomplete(slices_named(first, "before_survived")[0]));
+  ASSERT_EQ(spans_named(first, "before_survived").size(), 1u);
+  EXPECT_TRUE(incomplete(spans_named(first, "before_survived")[0]));
   ASSERT_EQ(crash_instants(first).size(), 1u);
   EXPECT_EQ(crash_instants(first)[0]["name"], "crash: SIGSEGV");
   // The second session's handlers were in place again: its crash is written
@@ -404,10 +396,10 @@ TEST(Crash, ASecondSessionAfterACrashTheHostSurvivedCatchesTheNextOne) {
   expect_ended_spans(second);
   ASSERT_EQ(crash_instants(second).size(), 1u);
   EXPECT_EQ(crash_instants(second)[0]["tid"].get<long>(), tid_named(second, "crashing thread"));
-  EXPECT_EQ(slices_named(second, "before_survived").size(), 0u);
+  EXPECT_EQ(spans_named(second, "before_survived").size(), 0u);
   for (const char* open : {"outer", "inner", "worker_open"}) {
-    ASSERT_EQ(slices_named(second, open).size(), 1u) << open;
-    EXPECT_TRUE(incomplete(slices_named(second, open)[0])) << open;
+    ASSERT_EQ(spans_named(second, open).size(), 1u) << open;
+    EXPECT_TRUE(incomplete(spans_named(second, open)[0])) << open;
   }
   const std::string err = c.process.err();
   EXPECT_NE(err.find(".first.json"), std::string::npos) << err;
@@ -459,8 +451,8 @@ TEST(Crash, AHostClosingDescriptorsNeitherHangsTheSessionNorWritesIntoItsFiles) 
   EXPECT_EQ(read_file(c.marker_path), "");
   const nlohmann::json trace = nlohmann::json::parse(c.text);
   expect_ended_spans(trace);
-  ASSERT_EQ(slices_named(trace, "outer").size(), 1u);
-  EXPECT_FALSE(incomplete(slices_named(trace, "outer")[0]));
+  ASSERT_EQ(spans_named(trace, "outer").size(), 1u);
+  EXPECT_FALSE(incomplete(spans_named(trace, "outer")[0]));
   EXPECT_TRUE(crash_instants(trace).empty());
   EXPECT_EQ(metadata_count(trace, "jitscope_stats"), 1u);
   EXPECT_EQ(c.process.err().find("jitscope:"), std::string::npos) << c.process.err();

@@ -77,14 +77,6 @@ void expect_whole_lines(const std::string& text, const std::string& what) {
   }
 }
 
-std::vector<std::string> jitscope_lines(const std::string& err) {
-  std::vector<std::string> out;
-  for (const std::string& line : lines_of(err)) {
-    if (line.rfind("jitscope: ", 0) == 0) out.push_back(line);
-  }
-  return out;
-}
-
 // Not a multiple of anything the writer uses.
 constexpr std::size_t kLimit = 200'000 + 37;
 
@@ -127,7 +119,7 @@ TEST(FullDisk, ASessionLeavesWholeEventsAndWholeLinesWithinTheLimit) {
   expect_whole_lines(lines, metrics);
 
   // One line for each file, with the reason and the path.
-  const std::vector<std::string> said = jitscope_lines(p.err());
+  const std::vector<std::string> said = lines_starting(p.err(), "jitscope:");
   ASSERT_EQ(said.size(), 2u) << p.err();
   for (const std::string& path : {trace, metrics}) {
     int naming = 0;

@@ -32,27 +32,12 @@ constexpr int kAfterExec = 50;
 constexpr int kParentSpans = 20;
 constexpr int kWorkerSpans = 30;
 
-std::size_t slices_named(const nlohmann::json& trace, const std::string& name) {
-  std::size_t n = 0;
-  for (const auto& e : events_with_ph(trace, "X")) n += e.value("name", "") == name ? 1 : 0;
-  return n;
-}
-
 // The file beside `path` (its extension after the last dot) that the
 // exec'd image of `pid` writes first: trace.<pid>.1.json (file_sink.hpp,
 // exec_path).
 std::string exec_path(const std::string& path, int pid) {
   const std::size_t dot = path.rfind('.');
   return path.substr(0, dot) + "." + std::to_string(pid) + ".1" + path.substr(dot);
-}
-
-std::size_t jitscope_lines(const std::string& err) {
-  std::size_t n = 0;
-  for (std::size_t at = err.find("jitscope:"); at != std::string::npos;
-       at = err.find("jitscope:", at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 Subprocess run_child(const std::vector<std::string>& args, const std::string& stem,
@@ -104,16 +89,16 @@ void expect_exec_keeps_first_spans(const std::string& how, const std::string& fo
   const Subprocess p = run_child({how}, trace, trace_env(trace));
   ASSERT_EQ(p.exit_code, 0) << p.err();
   const std::string beside = exec_path(trace, p.pid);
-  EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
+  EXPECT_EQ(lines_starting(p.err(), "jitscope:").size(), 1u) << p.err();
   EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
 
   const nlohmann::json first = load_any(trace, /*allow_cut=*/first_cut);
-  EXPECT_EQ(slices_named(first, "before_exec"), static_cast<std::size_t>(kBeforeExec));
-  EXPECT_EQ(slices_named(first, "after_exec"), 0u);
+  EXPECT_EQ(spans_named(first, "before_exec").size(), static_cast<std::size_t>(kBeforeExec));
+  EXPECT_EQ(spans_named(first, "after_exec").size(), 0u);
   ASSERT_EQ(::access(beside.c_str(), F_OK), 0) << beside << " missing; stderr: " << p.err();
   const nlohmann::json second = load_any(beside);  // ended by the exit: whole
-  EXPECT_EQ(slices_named(second, "after_exec"), static_cast<std::size_t>(kAfterExec));
-  EXPECT_EQ(slices_named(second, "before_exec"), 0u);
+  EXPECT_EQ(spans_named(second, "after_exec").size(), static_cast<std::size_t>(kAfterExec));
+  EXPECT_EQ(spans_named(second, "before_exec").size(), 0u);
   EXPECT_NE(metadata(second, "jitscope_stats"), nullptr);
   if (!::testing::Test::HasFailure()) {
     p.remove_outputs();
@@ -148,7 +133,7 @@ TEST(SessionFiles, ExecOfItselfKeepsACompressedPerfettoTrace) {
     GTEST_SKIP() << "no libzstd here: " << p.err();
   }
   const std::string beside = exec_path(trace, p.pid);
-  EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
+  EXPECT_EQ(lines_starting(p.err(), "jitscope:").size(), 1u) << p.err();
   EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
   const std::string first = read_file(trace);
   EXPECT_NE(first.find("jitscope session of pid " + std::to_string(p.pid)), std::string::npos)
@@ -171,7 +156,7 @@ TEST(SessionFiles, ExecOfItselfKeepsTheFirstImagesMetrics) {
   const Subprocess p = run_child({"exec-stopped"}, trace, options);
   ASSERT_EQ(p.exit_code, 0) << p.err();
   const std::string beside = exec_path(metrics, p.pid);
-  EXPECT_EQ(jitscope_lines(p.err()), 1u) << p.err();
+  EXPECT_EQ(lines_starting(p.err(), "jitscope:").size(), 1u) << p.err();
   EXPECT_NE(p.err().find(exec_path(trace, p.pid)), std::string::npos) << p.err();
   EXPECT_NE(p.err().find(beside), std::string::npos) << p.err();
 
@@ -199,7 +184,7 @@ TEST(SessionFiles, ARerunStillOverwritesTheTrace) {
   ASSERT_EQ(second.exit_code, 0) << second.err();
   // The second run's first image wrote `trace` again, emptied first.
   const nlohmann::json again = load_trace(trace);
-  EXPECT_EQ(slices_named(again, "before_exec"), static_cast<std::size_t>(kBeforeExec));
+  EXPECT_EQ(spans_named(again, "before_exec").size(), static_cast<std::size_t>(kBeforeExec));
   const nlohmann::json* session = metadata(again, "jitscope_session");
   ASSERT_NE(session, nullptr);
   EXPECT_EQ((*session)["pid"], second.pid);
@@ -243,11 +228,11 @@ TEST_P(SessionFilesExec, AWorkerInheritingTheTraceWritesItsOwnFileBesideIt) {
   options.env.emplace_back("JITSCOPE_METRICS", metrics);
   const Subprocess p = run_child({"parent"}, trace, options);
   ASSERT_EQ(p.exit_code, 0) << p.err();
-  EXPECT_EQ(jitscope_lines(p.err()), 0u) << p.err();
+  EXPECT_EQ(lines_starting(p.err(), "jitscope:").size(), 0u) << p.err();
 
   const nlohmann::json parent = load_any(trace);
-  EXPECT_EQ(slices_named(parent, "in_parent"), static_cast<std::size_t>(kParentSpans));
-  EXPECT_EQ(slices_named(parent, "in_worker"), 0u);
+  EXPECT_EQ(spans_named(parent, "in_parent").size(), static_cast<std::size_t>(kParentSpans));
+  EXPECT_EQ(spans_named(parent, "in_worker").size(), 0u);
   std::vector<nlohmann::json> children;
   for (const nlohmann::json& e : parent) {
     if (e.value("name", "") == "jitscope_child") children.push_back(e);
@@ -262,11 +247,11 @@ TEST_P(SessionFilesExec, AWorkerInheritingTheTraceWritesItsOwnFileBesideIt) {
 
   ASSERT_EQ(::access(beside.c_str(), F_OK), 0) << beside << " missing; stderr: " << p.err();
   const nlohmann::json worker = load_any(beside);
-  EXPECT_EQ(slices_named(worker, "in_worker"), static_cast<std::size_t>(kWorkerSpans));
-  EXPECT_EQ(slices_named(worker, "in_parent"), 0u);
+  EXPECT_EQ(spans_named(worker, "in_worker").size(), static_cast<std::size_t>(kWorkerSpans));
+  EXPECT_EQ(spans_named(worker, "in_parent").size(), 0u);
   // The parent's spawn arrow ends at the worker's first unit: the worker
   // took its parent from the file's head, with no JITSCOPE_PARENT_PID.
-  EXPECT_EQ(slices_named(worker, "spawned"), 1u);
+  EXPECT_EQ(spans_named(worker, "spawned").size(), 1u);
   EXPECT_EQ(spawn_flow_id(parent, true), spawn_flow_id(worker, false));
   // One record per process, each in its own metrics file.
   const std::string worker_metrics = worker_path(metrics, worker_pid);
@@ -296,7 +281,7 @@ TEST(SessionFiles, SigkillRightAfterStartLeavesATraceWithItsHead) {
   ASSERT_NE(session, nullptr) << text;
   EXPECT_EQ((*session)["args"]["clock"], "tsc");
   EXPECT_EQ(metadata(loaded, "jitscope_stats"), nullptr);
-  EXPECT_EQ(jitscope_lines(p.err()), 0u) << p.err();
+  EXPECT_EQ(lines_starting(p.err(), "jitscope:").size(), 0u) << p.err();
   if (!::testing::Test::HasFailure()) {
     p.remove_outputs();
     ::unlink(trace.c_str());

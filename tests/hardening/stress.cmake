@@ -19,6 +19,5 @@ target_compile_definitions(stress_test PRIVATE
                            JITSCOPE_DEVFULL_CHILD="$<TARGET_FILE:jitscope_devfull_child>")
 add_dependencies(stress_test jitscope_devfull_child)
 
-jitscope_add_hardening_test(c_api_hostile_test
-                            SOURCES c_api_hostile_test.cpp c_api_hostile_calls.c)
 set_source_files_properties(c_api_hostile_calls.c PROPERTIES LANGUAGE C)
+jitscope_add_hardening_part(SOURCES c_api_hostile_test.cpp c_api_hostile_calls.c)

@@ -63,20 +63,6 @@ std::string nth(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + ".json";
 }
 
-// The `jitscope:` lines of captured stderr.
-std::vector<std::string> jitscope_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(at, end - at);
-    if (line.rfind("jitscope:", 0) == 0) out.push_back(line);
-    at = end + 1;
-  }
-  return out;
-}
-
 Config bounded_config(const std::string& stem) {
   Config cfg = test_config(stem);
   cfg.overflow = OverflowPolicy::kBlock;  // exact counts
@@ -139,7 +125,7 @@ void check_capped_session(Config cfg, int spans) {
   ASSERT_NE(session_meta, nullptr);
   EXPECT_EQ((*session_meta)["args"]["max_trace_bytes"], cap);
 
-  const auto lines = jitscope_lines(err);
+  const auto lines = lines_starting(err, "jitscope:");
   ASSERT_EQ(lines.size(), 1u) << err;
   EXPECT_NE(lines[0].find("cap of " + std::to_string(cap) + " bytes"), std::string::npos)
       << lines[0];
@@ -177,7 +163,7 @@ TEST(TraceCap, UnderTheCapNothingChangesButTheRecord) {
   ASSERT_TRUE(session.status().ok());
   make_spans(100);
   const SessionStats stats = session.finish();
-  EXPECT_TRUE(jitscope_lines(capture.text()).empty());
+  EXPECT_TRUE(lines_starting(capture.text(), "jitscope:").empty());
   EXPECT_EQ(stats.events_written, 100u);
   EXPECT_EQ(stats.events_over_cap, 0u);
   const json trace = load_trace(cfg.output_path);
@@ -208,7 +194,7 @@ TEST(TraceCap, SpansOpenAtStopCountInACappedSession) {
     for (int i = 0; i < kOpen; ++i) open.push_back(std::make_unique<Span>("open"));
     make_spans(kClosedPerThread);
     stats = session.finish();  // `open` still open: past the cap
-    EXPECT_EQ(jitscope_lines(capture.text()).size(), 1u);
+    EXPECT_EQ(lines_starting(capture.text(), "jitscope:").size(), 1u);
   }
   const json trace = load_trace(cfg.output_path);
   const auto xs = events_with_ph(trace, "X");
@@ -272,7 +258,7 @@ TEST(TraceCap, RoomForTheStatsGrowsWithTheThreads) {
     go = true;
     for (auto& th : threads) th.join();
     stats = session.finish();
-    EXPECT_EQ(jitscope_lines(capture.text()).size(), 1u);
+    EXPECT_EQ(lines_starting(capture.text(), "jitscope:").size(), 1u);
   }
   EXPECT_LE(file_size(cfg.output_path), static_cast<std::int64_t>(k64K));
   const json trace = load_trace(cfg.output_path);
@@ -308,7 +294,7 @@ TEST(TraceCap, ThreadsSeenOnlyAfterTheCapShortenTheStatsNotTheBound) {
     }
     for (auto& th : threads) th.join();
     stats = session.finish();
-    EXPECT_EQ(jitscope_lines(capture.text()).size(), 1u);
+    EXPECT_EQ(lines_starting(capture.text(), "jitscope:").size(), 1u);
   }
   EXPECT_LE(file_size(cfg.output_path), static_cast<std::int64_t>(k64K));
   const json trace = load_trace(cfg.output_path);
@@ -480,7 +466,7 @@ TEST(TraceRotation, NumberedFilesEachWholeWithTheirNames) {
     }
     for (auto& th : threads) th.join();
     stats = session.finish();
-    EXPECT_TRUE(jitscope_lines(capture.text()).empty()) << capture.text();
+    EXPECT_TRUE(lines_starting(capture.text(), "jitscope:").empty()) << capture.text();
   }
   const RotatedTrace rt = load_rotated(cfg.output_path, cfg.rotate_bytes);
   ASSERT_GE(rt.files.size(), 3u);
@@ -578,7 +564,7 @@ TEST(TraceRotation, WithACapTheTotalOverFilesStaysUnderIt) {
   EXPECT_EQ(args["trace_cap"]["reached"], true);
   EXPECT_EQ(args["trace_cap"]["events_not_written"], stats.events_over_cap);
   EXPECT_EQ(args["trace_files"], rt.files.size());
-  const auto lines = jitscope_lines(err);
+  const auto lines = lines_starting(err, "jitscope:");
   ASSERT_EQ(lines.size(), 1u) << err;
   EXPECT_NE(lines[0].find("all its files"), std::string::npos) << lines[0];
 }
@@ -593,7 +579,7 @@ TEST(TraceRotation, NonRegularOutputSaysSoOnceAndWritesOneStream) {
   ASSERT_TRUE(session.status().ok()) << session.status().message();
   make_spans(5000);  // far past rotate_bytes
   const SessionStats stats = session.finish();
-  const auto lines = jitscope_lines(capture.text());
+  const auto lines = lines_starting(capture.text(), "jitscope:");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("rotation is off"), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("/dev/null"), std::string::npos) << lines[0];
@@ -626,7 +612,7 @@ TEST(TraceRotation, AnUnopenableNextFileEndsTheOutputWithOneLine) {
   EXPECT_FALSE(st.ok());
   EXPECT_TRUE(stats.write_failed);
   EXPECT_EQ(stats.trace_files, 1u);
-  const auto lines = jitscope_lines(err);
+  const auto lines = lines_starting(err, "jitscope:");
   ASSERT_EQ(lines.size(), 1u) << err;
   EXPECT_NE(lines[0].find(blocker), std::string::npos) << lines[0];
   const json trace = load_trace(cfg.output_path);  // closed whole before the next
