@@ -38,7 +38,7 @@ using jitscope::testing::ReaderOutput;
 namespace tools = jitscope::tools;
 namespace ev = pf::event;
 
-std::string write_trace(const std::string& bytes) {
+std::string write_pftrace(const std::string& bytes) {
   return jitscope::testing::write_trace_file(bytes, "pftrace");
 }
 
@@ -50,7 +50,7 @@ std::vector<std::string> jsons(const ReaderOutput& r) {
 
 TEST(PerfettoReader, EveryKindOfEventAsTheJsonWriterWritesIt) {
   const auto steps = every_kind();
-  const std::string path = write_trace(trace_of(steps));
+  const std::string path = write_pftrace(trace_of(steps));
   for (const std::size_t chunk :
        {std::size_t{1}, std::size_t{5}, tools::TraceReader::kDefaultChunkSize}) {
     SCOPED_TRACE(chunk);
@@ -74,7 +74,7 @@ TEST(PerfettoReader, UnknownFieldsChangeNothing) {
   const std::string other = Msg().bytes(2, "not a packet").varint(3, 9).str();
   bytes.insert(trace({steps[0].packet}).size(), other);
   bytes += other;
-  const ReaderOutput r = read_with(write_trace(bytes), 3);
+  const ReaderOutput r = read_with(write_pftrace(bytes), 3);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(jsons(r), events_of(every_kind(), steps.size()));
 }
@@ -91,7 +91,7 @@ TEST(PerfettoReader, SequenceClockUnitsAndUnknownClocks) {
                   .msg(pf::packet::kTracePacketDefaults,
                        Msg().varint(pf::defaults::kTimestampClockId, 64)));
   p.push_back(event_at(3, 1, typed(ev::kInstant).varint(ev::kTrackUuid, 2).bytes(ev::kName, "c")));
-  const ReaderOutput r = read_with(write_trace(trace(p)), 64);
+  const ReaderOutput r = read_with(write_pftrace(trace(p)), 64);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(jsons(r), (std::vector<std::string>{
                           R"({"ph":"I","s":"t","name":"a","ts":7003.000,"pid":5,"tid":6})",
@@ -121,7 +121,7 @@ TEST(PerfettoReader, IncrementalStateClearedNeverClearedAndLost) {
   p.push_back(event_at(2, 1, typed(ev::kInstant).varint(ev::kNameIid, 2)));  // never defined
   p.push_back(event_at(2, 1, typed(ev::kSliceEnd)));                         // none open
   p.push_back(event_at(2, 1, typed(ev::kSliceBegin).bytes(ev::kName, "open at the end")));
-  const ReaderOutput r = read_with(write_trace(trace(p)), 7);
+  const ReaderOutput r = read_with(write_pftrace(trace(p)), 7);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(jsons(r), (std::vector<std::string>{
                           R"({"ph":"X","name":"first","ts":1000.001,"dur":0.001,"pid":5,"tid":6})",
@@ -153,7 +153,7 @@ TEST(PerfettoReader, CutAtEveryByte) {
     SCOPED_TRACE(cut);
     std::size_t whole = 0;
     while (whole < ends.size() && ends[whole] <= cut) ++whole;
-    const std::string path = write_trace(bytes.substr(0, cut));
+    const std::string path = write_pftrace(bytes.substr(0, cut));
     for (const std::size_t chunk : {std::size_t{1}, std::size_t{4096}}) {
       const ReaderOutput r = read_with(path, chunk);
       ASSERT_TRUE(r.ok) << r.error;
@@ -210,13 +210,13 @@ TEST(PerfettoReader, CorruptInputsAreErrorsWithByteOffsets) {
     const Msg p = on_sequence(1).msg(pf::packet::kTrackEvent,
                                      typed(ev::kInstant).msg(ev::kDebugAnnotations, deep));
     Corrupt c{head + trace({p}), ""};
-    const ReaderOutput r = read_with(write_trace(c.bytes), 64);
+    const ReaderOutput r = read_with(write_pftrace(c.bytes), 64);
     ASSERT_FALSE(r.ok);
     EXPECT_NE(r.error.find("debug annotations nested deeper than 64 levels"), std::string::npos)
         << r.error;
   }
   for (const Corrupt& c : cases) {
-    const std::string path = write_trace(c.bytes);
+    const std::string path = write_pftrace(c.bytes);
     for (const std::size_t chunk : {std::size_t{1}, std::size_t{1} << 20}) {
       const ReaderOutput r = read_with(path, chunk);
       if (c.error.empty()) {
@@ -231,7 +231,7 @@ TEST(PerfettoReader, CorruptInputsAreErrorsWithByteOffsets) {
 
 TEST(PerfettoReader, BoundsArePerRead) {
   const std::string bytes = trace_of(every_kind());
-  const std::string path = write_trace(bytes);
+  const std::string path = write_pftrace(bytes);
   tools::TraceReader reader;
   reader.set_max_event_bytes(20);
   std::string error;
@@ -245,7 +245,7 @@ TEST(PerfettoReader, BoundsArePerRead) {
       trace({process_head(), on_sequence(1).msg(pf::packet::kInternedData, interned)});
   reader.set_max_event_bytes(330);
   EXPECT_FALSE(reader.read(
-      write_trace(big), [](const tools::RawEvent&) { return true; }, nullptr, &error));
+      write_pftrace(big), [](const tools::RawEvent&) { return true; }, nullptr, &error));
   EXPECT_NE(error.find("interned strings of more than 330 bytes"), std::string::npos) << error;
   // And an event's categories: one interned category named again and again
   // by a small packet must not grow them past the bound first.
@@ -259,12 +259,12 @@ TEST(PerfettoReader, BoundsArePerRead) {
                                                       .msg(pf::packet::kTrackEvent, repeated)});
   reader.set_max_event_bytes(1000);
   EXPECT_FALSE(reader.read(
-      write_trace(many), [](const tools::RawEvent&) { return true; }, nullptr, &error));
+      write_pftrace(many), [](const tools::RawEvent&) { return true; }, nullptr, &error));
   EXPECT_NE(error.find("an event's categories larger than 1000 bytes"), std::string::npos) << error;
 }
 
 TEST(PerfettoReader, CallbackStopsTheRead) {
-  const std::string path = write_trace(trace_of(every_kind()));
+  const std::string path = write_pftrace(trace_of(every_kind()));
   tools::TraceReader reader;
   std::string error;
   int seen = 0;
@@ -294,7 +294,7 @@ TEST(PerfettoReader, FormIsKnownByItsFirstBytes) {
   EXPECT_EQ(tools::detect_trace_form("\n\x01\x0b"), TraceForm::kJson);        // a group
   EXPECT_EQ(tools::detect_trace_form("\x0a\x20\x50"), TraceForm::kProtobuf);  // length 32
   // JSON that starts with a newline still reads as JSON.
-  const ReaderOutput r = read_with(write_trace("\n\n[{\"ph\":\"X\"}]"), 1);
+  const ReaderOutput r = read_with(write_pftrace("\n\n[{\"ph\":\"X\"}]"), 1);
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(r.events[0].first, "{\"ph\":\"X\"}");
@@ -304,7 +304,7 @@ TEST(PerfettoReader, FormIsKnownByItsFirstBytes) {
 #if JITSCOPE_TEST_HAVE_ZLIB
 TEST(PerfettoReader, GzipdProtobuf) {
   const auto steps = every_kind();
-  const std::string path = write_trace(jitscope::testing::gzip_member(trace_of(steps)));
+  const std::string path = write_pftrace(jitscope::testing::gzip_member(trace_of(steps)));
   for (const std::size_t chunk : {std::size_t{1}, tools::TraceReader::kDefaultChunkSize}) {
     const ReaderOutput r = read_with(path, chunk);
     ASSERT_TRUE(r.ok) << r.error;
@@ -359,7 +359,7 @@ TEST(PerfettoReader, CompressedPacketsReadAsThePacketsTheyHold) {
       packets[0] + trace({Msg().bytes(pf::packet::kCompressedPackets, deflated(a)),
                           Msg().bytes(pf::packet::kZstdCompressedPackets, zstded(b)),
                           Msg().bytes(pf::packet::kZstdCompressedPackets, zstded(c))});
-  const std::string path = write_trace(bytes);
+  const std::string path = write_pftrace(bytes);
   for (const std::size_t chunk : {std::size_t{1}, tools::TraceReader::kDefaultChunkSize}) {
     SCOPED_TRACE(chunk);
     const ReaderOutput r = read_with(path, chunk);
@@ -399,7 +399,7 @@ TEST(PerfettoReader, CorruptCompressedPacketsAreErrorsAtTheirByte) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.error);
-    const std::string path = write_trace(head + trace({Msg().bytes(c.field, c.payload)}));
+    const std::string path = write_pftrace(head + trace({Msg().bytes(c.field, c.payload)}));
     const ReaderOutput r = read_with(path, std::size_t{1} << 20);
     ASSERT_FALSE(r.ok);
     // The compressed field's tag: right after the packet's tag and length.
@@ -431,7 +431,7 @@ TEST(PerfettoReader, CorruptCompressedPacketsAreErrorsAtTheirByte) {
                                                            : pf::packet::kZstdCompressedPackets;
     std::string error;
     EXPECT_FALSE(reader.read(
-        write_trace(head + trace({Msg().bytes(field, payload)})),
+        write_pftrace(head + trace({Msg().bytes(field, payload)})),
         [](const tools::RawEvent&) { return true; }, nullptr, &error));
     EXPECT_NE(error.find(expected), std::string::npos) << error;
   }
